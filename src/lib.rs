@@ -1,0 +1,13 @@
+//! softmax-kernel-lab: random features estimating the softmax kernel, live in the browser.
+//!
+//! - [`math`]: the numerical core (datasets, estimators, A heuristics, the experiment), with
+//!   no web dependency.
+//! - `ui` and `charts` (WebAssembly only): the Leptos page and the canvas drawing; they only
+//!   call into [`math`].
+
+pub mod math;
+
+#[cfg(target_arch = "wasm32")]
+pub mod charts;
+#[cfg(target_arch = "wasm32")]
+pub mod ui;

@@ -1,0 +1,555 @@
+//! The one configuration type: what is computed. The URL query, the page's controls, the
+//! (future) worker messages and the command line all read and write [`ExperimentConfig`]
+//! through [`ExperimentConfig::set`] and [`ExperimentConfig::get`], so a value is parsed and
+//! range-checked in exactly one place.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::estimators::FeatureForm;
+use super::heuristics::AHeuristic;
+
+/// Whether the projections ω are shared by all pairs of a dataset or drawn afresh per pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OmegaMode {
+    /// One set of ω per dataset, as linear attention uses it (the default).
+    Shared,
+    /// Fresh ω for every pair, as the seed author's notebook does; same expected MSE.
+    Fresh,
+}
+
+/// Everything an experiment depends on. Defaults are the seed paper's section 4.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentConfig {
+    /// Dimension of queries and keys.
+    pub d: usize,
+    /// Number of random projections ω (a hyperbolic estimator has 2m features).
+    pub m: usize,
+    /// Pairs in the scatter dataset (Figure 1).
+    pub n: usize,
+    /// Number of boxplot datasets (Figures 2 and 3).
+    pub datasets: usize,
+    /// Pairs per boxplot dataset.
+    pub pairs: usize,
+    /// Seed of every random draw.
+    pub seed: u64,
+    /// Laplace scale b of the component means.
+    pub mean_scale: f64,
+    /// Gamma shape of the query variances.
+    pub x_shape: f64,
+    /// Gamma shape of the key variances.
+    pub y_shape: f64,
+    /// Target mean norm of the queries.
+    pub x_norm: f64,
+    /// Target mean norm of the keys.
+    pub y_norm: f64,
+    /// Which A heuristics to run (sorted, no repeats, at least one).
+    pub estimators: Vec<AHeuristic>,
+    /// Hyperbolic (HCEXP, cosh) or positive (CEXP, exp) features.
+    pub hyperbolic: bool,
+    /// ω shared per dataset or fresh per pair.
+    pub omega: OmegaMode,
+}
+
+impl Default for ExperimentConfig {
+    fn default() -> Self {
+        Self {
+            d: 50,
+            m: 1024,
+            n: 1000,
+            datasets: 20,
+            pairs: 250,
+            seed: 0,
+            mean_scale: 50.0,
+            x_shape: 0.02,
+            y_shape: 0.01,
+            x_norm: 5.0,
+            y_norm: 0.5,
+            estimators: AHeuristic::ALL.to_vec(),
+            hyperbolic: true,
+            omega: OmegaMode::Shared,
+        }
+    }
+}
+
+/// One configurable parameter, named as in the URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Param {
+    D,
+    M,
+    N,
+    Datasets,
+    Pairs,
+    Seed,
+    MeanScale,
+    XShape,
+    YShape,
+    XNorm,
+    YNorm,
+    Estimators,
+    Hyperbolic,
+    Omega,
+}
+
+/// The allowed range of a numeric parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NumericRange {
+    pub min: f64,
+    pub max: f64,
+    pub integer: bool,
+}
+
+/// Upper limit of `(n + datasets · pairs) · m · d · estimators` multiply-adds, about
+/// 15 times the paper's experiment: beyond it one recompute would hold the page for many
+/// seconds.
+pub const MAX_WORK: f64 = 1.5e10;
+
+/// Longest parameter text considered; longer text is rejected without being parsed.
+const MAX_VALUE_LEN: usize = 64;
+
+impl Param {
+    /// Every parameter, in the order of the URL and the README table.
+    pub const ALL: [Param; 14] = [
+        Param::D,
+        Param::M,
+        Param::N,
+        Param::Datasets,
+        Param::Pairs,
+        Param::Seed,
+        Param::MeanScale,
+        Param::XShape,
+        Param::YShape,
+        Param::XNorm,
+        Param::YNorm,
+        Param::Estimators,
+        Param::Hyperbolic,
+        Param::Omega,
+    ];
+
+    /// The URL query key (also the `--key` of the command line).
+    pub fn key(self) -> &'static str {
+        match self {
+            Param::D => "d",
+            Param::M => "m",
+            Param::N => "n",
+            Param::Datasets => "datasets",
+            Param::Pairs => "pairs",
+            Param::Seed => "seed",
+            Param::MeanScale => "scale",
+            Param::XShape => "xshape",
+            Param::YShape => "yshape",
+            Param::XNorm => "xnorm",
+            Param::YNorm => "ynorm",
+            Param::Estimators => "est",
+            Param::Hyperbolic => "hyp",
+            Param::Omega => "omega",
+        }
+    }
+
+    /// The parameter with URL key `key`.
+    pub fn from_key(key: &str) -> Option<Param> {
+        Param::ALL.into_iter().find(|p| p.key() == key)
+    }
+
+    /// A label for the page's controls.
+    pub fn label(self) -> &'static str {
+        match self {
+            Param::D => "dimension d",
+            Param::M => "random features m",
+            Param::N => "scatter pairs n",
+            Param::Datasets => "boxplot datasets",
+            Param::Pairs => "pairs per dataset",
+            Param::Seed => "seed",
+            Param::MeanScale => "Laplace scale b of the means",
+            Param::XShape => "Gamma shape of query variances",
+            Param::YShape => "Gamma shape of key variances",
+            Param::XNorm => "mean query norm",
+            Param::YNorm => "mean key norm",
+            Param::Estimators => "estimators",
+            Param::Hyperbolic => "hyperbolic features",
+            Param::Omega => "projections ω",
+        }
+    }
+
+    /// The range of a numeric parameter; `None` for the others.
+    pub fn range(self) -> Option<NumericRange> {
+        let int = |min: f64, max: f64| NumericRange {
+            min,
+            max,
+            integer: true,
+        };
+        let real = |min: f64, max: f64| NumericRange {
+            min,
+            max,
+            integer: false,
+        };
+        match self {
+            Param::D => Some(int(1.0, 512.0)),
+            Param::M => Some(int(1.0, 16384.0)),
+            Param::N => Some(int(2.0, 20000.0)),
+            Param::Datasets => Some(int(1.0, 200.0)),
+            Param::Pairs => Some(int(2.0, 5000.0)),
+            Param::Seed => Some(int(0.0, 4_294_967_295.0)),
+            Param::MeanScale => Some(real(0.001, 1000.0)),
+            Param::XShape | Param::YShape => Some(real(0.001, 100.0)),
+            Param::XNorm | Param::YNorm => Some(real(0.01, 50.0)),
+            Param::Estimators | Param::Hyperbolic | Param::Omega => None,
+        }
+    }
+
+    /// What the parameter accepts, in words (for messages and the README).
+    pub fn allowed(self) -> String {
+        match self.range() {
+            Some(r) if r.integer => format!("an integer from {} to {}", r.min, r.max),
+            Some(r) => format!("a number from {} to {}", r.min, r.max),
+            None => match self {
+                Param::Estimators => {
+                    "a comma-separated, non-empty subset of prf, mean, var".to_string()
+                }
+                Param::Hyperbolic => "1 or 0 (true or false)".to_string(),
+                _ => "shared or fresh".to_string(),
+            },
+        }
+    }
+}
+
+/// A parameter value that was rejected (or a query key that was not understood).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    /// The URL key the message is about.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// At most `limit` characters of `text`, for quoting user input in messages.
+fn quote(text: &str) -> String {
+    let limit = 24;
+    let mut quoted: String = text.chars().take(limit).collect();
+    if text.chars().count() > limit {
+        quoted.push('…');
+    }
+    format!("\"{quoted}\"")
+}
+
+fn parse_number(param: Param, range: NumericRange, text: &str) -> Result<f64, ParamError> {
+    let reject = || ParamError {
+        key: param.key().to_string(),
+        message: format!("must be {} (got {})", param.allowed(), quote(text)),
+    };
+    let value: f64 = text.trim().parse().map_err(|_| reject())?;
+    let in_range = value.is_finite() && value >= range.min && value <= range.max;
+    if !in_range || (range.integer && value.fract() != 0.0) {
+        return Err(reject());
+    }
+    Ok(value)
+}
+
+fn parse_estimators(text: &str) -> Result<Vec<AHeuristic>, ParamError> {
+    let mut chosen = Vec::new();
+    for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let heuristic = name.parse::<AHeuristic>().map_err(|e| ParamError {
+            key: Param::Estimators.key().to_string(),
+            message: e.to_string(),
+        })?;
+        chosen.push(heuristic);
+    }
+    chosen.sort();
+    chosen.dedup();
+    if chosen.is_empty() {
+        return Err(ParamError {
+            key: Param::Estimators.key().to_string(),
+            message: "choose at least one estimator (prf, mean, var)".to_string(),
+        });
+    }
+    Ok(chosen)
+}
+
+impl ExperimentConfig {
+    /// The value of `param` as URL text (the inverse of [`ExperimentConfig::set`]).
+    pub fn get(&self, param: Param) -> String {
+        match param {
+            Param::D => self.d.to_string(),
+            Param::M => self.m.to_string(),
+            Param::N => self.n.to_string(),
+            Param::Datasets => self.datasets.to_string(),
+            Param::Pairs => self.pairs.to_string(),
+            Param::Seed => self.seed.to_string(),
+            Param::MeanScale => self.mean_scale.to_string(),
+            Param::XShape => self.x_shape.to_string(),
+            Param::YShape => self.y_shape.to_string(),
+            Param::XNorm => self.x_norm.to_string(),
+            Param::YNorm => self.y_norm.to_string(),
+            Param::Estimators => self
+                .estimators
+                .iter()
+                .map(|h| h.url_name())
+                .collect::<Vec<_>>()
+                .join(","),
+            Param::Hyperbolic => if self.hyperbolic { "1" } else { "0" }.to_string(),
+            Param::Omega => match self.omega {
+                OmegaMode::Shared => "shared",
+                OmegaMode::Fresh => "fresh",
+            }
+            .to_string(),
+        }
+    }
+
+    /// Parses `text` for `param` and stores it, or explains what is allowed and leaves the
+    /// configuration unchanged. A value that would push the work past [`MAX_WORK`] is refused.
+    pub fn set(&mut self, param: Param, text: &str) -> Result<(), ParamError> {
+        if text.len() > MAX_VALUE_LEN {
+            return Err(ParamError {
+                key: param.key().to_string(),
+                message: format!(
+                    "must be {} (got {} characters of text)",
+                    param.allowed(),
+                    text.len()
+                ),
+            });
+        }
+        let mut next = self.clone();
+        if let Some(range) = param.range() {
+            let value = parse_number(param, range, text)?;
+            match param {
+                Param::D => next.d = value as usize,
+                Param::M => next.m = value as usize,
+                Param::N => next.n = value as usize,
+                Param::Datasets => next.datasets = value as usize,
+                Param::Pairs => next.pairs = value as usize,
+                Param::Seed => next.seed = value as u64,
+                Param::MeanScale => next.mean_scale = value,
+                Param::XShape => next.x_shape = value,
+                Param::YShape => next.y_shape = value,
+                Param::XNorm => next.x_norm = value,
+                Param::YNorm => next.y_norm = value,
+                Param::Estimators | Param::Hyperbolic | Param::Omega => {}
+            }
+        } else {
+            let bad = || ParamError {
+                key: param.key().to_string(),
+                message: format!("must be {} (got {})", param.allowed(), quote(text)),
+            };
+            match param {
+                Param::Estimators => next.estimators = parse_estimators(text)?,
+                Param::Hyperbolic => {
+                    next.hyperbolic = match text.trim() {
+                        "1" | "true" | "on" => true,
+                        "0" | "false" | "off" => false,
+                        _ => return Err(bad()),
+                    }
+                }
+                _ => {
+                    next.omega = match text.trim() {
+                        "shared" => OmegaMode::Shared,
+                        "fresh" => OmegaMode::Fresh,
+                        _ => return Err(bad()),
+                    }
+                }
+            }
+        }
+        next.check_work(param)?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Multiply-adds of one full recompute: one projection (m × d) per pair and estimator.
+    pub fn work(&self) -> f64 {
+        let pairs = self.n as f64 + self.datasets as f64 * self.pairs as f64;
+        pairs * self.m as f64 * self.d as f64 * self.estimators.len() as f64
+    }
+
+    fn check_work(&self, param: Param) -> Result<(), ParamError> {
+        if self.work() > MAX_WORK {
+            return Err(ParamError {
+                key: param.key().to_string(),
+                message: format!(
+                    "this value makes one recompute {:.1e} multiply-adds, above the limit of {:.1e}: lower m, d or the number of pairs first",
+                    self.work(),
+                    MAX_WORK
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks a configuration that did not come through [`ExperimentConfig::set`] (for example
+    /// one deserialised from a message): every value in range, by the same rules.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let mut fresh = ExperimentConfig {
+            estimators: vec![AHeuristic::Identity],
+            ..ExperimentConfig::default()
+        };
+        // Shrink the work-heavy parameters first so that the order of `set` calls cannot trip
+        // the work limit on an intermediate state.
+        for p in [Param::M, Param::D, Param::N, Param::Datasets, Param::Pairs] {
+            fresh.set(p, "1").or_else(|_| fresh.set(p, "2"))?;
+        }
+        for param in Param::ALL {
+            fresh.set(param, &self.get(param))?;
+        }
+        if fresh != *self {
+            return Err(ParamError {
+                key: Param::Estimators.key().to_string(),
+                message: "estimators must be sorted and without repeats".to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The feature form selected by the hyperbolic switch.
+    pub fn form(&self) -> FeatureForm {
+        if self.hyperbolic {
+            FeatureForm::Hyperbolic
+        } else {
+            FeatureForm::Positive
+        }
+    }
+
+    /// The configuration described by a URL query (with or without the leading `?`). Every
+    /// value that is missing keeps its default; every value that is bad keeps its default
+    /// and yields a notice, as do unknown and repeated keys (the first occurrence wins).
+    pub fn from_query(query: &str) -> (ExperimentConfig, Vec<ParamError>) {
+        let query = query.strip_prefix('?').unwrap_or(query);
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap_or_default();
+        let mut config = ExperimentConfig::default();
+        let mut notices = Vec::new();
+        let mut seen = Vec::new();
+        let mut deferred = Vec::new();
+        for (key, value) in pairs {
+            let Some(param) = Param::from_key(&key) else {
+                notices.push(ParamError {
+                    message: "unknown parameter, ignored".to_string(),
+                    key: quote(&key).trim_matches('"').to_string(),
+                });
+                continue;
+            };
+            if seen.contains(&param) {
+                notices.push(ParamError {
+                    key: key.clone(),
+                    message: "given more than once; the first value is used".to_string(),
+                });
+                continue;
+            }
+            seen.push(param);
+            // The work limit depends on several parameters: apply the ones that shrink the
+            // work first by deferring failures once and retrying at the end.
+            if config.set(param, &value).is_err() {
+                deferred.push((param, value));
+            }
+        }
+        for (param, value) in deferred {
+            if let Err(error) = config.set(param, &value) {
+                notices.push(ParamError {
+                    key: error.key,
+                    message: format!(
+                        "{}; the default {} is used",
+                        error.message,
+                        config.get(param)
+                    ),
+                });
+            }
+        }
+        (config, notices)
+    }
+
+    /// The URL query that reproduces this configuration (every parameter, so a link keeps its
+    /// meaning even if a default changes).
+    pub fn to_query(&self) -> String {
+        let pairs: Vec<(&str, String)> = Param::ALL
+            .into_iter()
+            .map(|p| (p.key(), self.get(p)))
+            .collect();
+        serde_urlencoded::to_string(pairs).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_round_trips_every_parameter() {
+        let mut config = ExperimentConfig::default();
+        config.set(Param::M, "64").unwrap();
+        config.set(Param::Seed, "3").unwrap();
+        config.set(Param::XNorm, "2.5").unwrap();
+        config.set(Param::Estimators, "var,prf").unwrap();
+        config.set(Param::Hyperbolic, "0").unwrap();
+        config.set(Param::Omega, "fresh").unwrap();
+        let (parsed, notices) = ExperimentConfig::from_query(&format!("?{}", config.to_query()));
+        assert!(notices.is_empty(), "{notices:?}");
+        assert_eq!(parsed, config);
+        assert!(parsed.validate().is_ok());
+    }
+
+    #[test]
+    fn bad_values_fall_back_to_defaults_with_a_notice() {
+        let (config, notices) = ExperimentConfig::from_query(
+            "m=abc&d=NaN&n=-5&seed=inf&pairs=1e99&xnorm=%F0%9F%98%80&bogus=1&m=7&est=",
+        );
+        let defaults = ExperimentConfig::default();
+        assert_eq!(config, defaults);
+        let keys: Vec<&str> = notices.iter().map(|n| n.key.as_str()).collect();
+        for key in ["m", "d", "n", "seed", "pairs", "xnorm", "bogus", "est"] {
+            assert!(keys.contains(&key), "no notice for {key}: {notices:?}");
+        }
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.key == "m" && n.message.contains("integer from 1 to 16384")),
+            "{notices:?}"
+        );
+        assert!(notices.iter().any(|n| n.key == "m" && n.message.contains("more than once")));
+    }
+
+    #[test]
+    fn set_rejects_out_of_range_and_keeps_the_old_value() {
+        let mut config = ExperimentConfig::default();
+        assert!(config.set(Param::M, "0").is_err());
+        assert!(config.set(Param::M, "2.5").is_err());
+        assert!(config.set(Param::XNorm, "51").is_err());
+        assert!(config.set(Param::Estimators, "prf,nope").is_err());
+        assert!(config.set(Param::Hyperbolic, "maybe").is_err());
+        assert!(config.set(Param::D, &"9".repeat(100)).is_err());
+        assert_eq!(config, ExperimentConfig::default());
+    }
+
+    #[test]
+    fn work_limit_refuses_huge_runs_but_order_of_the_query_does_not_matter() {
+        let mut config = ExperimentConfig::default();
+        config.set(Param::D, "100").unwrap();
+        let error = config.set(Param::M, "16384").unwrap_err();
+        assert_eq!(config.m, 1024, "a refused value changes nothing");
+        assert!(error.message.contains("multiply-adds"));
+        // d small first or last: both orders accept m = 16384 with d = 2.
+        let (a, na) = ExperimentConfig::from_query("m=16384&d=2");
+        let (b, nb) = ExperimentConfig::from_query("d=2&m=16384");
+        assert!(na.is_empty() && nb.is_empty(), "{na:?} {nb:?}");
+        assert_eq!(a, b);
+        assert_eq!(a.m, 16384);
+    }
+
+    #[test]
+    fn validate_rejects_what_set_would_reject() {
+        let mut config = ExperimentConfig::default();
+        assert!(config.validate().is_ok());
+        config.m = 0;
+        assert!(config.validate().is_err());
+        let mut config = ExperimentConfig::default();
+        config.estimators = vec![AHeuristic::MeanOnly, AHeuristic::Identity];
+        assert!(config.validate().is_err());
+        let mut config = ExperimentConfig::default();
+        config.x_norm = f64::NAN;
+        assert!(config.validate().is_err());
+    }
+}

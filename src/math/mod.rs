@@ -1,0 +1,9 @@
+//! Pure numerics: no web dependency, tested natively with `cargo test`.
+
+pub mod config;
+pub mod dataset;
+pub mod estimators;
+pub mod experiment;
+pub mod heuristics;
+pub mod rng;
+pub mod stats;
