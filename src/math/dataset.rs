@@ -199,7 +199,11 @@ fn sample_side<R: Rng + ?Sized>(
 ) -> Result<Vec<f64>, DatasetError> {
     let d = params.d;
     let gamma = Gamma::new(shape, 1.0).map_err(|e| DatasetError::InvalidParameter {
-        name: if side == "query" { "x_shape" } else { "y_shape" },
+        name: if side == "query" {
+            "x_shape"
+        } else {
+            "y_shape"
+        },
         reason: e.to_string(),
     })?;
     let means: Vec<f64> = (0..d).map(|_| laplace(rng, params.mean_scale)).collect();
@@ -250,8 +254,11 @@ mod tests {
 
     #[test]
     fn rescaled_mean_norms_hit_the_targets() {
-        let data = generate(&paper_params(300), &mut stream_rng(1, StreamPurpose::Dataset, 0, 0))
-            .unwrap();
+        let data = generate(
+            &paper_params(300),
+            &mut stream_rng(1, StreamPurpose::Dataset, 0, 0),
+        )
+        .unwrap();
         let mean_norm = |rows: &[f64]| {
             rows.chunks_exact(50)
                 .map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt())
@@ -264,8 +271,14 @@ mod tests {
 
     #[test]
     fn same_seed_same_dataset() {
-        let a = generate(&paper_params(10), &mut stream_rng(9, StreamPurpose::Dataset, 2, 0));
-        let b = generate(&paper_params(10), &mut stream_rng(9, StreamPurpose::Dataset, 2, 0));
+        let a = generate(
+            &paper_params(10),
+            &mut stream_rng(9, StreamPurpose::Dataset, 2, 0),
+        );
+        let b = generate(
+            &paper_params(10),
+            &mut stream_rng(9, StreamPurpose::Dataset, 2, 0),
+        );
         assert_eq!(a, b);
     }
 
@@ -278,10 +291,16 @@ mod tests {
         let n = 200_000;
         let draws: Vec<f64> = (0..n).map(|_| laplace(&mut rng, b)).collect();
         let mean_abs = draws.iter().map(|v| v.abs()).sum::<f64>() / n as f64;
-        assert!((mean_abs - b).abs() < 4.0 * b / (n as f64).sqrt(), "{mean_abs}");
+        assert!(
+            (mean_abs - b).abs() < 4.0 * b / (n as f64).sqrt(),
+            "{mean_abs}"
+        );
         let mean = draws.iter().sum::<f64>() / n as f64;
         // sd of the mean: sqrt(2) b / sqrt(N)
-        assert!(mean.abs() < 4.0 * 2f64.sqrt() * b / (n as f64).sqrt(), "{mean}");
+        assert!(
+            mean.abs() < 4.0 * 2f64.sqrt() * b / (n as f64).sqrt(),
+            "{mean}"
+        );
     }
 
     #[test]

@@ -63,7 +63,11 @@ pub struct Projections {
 
 impl Projections {
     /// Draws `m` i.i.d. standard Gaussian vectors in `R^d`.
-    pub fn sample<R: Rng + ?Sized>(m: usize, d: usize, rng: &mut R) -> Result<Self, EstimatorError> {
+    pub fn sample<R: Rng + ?Sized>(
+        m: usize,
+        d: usize,
+        rng: &mut R,
+    ) -> Result<Self, EstimatorError> {
         let mut projections = Self::zeroed(m, d)?;
         projections.resample(rng);
         Ok(projections)
@@ -204,10 +208,7 @@ fn log_sum_cosh(t: &[f64]) -> f64 {
     if !max.is_finite() {
         return max;
     }
-    let sum: f64 = t
-        .iter()
-        .map(|v| (v - max).exp() + (-v - max).exp())
-        .sum();
+    let sum: f64 = t.iter().map(|v| (v - max).exp() + (-v - max).exp()).sum();
     max + (0.5 * sum).ln()
 }
 
@@ -273,7 +274,10 @@ mod tests {
             for diag in [[1.0; 5], a] {
                 let (estimates, sm) = repeated_estimates(&x, &y, &diag, form, 8, 20_000);
                 let (mean, se) = mean_and_standard_error(&estimates);
-                assert!((mean - sm).abs() < 4.0 * se, "{form:?} mean {mean} vs SM {sm}, se {se}");
+                assert!(
+                    (mean - sm).abs() < 4.0 * se,
+                    "{form:?} mean {mean} vs SM {sm}, se {se}"
+                );
             }
         }
     }
@@ -305,7 +309,8 @@ mod tests {
         let a = [2.0, 0.5];
         // y = −A² x = [−4, −0.5]
         let y = [-4.0, -0.5];
-        let omega = Projections::sample(16, 2, &mut stream_rng(1, StreamPurpose::Trial, 0, 0)).unwrap();
+        let omega =
+            Projections::sample(16, 2, &mut stream_rng(1, StreamPurpose::Trial, 0, 0)).unwrap();
         for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
             let mut estimator = PairEstimator::new(form, 2, 16);
             let log_est = estimator.log_estimate(&x, &y, &a, &omega).unwrap();
@@ -318,7 +323,8 @@ mod tests {
     fn large_norms_stay_finite_in_the_log_domain() {
         let x = [40.0, -30.0, 25.0];
         let y = [35.0, 20.0, -45.0];
-        let omega = Projections::sample(64, 3, &mut stream_rng(2, StreamPurpose::Trial, 0, 0)).unwrap();
+        let omega =
+            Projections::sample(64, 3, &mut stream_rng(2, StreamPurpose::Trial, 0, 0)).unwrap();
         for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
             let mut estimator = PairEstimator::new(form, 3, 64);
             let log_est = estimator.log_estimate(&x, &y, &[1.0; 3], &omega).unwrap();
@@ -329,9 +335,14 @@ mod tests {
 
     #[test]
     fn mismatched_dimensions_are_an_error() {
-        let omega = Projections::sample(4, 3, &mut stream_rng(2, StreamPurpose::Trial, 0, 0)).unwrap();
+        let omega =
+            Projections::sample(4, 3, &mut stream_rng(2, StreamPurpose::Trial, 0, 0)).unwrap();
         let mut estimator = PairEstimator::new(FeatureForm::Positive, 3, 4);
-        assert!(estimator.log_estimate(&[1.0; 2], &[1.0; 3], &[1.0; 3], &omega).is_err());
+        assert!(
+            estimator
+                .log_estimate(&[1.0; 2], &[1.0; 3], &[1.0; 3], &omega)
+                .is_err()
+        );
         assert!(Projections::zeroed(0, 3).is_err());
     }
 }

@@ -49,9 +49,7 @@ impl EstimatorId {
             (AHeuristic::MeanOnly, FeatureForm::Positive) => "CEXP, mean-only A",
             (AHeuristic::MeanOnly, FeatureForm::Hyperbolic) => "HCEXP, mean-only A",
             (AHeuristic::VarianceAdjusted, FeatureForm::Positive) => "CEXP, variance-adjusted A",
-            (AHeuristic::VarianceAdjusted, FeatureForm::Hyperbolic) => {
-                "HCEXP, variance-adjusted A"
-            }
+            (AHeuristic::VarianceAdjusted, FeatureForm::Hyperbolic) => "HCEXP, variance-adjusted A",
         }
     }
 }
@@ -188,7 +186,10 @@ pub fn estimate_dataset(
 ) -> Result<Vec<PairEstimates>, ExperimentError> {
     let (d, m, form) = (data.d, config.m, config.form());
     let moments = data.moments();
-    let diagonals: Vec<DiagonalA> = heuristics.iter().map(|h| diagonal_a(*h, &moments)).collect();
+    let diagonals: Vec<DiagonalA> = heuristics
+        .iter()
+        .map(|h| diagonal_a(*h, &moments))
+        .collect();
     let mut estimators: Vec<PairEstimator> = heuristics
         .iter()
         .map(|_| PairEstimator::new(form, d, m))
@@ -208,19 +209,30 @@ pub fn estimate_dataset(
         .collect();
     let mut omega = Projections::zeroed(m, d)?;
     if config.omega == OmegaMode::Shared {
-        omega.resample(&mut stream_rng(config.seed, StreamPurpose::SharedOmega, index as u64, 0));
+        omega.resample(&mut stream_rng(
+            config.seed,
+            StreamPurpose::SharedOmega,
+            index as u64,
+            0,
+        ));
     }
     for i in 0..data.n {
         if config.omega == OmegaMode::Fresh {
-            let mut rng = stream_rng(config.seed, StreamPurpose::PairOmega, index as u64, i as u64);
+            let mut rng = stream_rng(
+                config.seed,
+                StreamPurpose::PairOmega,
+                index as u64,
+                i as u64,
+            );
             omega.resample(&mut rng);
         }
         let (x, y) = (data.query(i), data.key(i));
         let log_true = log_softmax_kernel(x, y);
-        for ((estimator, diag), result) in estimators.iter_mut().zip(&diagonals).zip(&mut results)
-        {
+        for ((estimator, diag), result) in estimators.iter_mut().zip(&diagonals).zip(&mut results) {
             result.log_true.push(log_true);
-            result.log_estimates.push(estimator.log_estimate(x, y, &diag.a, &omega)?);
+            result
+                .log_estimates
+                .push(estimator.log_estimate(x, y, &diag.a, &omega)?);
         }
     }
     Ok(results)
@@ -281,7 +293,12 @@ mod tests {
 
     fn small_config() -> ExperimentConfig {
         let mut config = ExperimentConfig::default();
-        for (param, value) in [("m", "64"), ("n", "200"), ("datasets", "5"), ("pairs", "100")] {
+        for (param, value) in [
+            ("m", "64"),
+            ("n", "200"),
+            ("datasets", "5"),
+            ("pairs", "100"),
+        ] {
             config.set(Param::from_key(param).unwrap(), value).unwrap();
         }
         config
@@ -323,7 +340,7 @@ mod tests {
             },
             log_true: vec![0.0, 1.0_f64.ln() + 1.0],
             log_estimates: vec![2.0_f64.ln(), 1.0],
-        clamped: 0,
+            clamped: 0,
         };
         // pair 0: SM 1, estimate 2: sq err 1, rel 1; pair 1: exact.
         let metrics = estimates.metrics();
@@ -339,11 +356,13 @@ mod tests {
         assert_eq!(Ok(a.clone()), run_experiment(&config));
         let shared = run_experiment(&small_config()).unwrap();
         assert_eq!(
-            a.scatter[0].estimates.log_true,
-            shared.scatter[0].estimates.log_true,
+            a.scatter[0].estimates.log_true, shared.scatter[0].estimates.log_true,
             "the data does not depend on how ω is drawn"
         );
-        assert_ne!(a.scatter[0].estimates.log_estimates, shared.scatter[0].estimates.log_estimates);
+        assert_ne!(
+            a.scatter[0].estimates.log_estimates,
+            shared.scatter[0].estimates.log_estimates
+        );
     }
 
     fn medians_for(pairs: &str, mean_scale: &str) -> Vec<f64> {
@@ -356,9 +375,10 @@ mod tests {
     }
 
     #[test]
-    fn prf_is_far_worse_than_both_hcexp_heuristics_at_the_paper_settings() {
-        // Figure 2: PRF poor, HCEXP much better. Measured with seed 0: PRF's median MSE is
-        // about 0.7, HCEXP's about 1e-3; require a factor of 20.
+    fn prf_is_far_worse_than_both_hcexp_heuristics_with_the_scale_reading() {
+        // With b = 50 (the paper's "Laplace(0, 50)" read as a scale), PRF is still poor and HCEXP
+        // much better. Measured with seed 0: PRF's median MSE about 0.7, HCEXP's about 1e-3;
+        // require a factor of 20.
         let medians = medians_for("100", "50");
         assert!(medians[0] > 20.0 * medians[1], "{medians:?}");
         assert!(medians[0] > 20.0 * medians[2], "{medians:?}");
@@ -366,7 +386,7 @@ mod tests {
 
     #[test]
     fn heuristics_coincide_when_variances_are_negligible_against_means() {
-        // With Laplace(0, 50) means and Gamma(0.02)/Gamma(0.01) variances, σ²_i ≪ μ²_i in
+        // With b = 50 and Gamma(0.02)/Gamma(0.01) variances, σ²_i ≪ μ²_i in
         // almost every component, and the seed paper notes both heuristics agree at σ² = 0:
         // their medians differ by well under 5 %.
         let medians = medians_for("100", "50");
@@ -374,11 +394,14 @@ mod tests {
     }
 
     #[test]
-    fn variance_adjusted_a_wins_when_variances_matter() {
-        // With means of scale 0.2 the query variances are comparable to the squared means,
-        // mean-only A magnifies them (seed paper, end of section 3) and Lemma 3.4's A is
-        // better: measured with seed 0, a factor of about 8 in median MSE; require 2.
-        let medians = medians_for("100", "0.2");
-        assert!(medians[1] > 2.0 * medians[2], "{medians:?}");
+    fn paper_ordering_holds_at_the_default_settings() {
+        // The paper's Figures 2 and 3: PRF > HCEXP mean-only > HCEXP variance-adjusted in
+        // median MSE. At the default b = 0.02 the query variances are comparable to the squared
+        // means, mean-only A magnifies them (seed paper, end of section 3) and Lemma 3.4's A
+        // is better. Measured with seed 0 on the full default page: 1.29, 0.21, 1.3e-3; here
+        // (100 pairs per dataset) require factors of 2 and 10.
+        let medians = medians_for("100", "0.02");
+        assert!(medians[0] > 2.0 * medians[1], "{medians:?}");
+        assert!(medians[1] > 10.0 * medians[2], "{medians:?}");
     }
 }

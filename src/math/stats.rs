@@ -52,7 +52,12 @@ impl BoxSummary {
         let q3 = quantile_of_sorted(&sorted, 0.75)?;
         let reach = 1.5 * (q3 - q1);
         let (low_fence, high_fence) = (q1 - reach, q3 + reach);
-        let inside = || sorted.iter().copied().filter(|v| *v >= low_fence && *v <= high_fence);
+        let inside = || {
+            sorted
+                .iter()
+                .copied()
+                .filter(|v| *v >= low_fence && *v <= high_fence)
+        };
         Some(Self {
             q1,
             median,

@@ -1,0 +1,186 @@
+//! Browser tests (wasm-bindgen-test in headless Chromium): the app mounts, computes, fills its
+//! table and draws its charts; a chart function draws the data it is given.
+#![cfg(target_arch = "wasm32")]
+
+use leptos::prelude::*;
+use plotters::style::RGBColor;
+use softmax_kernel_lab::charts::{draw_scatter, estimator_color};
+use softmax_kernel_lab::math::config::{ExperimentConfig, Param};
+use softmax_kernel_lab::math::experiment::run_experiment;
+use softmax_kernel_lab::math::heuristics::AHeuristic;
+use softmax_kernel_lab::ui::App;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlElement};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn document() -> web_sys::Document {
+    web_sys::window().unwrap().document().unwrap()
+}
+
+async fn sleep_ms(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+}
+
+fn small_config() -> ExperimentConfig {
+    let mut config = ExperimentConfig::default();
+    for (param, value) in [
+        (Param::M, "64"),
+        (Param::N, "120"),
+        (Param::Datasets, "6"),
+        (Param::Pairs, "60"),
+    ] {
+        config.set(param, value).unwrap();
+    }
+    config
+}
+
+/// Counts pixels of `canvas` near `rgb` drawn opaque or at the charts' 50 % opacity on white
+/// (overlapping dots fall between the two).
+fn pixels_near(canvas: &HtmlCanvasElement, rgb: (u8, u8, u8)) -> usize {
+    let blend = |c: u8| ((c as u16 + 255) / 2) as u8;
+    let half = (blend(rgb.0), blend(rgb.1), blend(rgb.2));
+    let context: CanvasRenderingContext2d = canvas
+        .get_context("2d")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let data = context
+        .get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64)
+        .unwrap()
+        .data();
+    data.chunks_exact(4)
+        .filter(|p| {
+            let d = |a: u8, b: u8| (a as i32 - b as i32).abs();
+            let near = |c: (u8, u8, u8)| d(p[0], c.0) + d(p[1], c.1) + d(p[2], c.2) < 40;
+            p[3] > 0 && (near(rgb) || near(half))
+        })
+        .count()
+}
+
+fn non_white_pixels(canvas: &HtmlCanvasElement) -> usize {
+    let context: CanvasRenderingContext2d = canvas
+        .get_context("2d")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let data = context
+        .get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64)
+        .unwrap()
+        .data();
+    data.chunks_exact(4)
+        .filter(|p| p[0] < 250 || p[1] < 250 || p[2] < 250)
+        .count()
+}
+
+#[wasm_bindgen_test]
+async fn app_mounts_computes_and_draws_every_chart() {
+    let host: HtmlElement = document()
+        .create_element("div")
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    host.set_attribute("style", "width: 1200px").unwrap();
+    document().body().unwrap().append_child(&host).unwrap();
+    let config = small_config();
+    let expected = run_experiment(&config).unwrap();
+    let handle = leptos::mount::mount_to(
+        host.clone(),
+        move || view! { <App initial=config.clone()/> },
+    );
+
+    let status = || {
+        host.query_selector(".app")
+            .unwrap()
+            .and_then(|e| e.get_attribute("data-status"))
+            .unwrap_or_default()
+    };
+    let mut waited = 0;
+    while status() != "ready" && waited < 60_000 {
+        assert_ne!(status(), "error", "the app reported an error");
+        sleep_ms(50).await;
+        waited += 50;
+    }
+    assert_eq!(status(), "ready", "not ready after {waited} ms");
+
+    // The table shows the medians that the pure computation gives, one row per estimator.
+    for summary in &expected.summaries {
+        let cell = host
+            .query_selector(&format!(
+                "tr[data-estimator='{}'] [data-metric='median-mse']",
+                summary.estimator.id()
+            ))
+            .unwrap()
+            .expect("a row per estimator");
+        let shown: f64 = cell.text_content().unwrap().trim().parse().unwrap();
+        assert!(
+            (shown / summary.median_mse - 1.0).abs() < 1e-4,
+            "{} shows {shown}, computed {}",
+            summary.estimator.id(),
+            summary.median_mse
+        );
+    }
+
+    // Every chart has ink: each scatter panel in its estimator's colour, both boxplots.
+    for heuristic in AHeuristic::ALL {
+        let canvas: HtmlCanvasElement = host
+            .query_selector(&format!(
+                "canvas[data-chart='scatter-{}']",
+                heuristic.url_name()
+            ))
+            .unwrap()
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        let RGBColor(r, g, b) = estimator_color(heuristic);
+        assert!(
+            pixels_near(&canvas, (r, g, b)) > 50,
+            "{heuristic:?} panel has no points"
+        );
+    }
+    for chart in ["mse", "max-rel-err"] {
+        let canvas: HtmlCanvasElement = host
+            .query_selector(&format!("canvas[data-chart='{chart}']"))
+            .unwrap()
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        assert!(non_white_pixels(&canvas) > 1000, "{chart} boxplot is blank");
+    }
+    drop(handle);
+}
+
+#[wasm_bindgen_test]
+fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
+    let canvas: HtmlCanvasElement = document()
+        .create_element("canvas")
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    canvas
+        .set_attribute("style", "display: block; width: 400px; height: 300px")
+        .unwrap();
+    document().body().unwrap().append_child(&canvas).unwrap();
+    let mut config = small_config();
+    config.set(Param::Estimators, "var").unwrap();
+    let result = run_experiment(&config).unwrap();
+    let series = &result.scatter[0];
+    let before = pixels_near(&canvas, (33, 102, 172));
+    let clipping = draw_scatter(&canvas, series).unwrap();
+    let RGBColor(r, g, b) = estimator_color(AHeuristic::VarianceAdjusted);
+    assert_eq!(before, 0);
+    assert!(pixels_near(&canvas, (r, g, b)) > 100);
+    assert!(clipping.outside <= series.estimates.log_true.len() / 10 + 1);
+    // The backing store follows the CSS size × devicePixelRatio.
+    let dpr = web_sys::window().unwrap().device_pixel_ratio();
+    assert_eq!(canvas.width(), (400.0 * dpr).round() as u32);
+}

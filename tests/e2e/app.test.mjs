@@ -1,0 +1,110 @@
+// End-to-end: the release build (dist/) served on loopback, opened in Debian's headless
+// Chromium. Every test fails on any page error or console error.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serveDist, launchBrowser, openPage, waitReady, readTable } from './harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDist();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Fraction of non-white pixels of every chart canvas, keyed by data-chart. */
+function chartInk(page) {
+  return page.$$eval('canvas[data-chart]', (canvases) => Object.fromEntries(canvases.map((c) => {
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let ink = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i] < 245 || data[i + 1] < 245 || data[i + 2] < 245) ink += 1;
+    return [c.dataset.chart, ink / (data.length / 4)];
+  })));
+}
+
+test('default page: every chart drawn, the paper\'s ordering, only its own files requested', async () => {
+  const { page, problems, context } = await openPage(browser, server.url);
+  const foreign = [];
+  page.on('request', (r) => { if (!r.url().startsWith(server.url)) foreign.push(r.url()); });
+  await waitReady(page, 90_000);
+  const ink = await chartInk(page);
+  for (const chart of ['scatter-prf', 'scatter-mean', 'scatter-var', 'mse', 'max-rel-err']) {
+    assert.ok(ink[chart] > 0.02, `chart ${chart} looks blank (ink ${ink[chart]})`);
+  }
+  const table = await readTable(page);
+  assert.deepEqual(Object.keys(table).sort(), ['hcexp-mean', 'hcexp-var', 'prf']);
+  const mse = (id) => table[id]['median-mse'];
+  assert.ok(mse('prf') > mse('hcexp-mean') && mse('hcexp-mean') > mse('hcexp-var'),
+    `median MSE should order PRF > mean-only > variance-adjusted: ${JSON.stringify(table)}`);
+  const canvas = await page.$eval('canvas[data-chart="mse"]', (c) => [c.width, c.clientWidth]);
+  assert.equal(canvas[0], canvas[1], 'backing store follows CSS size at devicePixelRatio 1');
+  assert.deepEqual(foreign, []);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('changing m through the UI recomputes the table and updates the URL', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  await waitReady(page);
+  const before = JSON.stringify(await readTable(page));
+  const rowsBefore = JSON.stringify(await page.$$eval('tr[data-estimator]', (rows) => rows.map((r) => r.textContent)));
+  await page.fill('#control-m', '64');
+  await page.press('#control-m', 'Enter');
+  await page.waitForFunction((old) => {
+    const rows = [...document.querySelectorAll('tr[data-estimator]')];
+    return document.querySelector('.app').dataset.status === 'ready'
+      && JSON.stringify(rows.map((r) => r.textContent)) !== old;
+  }, rowsBefore, { timeout: 60_000, polling: 50 });
+  const after = await readTable(page);
+  assert.notEqual(JSON.stringify(after), before);
+  assert.match(page.url(), /[?&]m=64(&|$)/);
+  assert.match(await page.textContent('.results-table caption'), /m = 64/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a link reproduces a view: ?m=64&seed=3 shows those values in the controls', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?m=64&seed=3');
+  await waitReady(page);
+  assert.equal(await page.inputValue('#control-m'), '64');
+  assert.equal(await page.inputValue('#control-seed'), '3');
+  // The same link gives the same numbers.
+  const first = await readTable(page);
+  const again = await openPage(browser, server.url + '?m=64&seed=3');
+  await waitReady(again.page);
+  assert.deepEqual(await readTable(again.page), first);
+  assert.deepEqual([...problems, ...again.problems], []);
+  await again.context.close();
+  await context.close();
+});
+
+test('bad URL values fall back to defaults with a visible notice', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?m=abc&d=-3&seed=NaN&bogus=1&n=200&datasets=4&pairs=50');
+  await waitReady(page);
+  const keys = await page.$$eval('.notice li code', (codes) => codes.map((c) => c.textContent));
+  assert.deepEqual(keys.sort(), ['bogus', 'd', 'm', 'seed']);
+  assert.match(await page.textContent('.notice'), /m: must be an integer from 1 to 16384 \(got "abc"\); the default 1024 is used/);
+  assert.equal(await page.inputValue('#control-m'), '1024');
+  assert.equal(await page.inputValue('#control-d'), '50');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('invalid typing shows an inline message and keeps the last results', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=4&pairs=50');
+  await waitReady(page);
+  const before = await readTable(page);
+  await page.fill('#control-m', 'lots');
+  await page.press('#control-m', 'Enter');
+  await page.waitForSelector('.control.invalid .control-error');
+  assert.match(await page.textContent('.control.invalid .control-error'), /m: must be an integer from 1 to 16384/);
+  assert.equal(await page.getAttribute('.app', 'data-status'), 'ready');
+  assert.deepEqual(await readTable(page), before);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
