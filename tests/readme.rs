@@ -16,7 +16,12 @@ fn readme_documents_every_url_parameter_with_its_range_and_default() {
             .unwrap_or_else(|| panic!("README has no table row for `{}`", param.key()));
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         // | key | meaning | allowed | default |
-        assert_eq!(cells[3], param.allowed(), "allowed values of `{}`", param.key());
+        assert_eq!(
+            cells[3],
+            param.allowed(),
+            "allowed values of `{}`",
+            param.key()
+        );
         assert_eq!(
             cells[4].trim_matches('`'),
             defaults.get(param),

@@ -146,6 +146,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
             class="app"
             data-status=move || status.with(|s| s.as_attr())
             data-compute-ms=move || computed.with(|c| c.as_ref().map(|c| format!("{:.1}", c.elapsed_ms)))
+            data-generation=move || computed.with(|c| c.as_ref().map(|c| c.generation))
         >
             <header>
                 <h1>"softmax-kernel-lab"</h1>

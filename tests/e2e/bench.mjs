@@ -20,10 +20,13 @@ try {
   for (let i = 0; i <= runs; i += 1) {
     const seed = String(i % 2 === 0 ? 1 : 0);
     await page.fill('#control-seed', seed);
+    const generation = Number(await page.getAttribute('.app', 'data-generation'));
     const started = await page.evaluate(() => performance.now());
     await page.press('#control-seed', 'Enter');
-    await page.waitForFunction(() => document.querySelector('.app').dataset.status === 'computing', null, { polling: 'raf' });
-    await waitReady(page, 120_000);
+    await page.waitForFunction((g) => {
+      const app = document.querySelector('.app');
+      return Number(app.dataset.generation) > g && app.dataset.status === 'ready';
+    }, generation, { timeout: 120_000, polling: 10 });
     const ended = await page.evaluate(() => performance.now());
     const computeMs = Number(await page.getAttribute('.app', 'data-compute-ms'));
     if (i > 0) { compute.push(computeMs); update.push(ended - started); }
