@@ -7,3 +7,4 @@ pub mod experiment;
 pub mod heuristics;
 pub mod rng;
 pub mod stats;
+pub mod theory;
