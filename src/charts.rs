@@ -11,9 +11,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use crate::math::experiment::ScatterSeries;
+use crate::math::experiment::{MseCurve, ScatterSeries};
 use crate::math::heuristics::AHeuristic;
 use crate::math::stats::{BoxSummary, quantile};
+use crate::math::theory::{Theorem33Inputs, log_lemma_3_2_bound};
 
 /// Why a chart could not be drawn.
 #[derive(Clone, Debug, PartialEq)]
@@ -225,6 +226,8 @@ pub struct BoxplotEntry {
     pub label: &'static str,
     pub heuristic: AHeuristic,
     pub values: Vec<f64>,
+    /// A theoretical value to mark on the box (Lemma 3.1's median expected MSE).
+    pub theory: Option<f64>,
 }
 
 /// Figures 2 and 3: one box per estimator on a log axis (Tukey whiskers at 1.5 IQR, outliers
@@ -328,7 +331,432 @@ pub fn draw_boxplots(
                 .iter()
                 .map(|v| Circle::new((x, *v), px(3.5).max(2), line)),
         )?;
+        if let Some(theory) = entry.theory.filter(|t| t.is_finite() && *t > 0.0) {
+            draw_theory_marker(&root, &chart, x + half + 0.06, theory, (lo, hi), &px)?;
+        }
     }
+    if entries.iter().any(|e| e.theory.is_some()) {
+        let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+        root.draw(&Text::new(
+            "◆ Lemma 3.1: median of each dataset's expected MSE",
+            (plot_x + px(8.0), plot_y + px(4.0)),
+            ("sans-serif", px(11.0)).into_font().color(&BLACK),
+        ))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+type LogChart<'a> = ChartContext<
+    'a,
+    CanvasBackend,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, LogCoord<f64>>,
+>;
+
+/// A black diamond at the theoretical value beside a box; a value beyond the axis is drawn
+/// as an arrow on the edge with its number, so a huge theory does not squash the boxes.
+fn draw_theory_marker(
+    root: &DrawingArea<CanvasBackend, plotters::coord::Shift>,
+    chart: &LogChart<'_>,
+    x: f64,
+    theory: f64,
+    (lo, hi): (f64, f64),
+    px: &impl Fn(f64) -> i32,
+) -> Result<(), ChartError> {
+    let size = px(5.0).max(3);
+    let clamped = theory.clamp(lo, hi);
+    let (cx, cy) = chart.backend_coord(&(x, clamped));
+    if theory == clamped {
+        root.draw(&Polygon::new(
+            vec![
+                (cx, cy - size),
+                (cx + size, cy),
+                (cx, cy + size),
+                (cx - size, cy),
+            ],
+            BLACK.filled(),
+        ))?;
+    } else {
+        let (tip, base) = if theory > hi {
+            (cy, cy + 2 * size)
+        } else {
+            (cy, cy - 2 * size)
+        };
+        root.draw(&Polygon::new(
+            vec![(cx, tip), (cx + size, base), (cx - size, base)],
+            BLACK.filled(),
+        ))?;
+        let label_y = if theory > hi {
+            base + px(2.0)
+        } else {
+            base - px(14.0)
+        };
+        root.draw(&Text::new(
+            format!("{theory:.1e}"),
+            (cx + size + px(2.0), label_y),
+            ("sans-serif", px(10.0)).into_font().color(&BLACK),
+        ))?;
+    }
+    Ok(())
+}
+
+/// Labels of an axis that carries `log10` of a quantity: `1e-3`, `1e0`, `1e12`, …
+fn power_of_ten_label(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("1e{}", v.round() as i64)
+    } else {
+        format!("10^{v:.1}")
+    }
+}
+
+/// The range `[lo, hi]` of finite `values`, widened by `pad` on both sides and to at least
+/// `min_span`.
+fn padded_range(values: impl Iterator<Item = f64>, pad: f64, min_span: f64) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if !(lo.is_finite() && hi.is_finite()) {
+        return None;
+    }
+    let widen = ((min_span - (hi - lo)) / 2.0).max(0.0);
+    Some((lo - pad - widen, hi + pad + widen))
+}
+
+/// A small legend in the top-left corner of `area`: one line per `(colour, text)`.
+fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    origin: (i32, i32),
+    lines: &[(RGBColor, String)],
+    px: impl Fn(f64) -> i32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for (i, (color, text)) in lines.iter().enumerate() {
+        let y = origin.1 + i as i32 * px(15.0);
+        area.draw(&Rectangle::new(
+            [(origin.0, y + px(3.0)), (origin.0 + px(14.0), y + px(6.0))],
+            color.filled(),
+        ))?;
+        area.draw(&Text::new(
+            text.clone(),
+            (origin.0 + px(20.0), y),
+            ("sans-serif", px(11.0))
+                .into_font()
+                .color(&RGBColor(40, 40, 40)),
+        ))?;
+    }
+    Ok(())
+}
+
+/// MSE against m on log-log axes: Lemma 3.1's mean over the pairs (line) and the measured
+/// MSE with ±1 standard error over repeated draws of ω (points with bars).
+pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 340);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let log10 = |v: f64| if v > 0.0 { v.log10() } else { f64::NAN };
+    let values = curves.iter().flat_map(|c| {
+        c.points.iter().flat_map(|p| {
+            [
+                log10(p.theoretical_mse),
+                log10(p.measured_mse + p.standard_error),
+            ]
+        })
+    });
+    let (lo, hi) =
+        padded_range(values, 0.3, 1.0).ok_or(ChartError::NoFiniteData("MSE against m"))?;
+    let (m_lo, m_hi) = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.m as f64))
+        .fold((f64::INFINITY, 0.0f64), |(a, b), m| (a.min(m), b.max(m)));
+    if !(m_lo.is_finite() && m_hi > m_lo) {
+        return Err(ChartError::NoFiniteData("MSE against m"));
+    }
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "MSE against m: Lemma 3.1 and measurement",
+            ("sans-serif", px(15.0)).into_font(),
+        )
+        .margin(px(8.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d((m_lo / 1.3..m_hi * 1.3).log_scale(), lo..hi)?;
+    chart
+        .configure_mesh()
+        .x_desc("random features m (log scale)")
+        .y_desc("MSE (log scale)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| power_of_ten_label(*v))
+        .label_style(("sans-serif", px(11.0)))
+        .axis_desc_style(("sans-serif", px(12.0)))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(218, 218, 218))
+        .draw()?;
+    let stroke = px(1.5).max(1) as u32;
+    for curve in curves {
+        let color = estimator_color(curve.estimator.heuristic);
+        chart.draw_series(LineSeries::new(
+            curve
+                .points
+                .iter()
+                .map(|p| (p.m as f64, log10(p.theoretical_mse)))
+                .filter(|(_, v)| v.is_finite()),
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+        chart.draw_series(curve.points.iter().filter_map(|p| {
+            let mid = log10(p.measured_mse);
+            let top = log10(p.measured_mse + p.standard_error);
+            // A bar reaching zero or below cannot be drawn on a log axis: cut it at 1/100.
+            let bottom = log10((p.measured_mse - p.standard_error).max(p.measured_mse / 100.0));
+            (mid.is_finite() && top.is_finite() && bottom.is_finite()).then(|| {
+                ErrorBar::new_vertical(
+                    p.m as f64,
+                    bottom,
+                    mid,
+                    top,
+                    ShapeStyle::from(&color).stroke_width(stroke),
+                    px(8.0) as u32,
+                )
+            })
+        }))?;
+        chart.draw_series(curve.points.iter().filter_map(|p| {
+            let mid = log10(p.measured_mse);
+            mid.is_finite()
+                .then(|| Circle::new((p.m as f64, mid), px(3.0), color.filled()))
+        }))?;
+    }
+    let lines: Vec<(RGBColor, String)> = curves
+        .iter()
+        .map(|c| {
+            (
+                estimator_color(c.estimator.heuristic),
+                c.estimator.label().to_string(),
+            )
+        })
+        .collect();
+    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Lemma 3.2 (corrected): `W(r)/sqrt(2m)` against r, with a vertical mark at each
+/// estimator's data radius `max_i max(|Ax_i|, |A^-T y_i|)`.
+pub fn draw_lemma_3_2(
+    canvas: &HtmlCanvasElement,
+    m: usize,
+    radii: &[(AHeuristic, &'static str, f64)],
+) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 340);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let r_max = radii
+        .iter()
+        .map(|r| r.2)
+        .filter(|r| r.is_finite())
+        .fold(1.0f64, f64::max)
+        * 1.15;
+    let samples = 200;
+    let curve: Vec<(f64, f64)> = (1..=samples)
+        .map(|i| {
+            let r = r_max * i as f64 / samples as f64;
+            (r, log_lemma_3_2_bound(r, m) / std::f64::consts::LN_10)
+        })
+        .filter(|(_, v)| v.is_finite())
+        .collect();
+    let (lo, hi) = padded_range(curve.iter().map(|p| p.1).chain([0.0]), 0.5, 2.0)
+        .ok_or(ChartError::NoFiniteData("Lemma 3.2"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Lemma 3.2: bound W(r)/√(2m) on HCEXP's relative RMSE, m = {m}"),
+            ("sans-serif", px(15.0)).into_font(),
+        )
+        .margin(px(8.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d(0.0..r_max, lo..hi)?;
+    chart
+        .configure_mesh()
+        .x_desc("r, with |Ax| ≤ r and |A⁻ᵀy| ≤ r")
+        .y_desc("bound on √MSE / SM (log scale)")
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| power_of_ten_label(*v))
+        .label_style(("sans-serif", px(11.0)))
+        .axis_desc_style(("sans-serif", px(12.0)))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(218, 218, 218))
+        .draw()?;
+    let stroke = px(1.5).max(1) as u32;
+    chart.draw_series(LineSeries::new(
+        [(0.0, 0.0), (r_max, 0.0)],
+        ShapeStyle::from(&RGBColor(178, 24, 43)).stroke_width(px(1.0).max(1) as u32),
+    ))?;
+    chart.draw_series(LineSeries::new(
+        curve,
+        ShapeStyle::from(&BLACK).stroke_width(stroke),
+    ))?;
+    let mut lines = vec![(RGBColor(0, 0, 0), "W(r)/√(2m)".to_string())];
+    for (heuristic, label, r) in radii {
+        if !r.is_finite() {
+            continue;
+        }
+        let color = estimator_color(*heuristic);
+        chart.draw_series(LineSeries::new(
+            [(*r, lo), (*r, hi)],
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+        let at = log_lemma_3_2_bound(*r, m) / std::f64::consts::LN_10;
+        lines.push((
+            color,
+            format!(
+                "{label}: r = {} → bound {}",
+                tick(*r),
+                power_of_ten_label((at * 10.0).round() / 10.0)
+            ),
+        ));
+    }
+    lines.push((
+        RGBColor(178, 24, 43),
+        "relative RMSE = 1 (above: vacuous)".to_string(),
+    ));
+    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    root.present()?;
+    Ok(())
+}
+
+/// One estimator's line in the Theorem 3.3 chart.
+pub struct TheoremEntry {
+    pub heuristic: AHeuristic,
+    pub label: &'static str,
+    pub inputs: Theorem33Inputs,
+    /// The largest relative error observed on the scatter dataset.
+    pub observed_max_rel_err: f64,
+    /// `log` of the largest relative RMSE Lemma 3.1 predicts on the scatter dataset.
+    pub log_predicted_max_rel_rmse: f64,
+}
+
+/// Theorem 3.3: the high-probability bound against p (solid), the largest relative RMSE that
+/// Lemma 3.1 predicts (dashed) and the largest relative error observed (dotted), per
+/// estimator. Above 1 the bound says nothing; the chart shades that region and says so.
+pub fn draw_theorem_3_3(
+    canvas: &HtmlCanvasElement,
+    m: usize,
+    entries: &[TheoremEntry],
+) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 340);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let ln10 = std::f64::consts::LN_10;
+    let ps: Vec<f64> = (0..=60).map(|i| 0.5 + 0.499 * i as f64 / 60.0).collect();
+    let bounds: Vec<Vec<(f64, f64)>> = entries
+        .iter()
+        .map(|e| {
+            ps.iter()
+                .filter_map(|&p| e.inputs.log_bound(p, m).ok().map(|b| (p, b / ln10)))
+                .filter(|(_, v)| v.is_finite())
+                .collect()
+        })
+        .collect();
+    let levels = entries.iter().flat_map(|e| {
+        [
+            e.observed_max_rel_err.log10(),
+            e.log_predicted_max_rel_rmse / ln10,
+        ]
+    });
+    let values = bounds
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .chain(levels)
+        .chain([0.0]);
+    let (lo, hi) = padded_range(values, 0.5, 2.0).ok_or(ChartError::NoFiniteData("Theorem 3.3"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Theorem 3.3: bound on every pair's relative RMSE, m = {m}"),
+            ("sans-serif", px(15.0)).into_font(),
+        )
+        .margin(px(8.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d(0.5..1.0, lo..hi)?;
+    chart
+        .configure_mesh()
+        .x_desc("probability p")
+        .y_desc("relative error (log scale)")
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| power_of_ten_label(*v))
+        .label_style(("sans-serif", px(11.0)))
+        .axis_desc_style(("sans-serif", px(12.0)))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(218, 218, 218))
+        .draw()?;
+    if hi > 0.0 {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(0.5, 0.0), (1.0, hi)],
+            RGBColor(178, 24, 43).mix(0.07).filled(),
+        )))?;
+        let (x, y) = chart.backend_coord(&(0.995, hi));
+        root.draw(&Text::new(
+            "bound > 1: vacuous",
+            (x, y + px(4.0)),
+            ("sans-serif", px(11.0))
+                .into_font()
+                .color(&RGBColor(178, 24, 43))
+                .pos(Pos::new(HPos::Right, VPos::Top)),
+        ))?;
+    }
+    let stroke = px(1.5).max(1) as u32;
+    let mut lines = Vec::new();
+    for (entry, bound) in entries.iter().zip(bounds) {
+        let color = estimator_color(entry.heuristic);
+        let style = ShapeStyle::from(&color).stroke_width(stroke);
+        let at_95 = bound
+            .iter()
+            .min_by(|a, b| (a.0 - 0.95).abs().total_cmp(&(b.0 - 0.95).abs()))
+            .map(|p| p.1);
+        chart.draw_series(LineSeries::new(bound, style))?;
+        let predicted = entry.log_predicted_max_rel_rmse / ln10;
+        if predicted.is_finite() {
+            chart.draw_series(DashedLineSeries::new(
+                [(0.5, predicted), (1.0, predicted)],
+                px(6.0) as u32,
+                px(4.0) as u32,
+                style,
+            ))?;
+        }
+        let observed = entry.observed_max_rel_err.log10();
+        if observed.is_finite() {
+            chart.draw_series((0..=25).map(|i| {
+                Circle::new(
+                    (0.5 + 0.5 * i as f64 / 25.0, observed),
+                    px(1.8),
+                    color.filled(),
+                )
+            }))?;
+        }
+        let vacuous = at_95.is_some_and(|v| v > 0.0);
+        lines.push((
+            color,
+            format!(
+                "{}: bound at p = 0.95 {}{}",
+                entry.label,
+                at_95
+                    .map(power_of_ten_label)
+                    .unwrap_or_else(|| "n/a".into()),
+                if vacuous { " (vacuous)" } else { "" }
+            ),
+        ));
+    }
+    lines.push((
+        RGBColor(90, 90, 90),
+        "solid: bound · dashed: max √MSE/SM (Lemma 3.1) · dots: max observed error".to_string(),
+    ));
+    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
     root.present()?;
     Ok(())
 }

@@ -15,10 +15,12 @@ use super::config::{ExperimentConfig, OmegaMode, ParamError};
 use super::dataset::{self, Dataset, DatasetError, DatasetParams};
 use super::estimators::{
     EstimatorError, FeatureForm, PairEstimator, Projections, log_softmax_kernel,
+    log_theoretical_mse,
 };
 use super::heuristics::{AHeuristic, DiagonalA, diagonal_a};
 use super::rng::{StreamPurpose, stream_rng};
 use super::stats::median;
+use super::theory::{Theorem33Inputs, TheoryError, pair_radius};
 
 /// An estimator as the page names it: an A heuristic and a feature form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,6 +62,7 @@ pub enum ExperimentError {
     Config(ParamError),
     Dataset(DatasetError),
     Estimator(EstimatorError),
+    Theory(TheoryError),
 }
 
 impl fmt::Display for ExperimentError {
@@ -68,6 +71,7 @@ impl fmt::Display for ExperimentError {
             ExperimentError::Config(e) => write!(f, "invalid configuration: {e}"),
             ExperimentError::Dataset(e) => write!(f, "{e}"),
             ExperimentError::Estimator(e) => write!(f, "{e}"),
+            ExperimentError::Theory(e) => write!(f, "{e}"),
         }
     }
 }
@@ -93,6 +97,8 @@ pub struct DatasetMetrics {
     pub mse: f64,
     /// `max_i |ŜM_i − SM_i| / SM_i`.
     pub max_rel_err: f64,
+    /// Lemma 3.1's expectation of `mse`: `mean_i MSE(x_i, y_i)`.
+    pub theoretical_mse: f64,
 }
 
 /// One estimator's estimates on one dataset, in the log domain.
@@ -105,9 +111,27 @@ pub struct PairEstimates {
     pub log_estimates: Vec<f64>,
     /// Diagonal entries of A that had to be clamped (see [`super::heuristics::A_MAX`]).
     pub clamped: usize,
+    /// The diagonal of A used on this dataset.
+    pub a: Vec<f64>,
+    /// `log` of Lemma 3.1's MSE for each pair.
+    pub log_theoretical_mse: Vec<f64>,
+    /// `max_i max(|Ax_i|, |A^-T y_i|)`: the data's r in Lemma 3.2.
+    pub data_radius: f64,
+    /// The sample quantities of Theorem 3.3 for this dataset and A.
+    pub theorem_3_3: Theorem33Inputs,
 }
 
 impl PairEstimates {
+    /// The largest relative RMSE `sqrt(MSE_i)/SM_i` that Lemma 3.1 predicts over the pairs, as
+    /// a log.
+    pub fn max_log_relative_rmse(&self) -> f64 {
+        self.log_theoretical_mse
+            .iter()
+            .zip(&self.log_true)
+            .map(|(log_mse, log_true)| 0.5 * log_mse - log_true)
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
     /// MSE and max relative error. The relative error `|ŜM/SM − 1|` is computed from the
     /// difference of logs, so it is exact even where SM itself would overflow.
     pub fn metrics(&self) -> DatasetMetrics {
@@ -119,9 +143,16 @@ impl PairEstimates {
             sum_squared += (2.0 * log_true + 2.0 * rel.ln()).exp();
             max_rel_err = max_rel_err.max(rel);
         }
+        let pairs = self.log_true.len().max(1) as f64;
         DatasetMetrics {
-            mse: sum_squared / self.log_true.len().max(1) as f64,
+            mse: sum_squared / pairs,
             max_rel_err,
+            theoretical_mse: self
+                .log_theoretical_mse
+                .iter()
+                .map(|l| l.exp())
+                .sum::<f64>()
+                / pairs,
         }
     }
 }
@@ -141,6 +172,8 @@ pub struct EstimatorSummary {
     pub per_dataset: Vec<DatasetMetrics>,
     pub median_mse: f64,
     pub median_max_rel_err: f64,
+    /// Median over the datasets of Lemma 3.1's expected MSE.
+    pub median_theoretical_mse: f64,
     /// Clamped diagonal entries of A, summed over the boxplot datasets.
     pub clamped: usize,
 }
@@ -194,10 +227,9 @@ pub fn estimate_dataset(
         .iter()
         .map(|_| PairEstimator::new(form, d, m))
         .collect();
-    let mut results: Vec<PairEstimates> = heuristics
-        .iter()
-        .zip(&diagonals)
-        .map(|(h, diag)| PairEstimates {
+    let mut results = Vec::with_capacity(heuristics.len());
+    for (h, diag) in heuristics.iter().zip(&diagonals) {
+        results.push(PairEstimates {
             estimator: EstimatorId {
                 heuristic: *h,
                 form,
@@ -205,8 +237,13 @@ pub fn estimate_dataset(
             log_true: Vec::with_capacity(data.n),
             log_estimates: Vec::with_capacity(data.n),
             clamped: diag.clamped,
-        })
-        .collect();
+            a: diag.a.clone(),
+            log_theoretical_mse: Vec::with_capacity(data.n),
+            data_radius: 0.0,
+            theorem_3_3: Theorem33Inputs::new(&moments, &diag.a, data.n)
+                .map_err(ExperimentError::Theory)?,
+        });
+    }
     let mut omega = Projections::zeroed(m, d)?;
     if config.omega == OmegaMode::Shared {
         omega.resample(&mut stream_rng(
@@ -233,6 +270,10 @@ pub fn estimate_dataset(
             result
                 .log_estimates
                 .push(estimator.log_estimate(x, y, &diag.a, &omega)?);
+            result
+                .log_theoretical_mse
+                .push(log_theoretical_mse(x, y, &diag.a, form, m));
+            result.data_radius = result.data_radius.max(pair_radius(x, y, &diag.a));
         }
     }
     Ok(results)
@@ -260,6 +301,7 @@ pub fn run_experiment(config: &ExperimentConfig) -> Result<ExperimentResult, Exp
             per_dataset: Vec::with_capacity(config.datasets),
             median_mse: f64::NAN,
             median_max_rel_err: f64::NAN,
+            median_theoretical_mse: f64::NAN,
             clamped: 0,
         })
         .collect();
@@ -278,6 +320,12 @@ pub fn run_experiment(config: &ExperimentConfig) -> Result<ExperimentResult, Exp
         let rel: Vec<f64> = summary.per_dataset.iter().map(|m| m.max_rel_err).collect();
         summary.median_mse = median(&mse).unwrap_or(f64::NAN);
         summary.median_max_rel_err = median(&rel).unwrap_or(f64::NAN);
+        let theory: Vec<f64> = summary
+            .per_dataset
+            .iter()
+            .map(|m| m.theoretical_mse)
+            .collect();
+        summary.median_theoretical_mse = median(&theory).unwrap_or(f64::NAN);
     }
     Ok(ExperimentResult {
         config: config.clone(),
@@ -286,10 +334,109 @@ pub fn run_experiment(config: &ExperimentConfig) -> Result<ExperimentResult, Exp
     })
 }
 
+/// One point of the MSE-against-m curve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub m: usize,
+    /// Mean over the repeats of the MSE over the curve's pairs.
+    pub measured_mse: f64,
+    /// Standard error of `measured_mse` (sd over the repeats / sqrt(repeats)).
+    pub standard_error: f64,
+    /// Lemma 3.1 averaged over the same pairs.
+    pub theoretical_mse: f64,
+}
+
+/// MSE against m for one estimator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MseCurve {
+    pub estimator: EstimatorId,
+    pub points: Vec<CurvePoint>,
+}
+
+/// The m values of the MSE-against-m chart: powers of two from 16 to 8192.
+pub const CURVE_MS: [usize; 10] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
+/// Pairs of the scatter dataset used for the curve (the first ones), to bound its cost.
+pub const CURVE_PAIRS: usize = 32;
+/// Independent draws of ω per m, for the error bars.
+pub const CURVE_REPEATS: usize = 4;
+
+/// MSE against m on the first `pairs` pairs of the scatter dataset, with A from the whole
+/// dataset as in Figure 1. For each m, `repeats` independent sets of ω (each shared by the
+/// pairs) give `repeats` MSEs; their mean and standard error are the measured point, and the
+/// mean of Lemma 3.1 over the same pairs is the theory, so the two agree in expectation.
+pub fn mse_against_m(
+    config: &ExperimentConfig,
+    ms: &[usize],
+    pairs: usize,
+    repeats: usize,
+) -> Result<Vec<MseCurve>, ExperimentError> {
+    config.validate().map_err(ExperimentError::Config)?;
+    let data = generate_dataset(config, 0)?;
+    let moments = data.moments();
+    let form = config.form();
+    let pairs = pairs.clamp(1, data.n);
+    let repeats = repeats.max(2);
+    let diagonals: Vec<DiagonalA> = config
+        .estimators
+        .iter()
+        .map(|h| diagonal_a(*h, &moments))
+        .collect();
+    let mut curves: Vec<MseCurve> = config
+        .estimators
+        .iter()
+        .map(|h| MseCurve {
+            estimator: EstimatorId {
+                heuristic: *h,
+                form,
+            },
+            points: Vec::with_capacity(ms.len()),
+        })
+        .collect();
+    for &m in ms {
+        let mut estimator = PairEstimator::new(form, data.d, m);
+        let mut omega = Projections::zeroed(m, data.d)?;
+        // per_repeat[k][r]: estimator k's MSE over the pairs with the r-th draw of ω, which
+        // all estimators share (common random numbers, as in the experiment).
+        let mut per_repeat = vec![Vec::with_capacity(repeats); diagonals.len()];
+        for repeat in 0..repeats {
+            let mut rng = stream_rng(config.seed, StreamPurpose::Trial, m as u64, repeat as u64);
+            omega.resample(&mut rng);
+            for (diag, mses) in diagonals.iter().zip(&mut per_repeat) {
+                let mut sum = 0.0;
+                for i in 0..pairs {
+                    let (x, y) = (data.query(i), data.key(i));
+                    let log_true = log_softmax_kernel(x, y);
+                    let log_est = estimator.log_estimate(x, y, &diag.a, &omega)?;
+                    let rel = ((log_est - log_true).exp() - 1.0).abs();
+                    sum += (2.0 * log_true + 2.0 * rel.ln()).exp();
+                }
+                mses.push(sum / pairs as f64);
+            }
+        }
+        for ((diag, mses), curve) in diagonals.iter().zip(&per_repeat).zip(&mut curves) {
+            let mean = mses.iter().sum::<f64>() / repeats as f64;
+            let variance =
+                mses.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (repeats - 1) as f64;
+            let theory = (0..pairs)
+                .map(|i| log_theoretical_mse(data.query(i), data.key(i), &diag.a, form, m).exp())
+                .sum::<f64>()
+                / pairs as f64;
+            curve.points.push(CurvePoint {
+                m,
+                measured_mse: mean,
+                standard_error: (variance / repeats as f64).sqrt(),
+                theoretical_mse: theory,
+            });
+        }
+    }
+    Ok(curves)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::math::config::Param;
+    use crate::math::dataset::SampleMoments;
 
     fn small_config() -> ExperimentConfig {
         let mut config = ExperimentConfig::default();
@@ -302,6 +449,37 @@ mod tests {
             config.set(Param::from_key(param).unwrap(), value).unwrap();
         }
         config
+    }
+
+    #[test]
+    fn mse_curve_theory_falls_as_one_over_m_and_measurements_follow_it() {
+        let config = small_config();
+        let curves = mse_against_m(&config, &[16, 64, 256, 1024], 16, 8).unwrap();
+        assert_eq!(curves.len(), 3);
+        for curve in &curves {
+            let first = curve.points[0];
+            for point in &curve.points {
+                // Lemma 3.1 is exactly proportional to 1/m.
+                let expected = first.theoretical_mse * first.m as f64 / point.m as f64;
+                assert!((point.theoretical_mse / expected - 1.0).abs() < 1e-9);
+            }
+        }
+        // With the variance-adjusted A, |z| is small and the squared errors are light-tailed:
+        // at the largest m the measurement lies within 5 standard errors (or 30 %) of the
+        // theory. (PRF's |z|² is about 25 here: its MSE is dominated by draws too rare to
+        // appear in a few repeats, which the page shows as points far below the line.)
+        for curve in curves
+            .iter()
+            .filter(|c| c.estimator.heuristic == AHeuristic::VarianceAdjusted)
+        {
+            let last = curve.points[3];
+            let tolerance = (5.0 * last.standard_error).max(0.3 * last.theoretical_mse);
+            assert!(
+                (last.measured_mse - last.theoretical_mse).abs() < tolerance,
+                "{:?}: {last:?}",
+                curve.estimator
+            );
+        }
     }
 
     #[test]
@@ -318,6 +496,19 @@ mod tests {
         let a = run_experiment(&config).unwrap();
         let b = run_experiment(&other).unwrap();
         assert_ne!(a.summaries[0].median_mse, b.summaries[0].median_mse);
+    }
+
+    #[test]
+    fn theory_is_recorded_for_every_pair() {
+        let result = run_experiment(&small_config()).unwrap();
+        for series in &result.scatter {
+            let e = &series.estimates;
+            assert_eq!(e.log_theoretical_mse.len(), e.log_true.len());
+            assert!(e.data_radius > 0.0 && series.metrics.theoretical_mse > 0.0);
+        }
+        for summary in &result.summaries {
+            assert!(summary.median_theoretical_mse > 0.0);
+        }
     }
 
     #[test]
@@ -341,11 +532,17 @@ mod tests {
             log_true: vec![0.0, 1.0_f64.ln() + 1.0],
             log_estimates: vec![2.0_f64.ln(), 1.0],
             clamped: 0,
+            a: vec![1.0],
+            log_theoretical_mse: vec![0.0, 2.0_f64.ln()],
+            data_radius: 1.0,
+            theorem_3_3: Theorem33Inputs::new(&SampleMoments::of_pair(&[1.0], &[1.0]), &[1.0], 1)
+                .unwrap(),
         };
         // pair 0: SM 1, estimate 2: sq err 1, rel 1; pair 1: exact.
         let metrics = estimates.metrics();
         assert!((metrics.mse - 0.5).abs() < 1e-12);
         assert!((metrics.max_rel_err - 1.0).abs() < 1e-12);
+        assert!((metrics.theoretical_mse - 1.5).abs() < 1e-12);
     }
 
     #[test]

@@ -27,7 +27,10 @@ impl fmt::Display for TheoryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TheoryError::InvalidProbability(p) => {
-                write!(f, "the probability p must be strictly between 0 and 1 (got {p})")
+                write!(
+                    f,
+                    "the probability p must be strictly between 0 and 1 (got {p})"
+                )
             }
             TheoryError::EmptySample => write!(f, "Theorem 3.3 needs s ≥ 1 samples and d ≥ 1"),
             TheoryError::DimensionMismatch => write!(f, "vectors of different dimensions"),
@@ -158,8 +161,8 @@ mod tests {
 
     #[test]
     fn corrected_w_is_positive_and_matches_its_definition() {
-        for r in [0.1, 0.5, 1.0, 2.0] {
-            let w = (2.0 * r * r as f64).exp() * (1.0 - (-4.0 * r * r as f64).exp());
+        for r in [0.1f64, 0.5, 1.0, 2.0] {
+            let w: f64 = (2.0 * r * r).exp() * (1.0 - (-4.0 * r * r).exp());
             assert!(w > 0.0);
             assert!((log_w(r) - w.ln()).abs() < 1e-12);
         }
@@ -173,8 +176,8 @@ mod tests {
         let a = [1.0, 1.0];
         // Here s = |x + y|² = 0.72, r = 0.6: the bound (s = 1.44) must exceed Lemma 3.1.
         let m = 16;
-        let log_rel = 0.5 * log_theoretical_mse(&x, &y, &a, FeatureForm::Hyperbolic, m)
-            - dot(&x, &y);
+        let log_rel =
+            0.5 * log_theoretical_mse(&x, &y, &a, FeatureForm::Hyperbolic, m) - dot(&x, &y);
         assert!(log_rel < log_lemma_3_2_bound(pair_radius(&x, &y, &a), m));
         // For parallel equal vectors the bound is attained.
         let x = [0.3, 0.4];
@@ -223,7 +226,10 @@ mod tests {
         assert_eq!(inputs.norm_mean_ay, 2.0);
         // s = 1, p = 0.9025: q = 0.95, χ²_2(0.95) = 5.991464547107979.
         let r = inputs.radius(0.9025).unwrap();
-        assert!((r - (5.991464547107979f64.sqrt() + 2.0)).abs() < 1e-9, "{r}");
+        assert!(
+            (r - (5.991464547107979f64.sqrt() + 2.0)).abs() < 1e-9,
+            "{r}"
+        );
         assert!(inputs.radius(0.99).unwrap() > r);
         assert!(inputs.radius(1.0).is_err());
         assert!(inputs.radius(f64::NAN).is_err());

@@ -11,7 +11,10 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::math::config::{ExperimentConfig, Param, ParamError};
-use crate::math::experiment::{ExperimentResult, run_experiment};
+use crate::math::experiment::{
+    CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, ExperimentError, ExperimentResult, MseCurve,
+    mse_against_m, run_experiment,
+};
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use results::{Charts, Formulas, ResultsTable};
 
@@ -44,7 +47,18 @@ impl Status {
 pub struct Computed {
     generation: u64,
     result: Arc<ExperimentResult>,
+    curves: Arc<Vec<MseCurve>>,
     elapsed_ms: f64,
+}
+
+/// Everything the page shows for one configuration: the experiment and the MSE-against-m
+/// curves.
+fn compute_all(
+    config: &ExperimentConfig,
+) -> Result<(ExperimentResult, Vec<MseCurve>), ExperimentError> {
+    let result = run_experiment(config)?;
+    let curves = mse_against_m(config, &CURVE_MS, CURVE_PAIRS, CURVE_REPEATS)?;
+    Ok((result, curves))
 }
 
 fn now_ms() -> f64 {
@@ -105,10 +119,11 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                         return;
                     }
                     let started = now_ms();
-                    match run_experiment(&request) {
-                        Ok(result) => set_computed.set(Some(Computed {
+                    match compute_all(&request) {
+                        Ok((result, curves)) => set_computed.set(Some(Computed {
                             generation: ticket,
                             result: Arc::new(result),
+                            curves: Arc::new(curves),
                             elapsed_ms: now_ms() - started,
                         })),
                         Err(error) => set_status.set(Status::Error(error.to_string())),
@@ -131,6 +146,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     });
 
     let result = Memo::new(move |_| computed.get().map(|c| c.result));
+    let curves = Memo::new(move |_| computed.get().map(|c| c.curves));
     let status_line = move || match status.get() {
         Status::Computing => "computing…".to_string(),
         Status::Ready => computed
@@ -188,7 +204,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                         <span class=move || format!("dot {}", status.with(|s| s.as_attr()))></span>
                         {status_line}
                     </p>
-                    <Charts result generation=Signal::derive(move || computed.with(|c| c.as_ref().map(|c| c.generation))) on_drawn/>
+                    <Charts result curves generation=Signal::derive(move || computed.with(|c| c.as_ref().map(|c| c.generation))) on_drawn/>
                     <ResultsTable result/>
                     <Formulas/>
                 </section>

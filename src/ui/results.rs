@@ -6,9 +6,12 @@ use leptos::ev;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
-use crate::charts::{BoxplotEntry, draw_boxplots, draw_scatter, estimator_css_color};
+use crate::charts::{
+    BoxplotEntry, TheoremEntry, draw_boxplots, draw_lemma_3_2, draw_mse_curves, draw_scatter,
+    draw_theorem_3_3, estimator_css_color,
+};
 use crate::math::config::OmegaMode;
-use crate::math::experiment::{DatasetMetrics, ExperimentResult};
+use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
 use crate::math::heuristics::AHeuristic;
 
 /// Text of a number for the table: scientific notation that `parseFloat` reads back.
@@ -20,12 +23,28 @@ fn number_text(v: f64) -> String {
     }
 }
 
+/// The canvases of the page.
+#[derive(Clone, Copy)]
+struct Canvases {
+    scatter: [NodeRef<Canvas>; 3],
+    mse: NodeRef<Canvas>,
+    rel: NodeRef<Canvas>,
+    curves: NodeRef<Canvas>,
+    lemma: NodeRef<Canvas>,
+    theorem: NodeRef<Canvas>,
+}
+
 fn draw_all(
     result: &ExperimentResult,
-    scatter_canvases: &[NodeRef<Canvas>; 3],
-    mse_canvas: NodeRef<Canvas>,
-    rel_canvas: NodeRef<Canvas>,
+    curves: &[MseCurve],
+    canvases: Canvases,
 ) -> Result<(), String> {
+    let Canvases {
+        scatter: scatter_canvases,
+        mse: mse_canvas,
+        rel: rel_canvas,
+        ..
+    } = canvases;
     for series in &result.scatter {
         let slot = AHeuristic::ALL
             .iter()
@@ -35,7 +54,7 @@ fn draw_all(
             draw_scatter(&canvas, series).map_err(|e| e.to_string())?;
         }
     }
-    let entries = |metric: fn(&DatasetMetrics) -> f64| -> Vec<BoxplotEntry> {
+    let entries = |metric: fn(&DatasetMetrics) -> f64, with_theory: bool| -> Vec<BoxplotEntry> {
         result
             .summaries
             .iter()
@@ -43,6 +62,7 @@ fn draw_all(
                 label: s.estimator.label(),
                 heuristic: s.estimator.heuristic,
                 values: s.per_dataset.iter().map(metric).collect(),
+                theory: with_theory.then_some(s.median_theoretical_mse),
             })
             .collect()
     };
@@ -52,7 +72,7 @@ fn draw_all(
             &canvas,
             &format!("MSE per dataset ({datasets} datasets)"),
             "mean squared error (log scale)",
-            &entries(|m| m.mse),
+            &entries(|m| m.mse, true),
         )
         .map_err(|e| e.to_string())?;
     }
@@ -61,9 +81,49 @@ fn draw_all(
             &canvas,
             &format!("max relative error per dataset ({datasets} datasets)"),
             "max |ŜM − SM| / SM (log scale)",
-            &entries(|m| m.max_rel_err),
+            &entries(|m| m.max_rel_err, false),
         )
         .map_err(|e| e.to_string())?;
+    }
+    draw_theory(result, curves, canvases)
+}
+
+fn draw_theory(
+    result: &ExperimentResult,
+    curves: &[MseCurve],
+    canvases: Canvases,
+) -> Result<(), String> {
+    let m = result.config.m;
+    if let Some(canvas) = canvases.curves.get() {
+        draw_mse_curves(&canvas, curves).map_err(|e| e.to_string())?;
+    }
+    if let Some(canvas) = canvases.lemma.get() {
+        let radii: Vec<_> = result
+            .scatter
+            .iter()
+            .map(|s| {
+                (
+                    s.estimates.estimator.heuristic,
+                    s.estimates.estimator.label(),
+                    s.estimates.data_radius,
+                )
+            })
+            .collect();
+        draw_lemma_3_2(&canvas, m, &radii).map_err(|e| e.to_string())?;
+    }
+    if let Some(canvas) = canvases.theorem.get() {
+        let entries: Vec<TheoremEntry> = result
+            .scatter
+            .iter()
+            .map(|s| TheoremEntry {
+                heuristic: s.estimates.estimator.heuristic,
+                label: s.estimates.estimator.label(),
+                inputs: s.estimates.theorem_3_3.clone(),
+                observed_max_rel_err: s.metrics.max_rel_err,
+                log_predicted_max_rel_rmse: s.estimates.max_log_relative_rmse(),
+            })
+            .collect();
+        draw_theorem_3_3(&canvas, m, &entries).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -71,30 +131,43 @@ fn draw_all(
 /// Figure 1 (one scatter panel per estimator) and Figures 2–3 (boxplots).
 ///
 /// - `result`: the latest finished experiment.
+/// - `curves`: MSE against m for the same configuration.
 /// - `generation`: the request that `result` answers.
 /// - `on_drawn`: told `(generation, outcome)` after every chart is drawn.
 #[component]
 pub fn Charts(
     result: Memo<Option<Arc<ExperimentResult>>>,
+    curves: Memo<Option<Arc<Vec<MseCurve>>>>,
     generation: Signal<Option<u64>>,
     on_drawn: Callback<(u64, Result<(), String>)>,
 ) -> impl IntoView {
-    let scatter_canvases: [NodeRef<Canvas>; 3] = std::array::from_fn(|_| NodeRef::new());
-    let mse_canvas = NodeRef::<Canvas>::new();
-    let rel_canvas = NodeRef::<Canvas>::new();
+    let canvases = Canvases {
+        scatter: std::array::from_fn(|_| NodeRef::new()),
+        mse: NodeRef::new(),
+        rel: NodeRef::new(),
+        curves: NodeRef::new(),
+        lemma: NodeRef::new(),
+        theorem: NodeRef::new(),
+    };
+    let Canvases {
+        scatter: scatter_canvases,
+        mse: mse_canvas,
+        rel: rel_canvas,
+        ..
+    } = canvases;
     let (resized, set_resized) = signal(0u32);
     let listener = window_event_listener(ev::resize, move |_| set_resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
 
     Effect::new(move |_| {
         resized.track();
-        let Some(result) = result.get() else {
+        let (Some(result), Some(curves)) = (result.get(), curves.get()) else {
             return;
         };
         let Some(ticket) = generation.get_untracked() else {
             return;
         };
-        let outcome = draw_all(&result, &scatter_canvases, mse_canvas, rel_canvas);
+        let outcome = draw_all(&result, &curves, canvases);
         on_drawn.run((ticket, outcome));
     });
 
@@ -149,8 +222,54 @@ pub fn Charts(
             <p class="caption">
                 "Figures 2 and 3: each dot is one dataset's MSE (mean over its pairs of (ŜM − SM)²) or max relative error "
                 "(max over its pairs of |ŜM − SM| / SM). Boxes span the quartiles with the median inside; whiskers reach "
-                "the furthest value within 1.5 IQR; circles are values beyond."
+                "the furthest value within 1.5 IQR; circles are values beyond. The black diamond is Lemma 3.1's "
+                "prediction: the median over the datasets of each dataset's expected MSE (an arrow with its value "
+                "when it lies beyond the axis)."
             </p>
+        </section>
+        <section class="figure theory">
+            <h2>"Theory beside the measurement"</h2>
+            <div class="theory-row">
+                <div class="panel"><canvas node_ref=canvases.curves class="chart theory-chart" data-chart="mse-vs-m"></canvas></div>
+                <div class="explain">
+                    <h3>"MSE falls as 1/m"</h3>
+                    <p class="formula-block">"MSE(x, y) = (1/2m) · e^{|z|²} · SM(x, y)² · (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy"</p>
+                    <p>
+                        "Lemma 3.1 (hyperbolic form; the positive form has 1/m and the first power). The line is its mean over the "
+                        "first 32 pairs of the scatter dataset; the points are the measured MSE on the same pairs, the mean of 4 "
+                        "independent draws of ω with ±1 standard error. Where |z|² is large, the MSE is dominated by draws too rare "
+                        "to appear in a few repeats, and the points fall far below the line: the formula is right, the sample is not "
+                        "big enough to see it."
+                    </p>
+                </div>
+            </div>
+            <div class="theory-row">
+                <div class="panel"><canvas node_ref=canvases.lemma class="chart theory-chart" data-chart="lemma-3-2"></canvas></div>
+                <div class="explain">
+                    <h3>"A bound from the size of the data"</h3>
+                    <p class="formula-block">"√MSE / SM ≤ W(r) / √(2m),  W(r) = e^{2r²} (1 − e^{−4r²})"</p>
+                    <p>
+                        "Lemma 3.2, corrected: the seed paper prints 1 − e^{4r²}, which would make the bound negative. It holds for "
+                        "HCEXP on any region where |Ax| ≤ r and |A⁻ᵀy| ≤ r, because the relative RMSE grows with |z|² ≤ (2r)². "
+                        "The vertical lines mark each estimator's r on the scatter dataset: a good A keeps r small, and the bound "
+                        "grows like e^{2r²}."
+                    </p>
+                </div>
+            </div>
+            <div class="theory-row">
+                <div class="panel"><canvas node_ref=canvases.theorem class="chart theory-chart" data-chart="theorem-3-3"></canvas></div>
+                <div class="explain">
+                    <h3>"A bound that holds with probability p"</h3>
+                    <p class="formula-block">"r = max(√(λ_Ax χ²_d(q)) + |Aμ_x|, √(λ_A⁻ᵀy χ²_d(q)) + |A⁻ᵀμ_y|),  q = p^{1/(2s)}"</p>
+                    <p>
+                        "Theorem 3.3: if queries and keys are Gaussian, then with probability at least p every one of the s pairs has "
+                        "relative RMSE at most W(r)/√(2m). λ_Ax = maxᵢ aᵢ² σ²_x,i and λ_A⁻ᵀy = maxᵢ σ²_y,i / aᵢ²; the χ² quantile "
+                        "comes from statrs. Computed from the scatter dataset's sample statistics it is an approximation. Dashed: the "
+                        "largest √MSE/SM that Lemma 3.1 predicts on the data; dots: the largest relative error actually observed. "
+                        "Above 1 (shaded) the bound says nothing."
+                    </p>
+                </div>
+            </div>
         </section>
     }
 }
