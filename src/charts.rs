@@ -13,6 +13,7 @@ use web_sys::HtmlCanvasElement;
 
 use crate::math::experiment::{MseCurve, ScatterSeries};
 use crate::math::heuristics::AHeuristic;
+use crate::math::probe::ProbeResult;
 use crate::math::stats::{BoxSummary, quantile};
 use crate::math::theory::{Theorem33Inputs, log_lemma_3_2_bound};
 
@@ -103,12 +104,46 @@ fn tick(v: f64) -> String {
     }
 }
 
-/// What a scatter panel left out, for its caption.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ScatterClipping {
+/// Where a scatter panel put its points (CSS pixels of the canvas), so that a click can be
+/// mapped back to a pair, and what it left out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScatterLayout {
     /// Estimates outside the plotted range, drawn on its edge (the paper's "some outliers
     /// don't appear").
     pub outside: usize,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+    lo: f64,
+    hi: f64,
+}
+
+impl ScatterLayout {
+    /// The CSS-pixel position of a (true, estimate) point, clamped to the plot as drawn.
+    pub fn position(&self, true_value: f64, estimate: f64) -> (f64, f64) {
+        let fraction = |v: f64| ((v - self.lo) / (self.hi - self.lo)).clamp(0.0, 1.0);
+        (
+            self.left + fraction(true_value) * (self.right - self.left),
+            self.bottom - fraction(estimate) * (self.bottom - self.top),
+        )
+    }
+
+    /// The pair whose point is nearest to a click at `(x, y)` CSS pixels, within 12 pixels.
+    pub fn nearest_pair(&self, series: &ScatterSeries, x: f64, y: f64) -> Option<usize> {
+        let e = &series.estimates;
+        e.log_true
+            .iter()
+            .zip(&e.log_estimates)
+            .enumerate()
+            .map(|(i, (t, est))| {
+                let (px, py) = self.position(t.exp(), est.exp());
+                (i, (px - x).powi(2) + (py - y).powi(2))
+            })
+            .filter(|(_, d2)| d2.is_finite() && *d2 <= 144.0)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    }
 }
 
 /// The shared range of both scatter axes: every true value, and the central 90 % of the
@@ -131,11 +166,13 @@ fn scatter_range(points: &[(f64, f64)]) -> Option<(f64, f64)> {
 }
 
 /// Figure 1, one panel: true SM against estimated SM, with the line ŜM = SM. Estimates
-/// outside the range are drawn on its edge, counted and reported in the panel.
+/// outside the range are drawn on its edge, counted and reported in the panel; the pair
+/// `highlight` (the probe's) is ringed.
 pub fn draw_scatter(
     canvas: &HtmlCanvasElement,
     series: &ScatterSeries,
-) -> Result<ScatterClipping, ChartError> {
+    highlight: Option<usize>,
+) -> Result<ScatterLayout, ChartError> {
     let dpr = prepare(canvas, 300);
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
@@ -147,7 +184,6 @@ pub fn draw_scatter(
         .iter()
         .zip(&series.estimates.log_estimates)
         .map(|(t, e)| (t.exp(), e.exp()))
-        .filter(|(t, _)| t.is_finite())
         .collect();
     let (lo, hi) = scatter_range(&points).ok_or(ChartError::NoFiniteData("the scatter plot"))?;
     let color = estimator_color(estimator.heuristic);
@@ -178,7 +214,7 @@ pub fn draw_scatter(
     ))?;
     let radius = px(2.2).max(1);
     let outside = points.iter().filter(|p| !(p.1 >= lo && p.1 <= hi)).count();
-    chart.draw_series(points.iter().map(|&(t, e)| {
+    chart.draw_series(points.iter().filter(|p| p.0.is_finite()).map(|&(t, e)| {
         // NaN never arises from the log domain; if it did, it would sit on the bottom edge.
         let shown = if e > hi {
             hi
@@ -217,8 +253,25 @@ pub fn draw_scatter(
             .color(&RGBColor(60, 60, 60))
             .pos(Pos::new(HPos::Center, VPos::Top)),
     ))?;
+    if let Some(&(t, e)) = highlight.and_then(|i| points.get(i)) {
+        let shown = e.clamp(lo, hi);
+        chart.draw_series(std::iter::once(Circle::new(
+            (t, shown),
+            px(7.0),
+            ShapeStyle::from(&BLACK).stroke_width(px(2.0).max(1) as u32),
+        )))?;
+    }
+    let (x_range, y_range) = chart.plotting_area().get_pixel_range();
     root.present()?;
-    Ok(ScatterClipping { outside })
+    Ok(ScatterLayout {
+        outside,
+        left: x_range.start as f64 / dpr,
+        right: x_range.end as f64 / dpr,
+        top: y_range.start as f64 / dpr,
+        bottom: y_range.end as f64 / dpr,
+        lo,
+        hi,
+    })
 }
 
 /// One box of a boxplot chart.
@@ -758,5 +811,149 @@ pub fn draw_theorem_3_3(
     let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
     legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
     root.present()?;
+    Ok(())
+}
+
+/// One estimator's panel in the probe chart.
+pub struct ProbeEntry<'a> {
+    pub heuristic: AHeuristic,
+    pub label: &'static str,
+    pub result: &'a ProbeResult,
+}
+
+/// The single-pair probe: per estimator, the histogram of the independent estimates, the true
+/// value (black), their mean (dashed, the estimator's colour) and the band SM ± √MSE of
+/// Lemma 3.1 (grey). Estimates beyond the central 99 % are counted on the edge bins.
+pub fn draw_probe(
+    canvas: &HtmlCanvasElement,
+    entries: &[ProbeEntry<'_>],
+) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 300);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    if entries.is_empty() {
+        return Err(ChartError::NoFiniteData("the probe"));
+    }
+    let panels = root.split_evenly((1, entries.len()));
+    for (entry, panel) in entries.iter().zip(panels.iter()) {
+        draw_probe_panel(panel, entry, &px)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn draw_probe_panel(
+    panel: &DrawingArea<CanvasBackend, plotters::coord::Shift>,
+    entry: &ProbeEntry<'_>,
+    px: &impl Fn(f64) -> i32,
+) -> Result<(), ChartError> {
+    let r = entry.result;
+    let finite: Vec<f64> = r
+        .estimates
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let (Some(q_lo), Some(q_hi)) = (quantile(&finite, 0.005), quantile(&finite, 0.995)) else {
+        return Err(ChartError::NoFiniteData("the probe"));
+    };
+    let (lo, hi) = padded_range([q_lo, q_hi, r.true_value].into_iter(), 0.0, 1e-12)
+        .ok_or(ChartError::NoFiniteData("the probe"))?;
+    let span = hi - lo;
+    let (lo, hi) = ((lo - 0.05 * span).max(0.0), hi + 0.05 * span);
+    let bins = 40usize;
+    let width = (hi - lo) / bins as f64;
+    let mut counts = vec![0usize; bins];
+    for v in &finite {
+        let bin = ((v - lo) / width).floor().clamp(0.0, (bins - 1) as f64) as usize;
+        counts[bin] += 1;
+    }
+    let top = counts.iter().copied().max().unwrap_or(1).max(1) as f64 * 1.15;
+    let color = estimator_color(entry.heuristic);
+    let (header, body) = panel.split_vertically(px(44.0));
+    let mut chart = ChartBuilder::on(&body)
+        .margin(px(6.0))
+        .x_label_area_size(px(36.0))
+        .y_label_area_size(px(44.0))
+        .build_cartesian_2d(lo..hi, 0.0..top)?;
+    chart
+        .configure_mesh()
+        .x_desc("estimate of SM(x, y)")
+        .y_desc("count")
+        .x_labels(5)
+        .y_labels(4)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .label_style(("sans-serif", px(10.0)))
+        .axis_desc_style(("sans-serif", px(11.0)))
+        .light_line_style(RGBColor(242, 242, 242))
+        .bold_line_style(RGBColor(222, 222, 222))
+        .draw()?;
+    let rmse = r.theoretical_mse.sqrt();
+    if rmse.is_finite() {
+        let band = ((r.true_value - rmse).max(lo), (r.true_value + rmse).min(hi));
+        if band.0 < band.1 {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(band.0, 0.0), (band.1, top)],
+                RGBColor(120, 120, 120).mix(0.15).filled(),
+            )))?;
+        }
+    }
+    chart.draw_series(counts.iter().enumerate().map(|(i, c)| {
+        let x0 = lo + i as f64 * width;
+        Rectangle::new(
+            [(x0, 0.0), (x0 + width, *c as f64)],
+            color.mix(0.6).filled(),
+        )
+    }))?;
+    let stroke = px(2.0).max(1) as u32;
+    chart.draw_series(LineSeries::new(
+        [(r.true_value, 0.0), (r.true_value, top)],
+        ShapeStyle::from(&BLACK).stroke_width(stroke),
+    ))?;
+    if r.mean_estimate.is_finite() && r.mean_estimate >= lo && r.mean_estimate <= hi {
+        chart.draw_series(DashedLineSeries::new(
+            [(r.mean_estimate, 0.0), (r.mean_estimate, top)],
+            px(5.0) as u32,
+            px(4.0) as u32,
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+    }
+    let (w, _) = header.dim_in_pixel();
+    let lines = [
+        (entry.label.to_string(), px(13.0), BLACK),
+        (
+            format!(
+                "SM {} · mean {} ± {} (SE)",
+                tick(r.true_value),
+                tick(r.mean_estimate),
+                tick(r.standard_error)
+            ),
+            px(10.5),
+            RGBColor(50, 50, 50),
+        ),
+        (
+            format!(
+                "√MSE: Lemma 3.1 {} · measured {}",
+                tick(rmse),
+                tick(r.empirical_mse.sqrt())
+            ),
+            px(10.5),
+            RGBColor(50, 50, 50),
+        ),
+    ];
+    let mut y = px(2.0);
+    for (text, size, text_color) in lines {
+        header.draw(&Text::new(
+            text,
+            (w as i32 / 2, y),
+            ("sans-serif", size)
+                .into_font()
+                .color(&text_color)
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))?;
+        y += size + px(2.0);
+    }
     Ok(())
 }

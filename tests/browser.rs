@@ -175,11 +175,18 @@ fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
     let result = run_experiment(&config).unwrap();
     let series = &result.scatter[0];
     let before = pixels_near(&canvas, (33, 102, 172));
-    let clipping = draw_scatter(&canvas, series).unwrap();
+    let layout = draw_scatter(&canvas, series, Some(3)).unwrap();
     let RGBColor(r, g, b) = estimator_color(AHeuristic::VarianceAdjusted);
     assert_eq!(before, 0);
     assert!(pixels_near(&canvas, (r, g, b)) > 100);
-    assert!(clipping.outside <= series.estimates.log_true.len() / 10 + 1);
+    assert!(layout.outside <= series.estimates.log_true.len() / 10 + 1);
+    // A click on a point maps back to that pair (or one drawn on the same pixel).
+    let e = &series.estimates;
+    let target = layout.position(e.log_true[3].exp(), e.log_estimates[3].exp());
+    let picked = layout.nearest_pair(series, target.0, target.1).expect("a pair under the click");
+    let at = layout.position(e.log_true[picked].exp(), e.log_estimates[picked].exp());
+    assert!((at.0 - target.0).abs() < 1.0 && (at.1 - target.1).abs() < 1.0);
+    assert_eq!(layout.nearest_pair(series, -500.0, -500.0), None);
     // The backing store follows the CSS size × devicePixelRatio.
     let dpr = web_sys::window().unwrap().device_pixel_ratio();
     assert_eq!(canvas.width(), (400.0 * dpr).round() as u32);

@@ -53,6 +53,10 @@ pub struct ExperimentConfig {
     pub hyperbolic: bool,
     /// ω shared per dataset or fresh per pair.
     pub omega: OmegaMode,
+    /// The scatter dataset's pair examined by the single-pair probe, if any.
+    pub probe: Option<usize>,
+    /// Independent estimates drawn by the single-pair probe.
+    pub trials: usize,
 }
 
 impl Default for ExperimentConfig {
@@ -72,6 +76,8 @@ impl Default for ExperimentConfig {
             estimators: AHeuristic::ALL.to_vec(),
             hyperbolic: true,
             omega: OmegaMode::Shared,
+            probe: None,
+            trials: 2000,
         }
     }
 }
@@ -93,6 +99,8 @@ pub enum Param {
     Estimators,
     Hyperbolic,
     Omega,
+    Probe,
+    Trials,
 }
 
 /// The allowed range of a numeric parameter.
@@ -108,12 +116,19 @@ pub struct NumericRange {
 /// seconds.
 pub const MAX_WORK: f64 = 1.5e10;
 
+/// Indices the probe accepts: any pair of the largest scatter dataset.
+const PROBE_RANGE: NumericRange = NumericRange {
+    min: 0.0,
+    max: 19_999.0,
+    integer: true,
+};
+
 /// Longest parameter text considered; longer text is rejected without being parsed.
 const MAX_VALUE_LEN: usize = 64;
 
 impl Param {
     /// Every parameter, in the order of the URL and the README table.
-    pub const ALL: [Param; 14] = [
+    pub const ALL: [Param; 16] = [
         Param::D,
         Param::M,
         Param::N,
@@ -128,6 +143,8 @@ impl Param {
         Param::Estimators,
         Param::Hyperbolic,
         Param::Omega,
+        Param::Probe,
+        Param::Trials,
     ];
 
     /// The URL query key (also the `--key` of the command line).
@@ -147,6 +164,8 @@ impl Param {
             Param::Estimators => "est",
             Param::Hyperbolic => "hyp",
             Param::Omega => "omega",
+            Param::Probe => "probe",
+            Param::Trials => "trials",
         }
     }
 
@@ -172,6 +191,8 @@ impl Param {
             Param::Estimators => "estimators",
             Param::Hyperbolic => "hyperbolic features",
             Param::Omega => "projections ω",
+            Param::Probe => "probed pair (index)",
+            Param::Trials => "probe estimates T",
         }
     }
 
@@ -197,7 +218,8 @@ impl Param {
             Param::MeanScale => Some(real(0.001, 1000.0)),
             Param::XShape | Param::YShape => Some(real(0.001, 100.0)),
             Param::XNorm | Param::YNorm => Some(real(0.01, 50.0)),
-            Param::Estimators | Param::Hyperbolic | Param::Omega => None,
+            Param::Trials => Some(int(2.0, 100_000.0)),
+            Param::Estimators | Param::Hyperbolic | Param::Omega | Param::Probe => None,
         }
     }
 
@@ -211,6 +233,10 @@ impl Param {
                     "a comma-separated, non-empty subset of prf, mean, var".to_string()
                 }
                 Param::Hyperbolic => "1 or 0 (true or false)".to_string(),
+                Param::Probe => format!(
+                    "none, or an integer from 0 to {} (a pair of the scatter dataset)",
+                    PROBE_RANGE.max
+                ),
                 _ => "shared or fresh".to_string(),
             },
         }
@@ -303,6 +329,10 @@ impl ExperimentConfig {
                 OmegaMode::Fresh => "fresh",
             }
             .to_string(),
+            Param::Probe => self
+                .probe
+                .map_or_else(|| "none".to_string(), |i| i.to_string()),
+            Param::Trials => self.trials.to_string(),
         }
     }
 
@@ -334,7 +364,8 @@ impl ExperimentConfig {
                 Param::YShape => next.y_shape = value,
                 Param::XNorm => next.x_norm = value,
                 Param::YNorm => next.y_norm = value,
-                Param::Estimators | Param::Hyperbolic | Param::Omega => {}
+                Param::Trials => next.trials = value as usize,
+                Param::Estimators | Param::Hyperbolic | Param::Omega | Param::Probe => {}
             }
         } else {
             let bad = || ParamError {
@@ -348,6 +379,15 @@ impl ExperimentConfig {
                         "1" | "true" | "on" => true,
                         "0" | "false" | "off" => false,
                         _ => return Err(bad()),
+                    }
+                }
+                Param::Probe => {
+                    next.probe = match text.trim() {
+                        "" | "none" => None,
+                        number => {
+                            Some(parse_number(param, PROBE_RANGE, number).map_err(|_| bad())?
+                                as usize)
+                        }
                     }
                 }
                 _ => {
@@ -488,6 +528,8 @@ mod tests {
         config.set(Param::Estimators, "var,prf").unwrap();
         config.set(Param::Hyperbolic, "0").unwrap();
         config.set(Param::Omega, "fresh").unwrap();
+        config.set(Param::Probe, "17").unwrap();
+        config.set(Param::Trials, "500").unwrap();
         let (parsed, notices) = ExperimentConfig::from_query(&format!("?{}", config.to_query()));
         assert!(notices.is_empty(), "{notices:?}");
         assert_eq!(parsed, config);

@@ -124,7 +124,7 @@ impl Projections {
 }
 
 /// The transformed pair: `z = Ax + A^-T y` and `|Ax|² + |A^-T y|²`.
-fn transform(x: &[f64], y: &[f64], a: &[f64], z: &mut [f64]) -> f64 {
+pub(crate) fn transform(x: &[f64], y: &[f64], a: &[f64], z: &mut [f64]) -> f64 {
     let mut squared_norms = 0.0;
     for (((zi, xi), yi), ai) in z.iter_mut().zip(x).zip(y).zip(a) {
         let ax = ai * xi;
@@ -194,7 +194,7 @@ impl PairEstimator {
 }
 
 /// `log Σ_k exp(t_k)`, shifted by the maximum so that no term overflows.
-fn log_sum_exp(t: &[f64]) -> f64 {
+pub(crate) fn log_sum_exp(t: &[f64]) -> f64 {
     let max = t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if !max.is_finite() {
         return max;
@@ -203,7 +203,7 @@ fn log_sum_exp(t: &[f64]) -> f64 {
 }
 
 /// `log Σ_k cosh(t_k) = M + log Σ_k (exp(t_k − M) + exp(−t_k − M))/2` with `M = max |t_k|`.
-fn log_sum_cosh(t: &[f64]) -> f64 {
+pub(crate) fn log_sum_cosh(t: &[f64]) -> f64 {
     let max = t.iter().map(|v| v.abs()).fold(0.0, f64::max);
     if !max.is_finite() {
         return max;

@@ -5,6 +5,7 @@ pub mod dataset;
 pub mod estimators;
 pub mod experiment;
 pub mod heuristics;
+pub mod probe;
 pub mod rng;
 pub mod stats;
 pub mod theory;

@@ -18,8 +18,10 @@ pub enum StreamPurpose {
     SharedOmega = 2,
     /// The projections ω drawn afresh for one pair.
     PairOmega = 3,
-    /// Independent repetitions in tests and probes.
+    /// Independent repetitions: the MSE-against-m curve, tests, the command line.
     Trial = 4,
+    /// The single-pair probe's independent estimates.
+    Probe = 5,
 }
 
 /// The generator for stream `(seed, purpose, index, sub_index)`.

@@ -3,6 +3,7 @@
 //! the canvas drawing.
 
 mod controls;
+mod probe;
 mod results;
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use crate::math::experiment::{
     mse_against_m, run_experiment,
 };
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
+use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 
 /// Mounts the app on `<body>`, configured from the page's URL.
@@ -204,8 +206,20 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                         <span class=move || format!("dot {}", status.with(|s| s.as_attr()))></span>
                         {status_line}
                     </p>
-                    <Charts result curves generation=Signal::derive(move || computed.with(|c| c.as_ref().map(|c| c.generation))) on_drawn/>
+                    <Charts
+                        result
+                        curves
+                        generation=Signal::derive(move || computed.with(|c| c.as_ref().map(|c| c.generation)))
+                        on_drawn
+                        probe=Signal::derive(move || config.with(|c| c.probe))
+                        on_pick=Callback::new(move |index: usize| {
+                            set_config.update(|c| {
+                                let _ = c.set(Param::Probe, &index.to_string());
+                            })
+                        })
+                    />
                     <ResultsTable result/>
+                    <ProbePanel config set_config result/>
                     <Formulas/>
                 </section>
             </div>

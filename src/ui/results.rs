@@ -7,8 +7,8 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 
 use crate::charts::{
-    BoxplotEntry, TheoremEntry, draw_boxplots, draw_lemma_3_2, draw_mse_curves, draw_scatter,
-    draw_theorem_3_3, estimator_css_color,
+    BoxplotEntry, ScatterLayout, TheoremEntry, draw_boxplots, draw_lemma_3_2, draw_mse_curves,
+    draw_scatter, draw_theorem_3_3, estimator_css_color,
 };
 use crate::math::config::OmegaMode;
 use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
@@ -34,10 +34,20 @@ struct Canvases {
     theorem: NodeRef<Canvas>,
 }
 
+/// Which of the three scatter canvases shows `heuristic`.
+fn scatter_slot(heuristic: AHeuristic) -> usize {
+    AHeuristic::ALL
+        .iter()
+        .position(|h| *h == heuristic)
+        .unwrap_or(0)
+}
+
 fn draw_all(
     result: &ExperimentResult,
     curves: &[MseCurve],
     canvases: Canvases,
+    probe: Option<usize>,
+    layouts: StoredValue<[Option<ScatterLayout>; 3]>,
 ) -> Result<(), String> {
     let Canvases {
         scatter: scatter_canvases,
@@ -45,15 +55,14 @@ fn draw_all(
         rel: rel_canvas,
         ..
     } = canvases;
+    let mut drawn = [None; 3];
     for series in &result.scatter {
-        let slot = AHeuristic::ALL
-            .iter()
-            .position(|h| *h == series.estimates.estimator.heuristic)
-            .unwrap_or(0);
+        let slot = scatter_slot(series.estimates.estimator.heuristic);
         if let Some(canvas) = scatter_canvases[slot].get() {
-            draw_scatter(&canvas, series).map_err(|e| e.to_string())?;
+            drawn[slot] = Some(draw_scatter(&canvas, series, probe).map_err(|e| e.to_string())?);
         }
     }
+    layouts.set_value(drawn);
     let entries = |metric: fn(&DatasetMetrics) -> f64, with_theory: bool| -> Vec<BoxplotEntry> {
         result
             .summaries
@@ -134,13 +143,18 @@ fn draw_theory(
 /// - `curves`: MSE against m for the same configuration.
 /// - `generation`: the request that `result` answers.
 /// - `on_drawn`: told `(generation, outcome)` after every chart is drawn.
+/// - `probe`: the pair to ring on the scatter panels.
+/// - `on_pick`: told the index of a scatter point the user clicked.
 #[component]
 pub fn Charts(
     result: Memo<Option<Arc<ExperimentResult>>>,
     curves: Memo<Option<Arc<Vec<MseCurve>>>>,
     generation: Signal<Option<u64>>,
     on_drawn: Callback<(u64, Result<(), String>)>,
+    probe: Signal<Option<usize>>,
+    on_pick: Callback<usize>,
 ) -> impl IntoView {
+    let layouts = StoredValue::new([None::<ScatterLayout>; 3]);
     let canvases = Canvases {
         scatter: std::array::from_fn(|_| NodeRef::new()),
         mse: NodeRef::new(),
@@ -167,7 +181,7 @@ pub fn Charts(
         let Some(ticket) = generation.get_untracked() else {
             return;
         };
-        let outcome = draw_all(&result, &curves, canvases);
+        let outcome = draw_all(&result, &curves, canvases, probe.get(), layouts);
         on_drawn.run((ticket, outcome));
     });
 
@@ -175,6 +189,24 @@ pub fn Charts(
         .into_iter()
         .zip(scatter_canvases)
         .map(|(heuristic, canvas)| {
+            let pick = move |ev: ev::MouseEvent| {
+                let slot = scatter_slot(heuristic);
+                let picked = result.with_untracked(|r| {
+                    let series = r
+                        .as_ref()?
+                        .scatter
+                        .iter()
+                        .find(|s| s.estimates.estimator.heuristic == heuristic)?;
+                    layouts.with_value(|l| l[slot])?.nearest_pair(
+                        series,
+                        ev.offset_x() as f64,
+                        ev.offset_y() as f64,
+                    )
+                });
+                if let Some(index) = picked {
+                    on_pick.run(index);
+                }
+            };
             let shown = move || {
                 result.with(|r| {
                     r.as_ref().is_some_and(|r| {
@@ -189,7 +221,9 @@ pub fn Charts(
                     <canvas
                         node_ref=canvas
                         class="chart scatter"
+                        title="click a point to probe that pair"
                         data-chart=format!("scatter-{}", heuristic.url_name())
+                        on:click=pick
                     ></canvas>
                 </div>
             }
@@ -200,7 +234,7 @@ pub fn Charts(
         result.with(|r| {
             r.as_ref().map(|r| {
                 format!(
-                    "Figure 1: one dataset of n = {} pairs (d = {}, m = {}); each dot is one pair, the line is ŜM = SM.",
+                    "Figure 1: one dataset of n = {} pairs (d = {}, m = {}); each dot is one pair, the line is ŜM = SM. Click a dot to probe that pair below.",
                     r.config.n, r.config.d, r.config.m
                 )
             })

@@ -33,7 +33,7 @@ test('default page: every chart drawn, the paper\'s ordering, only its own files
   page.on('request', (r) => { if (!r.url().startsWith(server.url)) foreign.push(r.url()); });
   await waitReady(page, 90_000);
   const ink = await chartInk(page);
-  for (const chart of ['scatter-prf', 'scatter-mean', 'scatter-var', 'mse', 'max-rel-err']) {
+  for (const chart of ['scatter-prf', 'scatter-mean', 'scatter-var', 'mse', 'max-rel-err', 'mse-vs-m', 'lemma-3-2', 'theorem-3-3']) {
     assert.ok(ink[chart] > 0.02, `chart ${chart} looks blank (ink ${ink[chart]})`);
   }
   const table = await readTable(page);
@@ -105,6 +105,36 @@ test('invalid typing shows an inline message and keeps the last results', async 
   assert.match(await page.textContent('.control.invalid .control-error'), /m: must be an integer from 1 to 16384/);
   assert.equal(await page.getAttribute('.app', 'data-status'), 'ready');
   assert.deepEqual(await readTable(page), before);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('clicking a scatter point probes that pair: histogram drawn, URL follows', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=100&datasets=3&pairs=50&m=64&trials=500');
+  await waitReady(page);
+  // Click on the variance-adjusted panel at a drawn point: find a dark-blue pixel.
+  const target = await page.$eval('canvas[data-chart="scatter-var"]', (c) => {
+    const { data, width, height } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    const scale = c.width / c.clientWidth;
+    for (let y = 0; y < height; y += 1) for (let x = 0; x < width; x += 1) {
+      const i = 4 * (y * width + x);
+      if (Math.abs(data[i] - 144) < 25 && Math.abs(data[i + 1] - 178) < 25 && Math.abs(data[i + 2] - 213) < 25) return { x: x / scale, y: y / scale };
+    }
+    return null;
+  });
+  assert.ok(target, 'no point found on the scatter panel');
+  await page.click('canvas[data-chart="scatter-var"]', { position: target });
+  await page.waitForFunction(() => /[?&]probe=\d+/.test(location.search));
+  const index = Number(new URL(page.url()).searchParams.get('probe'));
+  assert.equal(await page.inputValue('#control-probe'), String(index));
+  await page.waitForFunction((i) => document.querySelector('.probe .caption')?.textContent.includes(`pair ${i} of the scatter dataset`), index);
+  const ink = await chartInk(page);
+  assert.ok(ink.probe > 0.02, `probe chart looks blank (ink ${ink.probe})`);
+  // A typed pair of the wrong shape gives an inline message, not an error.
+  await page.fill('input[name="probe-x"]', '1, 2, 3');
+  await page.fill('input[name="probe-y"]', '1, 2');
+  await page.click('.typed-pair button');
+  assert.match(await page.textContent('.typed-pair .control-error'), /same dimension/);
   assert.deepEqual(problems, []);
   await context.close();
 });
