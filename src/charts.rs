@@ -11,10 +11,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use crate::math::experiment::{MseCurve, ScatterSeries};
+use crate::math::experiment::{CurvePoint, MseCurve, ScatterSeries};
 use crate::math::heuristics::AHeuristic;
 use crate::math::probe::ProbeResult;
-use crate::math::stats::{BoxSummary, quantile};
+use crate::math::stats::{BoxSummary, format_from_log, quantile};
 use crate::math::theory::{Theorem33Inputs, log_lemma_3_2_bound};
 
 /// Why a chart could not be drawn.
@@ -117,11 +117,25 @@ pub struct ScatterLayout {
     bottom: f64,
     lo: f64,
     hi: f64,
+    /// Whether the axes show log10 SM (when SM spans many orders of magnitude or overflows).
+    pub log_axes: bool,
 }
 
+/// SM spanning more than this factor on the scatter dataset switches the panels to log axes.
+const LOG_AXES_SPAN: f64 = 1e4;
+
 impl ScatterLayout {
-    /// The CSS-pixel position of a (true, estimate) point, clamped to the plot as drawn.
-    pub fn position(&self, true_value: f64, estimate: f64) -> (f64, f64) {
+    /// The CSS-pixel position of the point of a pair given `ln SM` and `ln ŜM`, clamped to the
+    /// plot as drawn.
+    pub fn position(&self, log_true: f64, log_estimate: f64) -> (f64, f64) {
+        let axis = |l: f64| {
+            if self.log_axes {
+                l / std::f64::consts::LN_10
+            } else {
+                l.exp()
+            }
+        };
+        let (true_value, estimate) = (axis(log_true), axis(log_estimate));
         let fraction = |v: f64| ((v - self.lo) / (self.hi - self.lo)).clamp(0.0, 1.0);
         (
             self.left + fraction(true_value) * (self.right - self.left),
@@ -137,7 +151,7 @@ impl ScatterLayout {
             .zip(&e.log_estimates)
             .enumerate()
             .map(|(i, (t, est))| {
-                let (px, py) = self.position(t.exp(), est.exp());
+                let (px, py) = self.position(*t, *est);
                 (i, (px - x).powi(2) + (py - y).powi(2))
             })
             .filter(|(_, d2)| d2.is_finite() && *d2 <= 144.0)
@@ -178,15 +192,43 @@ pub fn draw_scatter(
     let root = backend(canvas)?.into_drawing_area();
     root.fill(&WHITE)?;
     let estimator = series.estimates.estimator;
-    let points: Vec<(f64, f64)> = series
-        .estimates
-        .log_true
+    let log_true = &series.estimates.log_true;
+    let (min_log, max_log) = log_true
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), l| {
+            (a.min(*l), b.max(*l))
+        });
+    // exp overflows near 709; far before that a linear axis shows one dot per decade.
+    let log_axes =
+        max_log - min_log > LOG_AXES_SPAN.ln() || max_log.abs().max(min_log.abs()) > 300.0;
+    let axis = |l: f64| {
+        if log_axes {
+            l / std::f64::consts::LN_10
+        } else {
+            l.exp()
+        }
+    };
+    let points: Vec<(f64, f64)> = log_true
         .iter()
         .zip(&series.estimates.log_estimates)
-        .map(|(t, e)| (t.exp(), e.exp()))
+        .map(|(t, e)| (axis(*t), axis(*e)))
         .collect();
-    let (lo, hi) = scatter_range(&points).ok_or(ChartError::NoFiniteData("the scatter plot"))?;
+    let (lo, hi) = if log_axes {
+        let (lo, hi) = padded_range(points.iter().map(|p| p.0), 0.0, 1.0)
+            .ok_or(ChartError::NoFiniteData("the scatter plot"))?;
+        let span = hi - lo;
+        (lo - 0.1 * span, hi + 0.1 * span)
+    } else {
+        scatter_range(&points).ok_or(ChartError::NoFiniteData("the scatter plot"))?
+    };
     let color = estimator_color(estimator.heuristic);
+    let label = |v: f64| {
+        if log_axes {
+            power_of_ten_label((v * 10.0).round() / 10.0)
+        } else {
+            tick(v)
+        }
+    };
     // A header with the title and the panel's numbers, above the plotting area.
     let (header, body) = root.split_vertically(px(42.0));
     let mut chart = ChartBuilder::on(&body)
@@ -197,12 +239,20 @@ pub fn draw_scatter(
         .build_cartesian_2d(lo..hi, lo..hi)?;
     chart
         .configure_mesh()
-        .x_desc("true SM(x, y) = exp(x·y)")
-        .y_desc("estimated SM")
+        .x_desc(if log_axes {
+            "true SM(x, y) = exp(x·y) (log scale)"
+        } else {
+            "true SM(x, y) = exp(x·y)"
+        })
+        .y_desc(if log_axes {
+            "estimated SM (log scale)"
+        } else {
+            "estimated SM"
+        })
         .x_labels(6)
         .y_labels(6)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
+        .x_label_formatter(&|v| label(*v))
+        .y_label_formatter(&|v| label(*v))
         .label_style(("sans-serif", px(11.0)))
         .axis_desc_style(("sans-serif", px(12.0)))
         .light_line_style(RGBColor(240, 240, 240))
@@ -227,9 +277,9 @@ pub fn draw_scatter(
     }))?;
     let metrics = series.metrics;
     let note = format!(
-        "MSE {:.3e} · max rel. err {:.3}{}",
-        metrics.mse,
-        metrics.max_rel_err,
+        "MSE {} · max rel. err {}{}",
+        format_from_log(metrics.log_mse, 3),
+        format_from_log(metrics.log_max_rel_err, 3),
         if outside > 0 {
             format!(" · {outside} outside (on the edge)")
         } else {
@@ -271,6 +321,7 @@ pub fn draw_scatter(
         bottom: y_range.end as f64 / dpr,
         lo,
         hi,
+        log_axes,
     })
 }
 
@@ -278,15 +329,16 @@ pub fn draw_scatter(
 pub struct BoxplotEntry {
     pub label: &'static str,
     pub heuristic: AHeuristic,
+    /// `log10` of each dataset's value.
     pub values: Vec<f64>,
-    /// A theoretical value to mark on the box (Lemma 3.1's median expected MSE).
+    /// `log10` of a theoretical value to mark on the box (Lemma 3.1's median expected MSE).
     pub theory: Option<f64>,
 }
 
 /// Figures 2 and 3: one box per estimator on a log axis (Tukey whiskers at 1.5 IQR, outliers
-/// as circles, every dataset's value as a faint dot). Non-positive or non-finite values cannot
-/// sit on a log axis and are left out of the range (a value 0 only arises from an exact
-/// estimate).
+/// as circles, every dataset's value as a faint dot). Entries carry `log10` of the values
+/// (the quartiles are those of the logs), so values far beyond f64's range are still drawn;
+/// non-finite logs (an exact estimate gives −inf) are left out.
 pub fn draw_boxplots(
     canvas: &HtmlCanvasElement,
     title: &str,
@@ -297,7 +349,9 @@ pub fn draw_boxplots(
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
     root.fill(&WHITE)?;
-    let plottable = |v: &f64| v.is_finite() && *v > 0.0;
+    // Values are log10s, so huge or tiny errors stay plottable; only NaN/±inf are left out
+    // (−inf is an exact estimate).
+    let plottable = |v: &f64| v.is_finite();
     let all: Vec<f64> = entries
         .iter()
         .flat_map(|e| e.values.iter().copied().filter(plottable))
@@ -307,21 +361,21 @@ pub fn draw_boxplots(
     if !(lo.is_finite() && hi.is_finite()) {
         return Err(ChartError::NoFiniteData("the boxplot"));
     }
-    let (lo, hi) = (lo / 3.0, hi * 3.0);
+    let (lo, hi) = (lo - 0.5, hi + 0.5);
     let k = entries.len();
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", px(15.0)).into_font())
         .margin(px(8.0))
         .x_label_area_size(px(34.0))
         .y_label_area_size(px(64.0))
-        .build_cartesian_2d(-0.5..k as f64 - 0.5, (lo..hi).log_scale())?;
+        .build_cartesian_2d(-0.5..k as f64 - 0.5, lo..hi)?;
     // Estimator names are drawn under each box below; the numeric x ticks stay blank.
     chart
         .configure_mesh()
         .disable_x_mesh()
         .y_desc(y_label)
         .x_label_formatter(&|_| String::new())
-        .y_label_formatter(&|v| format!("{v:.0e}"))
+        .y_label_formatter(&|v| power_of_ten_label(*v))
         .label_style(("sans-serif", px(11.0)))
         .axis_desc_style(("sans-serif", px(12.0)))
         .light_line_style(RGBColor(240, 240, 240))
@@ -384,7 +438,7 @@ pub fn draw_boxplots(
                 .iter()
                 .map(|v| Circle::new((x, *v), px(3.5).max(2), line)),
         )?;
-        if let Some(theory) = entry.theory.filter(|t| t.is_finite() && *t > 0.0) {
+        if let Some(theory) = entry.theory.filter(|t| t.is_finite()) {
             draw_theory_marker(&root, &chart, x + half + 0.06, theory, (lo, hi), &px)?;
         }
     }
@@ -403,7 +457,7 @@ pub fn draw_boxplots(
 type LogChart<'a> = ChartContext<
     'a,
     CanvasBackend,
-    Cartesian2d<plotters::coord::types::RangedCoordf64, LogCoord<f64>>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
 /// A black diamond at the theoretical value beside a box; a value beyond the axis is drawn
@@ -445,7 +499,7 @@ fn draw_theory_marker(
             base - px(14.0)
         };
         root.draw(&Text::new(
-            format!("{theory:.1e}"),
+            format!("1e{theory:.1}"),
             (cx + size + px(2.0), label_y),
             ("sans-serif", px(10.0)).into_font().color(&BLACK),
         ))?;
@@ -508,14 +562,21 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
     root.fill(&WHITE)?;
-    let log10 = |v: f64| if v > 0.0 { v.log10() } else { f64::NAN };
+    let ln10 = std::f64::consts::LN_10;
+    // log10 of mean, mean + SE and mean − SE (cut at mean/100: a log axis has no zero).
+    let bar = |p: &CurvePoint| {
+        let ratio = (p.log_standard_error - p.log_measured_mse).exp();
+        let mid = p.log_measured_mse;
+        (
+            mid / ln10,
+            (mid + ratio.ln_1p()) / ln10,
+            (mid + (1.0 - ratio).max(0.01).ln()) / ln10,
+        )
+    };
     let values = curves.iter().flat_map(|c| {
-        c.points.iter().flat_map(|p| {
-            [
-                log10(p.theoretical_mse),
-                log10(p.measured_mse + p.standard_error),
-            ]
-        })
+        c.points
+            .iter()
+            .flat_map(|p| [p.log_theoretical_mse / ln10, bar(p).1, bar(p).2])
     });
     let (lo, hi) =
         padded_range(values, 0.3, 1.0).ok_or(ChartError::NoFiniteData("MSE against m"))?;
@@ -553,15 +614,12 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
             curve
                 .points
                 .iter()
-                .map(|p| (p.m as f64, log10(p.theoretical_mse)))
+                .map(|p| (p.m as f64, p.log_theoretical_mse / ln10))
                 .filter(|(_, v)| v.is_finite()),
             ShapeStyle::from(&color).stroke_width(stroke),
         ))?;
         chart.draw_series(curve.points.iter().filter_map(|p| {
-            let mid = log10(p.measured_mse);
-            let top = log10(p.measured_mse + p.standard_error);
-            // A bar reaching zero or below cannot be drawn on a log axis: cut it at 1/100.
-            let bottom = log10((p.measured_mse - p.standard_error).max(p.measured_mse / 100.0));
+            let (mid, top, bottom) = bar(p);
             (mid.is_finite() && top.is_finite() && bottom.is_finite()).then(|| {
                 ErrorBar::new_vertical(
                     p.m as f64,
@@ -574,7 +632,7 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
             })
         }))?;
         chart.draw_series(curve.points.iter().filter_map(|p| {
-            let mid = log10(p.measured_mse);
+            let mid = p.log_measured_mse / ln10;
             mid.is_finite()
                 .then(|| Circle::new((p.m as f64, mid), px(3.0), color.filled()))
         }))?;

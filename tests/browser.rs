@@ -182,9 +182,11 @@ fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
     assert!(layout.outside <= series.estimates.log_true.len() / 10 + 1);
     // A click on a point maps back to that pair (or one drawn on the same pixel).
     let e = &series.estimates;
-    let target = layout.position(e.log_true[3].exp(), e.log_estimates[3].exp());
-    let picked = layout.nearest_pair(series, target.0, target.1).expect("a pair under the click");
-    let at = layout.position(e.log_true[picked].exp(), e.log_estimates[picked].exp());
+    let target = layout.position(e.log_true[3], e.log_estimates[3]);
+    let picked = layout
+        .nearest_pair(series, target.0, target.1)
+        .expect("a pair under the click");
+    let at = layout.position(e.log_true[picked], e.log_estimates[picked]);
     assert!((at.0 - target.0).abs() < 1.0 && (at.1 - target.1).abs() < 1.0);
     assert_eq!(layout.nearest_pair(series, -500.0, -500.0), None);
     // The backing store follows the CSS size × devicePixelRatio.

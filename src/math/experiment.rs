@@ -19,7 +19,7 @@ use super::estimators::{
 };
 use super::heuristics::{AHeuristic, DiagonalA, diagonal_a};
 use super::rng::{StreamPurpose, stream_rng};
-use super::stats::median;
+use super::stats::{log_mean_exp, log_relative_error, median};
 use super::theory::{Theorem33Inputs, TheoryError, pair_radius};
 
 /// An estimator as the page names it: an A heuristic and a feature form.
@@ -99,6 +99,12 @@ pub struct DatasetMetrics {
     pub max_rel_err: f64,
     /// Lemma 3.1's expectation of `mse`: `mean_i MSE(x_i, y_i)`.
     pub theoretical_mse: f64,
+    /// `ln mse`, finite even where `mse` overflows to infinity (large norms).
+    pub log_mse: f64,
+    /// `ln max_rel_err`.
+    pub log_max_rel_err: f64,
+    /// `ln theoretical_mse`.
+    pub log_theoretical_mse: f64,
 }
 
 /// One estimator's estimates on one dataset, in the log domain.
@@ -135,24 +141,29 @@ impl PairEstimates {
     /// MSE and max relative error. The relative error `|ŜM/SM − 1|` is computed from the
     /// difference of logs, so it is exact even where SM itself would overflow.
     pub fn metrics(&self) -> DatasetMetrics {
-        let mut sum_squared = 0.0;
-        let mut max_rel_err: f64 = 0.0;
-        for (log_true, log_est) in self.log_true.iter().zip(&self.log_estimates) {
-            let rel = ((log_est - log_true).exp() - 1.0).abs();
-            // (ŜM − SM)² = SM² · (ŜM/SM − 1)², formed as one exp to delay overflow.
-            sum_squared += (2.0 * log_true + 2.0 * rel.ln()).exp();
-            max_rel_err = max_rel_err.max(rel);
-        }
-        let pairs = self.log_true.len().max(1) as f64;
+        let log_rel: Vec<f64> = self
+            .log_true
+            .iter()
+            .zip(&self.log_estimates)
+            .map(|(log_true, log_est)| log_relative_error(log_est - log_true))
+            .collect();
+        // (ŜM − SM)² = SM² · (ŜM/SM − 1)²: its log is 2 log SM + 2 log rel.
+        let log_squared: Vec<f64> = self
+            .log_true
+            .iter()
+            .zip(&log_rel)
+            .map(|(log_true, log_rel)| 2.0 * log_true + 2.0 * log_rel)
+            .collect();
+        let log_mse = log_mean_exp(&log_squared);
+        let log_max_rel_err = log_rel.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let log_theoretical_mse = log_mean_exp(&self.log_theoretical_mse);
         DatasetMetrics {
-            mse: sum_squared / pairs,
-            max_rel_err,
-            theoretical_mse: self
-                .log_theoretical_mse
-                .iter()
-                .map(|l| l.exp())
-                .sum::<f64>()
-                / pairs,
+            mse: log_mse.exp(),
+            max_rel_err: log_max_rel_err.exp(),
+            theoretical_mse: log_theoretical_mse.exp(),
+            log_mse,
+            log_max_rel_err,
+            log_theoretical_mse,
         }
     }
 }
@@ -174,6 +185,11 @@ pub struct EstimatorSummary {
     pub median_max_rel_err: f64,
     /// Median over the datasets of Lemma 3.1's expected MSE.
     pub median_theoretical_mse: f64,
+    /// `ln median_mse`, `ln median_max_rel_err`, `ln median_theoretical_mse`: finite where the
+    /// plain values overflow.
+    pub log_median_mse: f64,
+    pub log_median_max_rel_err: f64,
+    pub log_median_theoretical_mse: f64,
     /// Clamped diagonal entries of A, summed over the boxplot datasets.
     pub clamped: usize,
 }
@@ -302,6 +318,9 @@ pub fn run_experiment(config: &ExperimentConfig) -> Result<ExperimentResult, Exp
             median_mse: f64::NAN,
             median_max_rel_err: f64::NAN,
             median_theoretical_mse: f64::NAN,
+            log_median_mse: f64::NAN,
+            log_median_max_rel_err: f64::NAN,
+            log_median_theoretical_mse: f64::NAN,
             clamped: 0,
         })
         .collect();
@@ -316,16 +335,18 @@ pub fn run_experiment(config: &ExperimentConfig) -> Result<ExperimentResult, Exp
         }
     }
     for summary in &mut summaries {
-        let mse: Vec<f64> = summary.per_dataset.iter().map(|m| m.mse).collect();
-        let rel: Vec<f64> = summary.per_dataset.iter().map(|m| m.max_rel_err).collect();
-        summary.median_mse = median(&mse).unwrap_or(f64::NAN);
-        summary.median_max_rel_err = median(&rel).unwrap_or(f64::NAN);
-        let theory: Vec<f64> = summary
-            .per_dataset
-            .iter()
-            .map(|m| m.theoretical_mse)
-            .collect();
-        summary.median_theoretical_mse = median(&theory).unwrap_or(f64::NAN);
+        // Medians of the logs are the logs of the medians (the log is increasing), and stay
+        // finite where the values themselves overflow.
+        let median_of = |metric: fn(&DatasetMetrics) -> f64| {
+            let logs: Vec<f64> = summary.per_dataset.iter().map(metric).collect();
+            median(&logs).unwrap_or(f64::NAN)
+        };
+        summary.log_median_mse = median_of(|m| m.log_mse);
+        summary.log_median_max_rel_err = median_of(|m| m.log_max_rel_err);
+        summary.log_median_theoretical_mse = median_of(|m| m.log_theoretical_mse);
+        summary.median_mse = summary.log_median_mse.exp();
+        summary.median_max_rel_err = summary.log_median_max_rel_err.exp();
+        summary.median_theoretical_mse = summary.log_median_theoretical_mse.exp();
     }
     Ok(ExperimentResult {
         config: config.clone(),
@@ -334,16 +355,16 @@ pub fn run_experiment(config: &ExperimentConfig) -> Result<ExperimentResult, Exp
     })
 }
 
-/// One point of the MSE-against-m curve.
+/// One point of the MSE-against-m curve, in logs so that large norms stay finite.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
     pub m: usize,
-    /// Mean over the repeats of the MSE over the curve's pairs.
-    pub measured_mse: f64,
-    /// Standard error of `measured_mse` (sd over the repeats / sqrt(repeats)).
-    pub standard_error: f64,
-    /// Lemma 3.1 averaged over the same pairs.
-    pub theoretical_mse: f64,
+    /// `ln` of the mean over the repeats of the MSE over the curve's pairs.
+    pub log_measured_mse: f64,
+    /// `ln` of the standard error of that mean (sd over the repeats / sqrt(repeats)).
+    pub log_standard_error: f64,
+    /// `ln` of Lemma 3.1 averaged over the same pairs.
+    pub log_theoretical_mse: f64,
 }
 
 /// MSE against m for one estimator.
@@ -395,37 +416,39 @@ pub fn mse_against_m(
     for &m in ms {
         let mut estimator = PairEstimator::new(form, data.d, m);
         let mut omega = Projections::zeroed(m, data.d)?;
-        // per_repeat[k][r]: estimator k's MSE over the pairs with the r-th draw of ω, which
-        // all estimators share (common random numbers, as in the experiment).
+        // per_repeat[k][r]: ln of estimator k's MSE over the pairs with the r-th draw of ω,
+        // which all estimators share (common random numbers, as in the experiment).
         let mut per_repeat = vec![Vec::with_capacity(repeats); diagonals.len()];
+        let mut log_squared = Vec::with_capacity(pairs);
         for repeat in 0..repeats {
             let mut rng = stream_rng(config.seed, StreamPurpose::Trial, m as u64, repeat as u64);
             omega.resample(&mut rng);
-            for (diag, mses) in diagonals.iter().zip(&mut per_repeat) {
-                let mut sum = 0.0;
+            for (diag, log_mses) in diagonals.iter().zip(&mut per_repeat) {
+                log_squared.clear();
                 for i in 0..pairs {
                     let (x, y) = (data.query(i), data.key(i));
                     let log_true = log_softmax_kernel(x, y);
                     let log_est = estimator.log_estimate(x, y, &diag.a, &omega)?;
-                    let rel = ((log_est - log_true).exp() - 1.0).abs();
-                    sum += (2.0 * log_true + 2.0 * rel.ln()).exp();
+                    log_squared.push(2.0 * log_true + 2.0 * log_relative_error(log_est - log_true));
                 }
-                mses.push(sum / pairs as f64);
+                log_mses.push(log_mean_exp(&log_squared));
             }
         }
-        for ((diag, mses), curve) in diagonals.iter().zip(&per_repeat).zip(&mut curves) {
-            let mean = mses.iter().sum::<f64>() / repeats as f64;
+        for ((diag, log_mses), curve) in diagonals.iter().zip(&per_repeat).zip(&mut curves) {
+            // Mean and sd of the repeats' MSEs, scaled by the largest so nothing overflows.
+            let scale = log_mses.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).exp()).collect();
+            let mean = scaled.iter().sum::<f64>() / repeats as f64;
             let variance =
-                mses.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (repeats - 1) as f64;
-            let theory = (0..pairs)
-                .map(|i| log_theoretical_mse(data.query(i), data.key(i), &diag.a, form, m).exp())
-                .sum::<f64>()
-                / pairs as f64;
+                scaled.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (repeats - 1) as f64;
+            let log_theory: Vec<f64> = (0..pairs)
+                .map(|i| log_theoretical_mse(data.query(i), data.key(i), &diag.a, form, m))
+                .collect();
             curve.points.push(CurvePoint {
                 m,
-                measured_mse: mean,
-                standard_error: (variance / repeats as f64).sqrt(),
-                theoretical_mse: theory,
+                log_measured_mse: scale + mean.ln(),
+                log_standard_error: scale + 0.5 * (variance / repeats as f64).ln(),
+                log_theoretical_mse: log_mean_exp(&log_theory),
             });
         }
     }
@@ -460,8 +483,8 @@ mod tests {
             let first = curve.points[0];
             for point in &curve.points {
                 // Lemma 3.1 is exactly proportional to 1/m.
-                let expected = first.theoretical_mse * first.m as f64 / point.m as f64;
-                assert!((point.theoretical_mse / expected - 1.0).abs() < 1e-9);
+                let expected = first.log_theoretical_mse + (first.m as f64 / point.m as f64).ln();
+                assert!((point.log_theoretical_mse - expected).abs() < 1e-9);
             }
         }
         // With the variance-adjusted A, |z| is small and the squared errors are light-tailed:
@@ -473,9 +496,10 @@ mod tests {
             .filter(|c| c.estimator.heuristic == AHeuristic::VarianceAdjusted)
         {
             let last = curve.points[3];
-            let tolerance = (5.0 * last.standard_error).max(0.3 * last.theoretical_mse);
+            let (measured, theory) = (last.log_measured_mse.exp(), last.log_theoretical_mse.exp());
+            let tolerance = (5.0 * last.log_standard_error.exp()).max(0.3 * theory);
             assert!(
-                (last.measured_mse - last.theoretical_mse).abs() < tolerance,
+                (measured - theory).abs() < tolerance,
                 "{:?}: {last:?}",
                 curve.estimator
             );
@@ -496,6 +520,30 @@ mod tests {
         let a = run_experiment(&config).unwrap();
         let b = run_experiment(&other).unwrap();
         assert_ne!(a.summaries[0].median_mse, b.summaries[0].median_mse);
+    }
+
+    #[test]
+    fn norms_of_fifty_give_finite_logs_everywhere() {
+        // exp(x·y) overflows f64 here (x·y reaches thousands): every log stays finite.
+        let mut config = small_config();
+        config.set(Param::XNorm, "50").unwrap();
+        config.set(Param::YNorm, "50").unwrap();
+        let result = run_experiment(&config).unwrap();
+        for summary in &result.summaries {
+            assert!(summary.log_median_mse.is_finite(), "{summary:?}");
+            assert!(summary.log_median_max_rel_err.is_finite());
+            assert!(summary.log_median_theoretical_mse.is_finite());
+        }
+        assert!(
+            result
+                .scatter
+                .iter()
+                .all(|s| s.estimates.log_estimates.iter().all(|l| l.is_finite()))
+        );
+        let curves = mse_against_m(&config, &[16, 256], 8, 3).unwrap();
+        for point in curves.iter().flat_map(|c| &c.points) {
+            assert!(point.log_measured_mse.is_finite() && point.log_theoretical_mse.is_finite());
+        }
     }
 
     #[test]

@@ -30,6 +30,47 @@ pub fn median(values: &[f64]) -> Option<f64> {
     quantile(values, 0.5)
 }
 
+/// `log(mean_i exp(l_i))` without overflow (a shifted log-sum-exp); `-inf` for an empty slice
+/// or when every term is `-inf`.
+pub fn log_mean_exp(logs: &[f64]) -> f64 {
+    let max = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !max.is_finite() {
+        return max;
+    }
+    let sum: f64 = logs.iter().map(|l| (l - max).exp()).sum();
+    max + (sum / logs.len() as f64).ln()
+}
+
+/// `ln |e^δ − 1|`, the log of the relative error `|ŜM/SM − 1|` for `δ = log ŜM − log SM`;
+/// finite for every finite `δ ≠ 0`, so a relative error of `e^1000` is still a number.
+pub fn log_relative_error(delta: f64) -> f64 {
+    if delta > 0.0 {
+        delta + (-(-delta).exp_m1()).ln()
+    } else {
+        (-delta.exp_m1()).ln()
+    }
+}
+
+/// `exp(ln_value)` in scientific notation with `digits` decimals, also where the value
+/// itself overflows or underflows f64 (`1.0000e1234`): `0` for `-inf`, `n/a` for NaN/`+inf`.
+pub fn format_from_log(ln_value: f64, digits: usize) -> String {
+    if ln_value == f64::NEG_INFINITY {
+        return "0".to_string();
+    }
+    if !ln_value.is_finite() {
+        return "n/a".to_string();
+    }
+    let log10 = ln_value / std::f64::consts::LN_10;
+    let mut exponent = log10.floor();
+    let mut mantissa = 10f64.powf(log10 - exponent);
+    // Rounding can carry the mantissa to 10.
+    if format!("{mantissa:.digits$}").starts_with("10") {
+        mantissa /= 10.0;
+        exponent += 1.0;
+    }
+    format!("{mantissa:.digits$}e{}", exponent as i64)
+}
+
 /// Tukey's boxplot summary: quartiles, whiskers at the most extreme values within 1.5 IQR of
 /// the box, and the values beyond them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,6 +126,37 @@ mod tests {
         assert_eq!(median(&v), Some(3.5));
         assert_eq!(quantile(&v, 0.75), Some(5.25));
         assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn log_helpers_match_direct_computation_and_survive_overflow() {
+        let logs = [0.0, 1.0, 2.0];
+        let direct = ((1.0 + 1f64.exp() + 2f64.exp()) / 3.0).ln();
+        assert!((log_mean_exp(&logs) - direct).abs() < 1e-12);
+        assert!((log_mean_exp(&[1000.0, 1000.0]) - 1000.0).abs() < 1e-9);
+        assert_eq!(log_mean_exp(&[]), f64::NEG_INFINITY);
+        for delta in [-3.0f64, -1e-6, 1e-6, 0.5, 4.0] {
+            let direct = (delta.exp() - 1.0f64).abs().ln();
+            assert!((log_relative_error(delta) - direct).abs() < 1e-9, "{delta}");
+        }
+        assert!((log_relative_error(2000.0) - 2000.0).abs() < 1e-9);
+        assert_eq!(log_relative_error(0.0), f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn format_from_log_goes_beyond_f64() {
+        assert_eq!(
+            format_from_log(1234.5f64.ln(), 4),
+            format!("{:.4e}", 1234.5)
+        );
+        assert_eq!(format_from_log(0.00123f64.ln(), 3), "1.230e-3");
+        assert_eq!(
+            format_from_log(5000.0 * std::f64::consts::LN_10, 2),
+            "1.00e5000"
+        );
+        assert_eq!(format_from_log(f64::NEG_INFINITY, 2), "0");
+        assert_eq!(format_from_log(f64::NAN, 2), "n/a");
+        assert_eq!(format_from_log(10f64.ln() * 2.99999999, 2), "1.00e3");
     }
 
     #[test]

@@ -145,6 +145,7 @@ pub fn ProbePanel(
     let (y_text, set_y_text) = signal(String::from("0.2, 0.4, -0.1"));
     let (form_error, set_form_error) = signal(None::<String>);
     let canvas = NodeRef::<Canvas>::new();
+    let (chart_error, set_chart_error) = signal(None::<String>);
 
     let pair = Memo::new(move |_| match typed.get() {
         Some((x, y)) => Some(ProbedPair::Typed(x, y)),
@@ -173,9 +174,10 @@ pub fn ProbePanel(
                 result,
             })
             .collect();
-        if let Err(error) = draw_probe(&canvas, &entries) {
-            web_sys::console::error_1(&format!("probe chart: {error}").into());
-        }
+        // An overflowing pair (SM beyond f64) cannot be drawn as a histogram: say so.
+        set_chart_error.set(draw_probe(&canvas, &entries).err().map(|e| {
+            format!("The histogram cannot be drawn for this pair ({e}); the numbers overflow f64.")
+        }));
     });
 
     let probe_typed = move |_| {
@@ -227,6 +229,7 @@ pub fn ProbePanel(
                     Some(Err(message)) => message,
                 }}
             </p>
+            <p class="control-error" role="alert">{move || chart_error.get()}</p>
             <div class="panel" style:display=move || if shown() { "block" } else { "none" }>
                 <canvas node_ref=canvas class="chart probe-chart" data-chart="probe"></canvas>
             </div>

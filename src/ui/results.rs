@@ -13,14 +13,12 @@ use crate::charts::{
 use crate::math::config::OmegaMode;
 use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
 use crate::math::heuristics::AHeuristic;
+use crate::math::stats::format_from_log;
 
-/// Text of a number for the table: scientific notation that `parseFloat` reads back.
-fn number_text(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:.4e}")
-    } else {
-        "out of range".to_string()
-    }
+/// Text of a number given as its natural log, for the table: scientific notation that
+/// `parseFloat` reads back, with the exponent beyond f64's range when needed.
+fn number_text(ln_value: f64) -> String {
+    format_from_log(ln_value, 4)
 }
 
 /// The canvases of the page.
@@ -70,8 +68,13 @@ fn draw_all(
             .map(|s| BoxplotEntry {
                 label: s.estimator.label(),
                 heuristic: s.estimator.heuristic,
-                values: s.per_dataset.iter().map(metric).collect(),
-                theory: with_theory.then_some(s.median_theoretical_mse),
+                values: s
+                    .per_dataset
+                    .iter()
+                    .map(|d| metric(d) / std::f64::consts::LN_10)
+                    .collect(),
+                theory: with_theory
+                    .then_some(s.log_median_theoretical_mse / std::f64::consts::LN_10),
             })
             .collect()
     };
@@ -81,7 +84,7 @@ fn draw_all(
             &canvas,
             &format!("MSE per dataset ({datasets} datasets)"),
             "mean squared error (log scale)",
-            &entries(|m| m.mse, true),
+            &entries(|m| m.log_mse, true),
         )
         .map_err(|e| e.to_string())?;
     }
@@ -90,7 +93,7 @@ fn draw_all(
             &canvas,
             &format!("max relative error per dataset ({datasets} datasets)"),
             "max |ŜM − SM| / SM (log scale)",
-            &entries(|m| m.max_rel_err, false),
+            &entries(|m| m.log_max_rel_err, false),
         )
         .map_err(|e| e.to_string())?;
     }
@@ -339,9 +342,9 @@ pub fn ResultsTable(result: Memo<Option<Arc<ExperimentResult>>>) -> impl IntoVie
                         <tr data-estimator=id>
                             <td><span class="swatch" style=swatch></span>{s.estimator.label()}</td>
                             <td class="formula">{s.estimator.heuristic.formula()}</td>
-                            <td class="num" data-metric="median-mse">{number_text(s.median_mse)}</td>
-                            <td class="num" data-metric="median-max-rel-err">{number_text(s.median_max_rel_err)}</td>
-                            <td class="num" data-metric="scatter-mse">{number_text(scatter.metrics.mse)}</td>
+                            <td class="num" data-metric="median-mse">{number_text(s.log_median_mse)}</td>
+                            <td class="num" data-metric="median-max-rel-err">{number_text(s.log_median_max_rel_err)}</td>
+                            <td class="num" data-metric="scatter-mse">{number_text(scatter.metrics.log_mse)}</td>
                             <td class="num" data-metric="clamped">{s.clamped}</td>
                         </tr>
                     }
