@@ -22,8 +22,54 @@ use results::{Charts, Formulas, ResultsTable};
 
 /// Mounts the app on `<body>`, configured from the page's URL.
 pub fn start() {
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        show_panic_banner();
+    }));
     mount_to_body(|| view! { <App/> });
+}
+
+/// The URL key that makes the page panic on purpose (`?crash=1`), so that the end-to-end
+/// test can prove the recovery banner works.
+const CRASH_KEY: &str = "crash";
+
+/// After a panic the WebAssembly instance cannot be trusted, so the banner is plain DOM built
+/// without Rust state, and "reset to defaults" is a link to the page without a query: it
+/// works even though the module has stopped. Text only (no HTML from strings).
+fn show_panic_banner() -> Option<()> {
+    let document = web_sys::window()?.document()?;
+    if document.get_element_by_id("panic-banner").is_some() {
+        return Some(());
+    }
+    let banner = document.create_element("div").ok()?;
+    banner.set_id("panic-banner");
+    banner.set_class_name("panic-banner");
+    banner.set_attribute("role", "alert").ok()?;
+    let message = document.create_element("p").ok()?;
+    message.set_text_content(Some(
+        "The lab hit an internal error and stopped computing. The details are in the browser's \
+         console. Your settings are still in the address bar: reload to try again, or reset.",
+    ));
+    let reset = document.create_element("a").ok()?;
+    reset.set_attribute("href", "./").ok()?;
+    reset.set_id("panic-reset");
+    reset.set_text_content(Some("reset to defaults"));
+    banner.append_child(&message).ok()?;
+    banner.append_child(&reset).ok()?;
+    document.body()?.prepend_with_node_1(&banner).ok()?;
+    if let Some(app) = document.query_selector(".app").ok()? {
+        app.set_attribute("data-status", "error").ok()?;
+    }
+    Some(())
+}
+
+/// Removes the crash flag from a query; returns whether it was set.
+fn take_crash_flag(query: &str) -> (bool, String) {
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_str(query.trim_start_matches('?')).unwrap_or_default();
+    let crash = pairs.iter().any(|(k, v)| k == CRASH_KEY && v == "1");
+    let rest: Vec<_> = pairs.into_iter().filter(|(k, _)| k != CRASH_KEY).collect();
+    (crash, serde_urlencoded::to_string(rest).unwrap_or_default())
 }
 
 /// What the page is doing; mirrored in the root's `data-status` attribute for tests.
@@ -94,10 +140,16 @@ fn replace_url_query(query: &str) {
 ///   values there fall back to defaults and are listed in a notice).
 #[component]
 pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView {
+    let (crash, query) = take_crash_flag(&url_query());
     let (initial, notices): (ExperimentConfig, Vec<ParamError>) = match initial {
         Some(config) => (config, Vec::new()),
-        None => ExperimentConfig::from_query(&url_query()),
+        None => ExperimentConfig::from_query(&query),
     };
+    if crash {
+        Effect::new(|_| {
+            panic!("deliberate panic requested by ?crash=1 (tests the recovery banner)")
+        });
+    }
     let (config, set_config) = signal(initial);
     let (status, set_status) = signal(Status::Computing);
     let (computed, set_computed) = signal(None::<Computed>);

@@ -138,3 +138,46 @@ test('clicking a scatter point probes that pair: histogram drawn, URL follows', 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('a panic shows the recovery banner, and reset brings back a working page', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?crash=1&m=64');
+  await page.waitForSelector('#panic-banner', { timeout: 30_000 });
+  assert.match(await page.textContent('#panic-banner'), /internal error/);
+  assert.equal(await page.getAttribute('.app', 'data-status'), 'error');
+  assert.ok(problems.some((p) => /deliberate panic/.test(p)), `the panic's details reach the console: ${problems}`);
+  problems.length = 0;
+  await Promise.all([page.waitForNavigation(), page.click('#panic-reset')]);
+  await waitReady(page, 90_000);
+  assert.equal(await page.$('#panic-banner'), null);
+  assert.equal(await page.inputValue('#control-m'), '1024');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the page carries a Content-Security-Policy and runs under it', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=50&datasets=2&pairs=20&m=32');
+  await waitReady(page);
+  const policy = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+  assert.match(policy, /default-src 'self'/);
+  assert.match(policy, /script-src 'self' 'wasm-unsafe-eval' 'sha256-/);
+  assert.doesNotMatch(policy, /script-src[^;]*'unsafe-inline'/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('hostile URLs never break the page', async () => {
+  const hostile = [
+    '?m=1e309&d=Infinity&seed=-0&n=0x10',
+    '?est=prf,prf,prf&hyp=yes&omega=sometimes&probe=-1&trials=1',
+    `?d=${'9'.repeat(5000)}`,
+    '?%E2%82%AC=%FF%FE&m=%00&scale=%20',
+    '?m=64&m=65&m=66&xnorm=50&ynorm=50&n=50&datasets=2&pairs=20',
+    '?probe=19999&n=50&datasets=2&pairs=20&m=16',
+  ];
+  for (const query of hostile) {
+    const { page, problems, context } = await openPage(browser, server.url + query);
+    await waitReady(page, 90_000);
+    assert.deepEqual(problems, [], `page errors for ${query}`);
+    await context.close();
+  }
+});
