@@ -5,6 +5,7 @@
 //! - `ui` and `charts` (WebAssembly only): the Leptos page and the canvas drawing; they only
 //!   call into [`math`].
 
+pub mod cli;
 pub mod math;
 
 #[cfg(target_arch = "wasm32")]

@@ -1,0 +1,265 @@
+//! The `kernel-lab` binary, run as a user runs it: statistics of `pair` against Lemma 3.1,
+//! the one-line errors and exit status 2, and `experiment` against the library's
+//! `run_experiment` (flags and URL query alike).
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use softmax_kernel_lab::math::config::ExperimentConfig;
+use softmax_kernel_lab::math::experiment::run_experiment;
+
+fn kernel_lab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kernel-lab"))
+        .args(args)
+        .output()
+        .expect("the kernel-lab binary runs")
+}
+
+/// Stdout of a run that must succeed.
+fn stdout_of(args: &[&str]) -> String {
+    let output = kernel_lab(args);
+    assert!(
+        output.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.stderr.is_empty(), "{args:?} wrote to stderr");
+    String::from_utf8(output.stdout).expect("UTF-8 output")
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let text = stdout_of(args);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: {e}\n{text}"))
+}
+
+fn number(report: &Value, field: &str) -> f64 {
+    report[field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{field}` is not a number in {report}"))
+}
+
+/// Two pairs used only here: norms about 0.5 (d = 4) and about 1.5 (d = 5), with components
+/// of both signs so that the mean-only and variance-adjusted A are far from I.
+const SMALL_PAIR: (&str, &str) = ("0.3,-0.25,0.2,0.15", "0.2,0.35,-0.1,0.25");
+const LARGE_PAIR: (&str, &str) = ("0.9,-0.6,0.7,0.4,-0.5", "-0.4,0.8,0.6,-0.7,0.5");
+
+#[test]
+fn pair_statistics_agree_with_lemma_3_1_within_four_standard_errors() {
+    let mut cases: Vec<(&str, &str)> = vec![("prf", "identity"), ("prf-hyp", "identity")];
+    for estimator in ["cexp", "hcexp"] {
+        for a in ["mean-only", "variance-adjusted"] {
+            cases.push((estimator, a));
+        }
+    }
+    for (x, y) in [SMALL_PAIR, LARGE_PAIR] {
+        for &(estimator, a) in &cases {
+            let args = [
+                "pair",
+                "--x",
+                x,
+                "--y",
+                y,
+                "--estimator",
+                estimator,
+                "--a",
+                a,
+                "--m",
+                "8",
+                "--trials",
+                "20000",
+                "--seed",
+                "41",
+            ];
+            let report = json_of(&args);
+            assert_eq!(report["estimator"], estimator);
+            assert_eq!(report["a"], a);
+            let diagonal: Vec<f64> = report["diagonal_a"]
+                .as_array()
+                .expect("diagonal_a is an array")
+                .iter()
+                .filter_map(Value::as_f64)
+                .collect();
+            assert_eq!(diagonal.len(), x.split(',').count());
+            if a != "identity" {
+                assert!(
+                    diagonal.iter().any(|ai| (ai - 1.0).abs() > 0.2),
+                    "{args:?}: A is almost I: {diagonal:?}"
+                );
+            }
+            let truth = number(&report, "true_value");
+            let mean = number(&report, "mean_estimate");
+            let se = number(&report, "standard_error");
+            assert!(
+                (mean - truth).abs() < 4.0 * se,
+                "{args:?}: mean {mean} vs SM {truth}, standard error {se}"
+            );
+            let empirical = number(&report, "empirical_mse");
+            let theory = number(&report, "theoretical_mse");
+            let mse_se = number(&report, "mse_standard_error");
+            assert!(
+                (empirical - theory).abs() < 4.0 * mse_se,
+                "{args:?}: empirical MSE {empirical} vs Lemma 3.1 {theory}, standard error {mse_se}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_exit_with_2_and_one_line_naming_the_argument() {
+    for (args, argument) in [
+        (
+            vec!["pair", "--x", "1,2,3", "--y", "3,2,1", "--m", "abc"],
+            "--m",
+        ),
+        (vec!["pair", "--x", "1,2", "--y", "1,2,3"], "--y"),
+        (
+            vec!["pair", "--x", "1,2", "--y", "1,2", "--trials", "0"],
+            "--trials",
+        ),
+        (
+            vec!["pair", "--x", "1,2", "--y", "1,2", "--estimator", "nope"],
+            "--estimator",
+        ),
+        (
+            vec!["pair", "--x", "1,2", "--y", "1,2", "--bogus", "1"],
+            "--bogus",
+        ),
+        (vec!["pair", "--x", "", "--y", "1"], "--x"),
+        (vec!["pair", "--x", "1,NaN", "--y", "1,2"], "--x"),
+        (vec!["pair", "--x", "1", "--y", "2", "--m"], "--m"),
+        (vec!["experiment", "--query", "m=abc"], "--query"),
+        (vec!["experiment", "--d", "0"], "--d"),
+        (vec!["experiment", "--omega", "sometimes"], "--omega"),
+        (vec!["nope"], "<command>"),
+        (vec![], "<command>"),
+    ] {
+        let output = kernel_lab(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?} printed to stdout");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
+        assert!(
+            stderr.starts_with(&format!("error: {argument}: ")),
+            "{args:?}: {stderr:?}"
+        );
+    }
+    let stderr = String::from_utf8(
+        kernel_lab(&["pair", "--x", "1,2,3", "--y", "3,2,1", "--m", "abc"]).stderr,
+    )
+    .unwrap();
+    assert_eq!(
+        stderr,
+        "error: --m: must be an integer from 1 to 16384 (got \"abc\")\n"
+    );
+}
+
+#[test]
+fn help_prints_usage_and_exits_0() {
+    let usage = stdout_of(&["--help"]);
+    assert!(usage.contains("kernel-lab pair --x X --y Y"), "{usage}");
+    assert_eq!(stdout_of(&["experiment", "--help"]), usage);
+}
+
+const QUERY: &str = "m=32&n=50&datasets=3&pairs=40&seed=3";
+const FLAGS: [&str; 10] = [
+    "--m",
+    "32",
+    "--n",
+    "50",
+    "--datasets",
+    "3",
+    "--pairs",
+    "40",
+    "--seed",
+    "3",
+];
+
+#[test]
+fn experiment_json_is_what_run_experiment_gives() {
+    let (config, notices) = ExperimentConfig::from_query(QUERY);
+    assert!(notices.is_empty(), "{notices:?}");
+    let expected = run_experiment(&config).expect("the experiment runs");
+    let report = json_of(&["experiment", "--query", QUERY]);
+    assert_eq!(report["config"], config.to_query());
+    let estimators = report["estimators"].as_array().expect("an array");
+    assert_eq!(estimators.len(), expected.summaries.len());
+    for ((printed, summary), scatter) in estimators
+        .iter()
+        .zip(&expected.summaries)
+        .zip(&expected.scatter)
+    {
+        assert_eq!(printed["id"], summary.estimator.id());
+        assert_eq!(printed["label"], summary.estimator.label());
+        // Exact: the printed floats are the shortest text that reads back to the same bits.
+        assert_eq!(number(printed, "median_mse"), summary.median_mse);
+        assert_eq!(
+            number(printed, "median_max_rel_err"),
+            summary.median_max_rel_err
+        );
+        assert_eq!(
+            number(printed, "median_theoretical_mse"),
+            summary.median_theoretical_mse
+        );
+        assert_eq!(number(printed, "scatter_mse"), scatter.metrics.mse);
+        assert_eq!(
+            number(printed, "scatter_max_rel_err"),
+            scatter.metrics.max_rel_err
+        );
+        assert_eq!(printed["clamped"], summary.clamped);
+        let per_dataset: Vec<(f64, f64)> = summary
+            .per_dataset
+            .iter()
+            .map(|m| (m.mse, m.max_rel_err))
+            .collect();
+        let printed_per_dataset: Vec<(f64, f64)> = printed["per_dataset_mse"]
+            .as_array()
+            .expect("an array")
+            .iter()
+            .zip(
+                printed["per_dataset_max_rel_err"]
+                    .as_array()
+                    .expect("an array"),
+            )
+            .map(|(mse, rel)| (mse.as_f64().unwrap(), rel.as_f64().unwrap()))
+            .collect();
+        assert_eq!(printed_per_dataset, per_dataset);
+    }
+}
+
+#[test]
+fn experiment_csv_has_the_header_and_one_row_per_estimator_and_dataset() {
+    let csv = stdout_of(&["experiment", "--query", QUERY, "--csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "estimator,dataset,mse,max_rel_err");
+    let (datasets, estimators) = (3, 3);
+    assert_eq!(lines.len() - 1, (datasets + 1) * estimators, "{csv}");
+    for line in &lines[1..] {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 4, "{line}");
+        assert!(cells[2].parse::<f64>().is_ok() && cells[3].parse::<f64>().is_ok());
+    }
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.split(',').nth(1) == Some("scatter"))
+            .count(),
+        estimators
+    );
+}
+
+#[test]
+fn flags_and_query_give_identical_output() {
+    let mut with_flags = vec!["experiment"];
+    with_flags.extend(FLAGS);
+    assert_eq!(
+        stdout_of(&with_flags),
+        stdout_of(&["experiment", "--query", QUERY])
+    );
+    with_flags.push("--csv");
+    assert_eq!(
+        stdout_of(&with_flags),
+        stdout_of(&["experiment", "--csv", "--query", &format!("?{QUERY}")])
+    );
+}
