@@ -208,7 +208,19 @@ pub(crate) fn log_sum_cosh(t: &[f64]) -> f64 {
     if !max.is_finite() {
         return max;
     }
-    let sum: f64 = t.iter().map(|v| (v - max).exp() + (-v - max).exp()).sum();
+    let sum: f64 = if max < 350.0 {
+        // One exp per term: e^{−t−M} = e^{−2M} / e^{t−M}, and e^{t−M} ≥ e^{−2M} > 0 because
+        // t ≥ −M, so the division cannot overflow while e^{−2M} stays a normal number.
+        let shift = (-2.0 * max).exp();
+        t.iter()
+            .map(|v| {
+                let up = (v - max).exp();
+                up + shift / up
+            })
+            .sum()
+    } else {
+        t.iter().map(|v| (v - max).exp() + (-v - max).exp()).sum()
+    };
     max + (0.5 * sum).ln()
 }
 
@@ -331,6 +343,17 @@ mod tests {
             assert!(log_est.is_finite() && log_est.abs() > 709.0, "{log_est}");
             assert!(log_theoretical_mse(&x, &y, &[1.0; 3], form, 64).is_finite());
         }
+    }
+
+    #[test]
+    fn log_sum_cosh_matches_the_direct_sum_on_both_branches() {
+        let small = [0.3, -1.2, 2.5, 0.0];
+        let direct: f64 = small.iter().map(|v: &f64| v.cosh()).sum::<f64>().ln();
+        assert!((log_sum_cosh(&small) - direct).abs() < 1e-12);
+        // Beyond 350 the two-exp branch: cosh(400) + cosh(-399) = e^400 (1 + e^-1) / 2 (+ tiny).
+        let large = [400.0, -399.0];
+        let expected = 400.0 + (0.5 * (1.0 + (-1.0f64).exp())).ln();
+        assert!((log_sum_cosh(&large) - expected).abs() < 1e-12);
     }
 
     #[test]
