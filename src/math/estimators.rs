@@ -92,6 +92,16 @@ impl Projections {
         }
     }
 
+    /// The projections `−ω_k` (the antithetic set: the hyperbolic estimator with ω is the
+    /// mean of the positive ones with ω and with −ω).
+    pub fn negated(&self) -> Self {
+        Self {
+            m: self.m,
+            d: self.d,
+            omega: self.omega.iter().map(|w| -w).collect(),
+        }
+    }
+
     /// The number of projections m.
     pub fn m(&self) -> usize {
         self.m
