@@ -110,7 +110,13 @@ impl Theorem33Inputs {
     /// The inputs from sample statistics and the diagonal of A, with `samples` samples.
     pub fn new(moments: &SampleMoments, a: &[f64], samples: usize) -> Result<Self, TheoryError> {
         let d = a.len();
-        if moments.mean_x.len() != d || moments.var_y.len() != d {
+        let lengths = [
+            moments.mean_x.len(),
+            moments.var_x.len(),
+            moments.mean_y.len(),
+            moments.var_y.len(),
+        ];
+        if lengths.iter().any(|len| *len != d) {
             return Err(TheoryError::DimensionMismatch);
         }
         if d == 0 || samples == 0 {
@@ -233,5 +239,13 @@ mod tests {
         assert!(inputs.radius(0.99).unwrap() > r);
         assert!(inputs.radius(1.0).is_err());
         assert!(inputs.radius(f64::NAN).is_err());
+        let short = SampleMoments {
+            var_x: vec![0.25],
+            ..moments
+        };
+        assert_eq!(
+            Theorem33Inputs::new(&short, &a, 1),
+            Err(TheoryError::DimensionMismatch)
+        );
     }
 }
