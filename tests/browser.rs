@@ -42,11 +42,8 @@ fn small_config() -> ExperimentConfig {
     config
 }
 
-/// Counts pixels of `canvas` near `rgb` drawn opaque or at the charts' 50 % opacity on white
-/// (overlapping dots fall between the two).
-fn pixels_near(canvas: &HtmlCanvasElement, rgb: (u8, u8, u8)) -> usize {
-    let blend = |c: u8| ((c as u16 + 255) / 2) as u8;
-    let half = (blend(rgb.0), blend(rgb.1), blend(rgb.2));
+/// The canvas's RGBA bytes.
+fn rgba(canvas: &HtmlCanvasElement) -> Vec<u8> {
     let context: CanvasRenderingContext2d = canvas
         .get_context("2d")
         .unwrap()
@@ -57,6 +54,15 @@ fn pixels_near(canvas: &HtmlCanvasElement, rgb: (u8, u8, u8)) -> usize {
         .get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64)
         .unwrap()
         .data();
+    data.to_vec()
+}
+
+/// Counts pixels of `canvas` near `rgb` drawn opaque or at the charts' 50 % opacity on white
+/// (overlapping dots fall between the two).
+fn pixels_near(canvas: &HtmlCanvasElement, rgb: (u8, u8, u8)) -> usize {
+    let blend = |c: u8| ((c as u16 + 255) / 2) as u8;
+    let half = (blend(rgb.0), blend(rgb.1), blend(rgb.2));
+    let data = rgba(canvas);
     data.chunks_exact(4)
         .filter(|p| {
             let d = |a: u8, b: u8| (a as i32 - b as i32).abs();
@@ -67,16 +73,7 @@ fn pixels_near(canvas: &HtmlCanvasElement, rgb: (u8, u8, u8)) -> usize {
 }
 
 fn non_white_pixels(canvas: &HtmlCanvasElement) -> usize {
-    let context: CanvasRenderingContext2d = canvas
-        .get_context("2d")
-        .unwrap()
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-    let data = context
-        .get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64)
-        .unwrap()
-        .data();
+    let data = rgba(canvas);
     data.chunks_exact(4)
         .filter(|p| p[0] < 250 || p[1] < 250 || p[2] < 250)
         .count()
