@@ -257,6 +257,7 @@ pub fn log_theoretical_mse(x: &[f64], y: &[f64], a: &[f64], form: FeatureForm, m
 mod tests {
     use super::*;
     use crate::math::rng::{StreamPurpose, stream_rng};
+    use crate::math::stats::mean_and_standard_error;
 
     /// Mean and empirical MSE of `trials` independent estimates, each with fresh ω.
     fn repeated_estimates(
@@ -278,13 +279,6 @@ mod tests {
             })
             .collect();
         (estimates, log_softmax_kernel(x, y).exp())
-    }
-
-    fn mean_and_standard_error(values: &[f64]) -> (f64, f64) {
-        let n = values.len() as f64;
-        let mean = values.iter().sum::<f64>() / n;
-        let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
-        (mean, (var / n).sqrt())
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::estimators::{
 };
 use super::heuristics::{AHeuristic, DiagonalA, diagonal_a};
 use super::rng::{StreamPurpose, stream_rng};
-use super::stats::{log_mean_exp, log_relative_error, median};
+use super::stats::{log_mean_exp, log_relative_error, mean_and_standard_error, median};
 use super::theory::{Theorem33Inputs, TheoryError, pair_radius};
 
 /// An estimator as the page names it: an A heuristic and a feature form.
@@ -438,16 +438,14 @@ pub fn mse_against_m(
             // Mean and sd of the repeats' MSEs, scaled by the largest so nothing overflows.
             let scale = log_mses.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).exp()).collect();
-            let mean = scaled.iter().sum::<f64>() / repeats as f64;
-            let variance =
-                scaled.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (repeats - 1) as f64;
+            let (mean, standard_error) = mean_and_standard_error(&scaled);
             let log_theory: Vec<f64> = (0..pairs)
                 .map(|i| log_theoretical_mse(data.query(i), data.key(i), &diag.a, form, m))
                 .collect();
             curve.points.push(CurvePoint {
                 m,
                 log_measured_mse: scale + mean.ln(),
-                log_standard_error: scale + 0.5 * (variance / repeats as f64).ln(),
+                log_standard_error: scale + standard_error.ln(),
                 log_theoretical_mse: log_mean_exp(&log_theory),
             });
         }

@@ -16,6 +16,7 @@ use super::estimators::{
     FeatureForm, log_softmax_kernel, log_sum_cosh, log_sum_exp, log_theoretical_mse, transform,
 };
 use super::rng::{StreamPurpose, stream_rng};
+use super::stats::mean_and_standard_error;
 
 /// Largest number of estimates one probe may draw.
 pub const MAX_TRIALS: usize = 1_000_000;
@@ -124,30 +125,19 @@ pub fn probe_pair(
             (log_prefactor + log_sum).exp()
         })
         .collect();
-    let n = trials as f64;
-    let mean_estimate = estimates.iter().sum::<f64>() / n;
-    let variance = estimates
-        .iter()
-        .map(|e| (e - mean_estimate) * (e - mean_estimate))
-        .sum::<f64>()
-        / (n - 1.0);
+    let (mean_estimate, standard_error) = mean_and_standard_error(&estimates);
     let squared_errors: Vec<f64> = estimates
         .iter()
         .map(|e| (e - true_value) * (e - true_value))
         .collect();
-    let empirical_mse = squared_errors.iter().sum::<f64>() / n;
-    let mse_variance = squared_errors
-        .iter()
-        .map(|e| (e - empirical_mse) * (e - empirical_mse))
-        .sum::<f64>()
-        / (n - 1.0);
+    let (empirical_mse, mse_standard_error) = mean_and_standard_error(&squared_errors);
     Ok(ProbeResult {
         true_value,
         estimates,
         mean_estimate,
-        standard_error: (variance / n).sqrt(),
+        standard_error,
         empirical_mse,
-        mse_standard_error: (mse_variance / n).sqrt(),
+        mse_standard_error,
         theoretical_mse: log_theoretical_mse(x, y, a, form, m).exp(),
     })
 }
@@ -196,9 +186,9 @@ mod tests {
             })
             .collect();
         let n = trials as f64;
-        let mean = full.iter().sum::<f64>() / n;
-        let sd = (full.iter().map(|e| (e - mean) * (e - mean)).sum::<f64>() / (n - 1.0)).sqrt();
-        let combined = (fast.standard_error.powi(2) + sd * sd / n).sqrt();
+        let (mean, standard_error) = mean_and_standard_error(&full);
+        let sd = standard_error * n.sqrt();
+        let combined = (fast.standard_error.powi(2) + standard_error.powi(2)).sqrt();
         assert!((fast.mean_estimate - mean).abs() < 4.0 * combined);
         let fast_sd = fast.standard_error * n.sqrt();
         // Standard deviations agree within 5 % (their own relative standard error is ~1 %).

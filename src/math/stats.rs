@@ -30,6 +30,15 @@ pub fn median(values: &[f64]) -> Option<f64> {
     quantile(values, 0.5)
 }
 
+/// The sample mean of `values` and its standard error, `sd / sqrt(n)` with the unbiased
+/// (n − 1) sample variance. Needs at least two values (NaN otherwise).
+pub fn mean_and_standard_error(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let variance = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
+    (mean, (variance / n).sqrt())
+}
+
 /// `log(mean_i exp(l_i))` without overflow (a shifted log-sum-exp); `-inf` for an empty slice
 /// or when every term is `-inf`.
 pub fn log_mean_exp(logs: &[f64]) -> f64 {
