@@ -85,6 +85,27 @@ fn backend(canvas: &HtmlCanvasElement) -> Result<CanvasBackend, ChartError> {
     CanvasBackend::with_canvas_object(canvas.clone()).ok_or(ChartError::NoContext)
 }
 
+/// The mesh every chart shares: light grid, labels and axis descriptions at the page's sizes.
+fn styled_mesh<'a, 'b, X, Y, XT, YT>(
+    chart: &'b mut ChartContext<'a, CanvasBackend, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+    px: &impl Fn(f64) -> i32,
+) -> plotters::chart::MeshStyle<'a, 'b, X, Y, CanvasBackend>
+where
+    X: Ranged<ValueType = XT> + plotters::coord::ranged1d::ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + plotters::coord::ranged1d::ValueFormatter<YT>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(("sans-serif", px(11.0)))
+        .axis_desc_style(("sans-serif", px(12.0)))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(218, 218, 218));
+    mesh
+}
+
 /// Compact number formatting for axis labels: four significant digits, trailing zeros
 /// trimmed, scientific notation outside [0.001, 10⁴).
 fn tick(v: f64) -> String {
@@ -237,27 +258,25 @@ pub fn draw_scatter(
         .x_label_area_size(px(40.0))
         .y_label_area_size(px(56.0))
         .build_cartesian_2d(lo..hi, lo..hi)?;
-    chart
-        .configure_mesh()
-        .x_desc(if log_axes {
+    styled_mesh(
+        &mut chart,
+        if log_axes {
             "true SM(x, y) = exp(x·y) (log scale)"
         } else {
             "true SM(x, y) = exp(x·y)"
-        })
-        .y_desc(if log_axes {
+        },
+        if log_axes {
             "estimated SM (log scale)"
         } else {
             "estimated SM"
-        })
-        .x_labels(6)
-        .y_labels(6)
-        .x_label_formatter(&|v| label(*v))
-        .y_label_formatter(&|v| label(*v))
-        .label_style(("sans-serif", px(11.0)))
-        .axis_desc_style(("sans-serif", px(12.0)))
-        .light_line_style(RGBColor(240, 240, 240))
-        .bold_line_style(RGBColor(218, 218, 218))
-        .draw()?;
+        },
+        &px,
+    )
+    .x_labels(6)
+    .y_labels(6)
+    .x_label_formatter(&|v| label(*v))
+    .y_label_formatter(&|v| label(*v))
+    .draw()?;
     chart.draw_series(LineSeries::new(
         [(lo, lo), (hi, hi)],
         ShapeStyle::from(&RGBColor(90, 90, 90)).stroke_width(px(1.0).max(1) as u32),
@@ -596,17 +615,15 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
         .x_label_area_size(px(40.0))
         .y_label_area_size(px(56.0))
         .build_cartesian_2d((m_lo / 1.3..m_hi * 1.3).log_scale(), lo..hi)?;
-    chart
-        .configure_mesh()
-        .x_desc("random features m (log scale)")
-        .y_desc("MSE (log scale)")
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| power_of_ten_label(*v))
-        .label_style(("sans-serif", px(11.0)))
-        .axis_desc_style(("sans-serif", px(12.0)))
-        .light_line_style(RGBColor(240, 240, 240))
-        .bold_line_style(RGBColor(218, 218, 218))
-        .draw()?;
+    styled_mesh(
+        &mut chart,
+        "random features m (log scale)",
+        "MSE (log scale)",
+        &px,
+    )
+    .x_label_formatter(&|v| format!("{v:.0}"))
+    .y_label_formatter(&|v| power_of_ten_label(*v))
+    .draw()?;
     let stroke = px(1.5).max(1) as u32;
     for curve in curves {
         let color = estimator_color(curve.estimator.heuristic);
@@ -688,17 +705,15 @@ pub fn draw_lemma_3_2(
         .x_label_area_size(px(40.0))
         .y_label_area_size(px(56.0))
         .build_cartesian_2d(0.0..r_max, lo..hi)?;
-    chart
-        .configure_mesh()
-        .x_desc("r, with |Ax| ≤ r and |A⁻ᵀy| ≤ r")
-        .y_desc("bound on √MSE / SM (log scale)")
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| power_of_ten_label(*v))
-        .label_style(("sans-serif", px(11.0)))
-        .axis_desc_style(("sans-serif", px(12.0)))
-        .light_line_style(RGBColor(240, 240, 240))
-        .bold_line_style(RGBColor(218, 218, 218))
-        .draw()?;
+    styled_mesh(
+        &mut chart,
+        "r, with |Ax| ≤ r and |A⁻ᵀy| ≤ r",
+        "bound on √MSE / SM (log scale)",
+        &px,
+    )
+    .x_label_formatter(&|v| tick(*v))
+    .y_label_formatter(&|v| power_of_ten_label(*v))
+    .draw()?;
     let stroke = px(1.5).max(1) as u32;
     chart.draw_series(LineSeries::new(
         [(0.0, 0.0), (r_max, 0.0)],
@@ -794,17 +809,15 @@ pub fn draw_theorem_3_3(
         .x_label_area_size(px(40.0))
         .y_label_area_size(px(56.0))
         .build_cartesian_2d(0.5..1.0, lo..hi)?;
-    chart
-        .configure_mesh()
-        .x_desc("probability p")
-        .y_desc("relative error (log scale)")
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| power_of_ten_label(*v))
-        .label_style(("sans-serif", px(11.0)))
-        .axis_desc_style(("sans-serif", px(12.0)))
-        .light_line_style(RGBColor(240, 240, 240))
-        .bold_line_style(RGBColor(218, 218, 218))
-        .draw()?;
+    styled_mesh(
+        &mut chart,
+        "probability p",
+        "relative error (log scale)",
+        &px,
+    )
+    .x_label_formatter(&|v| tick(*v))
+    .y_label_formatter(&|v| power_of_ten_label(*v))
+    .draw()?;
     if hi > 0.0 {
         chart.draw_series(std::iter::once(Rectangle::new(
             [(0.5, 0.0), (1.0, hi)],
