@@ -12,3 +12,5 @@ pub mod math;
 pub mod charts;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod worker;

@@ -404,10 +404,25 @@ impl ExperimentConfig {
         Ok(())
     }
 
-    /// Multiply-adds of one full recompute: one projection (m × d) per pair and estimator.
+    /// Multiply-adds of one full recompute: one projection (m × d) per pair and estimator,
+    /// plus the MSE-against-m curve (its pairs × repeats × every m of the chart).
     pub fn work(&self) -> f64 {
+        use super::experiment::{CURVE_MS, CURVE_PAIRS, CURVE_REPEATS};
         let pairs = self.n as f64 + self.datasets as f64 * self.pairs as f64;
-        pairs * self.m as f64 * self.d as f64 * self.estimators.len() as f64
+        let curve_projections =
+            (CURVE_PAIRS.min(self.n) * CURVE_REPEATS * CURVE_MS.iter().sum::<usize>()) as f64;
+        (pairs * self.m as f64 + curve_projections) * self.d as f64 * self.estimators.len() as f64
+    }
+
+    /// Bytes of working memory with `workers` workers, each caching every dataset (f64 queries
+    /// and keys) and every dataset's ω (f32), plus the page's copy of the scatter estimates.
+    /// Never an n × m matrix: the kernel keeps one m-long row per pair of a block.
+    pub fn memory_bytes(&self, workers: usize) -> f64 {
+        let pairs = self.n as f64 + self.datasets as f64 * self.pairs as f64;
+        let data = pairs * self.d as f64 * 2.0 * 8.0;
+        let omega = (self.datasets + 1) as f64 * self.m as f64 * self.d as f64 * 4.0;
+        let scatter = self.n as f64 * 3.0 * 8.0 * self.estimators.len() as f64 * 2.0;
+        workers.max(1) as f64 * (data + omega) + scatter
     }
 
     fn check_work(&self, param: Param) -> Result<(), ParamError> {

@@ -112,6 +112,11 @@ impl Projections {
         self.d
     }
 
+    /// The vectors `ω_k`, in order.
+    pub fn rows(&self) -> impl Iterator<Item = &[f64]> {
+        self.omega.chunks_exact(self.d)
+    }
+
     /// `out[k] = ω_k · z`. Four lane accumulators per row, because an ordered float sum does
     /// not vectorise.
     fn project(&self, z: &[f64], out: &mut [f64]) {
@@ -241,10 +246,15 @@ pub(crate) fn log_sum_cosh(t: &[f64]) -> f64 {
 pub fn log_theoretical_mse(x: &[f64], y: &[f64], a: &[f64], form: FeatureForm, m: usize) -> f64 {
     let mut z = vec![0.0; x.len()];
     transform(x, y, a, &mut z);
-    let s = dot(&z, &z);
+    log_theoretical_mse_of(dot(&z, &z), log_softmax_kernel(x, y), form, m)
+}
+
+/// [`log_theoretical_mse`] from `s = |Ax + A^-T y|²` and `log SM(x, y)`, for callers that
+/// already have both.
+pub fn log_theoretical_mse_of(s: f64, log_sm: f64, form: FeatureForm, m: usize) -> f64 {
     // ln(1 − e^{−s}) = ln(−expm1(−s)), accurate for small s.
     let log_one_minus = (-(-s).exp_m1()).ln();
-    let log_sm_squared = 2.0 * log_softmax_kernel(x, y);
+    let log_sm_squared = 2.0 * log_sm;
     match form {
         FeatureForm::Positive => -(m as f64).ln() + s + log_sm_squared + log_one_minus,
         FeatureForm::Hyperbolic => {

@@ -11,16 +11,14 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::config::{ExperimentConfig, OmegaMode, ParamError};
+use super::config::{ExperimentConfig, ParamError};
 use super::dataset::{self, Dataset, DatasetError, DatasetParams};
-use super::estimators::{
-    EstimatorError, FeatureForm, PairEstimator, Projections, log_softmax_kernel,
-    log_theoretical_mse,
-};
-use super::heuristics::{AHeuristic, DiagonalA, diagonal_a};
+use super::estimators::{EstimatorError, FeatureForm};
+use super::heuristics::AHeuristic;
 use super::rng::{StreamPurpose, stream_rng};
-use super::stats::{log_mean_exp, log_relative_error, mean_and_standard_error, median};
-use super::theory::{Theorem33Inputs, TheoryError, pair_radius};
+use super::stats::{log_mean_exp, log_relative_error, median};
+use super::tasks::{Piece, Task, TaskOutput, TaskStore, Workspace, plan};
+use super::theory::{Theorem33Inputs, TheoryError};
 
 /// An estimator as the page names it: an A heuristic and a feature form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -63,6 +61,8 @@ pub enum ExperimentError {
     Dataset(DatasetError),
     Estimator(EstimatorError),
     Theory(TheoryError),
+    /// A task that does not belong to its configuration (a malformed worker message).
+    InvalidTask(String),
 }
 
 impl fmt::Display for ExperimentError {
@@ -72,6 +72,7 @@ impl fmt::Display for ExperimentError {
             ExperimentError::Dataset(e) => write!(f, "{e}"),
             ExperimentError::Estimator(e) => write!(f, "{e}"),
             ExperimentError::Theory(e) => write!(f, "{e}"),
+            ExperimentError::InvalidTask(e) => write!(f, "invalid task: {e}"),
         }
     }
 }
@@ -105,6 +106,20 @@ pub struct DatasetMetrics {
     pub log_max_rel_err: f64,
     /// `ln theoretical_mse`.
     pub log_theoretical_mse: f64,
+}
+
+impl DatasetMetrics {
+    /// The metrics from their logs.
+    pub fn from_logs(log_mse: f64, log_max_rel_err: f64, log_theoretical_mse: f64) -> Self {
+        Self {
+            mse: log_mse.exp(),
+            max_rel_err: log_max_rel_err.exp(),
+            theoretical_mse: log_theoretical_mse.exp(),
+            log_mse,
+            log_max_rel_err,
+            log_theoretical_mse,
+        }
+    }
 }
 
 /// One estimator's estimates on one dataset, in the log domain.
@@ -154,17 +169,11 @@ impl PairEstimates {
             .zip(&log_rel)
             .map(|(log_true, log_rel)| 2.0 * log_true + 2.0 * log_rel)
             .collect();
-        let log_mse = log_mean_exp(&log_squared);
-        let log_max_rel_err = log_rel.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let log_theoretical_mse = log_mean_exp(&self.log_theoretical_mse);
-        DatasetMetrics {
-            mse: log_mse.exp(),
-            max_rel_err: log_max_rel_err.exp(),
-            theoretical_mse: log_theoretical_mse.exp(),
-            log_mse,
-            log_max_rel_err,
-            log_theoretical_mse,
-        }
+        DatasetMetrics::from_logs(
+            log_mean_exp(&log_squared),
+            log_rel.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            log_mean_exp(&self.log_theoretical_mse),
+        )
     }
 }
 
@@ -192,6 +201,32 @@ pub struct EstimatorSummary {
     pub log_median_theoretical_mse: f64,
     /// Clamped diagonal entries of A, summed over the boxplot datasets.
     pub clamped: usize,
+}
+
+impl EstimatorSummary {
+    /// The summary of one estimator's per-dataset metrics. Medians are taken of the logs (the
+    /// log is increasing, so they are the logs of the medians) and stay finite where the values
+    /// themselves overflow.
+    pub fn new(estimator: EstimatorId, per_dataset: Vec<DatasetMetrics>, clamped: usize) -> Self {
+        let log_median = |metric: fn(&DatasetMetrics) -> f64| {
+            let logs: Vec<f64> = per_dataset.iter().map(metric).collect();
+            median(&logs).unwrap_or(f64::NAN)
+        };
+        let log_median_mse = log_median(|m| m.log_mse);
+        let log_median_max_rel_err = log_median(|m| m.log_max_rel_err);
+        let log_median_theoretical_mse = log_median(|m| m.log_theoretical_mse);
+        Self {
+            estimator,
+            median_mse: log_median_mse.exp(),
+            median_max_rel_err: log_median_max_rel_err.exp(),
+            median_theoretical_mse: log_median_theoretical_mse.exp(),
+            log_median_mse,
+            log_median_max_rel_err,
+            log_median_theoretical_mse,
+            per_dataset,
+            clamped,
+        }
+    }
 }
 
 /// Everything the page shows for one configuration.
@@ -225,134 +260,22 @@ pub fn generate_dataset(config: &ExperimentConfig, index: usize) -> Result<Datas
     dataset::generate(&params, &mut rng)
 }
 
-/// Every requested estimator on dataset `index`. The A of each heuristic comes from the
-/// dataset's own sample statistics, as in the paper.
-pub fn estimate_dataset(
-    config: &ExperimentConfig,
-    index: usize,
-    data: &Dataset,
-    heuristics: &[AHeuristic],
-) -> Result<Vec<PairEstimates>, ExperimentError> {
-    let (d, m, form) = (data.d, config.m, config.form());
-    let moments = data.moments();
-    let diagonals: Vec<DiagonalA> = heuristics
-        .iter()
-        .map(|h| diagonal_a(*h, &moments))
-        .collect();
-    let mut estimators: Vec<PairEstimator> = heuristics
-        .iter()
-        .map(|_| PairEstimator::new(form, d, m))
-        .collect();
-    let mut results = Vec::with_capacity(heuristics.len());
-    for (h, diag) in heuristics.iter().zip(&diagonals) {
-        results.push(PairEstimates {
-            estimator: EstimatorId {
-                heuristic: *h,
-                form,
-            },
-            log_true: Vec::with_capacity(data.n),
-            log_estimates: Vec::with_capacity(data.n),
-            clamped: diag.clamped,
-            a: diag.a.clone(),
-            log_theoretical_mse: Vec::with_capacity(data.n),
-            data_radius: 0.0,
-            theorem_3_3: Theorem33Inputs::new(&moments, &diag.a, data.n)
-                .map_err(ExperimentError::Theory)?,
-        });
-    }
-    let mut omega = Projections::zeroed(m, d)?;
-    if config.omega == OmegaMode::Shared {
-        omega.resample(&mut stream_rng(
-            config.seed,
-            StreamPurpose::SharedOmega,
-            index as u64,
-            0,
-        ));
-    }
-    for i in 0..data.n {
-        if config.omega == OmegaMode::Fresh {
-            let mut rng = stream_rng(
-                config.seed,
-                StreamPurpose::PairOmega,
-                index as u64,
-                i as u64,
-            );
-            omega.resample(&mut rng);
-        }
-        let (x, y) = (data.query(i), data.key(i));
-        let log_true = log_softmax_kernel(x, y);
-        for ((estimator, diag), result) in estimators.iter_mut().zip(&diagonals).zip(&mut results) {
-            result.log_true.push(log_true);
-            result
-                .log_estimates
-                .push(estimator.log_estimate(x, y, &diag.a, &omega)?);
-            result
-                .log_theoretical_mse
-                .push(log_theoretical_mse(x, y, &diag.a, form, m));
-            result.data_radius = result.data_radius.max(pair_radius(x, y, &diag.a));
-        }
-    }
-    Ok(results)
-}
-
-/// Runs the whole experiment: the scatter dataset and every boxplot dataset.
+/// Runs the whole experiment (the scatter dataset and every boxplot dataset) on this thread:
+/// the tasks a Web Worker pool shares on the page, one after another ([`super::tasks`]).
 pub fn run_experiment(config: &ExperimentConfig) -> Result<ExperimentResult, ExperimentError> {
     config.validate().map_err(ExperimentError::Config)?;
-    let heuristics = &config.estimators;
-    let scatter_data = generate_dataset(config, 0)?;
-    let scatter = estimate_dataset(config, 0, &scatter_data, heuristics)?
-        .into_iter()
-        .map(|estimates| ScatterSeries {
-            metrics: estimates.metrics(),
-            estimates,
-        })
-        .collect();
-    let mut summaries: Vec<EstimatorSummary> = heuristics
+    let mut workspace = Workspace::new();
+    let mut store = TaskStore::new();
+    for task in plan(config)
         .iter()
-        .map(|h| EstimatorSummary {
-            estimator: EstimatorId {
-                heuristic: *h,
-                form: config.form(),
-            },
-            per_dataset: Vec::with_capacity(config.datasets),
-            median_mse: f64::NAN,
-            median_max_rel_err: f64::NAN,
-            median_theoretical_mse: f64::NAN,
-            log_median_mse: f64::NAN,
-            log_median_max_rel_err: f64::NAN,
-            log_median_theoretical_mse: f64::NAN,
-            clamped: 0,
-        })
-        .collect();
-    for index in 1..=config.datasets {
-        let data = generate_dataset(config, index)?;
-        for (estimates, summary) in estimate_dataset(config, index, &data, heuristics)?
-            .into_iter()
-            .zip(&mut summaries)
-        {
-            summary.per_dataset.push(estimates.metrics());
-            summary.clamped += estimates.clamped;
-        }
+        .filter(|t| !matches!(t.piece, Piece::Curve { .. }))
+    {
+        let output = workspace.run(config, task)?;
+        store.insert(config, task, output);
     }
-    for summary in &mut summaries {
-        // Medians of the logs are the logs of the medians (the log is increasing), and stay
-        // finite where the values themselves overflow.
-        let median_of = |metric: fn(&DatasetMetrics) -> f64| {
-            let logs: Vec<f64> = summary.per_dataset.iter().map(metric).collect();
-            median(&logs).unwrap_or(f64::NAN)
-        };
-        summary.log_median_mse = median_of(|m| m.log_mse);
-        summary.log_median_max_rel_err = median_of(|m| m.log_max_rel_err);
-        summary.log_median_theoretical_mse = median_of(|m| m.log_theoretical_mse);
-        summary.median_mse = summary.log_median_mse.exp();
-        summary.median_max_rel_err = summary.log_median_max_rel_err.exp();
-        summary.median_theoretical_mse = summary.log_median_theoretical_mse.exp();
-    }
-    Ok(ExperimentResult {
-        config: config.clone(),
-        scatter,
-        summaries,
-    })
+    store
+        .result(config)
+        .ok_or_else(|| ExperimentError::InvalidTask("the plan left a piece out".into()))
 }
 
 /// One point of the MSE-against-m curve, in logs so that large norms stay finite.
@@ -381,76 +304,46 @@ pub const CURVE_PAIRS: usize = 32;
 /// Independent draws of ω per m, for the error bars.
 pub const CURVE_REPEATS: usize = 4;
 
-/// MSE against m on the first `pairs` pairs of the scatter dataset, with A from the whole
-/// dataset as in Figure 1. For each m, `repeats` independent sets of ω (each shared by the
-/// pairs) give `repeats` MSEs; their mean and standard error are the measured point, and the
-/// mean of Lemma 3.1 over the same pairs is the theory, so the two agree in expectation.
+/// MSE against m for the configuration's estimators at each m of `ms`, on the first
+/// [`CURVE_PAIRS`] pairs of the scatter dataset with A from the whole dataset, as in Figure 1.
+/// For each m, [`CURVE_REPEATS`] independent sets of ω (each shared by the pairs) give as many
+/// MSEs; their mean and standard error are the measured point, and the mean of Lemma 3.1 over
+/// the same pairs is the theory, so the two agree in expectation. The page runs the same
+/// tasks ([`Piece::Curve`]) in its workers.
 pub fn mse_against_m(
     config: &ExperimentConfig,
     ms: &[usize],
-    pairs: usize,
-    repeats: usize,
 ) -> Result<Vec<MseCurve>, ExperimentError> {
     config.validate().map_err(ExperimentError::Config)?;
-    let data = generate_dataset(config, 0)?;
-    let moments = data.moments();
-    let form = config.form();
-    let pairs = pairs.clamp(1, data.n);
-    let repeats = repeats.max(2);
-    let diagonals: Vec<DiagonalA> = config
+    let mut workspace = Workspace::new();
+    config
         .estimators
         .iter()
-        .map(|h| diagonal_a(*h, &moments))
-        .collect();
-    let mut curves: Vec<MseCurve> = config
-        .estimators
-        .iter()
-        .map(|h| MseCurve {
-            estimator: EstimatorId {
-                heuristic: *h,
-                form,
-            },
-            points: Vec::with_capacity(ms.len()),
+        .map(|&heuristic| {
+            let points = ms
+                .iter()
+                .map(|&m| {
+                    match workspace.run(
+                        config,
+                        &Task {
+                            heuristic,
+                            piece: Piece::Curve { m },
+                        },
+                    )? {
+                        TaskOutput::Curve(point) => Ok(point),
+                        _ => Err(ExperimentError::InvalidTask("curve".into())),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(MseCurve {
+                estimator: EstimatorId {
+                    heuristic,
+                    form: config.form(),
+                },
+                points,
+            })
         })
-        .collect();
-    for &m in ms {
-        let mut estimator = PairEstimator::new(form, data.d, m);
-        let mut omega = Projections::zeroed(m, data.d)?;
-        // per_repeat[k][r]: ln of estimator k's MSE over the pairs with the r-th draw of ω,
-        // which all estimators share (common random numbers, as in the experiment).
-        let mut per_repeat = vec![Vec::with_capacity(repeats); diagonals.len()];
-        let mut log_squared = Vec::with_capacity(pairs);
-        for repeat in 0..repeats {
-            let mut rng = stream_rng(config.seed, StreamPurpose::Trial, m as u64, repeat as u64);
-            omega.resample(&mut rng);
-            for (diag, log_mses) in diagonals.iter().zip(&mut per_repeat) {
-                log_squared.clear();
-                for i in 0..pairs {
-                    let (x, y) = (data.query(i), data.key(i));
-                    let log_true = log_softmax_kernel(x, y);
-                    let log_est = estimator.log_estimate(x, y, &diag.a, &omega)?;
-                    log_squared.push(2.0 * log_true + 2.0 * log_relative_error(log_est - log_true));
-                }
-                log_mses.push(log_mean_exp(&log_squared));
-            }
-        }
-        for ((diag, log_mses), curve) in diagonals.iter().zip(&per_repeat).zip(&mut curves) {
-            // Mean and sd of the repeats' MSEs, scaled by the largest so nothing overflows.
-            let scale = log_mses.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).exp()).collect();
-            let (mean, standard_error) = mean_and_standard_error(&scaled);
-            let log_theory: Vec<f64> = (0..pairs)
-                .map(|i| log_theoretical_mse(data.query(i), data.key(i), &diag.a, form, m))
-                .collect();
-            curve.points.push(CurvePoint {
-                m,
-                log_measured_mse: scale + mean.ln(),
-                log_standard_error: scale + standard_error.ln(),
-                log_theoretical_mse: log_mean_exp(&log_theory),
-            });
-        }
-    }
-    Ok(curves)
+        .collect()
 }
 
 #[cfg(test)]
@@ -475,7 +368,7 @@ mod tests {
     #[test]
     fn mse_curve_theory_falls_as_one_over_m_and_measurements_follow_it() {
         let config = small_config();
-        let curves = mse_against_m(&config, &[16, 64, 256, 1024], 16, 8).unwrap();
+        let curves = mse_against_m(&config, &[16, 64, 256, 1024]).unwrap();
         assert_eq!(curves.len(), 3);
         for curve in &curves {
             let first = curve.points[0];
@@ -538,7 +431,7 @@ mod tests {
                 .iter()
                 .all(|s| s.estimates.log_estimates.iter().all(|l| l.is_finite()))
         );
-        let curves = mse_against_m(&config, &[16, 256], 8, 3).unwrap();
+        let curves = mse_against_m(&config, &[16, 256]).unwrap();
         for point in curves.iter().flat_map(|c| &c.points) {
             assert!(point.log_measured_mse.is_finite() && point.log_theoretical_mse.is_finite());
         }

@@ -3,6 +3,7 @@
 //! the canvas drawing.
 
 mod controls;
+mod pool;
 mod probe;
 mod results;
 
@@ -12,11 +13,10 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::math::config::{ExperimentConfig, Param, ParamError};
-use crate::math::experiment::{
-    CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, ExperimentError, ExperimentResult, MseCurve,
-    mse_against_m, run_experiment,
-};
+use crate::math::experiment::{ExperimentResult, MseCurve, ScatterSeries};
+use crate::math::tasks::Part;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
+use pool::{Pool, PoolEvent};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 
@@ -77,6 +77,10 @@ fn take_crash_flag(query: &str) -> (bool, String) {
 pub enum Status {
     Computing,
     Ready,
+    /// The configuration is above the work or memory budget: waiting for the user to confirm.
+    Confirm,
+    /// The user stopped the computation; the charts show the previous results.
+    Cancelled,
     Error(String),
 }
 
@@ -85,35 +89,65 @@ impl Status {
         match self {
             Status::Computing => "computing",
             Status::Ready => "ready",
+            Status::Confirm => "confirm",
+            Status::Cancelled => "cancelled",
             Status::Error(_) => "error",
         }
     }
 }
 
-/// A finished computation, tagged with the request it answers.
-#[derive(Clone, Debug)]
-pub struct Computed {
+/// A computed value tagged with the request it answers. Equal when it is the same value of
+/// the same request (pointer equality: comparing the contents would cost more than drawing).
+#[derive(Debug)]
+pub struct Shown<T> {
+    pub generation: u64,
+    pub value: Arc<T>,
+}
+
+impl<T> Clone for Shown<T> {
+    fn clone(&self) -> Self {
+        Self {
+            generation: self.generation,
+            value: self.value.clone(),
+        }
+    }
+}
+
+impl<T> PartialEq for Shown<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.generation == other.generation && Arc::ptr_eq(&self.value, &other.value)
+    }
+}
+
+/// Figure 1's data with the configuration it was computed for.
+#[derive(Debug)]
+pub struct ScatterView {
+    pub config: ExperimentConfig,
+    pub series: Vec<ScatterSeries>,
+}
+
+/// Above this many multiply-adds the page asks before starting (about two seconds on two
+/// cores at the measured speed).
+pub const BUDGET_WORK: f64 = 1e10;
+/// Above this many bytes of working memory (all workers together) the page asks too.
+pub const BUDGET_BYTES: f64 = 512e6;
+/// Progress and the cancel button appear when a job runs longer than this.
+const PROGRESS_DELAY: Duration = Duration::from_millis(200);
+
+/// Which charts of the current request are drawn, and whether all its tasks are in.
+#[derive(Clone, Copy, Debug, Default)]
+struct DrawState {
     generation: u64,
-    result: Arc<ExperimentResult>,
-    curves: Arc<Vec<MseCurve>>,
-    elapsed_ms: f64,
+    drawn: [bool; 3],
+    finished: bool,
 }
 
-/// Everything the page shows for one configuration: the experiment and the MSE-against-m
-/// curves.
-fn compute_all(
-    config: &ExperimentConfig,
-) -> Result<(ExperimentResult, Vec<MseCurve>), ExperimentError> {
-    let result = run_experiment(config)?;
-    let curves = mse_against_m(config, &CURVE_MS, CURVE_PAIRS, CURVE_REPEATS)?;
-    Ok((result, curves))
-}
-
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
+fn part_index(part: Part) -> usize {
+    match part {
+        Part::Scatter => 0,
+        Part::Boxplots => 1,
+        Part::Curves => 2,
+    }
 }
 
 /// The query string of the page's URL, without the `?`.
@@ -152,71 +186,205 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     }
     let (config, set_config) = signal(initial);
     let (status, set_status) = signal(Status::Computing);
-    let (computed, set_computed) = signal(None::<Computed>);
-    let generation = StoredValue::new(0u64);
+    let (progress, set_progress) = signal(None::<f64>);
+    let (scatter, set_scatter) = signal(None::<Shown<ScatterView>>);
+    let (summaries, set_summaries) = signal(None::<Shown<ExperimentResult>>);
+    let (curves, set_curves) = signal(None::<Shown<Vec<MseCurve>>>);
+    let (elapsed, set_elapsed) = signal(None::<(u64, f64)>);
+    // The request being computed and the configuration it asks for.
+    let current = StoredValue::new_local((0u64, Arc::new(ExperimentConfig::default())));
+    // The last configuration whose results are on screen, to go back to.
+    let shown_config = StoredValue::new_local(None::<ExperimentConfig>);
+    let draw_state = StoredValue::new_local(DrawState::default());
+    let pending_scatter = StoredValue::new_local(None::<(u64, Arc<Vec<ScatterSeries>>)>);
+    let confirmed = StoredValue::new_local(None::<ExperimentConfig>);
 
-    // Each configuration schedules one computation after the browser has painted the
-    // "computing" state. A newer configuration bumps the generation, so a scheduled run whose
-    // configuration is outdated never starts: dragging a slider leaves no backlog.
+    let mark_ready_if_done = move || {
+        let state = draw_state.get_value();
+        if state.generation == current.with_value(|c| c.0)
+            && state.finished
+            && state.drawn.iter().all(|d| *d)
+        {
+            set_progress.set(None);
+            set_status.set(Status::Ready);
+        }
+    };
+
+    let pool = StoredValue::new_local(Pool::new(move |event| {
+        let (generation, request) = current.get_value();
+        match event {
+            PoolEvent::Progress {
+                generation: g,
+                fraction,
+            } if g == generation => {
+                if progress.get_untracked().is_some() {
+                    set_progress.set(Some(fraction));
+                }
+            }
+            PoolEvent::Scatter {
+                generation: g,
+                scatter,
+            } if g == generation => {
+                pending_scatter.set_value(Some((g, scatter.clone())));
+                set_scatter.set(Some(Shown {
+                    generation: g,
+                    value: Arc::new(ScatterView {
+                        config: (*request).clone(),
+                        series: (*scatter).clone(),
+                    }),
+                }));
+            }
+            PoolEvent::Summaries {
+                generation: g,
+                summaries,
+            } if g == generation => {
+                // The table and the boxplots need the scatter too (its A, its clamping).
+                if let Some((_, scatter)) = pending_scatter.get_value().filter(|(sg, _)| *sg == g) {
+                    set_summaries.set(Some(Shown {
+                        generation: g,
+                        value: Arc::new(ExperimentResult {
+                            config: (*request).clone(),
+                            scatter: (*scatter).clone(),
+                            summaries: (*summaries).clone(),
+                        }),
+                    }));
+                    shown_config.set_value(Some((*request).clone()));
+                }
+            }
+            PoolEvent::Curves {
+                generation: g,
+                curves,
+            } if g == generation => set_curves.set(Some(Shown {
+                generation: g,
+                value: curves,
+            })),
+            PoolEvent::Finished {
+                generation: g,
+                elapsed_ms,
+            } if g == generation => {
+                set_elapsed.set(Some((g, elapsed_ms)));
+                draw_state.update_value(|s| {
+                    if s.generation == g {
+                        s.finished = true;
+                    }
+                });
+                mark_ready_if_done();
+            }
+            PoolEvent::Failed {
+                generation: g,
+                message,
+            } if g == generation => set_status.set(Status::Error(message)),
+            _ => {}
+        }
+    }));
+    on_cleanup(move || pool.with_value(|p| Pool::cancel(p)));
+
+    // Each configuration starts one job in the workers, superseding the one in flight, unless
+    // it is above the budget and not yet confirmed.
     Effect::new(move |_| {
         let request = config.get();
         // Bad URL values were replaced by defaults (and listed in the notice): the address
         // bar shows the configuration actually computed.
         replace_url_query(&request.to_query());
-        let ticket = generation.get_value() + 1;
-        generation.set_value(ticket);
-        set_status.set(Status::Computing);
-        request_animation_frame(move || {
-            set_timeout(
-                move || {
-                    if generation.get_value() != ticket {
-                        return;
-                    }
-                    let started = now_ms();
-                    match compute_all(&request) {
-                        Ok((result, curves)) => set_computed.set(Some(Computed {
-                            generation: ticket,
-                            result: Arc::new(result),
-                            curves: Arc::new(curves),
-                            elapsed_ms: now_ms() - started,
-                        })),
-                        Err(error) => set_status.set(Status::Error(error.to_string())),
-                    }
-                },
-                Duration::ZERO,
-            )
+        let ticket = current.with_value(|c| c.0) + 1;
+        current.set_value((ticket, Arc::new(request.clone())));
+        draw_state.set_value(DrawState {
+            generation: ticket,
+            ..DrawState::default()
         });
-    });
-
-    // Called by the charts once the latest result is drawn.
-    let on_drawn = Callback::new(move |outcome: (u64, Result<(), String>)| {
-        let (drawn, result) = outcome;
-        if drawn == generation.get_value() {
-            set_status.set(match result {
-                Ok(()) => Status::Ready,
-                Err(message) => Status::Error(message),
-            });
+        let workers = pool.with_value(|p| p.borrow().workers()).max(1);
+        let over_budget =
+            request.work() > BUDGET_WORK || request.memory_bytes(workers) > BUDGET_BYTES;
+        if over_budget && confirmed.get_value().as_ref() != Some(&request) {
+            pool.with_value(|p| Pool::cancel(p));
+            set_progress.set(None);
+            set_status.set(Status::Confirm);
+            return;
         }
+        set_status.set(Status::Computing);
+        pool.with_value(|p| Pool::submit(p, ticket, &request));
+        set_timeout(
+            move || {
+                if current.with_value(|c| c.0) == ticket
+                    && status.get_untracked() == Status::Computing
+                {
+                    set_progress.set(Some(0.0));
+                }
+            },
+            PROGRESS_DELAY,
+        );
     });
 
-    let result = Memo::new(move |_| computed.get().map(|c| c.result));
-    let curves = Memo::new(move |_| computed.get().map(|c| c.curves));
+    // Called by the charts once a part of the latest result is drawn.
+    let on_drawn = Callback::new(move |outcome: (u64, Part, Result<(), String>)| {
+        let (drawn, part, result) = outcome;
+        if drawn != current.with_value(|c| c.0) {
+            return;
+        }
+        if let Err(message) = result {
+            set_status.set(Status::Error(message));
+            return;
+        }
+        draw_state.update_value(|s| {
+            if s.generation == drawn {
+                s.drawn[part_index(part)] = true;
+            }
+        });
+        mark_ready_if_done();
+    });
+
+    let run_anyway = move |_| {
+        confirmed.set_value(Some(config.get_untracked()));
+        set_config.update(|_| {});
+    };
+    let keep_previous = move |_| match shown_config.get_value() {
+        Some(previous) => set_config.set(previous),
+        None => set_config.set(ExperimentConfig::default()),
+    };
+    let cancel = move |_| {
+        pool.with_value(|p| Pool::cancel(p));
+        set_progress.set(None);
+        set_status.set(Status::Cancelled);
+    };
+
+    let result = Memo::new(move |_| summaries.get().map(|s| s.value));
     let status_line = move || match status.get() {
         Status::Computing => "computing…".to_string(),
-        Status::Ready => computed
-            .with(|c| c.as_ref().map(|c| c.elapsed_ms))
-            .map(|ms| format!("recomputed in {ms:.0} ms"))
+        Status::Ready => elapsed
+            .get()
+            .map(|(_, ms)| {
+                let workers = pool.with_value(|p| p.borrow().workers());
+                if workers == 0 {
+                    format!("recomputed in {ms:.0} ms on the page")
+                } else {
+                    format!("recomputed in {ms:.0} ms by {workers} workers")
+                }
+            })
             .unwrap_or_default(),
+        Status::Confirm => "waiting for your go-ahead".to_string(),
+        Status::Cancelled => "cancelled: the charts still show the previous settings".to_string(),
         Status::Error(message) => format!("error: {message}"),
     };
     let work = move || config.with(|c| format!("{:.2e} multiply-adds per recompute", c.work()));
+    let confirm_text = move || {
+        config.with(|c| {
+            let workers = pool.with_value(|p| p.borrow().workers()).max(1);
+            let throughput = pool.with_value(|p| p.borrow().throughput()).unwrap_or(4e6);
+            format!(
+                "These settings need {:.1e} multiply-adds and about {:.0} MB of memory: roughly {:.0} s on this machine. Run them?",
+                c.work(),
+                c.memory_bytes(workers) / 1e6,
+                c.work() / throughput / 1e3
+            )
+        })
+    };
 
     view! {
         <main
             class="app"
             data-status=move || status.with(|s| s.as_attr())
-            data-compute-ms=move || computed.with(|c| c.as_ref().map(|c| format!("{:.1}", c.elapsed_ms)))
-            data-generation=move || computed.with(|c| c.as_ref().map(|c| c.generation))
+            data-compute-ms=move || elapsed.get().map(|(_, ms)| format!("{ms:.1}"))
+            data-generation=move || elapsed.get().map(|(generation, _)| generation)
         >
             <header>
                 <h1>"softmax-kernel-lab"</h1>
@@ -257,11 +425,22 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     <p class="status" aria-live="polite">
                         <span class=move || format!("dot {}", status.with(|s| s.as_attr()))></span>
                         {status_line}
+                        {move || progress.get().map(|fraction| view! {
+                            <progress class="progress" max="1" value=fraction.to_string()></progress>
+                            <button class="cancel" type="button" on:click=cancel>"Cancel"</button>
+                        })}
                     </p>
+                    {move || (status.get() == Status::Confirm).then(|| view! {
+                        <div class="confirm" role="alertdialog" aria-label="large computation">
+                            <p>{confirm_text}</p>
+                            <button class="run-anyway" type="button" on:click=run_anyway>"Run it"</button>
+                            <button class="keep-previous" type="button" on:click=keep_previous>"Go back to the previous settings"</button>
+                        </div>
+                    })}
                     <Charts
-                        result
+                        scatter
+                        summaries
                         curves
-                        generation=Signal::derive(move || computed.with(|c| c.as_ref().map(|c| c.generation)))
                         on_drawn
                         probe=Signal::derive(move || config.with(|c| c.probe))
                         on_pick=Callback::new(move |index: usize| {

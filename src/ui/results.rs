@@ -12,6 +12,9 @@ use crate::charts::{
 };
 use crate::math::config::OmegaMode;
 use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
+use crate::math::tasks::Part;
+
+use super::{ScatterView, Shown};
 use crate::math::heuristics::AHeuristic;
 use crate::math::stats::format_from_log;
 
@@ -40,27 +43,55 @@ fn scatter_slot(heuristic: AHeuristic) -> usize {
         .unwrap_or(0)
 }
 
-fn draw_all(
-    result: &ExperimentResult,
-    curves: &[MseCurve],
+/// Figure 1's panels and the two bounds drawn from the scatter dataset.
+fn draw_scatter_part(
+    view: &ScatterView,
     canvases: Canvases,
     probe: Option<usize>,
     layouts: StoredValue<[Option<ScatterLayout>; 3]>,
 ) -> Result<(), String> {
-    let Canvases {
-        scatter: scatter_canvases,
-        mse: mse_canvas,
-        rel: rel_canvas,
-        ..
-    } = canvases;
     let mut drawn = [None; 3];
-    for series in &result.scatter {
+    for series in &view.series {
         let slot = scatter_slot(series.estimates.estimator.heuristic);
-        if let Some(canvas) = scatter_canvases[slot].get() {
+        if let Some(canvas) = canvases.scatter[slot].get() {
             drawn[slot] = Some(draw_scatter(&canvas, series, probe).map_err(|e| e.to_string())?);
         }
     }
     layouts.set_value(drawn);
+    let m = view.config.m;
+    if let Some(canvas) = canvases.lemma.get() {
+        let radii: Vec<_> = view
+            .series
+            .iter()
+            .map(|s| {
+                (
+                    s.estimates.estimator.heuristic,
+                    s.estimates.estimator.label(),
+                    s.estimates.data_radius,
+                )
+            })
+            .collect();
+        draw_lemma_3_2(&canvas, m, &radii).map_err(|e| e.to_string())?;
+    }
+    if let Some(canvas) = canvases.theorem.get() {
+        let entries: Vec<TheoremEntry> = view
+            .series
+            .iter()
+            .map(|s| TheoremEntry {
+                heuristic: s.estimates.estimator.heuristic,
+                label: s.estimates.estimator.label(),
+                inputs: s.estimates.theorem_3_3.clone(),
+                observed_max_rel_err: s.metrics.max_rel_err,
+                log_predicted_max_rel_rmse: s.estimates.max_log_relative_rmse(),
+            })
+            .collect();
+        draw_theorem_3_3(&canvas, m, &entries).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Figures 2 and 3.
+fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<(), String> {
     let entries = |metric: fn(&DatasetMetrics) -> f64, with_theory: bool| -> Vec<BoxplotEntry> {
         result
             .summaries
@@ -79,7 +110,7 @@ fn draw_all(
             .collect()
     };
     let datasets = result.config.datasets;
-    if let Some(canvas) = mse_canvas.get() {
+    if let Some(canvas) = canvases.mse.get() {
         draw_boxplots(
             &canvas,
             &format!("MSE per dataset ({datasets} datasets)"),
@@ -88,7 +119,7 @@ fn draw_all(
         )
         .map_err(|e| e.to_string())?;
     }
-    if let Some(canvas) = rel_canvas.get() {
+    if let Some(canvas) = canvases.rel.get() {
         draw_boxplots(
             &canvas,
             &format!("max relative error per dataset ({datasets} datasets)"),
@@ -97,63 +128,25 @@ fn draw_all(
         )
         .map_err(|e| e.to_string())?;
     }
-    draw_theory(result, curves, canvases)
-}
-
-fn draw_theory(
-    result: &ExperimentResult,
-    curves: &[MseCurve],
-    canvases: Canvases,
-) -> Result<(), String> {
-    let m = result.config.m;
-    if let Some(canvas) = canvases.curves.get() {
-        draw_mse_curves(&canvas, curves).map_err(|e| e.to_string())?;
-    }
-    if let Some(canvas) = canvases.lemma.get() {
-        let radii: Vec<_> = result
-            .scatter
-            .iter()
-            .map(|s| {
-                (
-                    s.estimates.estimator.heuristic,
-                    s.estimates.estimator.label(),
-                    s.estimates.data_radius,
-                )
-            })
-            .collect();
-        draw_lemma_3_2(&canvas, m, &radii).map_err(|e| e.to_string())?;
-    }
-    if let Some(canvas) = canvases.theorem.get() {
-        let entries: Vec<TheoremEntry> = result
-            .scatter
-            .iter()
-            .map(|s| TheoremEntry {
-                heuristic: s.estimates.estimator.heuristic,
-                label: s.estimates.estimator.label(),
-                inputs: s.estimates.theorem_3_3.clone(),
-                observed_max_rel_err: s.metrics.max_rel_err,
-                log_predicted_max_rel_rmse: s.estimates.max_log_relative_rmse(),
-            })
-            .collect();
-        draw_theorem_3_3(&canvas, m, &entries).map_err(|e| e.to_string())?;
-    }
     Ok(())
 }
 
-/// Figure 1 (one scatter panel per estimator) and Figures 2–3 (boxplots).
+/// Figure 1 (one scatter panel per estimator), Figures 2–3 (boxplots) and the theory charts.
+/// Each part is drawn as soon as its data arrives, in its own effect (so in its own browser
+/// task), and the last results stay on screen until newer ones replace them.
 ///
-/// - `result`: the latest finished experiment.
+/// - `scatter`: the scatter dataset's estimates (arrive first).
+/// - `summaries`: the whole experiment, once the boxplot datasets are in.
 /// - `curves`: MSE against m for the same configuration.
-/// - `generation`: the request that `result` answers.
-/// - `on_drawn`: told `(generation, outcome)` after every chart is drawn.
+/// - `on_drawn`: told `(generation, part, outcome)` after each part is drawn.
 /// - `probe`: the pair to ring on the scatter panels.
 /// - `on_pick`: told the index of a scatter point the user clicked.
 #[component]
 pub fn Charts(
-    result: Memo<Option<Arc<ExperimentResult>>>,
-    curves: Memo<Option<Arc<Vec<MseCurve>>>>,
-    generation: Signal<Option<u64>>,
-    on_drawn: Callback<(u64, Result<(), String>)>,
+    scatter: ReadSignal<Option<Shown<ScatterView>>>,
+    summaries: ReadSignal<Option<Shown<ExperimentResult>>>,
+    curves: ReadSignal<Option<Shown<Vec<MseCurve>>>>,
+    on_drawn: Callback<(u64, Part, Result<(), String>)>,
     probe: Signal<Option<usize>>,
     on_pick: Callback<usize>,
 ) -> impl IntoView {
@@ -178,14 +171,30 @@ pub fn Charts(
 
     Effect::new(move |_| {
         resized.track();
-        let (Some(result), Some(curves)) = (result.get(), curves.get()) else {
+        let Some(shown) = scatter.get() else {
             return;
         };
-        let Some(ticket) = generation.get_untracked() else {
+        let outcome = draw_scatter_part(&shown.value, canvases, probe.get(), layouts);
+        on_drawn.run((shown.generation, Part::Scatter, outcome));
+    });
+    Effect::new(move |_| {
+        resized.track();
+        let Some(shown) = summaries.get() else {
             return;
         };
-        let outcome = draw_all(&result, &curves, canvases, probe.get(), layouts);
-        on_drawn.run((ticket, outcome));
+        let outcome = draw_boxplot_part(&shown.value, canvases);
+        on_drawn.run((shown.generation, Part::Boxplots, outcome));
+    });
+    Effect::new(move |_| {
+        resized.track();
+        let Some(shown) = curves.get() else {
+            return;
+        };
+        let outcome = match canvases.curves.get() {
+            Some(canvas) => draw_mse_curves(&canvas, &shown.value).map_err(|e| e.to_string()),
+            None => Ok(()),
+        };
+        on_drawn.run((shown.generation, Part::Curves, outcome));
     });
 
     let panels = AHeuristic::ALL
@@ -194,10 +203,11 @@ pub fn Charts(
         .map(|(heuristic, canvas)| {
             let pick = move |ev: ev::MouseEvent| {
                 let slot = scatter_slot(heuristic);
-                let picked = result.with_untracked(|r| {
+                let picked = scatter.with_untracked(|r| {
                     let series = r
                         .as_ref()?
-                        .scatter
+                        .value
+                        .series
                         .iter()
                         .find(|s| s.estimates.estimator.heuristic == heuristic)?;
                     layouts.with_value(|l| l[slot])?.nearest_pair(
@@ -211,9 +221,10 @@ pub fn Charts(
                 }
             };
             let shown = move || {
-                result.with(|r| {
+                scatter.with(|r| {
                     r.as_ref().is_some_and(|r| {
-                        r.scatter
+                        r.value
+                            .series
                             .iter()
                             .any(|s| s.estimates.estimator.heuristic == heuristic)
                     })
@@ -234,11 +245,12 @@ pub fn Charts(
         .collect_view();
 
     let scatter_caption = move || {
-        result.with(|r| {
+        scatter.with(|r| {
             r.as_ref().map(|r| {
+                let c = &r.value.config;
                 format!(
                     "Figure 1: one dataset of n = {} pairs (d = {}, m = {}); each dot is one pair, the line is ŜM = SM. Click a dot to probe that pair below.",
-                    r.config.n, r.config.d, r.config.m
+                    c.n, c.d, c.m
                 )
             })
         })

@@ -1,44 +1,126 @@
-// Benchmark (not a test: nothing here fails on timing). Opens the default page of the release
-// build, then recomputes it through the UI (the seed control) after a warm-up, and prints one
-// JSON line: median compute_ms (the computation alone), median update_ms (control change to
-// data-status="ready" with every chart drawn) and wasm_gzip_bytes.
+// Benchmark (not a test: nothing here fails on timing). Drives the release build in headless
+// Chromium and prints, as its last line, one JSON object:
+// - compute_ms: median over BENCH_RUNS (≥ 5) runs, after a warm-up, of the default page's full
+//   computation in the workers (data-compute-ms: submit to the last task's answer). Each run
+//   uses a new seed, so nothing is reused: every dataset, ω and estimate is computed afresh.
+// - update_ms: median time from changing m through the UI (a new m each run) to
+//   data-status="ready" with every chart drawn.
+// - long_task_max_ms: the longest main-thread task (PerformanceObserver "longtask", which
+//   reports tasks over 50 ms; 0 when there were none) during those updates.
+// - wasm_gzip_bytes: gzipped size of every shipped .wasm (page and worker).
+// - numpy_ms, ratio: bench/numpy_experiment.py on the same computation, in the same run.
+// - sweep: compute_ms against the work n·m·d for several m and d, with ns per multiply-add.
 import { readdir, readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { serveDist, launchBrowser, openPage, waitReady, distDir } from './harness.mjs';
 
-const runs = Number(process.env.BENCH_RUNS ?? 5);
+const runs = Math.max(5, Number(process.env.BENCH_RUNS ?? 5));
+const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const k = s.length >> 1; return s.length % 2 ? s[k] : (s[k - 1] + s[k]) / 2; };
+const round = (x) => Number(x.toFixed(1));
+
+/** Types `value` into control `key`, presses Enter, waits for the recomputed page. */
+async function change(page, key, value) {
+  const selector = `#control-${key}`;
+  await page.fill(selector, String(value));
+  const generation = Number(await page.getAttribute('.app', 'data-generation'));
+  const started = await page.evaluate(() => performance.now());
+  await page.press(selector, 'Enter');
+  await page.waitForFunction((g) => {
+    const app = document.querySelector('.app');
+    return Number(app.dataset.generation) > g && app.dataset.status === 'ready';
+  }, generation, { timeout: 600_000, polling: 5 });
+  const ended = await page.evaluate(() => performance.now());
+  return { updateMs: ended - started, computeMs: Number(await page.getAttribute('.app', 'data-compute-ms')) };
+}
+
+/** The page's work formula (ExperimentConfig::work): projections × d × estimators. */
+function work({ n = 1000, datasets = 20, pairs = 250, m = 1024, d = 50, estimators = 3 }) {
+  const curveMs = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192].reduce((a, b) => a + b, 0);
+  return ((n + datasets * pairs) * m + Math.min(32, n) * 4 * curveMs) * d * estimators;
+}
+
+function numpy() {
+  try {
+    const out = execFileSync('python3', [join(root, 'bench', 'numpy_experiment.py'), '--runs', String(runs)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const lines = out.trim().split('\n');
+    return JSON.parse(lines[lines.length - 1]);
+  } catch (error) {
+    console.error(`numpy benchmark failed: ${error.message}`);
+    return null;
+  }
+}
 
 const server = await serveDist();
 const browser = await launchBrowser();
+let seed = 1000;
 try {
   const { page, problems } = await openPage(browser, server.url);
   await waitReady(page, 120_000);
+  const workers = await page.evaluate(() => navigator.hardwareConcurrency);
+
+  // compute_ms: a fresh seed each time, after a warm-up of three runs (WebAssembly starts in
+  // V8's baseline compiler and tiers up to the optimising one while it runs).
+  const warmUp = 3;
   const compute = [];
-  const update = [];
-  for (let i = 0; i <= runs; i += 1) {
-    const seed = String(i % 2 === 0 ? 1 : 0);
-    await page.fill('#control-seed', seed);
-    const generation = Number(await page.getAttribute('.app', 'data-generation'));
-    const started = await page.evaluate(() => performance.now());
-    await page.press('#control-seed', 'Enter');
-    await page.waitForFunction((g) => {
-      const app = document.querySelector('.app');
-      return Number(app.dataset.generation) > g && app.dataset.status === 'ready';
-    }, generation, { timeout: 120_000, polling: 10 });
-    const ended = await page.evaluate(() => performance.now());
-    const computeMs = Number(await page.getAttribute('.app', 'data-compute-ms'));
-    if (i > 0) { compute.push(computeMs); update.push(ended - started); }
+  for (let i = 0; i < warmUp + runs; i += 1) {
+    const { computeMs } = await change(page, 'seed', seed++);
+    if (i >= warmUp) compute.push(computeMs);
   }
-  const wasm = (await readdir(distDir)).find((f) => f.endsWith('.wasm'));
-  const wasmGzipBytes = gzipSync(await readFile(join(distDir, wasm)), { level: 9 }).length;
+
+  // update_ms and long tasks: a new m each time (datasets and curves are reused).
+  await page.evaluate(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
+    }).observe({ type: 'longtask' });
+  });
+  const update = [];
+  const updateCompute = [];
+  for (let i = 0; i <= runs; i += 1) {
+    const { updateMs, computeMs } = await change(page, 'm', 1024 + 16 * (i + 1));
+    if (i > 0) { update.push(updateMs); updateCompute.push(computeMs); }
+  }
+  await page.waitForTimeout(100);
+  const longTasks = await page.evaluate(() => window.__longTasks);
+
+  // Sweep: time against n·m·d (fresh seed each point).
+  const sweep = [];
+  for (const d of [25, 50, 100]) {
+    await change(page, 'd', d);
+    for (const m of [256, 1024, 4096]) {
+      await change(page, 'm', m);
+      const samples = [];
+      for (let i = 0; i < 3; i += 1) samples.push((await change(page, 'seed', seed++)).computeMs);
+      const ms = median(samples);
+      const w = work({ m, d });
+      sweep.push({ d, m, work: w, compute_ms: round(ms), ns_per_madd: Number((ms * 1e6 / w).toFixed(3)) });
+    }
+  }
+
+  let wasmGzipBytes = 0;
+  for (const file of (await readdir(distDir)).filter((f) => f.endsWith('.wasm'))) {
+    wasmGzipBytes += gzipSync(await readFile(join(distDir, file)), { level: 9 }).length;
+  }
+  const reference = process.env.BENCH_SKIP_NUMPY ? null : numpy();
+  const computeMs = median(compute);
   console.log(JSON.stringify({
-    compute_ms: Number(median(compute).toFixed(1)),
-    update_ms: Number(median(update).toFixed(1)),
+    compute_ms: round(computeMs),
+    update_ms: round(median(update)),
+    long_task_max_ms: round(Math.max(0, ...longTasks)),
     wasm_gzip_bytes: wasmGzipBytes,
-    runs: compute.length,
-    compute_samples_ms: compute,
+    numpy_ms: reference ? reference.numpy_ms : null,
+    ratio: reference ? Number((computeMs / reference.numpy_ms).toFixed(3)) : null,
+    workers,
+    runs,
+    compute_samples_ms: compute.map(round),
+    update_samples_ms: update.map(round),
+    update_compute_samples_ms: updateCompute.map(round),
+    long_tasks: longTasks.length,
+    sweep,
     page_errors: problems.length,
   }));
 } finally {

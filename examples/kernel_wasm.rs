@@ -1,0 +1,78 @@
+//! The f32 kernel alone, compiled to WebAssembly and timed from Node: a development aid to
+//! tune the kernel without a browser (`scripts/kernel-wasm-bench.sh`).
+#[cfg(target_arch = "wasm32")]
+mod bench {
+    use softmax_kernel_lab::math::estimators::{FeatureForm, Projections};
+    use softmax_kernel_lab::math::kernel::{KernelScratch, TransposedOmega, log_sums};
+    use softmax_kernel_lab::math::rng::{StreamPurpose, stream_rng};
+    use wasm_bindgen::prelude::*;
+
+    /// Runs `blocks` blocks of 4 pairs at m = 1024, d = 50; returns a checksum.
+    #[wasm_bindgen]
+    pub fn kernel(blocks: usize, hyperbolic: bool) -> f64 {
+        let (m, d) = (1024, 50);
+        let p = Projections::sample(m, d, &mut stream_rng(0, StreamPurpose::Trial, 0, 0)).unwrap();
+        let o = TransposedOmega::new(&p);
+        let z: Vec<f32> = (0..4 * d).map(|i| (i as f32 * 0.37).sin() * 0.2).collect();
+        let mut s = KernelScratch::default();
+        let mut out = [0.0; 4];
+        let form = if hyperbolic {
+            FeatureForm::Hyperbolic
+        } else {
+            FeatureForm::Positive
+        };
+        let mut acc = 0.0;
+        for _ in 0..blocks {
+            log_sums(&o, &z, 4, form, &mut s, &mut out);
+            acc += out[0];
+        }
+        acc
+    }
+
+    /// Every task of the default page, one after another; returns per-part milliseconds via a
+    /// JS callback-free string.
+    #[wasm_bindgen]
+    pub fn full(seed: u64) -> String {
+        use softmax_kernel_lab::math::config::ExperimentConfig;
+        use softmax_kernel_lab::math::tasks::{Part, Workspace, plan};
+        let now = || js_sys::Date::now();
+        let config = ExperimentConfig {
+            seed,
+            ..ExperimentConfig::default()
+        };
+        let mut workspace = Workspace::new();
+        let mut spent = [0.0f64; 3];
+        for task in plan(&config) {
+            let t = now();
+            workspace.run(&config, &task).unwrap();
+            let part = match task.piece.part() {
+                Part::Scatter => 0,
+                Part::Boxplots => 1,
+                Part::Curves => 2,
+            };
+            spent[part] += now() - t;
+        }
+        format!(
+            "scatter {:.0} ms, boxplots {:.0} ms, curves {:.0} ms",
+            spent[0], spent[1], spent[2]
+        )
+    }
+
+    /// Draws `count` sets of m × d normals (ω), to time the sampling.
+    #[wasm_bindgen]
+    pub fn omega(count: usize) -> f64 {
+        let mut acc = 0.0;
+        for i in 0..count {
+            let p = Projections::sample(
+                1024,
+                50,
+                &mut stream_rng(0, StreamPurpose::Trial, i as u64, 0),
+            )
+            .unwrap();
+            acc += p.rows().next().unwrap()[0];
+        }
+        acc
+    }
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {}

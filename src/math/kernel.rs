@@ -1,0 +1,417 @@
+//! The fast path of the estimators: `log Σ_k f(ω_k·z)` for blocks of pairs in `f32`, written
+//! so that LLVM turns it into `simd128` code (lane accumulators on fixed-size arrays, a
+//! polynomial `exp` built from bit operations), register-blocked over [`ROWS`] pairs ×
+//! [`COLUMNS`] projections.
+//!
+//! Why `f32` is enough: the projection `ω·z` carries a relative rounding error near
+//! `d · 2^-24 ≈ 3e-6`, and the sum over `m` terms about as much again; both are orders of
+//! magnitude below the Monte Carlo error of the estimate itself (a relative RMSE of `1/√m`
+//! or more, REFERENCE.md Lemma 3.1). `kernel_matches_the_f64_path` checks it against the f64
+//! reference ([`super::estimators::PairEstimator`]) with a tolerance derived from that error.
+//! The prefactor `−(|Ax|² + |A^-T y|²)/2 − ln m` and the log of the true value stay in f64.
+//!
+//! Memory: one `m`-long scratch row per pair of a block; never an `n × m` matrix.
+
+use super::estimators::{FeatureForm, Projections};
+
+/// Pairs projected together against the same block of ω (register blocking).
+pub const ROWS: usize = 4;
+// `project_block` splits its input in exactly four rows.
+const _: () = assert!(ROWS == 4);
+/// Projections per block: two `f32x4` vectors per pair.
+pub const COLUMNS: usize = 8;
+
+/// `ω` in `f32`, packed in panels of [`COLUMNS`] projections: panel `p` holds, for each
+/// coordinate `j`, the `j`-th components of projections `p·COLUMNS .. p·COLUMNS + COLUMNS`
+/// side by side. The kernel then reads each panel front to back (d × 32 bytes), instead of
+/// striding through a `d × m` matrix whose rows, 4 KB apart at m = 1024, fall into the same
+/// cache sets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransposedOmega {
+    m: usize,
+    d: usize,
+    /// `m` rounded up to a multiple of COLUMNS.
+    stride: usize,
+    /// `data[(p * d + j) * COLUMNS + l] = ω_{p·COLUMNS + l}[j]`; padding projections are zero
+    /// and never summed.
+    data: Vec<f32>,
+}
+
+impl TransposedOmega {
+    /// The same projections as `omega` (same draws, same order), packed and rounded.
+    pub fn new(omega: &Projections) -> Self {
+        let (m, d) = (omega.m(), omega.d());
+        let stride = m.div_ceil(COLUMNS) * COLUMNS;
+        let mut data = vec![0.0f32; stride * d];
+        for (k, row) in omega.rows().enumerate() {
+            let (panel, lane) = (k / COLUMNS, k % COLUMNS);
+            for (j, w) in row.iter().enumerate() {
+                data[(panel * d + j) * COLUMNS + lane] = *w as f32;
+            }
+        }
+        Self { m, d, stride, data }
+    }
+
+    /// The number of projections m.
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    /// The dimension d.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// The first `m` projections (all of them if `m` is larger): a copy of the leading
+    /// panels, since a prefix of the projections is a prefix of the packed data.
+    pub fn prefix(&self, m: usize) -> Self {
+        let m = m.clamp(1, self.m);
+        let stride = m.div_ceil(COLUMNS) * COLUMNS;
+        Self {
+            m,
+            d: self.d,
+            stride,
+            data: self.data[..stride * self.d].to_vec(),
+        }
+    }
+}
+
+/// Reusable scratch space: `ROWS` rows of `m` projections and the block's `z` vectors.
+#[derive(Clone, Debug, Default)]
+pub struct KernelScratch {
+    projected: Vec<f32>,
+    z: Vec<f32>,
+}
+
+/// `log Σ_k f(ω_k·z_r)` for up to [`ROWS`] vectors `z_r` (row-major in `z`, `rows × d`),
+/// written to `out[..rows]`; `f = exp` (positive form) or `cosh` (hyperbolic form). The sum
+/// is shifted by its largest term, so no argument of `exp` is positive and nothing
+/// overflows. Returns without writing if the shapes disagree (callers build them together).
+pub fn log_sums(
+    omega: &TransposedOmega,
+    z: &[f32],
+    rows: usize,
+    form: FeatureForm,
+    scratch: &mut KernelScratch,
+    out: &mut [f64],
+) {
+    let (d, stride) = (omega.d, omega.stride);
+    let rows = rows.min(ROWS).min(out.len());
+    if z.len() < rows * d || rows == 0 {
+        return;
+    }
+    // Pad the block to ROWS vectors (zero rows cost a little work and are never read).
+    scratch.z.clear();
+    scratch.z.extend_from_slice(&z[..rows * d]);
+    scratch.z.resize(ROWS * d, 0.0);
+    scratch.projected.resize(ROWS * stride, 0.0);
+    project_block(omega, &scratch.z, &mut scratch.projected);
+    for (r, value) in out.iter_mut().enumerate().take(rows) {
+        let t = &scratch.projected[r * stride..r * stride + omega.m];
+        *value = match form {
+            FeatureForm::Positive => log_sum_exp_f32(t),
+            FeatureForm::Hyperbolic => log_sum_cosh_f32(t),
+        };
+    }
+}
+
+/// [`project_block`] with WebAssembly's relaxed fused multiply-add (`f32x4.relaxed_madd`, one
+/// instruction instead of a multiply and an add where the processor has FMA): with the rest of
+/// the worker built for relaxed SIMD, about 2.5 times the kernel's speed in Chromium. Only the
+/// worker module is built with `+relaxed-simd` (`scripts/build-worker.sh`), so the page itself
+/// still loads in a browser without it; there the worker fails to compile and the pool
+/// computes on the page. The portable version below is the reference; `tests/browser.rs`,
+/// run once more with the worker's flags, checks this one against the f64 path.
+#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+#[inline(always)]
+fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
+    use core::arch::wasm32::{f32x4_relaxed_madd, f32x4_splat, v128, v128_load, v128_store};
+    let (d, stride) = (omega.d, omega.stride);
+    let (z0, rest) = z.split_at(d);
+    let (z1, rest) = rest.split_at(d);
+    let (z2, z3) = rest.split_at(d);
+    let (p0, rest) = projected.split_at_mut(stride);
+    let (p1, rest) = rest.split_at_mut(stride);
+    let (p2, p3) = rest.split_at_mut(stride);
+    let outputs = p0
+        .chunks_exact_mut(COLUMNS)
+        .zip(p1.chunks_exact_mut(COLUMNS))
+        .zip(p2.chunks_exact_mut(COLUMNS))
+        .zip(p3.chunks_exact_mut(COLUMNS));
+    for (panel, (((o0, o1), o2), o3)) in omega.data.chunks_exact(d * COLUMNS).zip(outputs) {
+        let zero = f32x4_splat(0.0);
+        let mut acc = [[zero; 2]; ROWS];
+        for ((((w, a), b), c), e) in panel.chunks_exact(COLUMNS).zip(z0).zip(z1).zip(z2).zip(z3) {
+            // SAFETY: `w` holds exactly COLUMNS = 8 floats (chunks_exact), so both unaligned
+            // 16-byte loads stay inside it.
+            let (w0, w1) = unsafe {
+                let at = w.as_ptr() as *const v128;
+                (v128_load(at), v128_load(at.add(1)))
+            };
+            for (acc_r, zr) in acc.iter_mut().zip([a, b, c, e]) {
+                let s = f32x4_splat(*zr);
+                acc_r[0] = f32x4_relaxed_madd(s, w0, acc_r[0]);
+                acc_r[1] = f32x4_relaxed_madd(s, w1, acc_r[1]);
+            }
+        }
+        for (out, acc_r) in [o0, o1, o2, o3].into_iter().zip(&acc) {
+            // SAFETY: `out` holds exactly 8 floats (chunks_exact_mut): two 16-byte stores.
+            unsafe {
+                let at = out.as_mut_ptr() as *mut v128;
+                v128_store(at, acc_r[0]);
+                v128_store(at.add(1), acc_r[1]);
+            }
+        }
+    }
+}
+
+/// `projected[r * stride + k] = ω_k · z_r` for the ROWS vectors of `z`: for each panel of
+/// COLUMNS projections, ROWS × COLUMNS accumulators stay in registers over the d coordinates.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
+#[inline(always)]
+fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
+    let (d, stride) = (omega.d, omega.stride);
+    let (z0, rest) = z.split_at(d);
+    let (z1, rest) = rest.split_at(d);
+    let (z2, z3) = rest.split_at(d);
+    let z3 = &z3[..d];
+    let (p0, rest) = projected.split_at_mut(stride);
+    let (p1, rest) = rest.split_at_mut(stride);
+    let (p2, p3) = rest.split_at_mut(stride);
+    let outputs = p0
+        .chunks_exact_mut(COLUMNS)
+        .zip(p1.chunks_exact_mut(COLUMNS))
+        .zip(p2.chunks_exact_mut(COLUMNS))
+        .zip(p3.chunks_exact_mut(COLUMNS));
+    for (panel, (((o0, o1), o2), o3)) in omega.data.chunks_exact(d * COLUMNS).zip(outputs) {
+        let mut acc = [[0.0f32; COLUMNS]; ROWS];
+        for ((((w, a), b), c), e) in panel.chunks_exact(COLUMNS).zip(z0).zip(z1).zip(z2).zip(z3) {
+            for l in 0..COLUMNS {
+                acc[0][l] += a * w[l];
+                acc[1][l] += b * w[l];
+                acc[2][l] += c * w[l];
+                acc[3][l] += e * w[l];
+            }
+        }
+        o0.copy_from_slice(&acc[0]);
+        o1.copy_from_slice(&acc[1]);
+        o2.copy_from_slice(&acc[2]);
+        o3.copy_from_slice(&acc[3]);
+    }
+}
+
+const LOG2_E: f32 = std::f32::consts::LOG2_E;
+/// ln 2 split in two so that `n · LN2_HI` is exact for |n| < 2^9 (Cody and Waite).
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+
+/// `e^x` for `x ≤ 0` in f32, to about 2 ulp: `2^n · e^r` with `n = round(x / ln 2)`,
+/// `|r| ≤ ln 2 / 2`, and Cephes' degree-7 polynomial for `e^r`. Arguments below −87 give
+/// `e^-87 ≈ 1.6e-38` instead of a denormal or 0: relative to the shifted sum's leading term
+/// 1 that is nothing. Branch-free so that it vectorises.
+#[inline(always)]
+fn exp_nonpositive(x: f32) -> f32 {
+    let x = x.clamp(-87.0, 0.0);
+    // Round x / ln 2 to the nearest integer by adding 1.5·2^23: the sum's low mantissa bits
+    // are then n itself (no float-to-int conversion, no `floor`, both slow without SSE4.1).
+    let shifted = x * LOG2_E + ROUNDING_MAGIC;
+    let n = shifted - ROUNDING_MAGIC;
+    let n_bits = shifted.to_bits().wrapping_sub(ROUNDING_MAGIC.to_bits());
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let mut p = 1.987_569_1e-4f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 5.000_000_1e-1_f32;
+    let e_r = p * r * r + r + 1.0;
+    // n ∈ [−126, 0]: 2^n is a normal number built from its exponent bits.
+    let two_n = f32::from_bits(n_bits.wrapping_add(127) << 23);
+    e_r * two_n
+}
+
+/// `1.5 · 2^23`: adding it to a float of magnitude below 2^22 rounds to an integer.
+const ROUNDING_MAGIC: f32 = 12_582_912.0;
+
+/// `log Σ_k exp(t_k)`, shifted by the maximum; the sum accumulates in COLUMNS lanes.
+/// Plain loops, no closures: a closure would not inherit the caller's `target_feature`.
+#[inline(always)]
+fn log_sum_exp_f32(t: &[f32]) -> f64 {
+    let chunks = t.chunks_exact(COLUMNS);
+    let tail = chunks.remainder();
+    let mut lanes = [f32::NEG_INFINITY; COLUMNS];
+    for chunk in chunks {
+        for l in 0..COLUMNS {
+            lanes[l] = lanes[l].max(chunk[l]);
+        }
+    }
+    let max = lanes
+        .iter()
+        .chain(tail)
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    if !max.is_finite() {
+        return f64::from(max);
+    }
+    f64::from(max) + f64::from(exp_sum(t, 1.0, max)).ln()
+}
+
+/// `Σ_k exp(sign · t_k − shift)` with COLUMNS lane accumulators, for `sign · t_k ≤ shift`.
+/// One exponential per loop body: with two, LLVM vectorises across the pair instead of across
+/// the lanes, at less than half the speed.
+#[inline(always)]
+fn exp_sum(t: &[f32], sign: f32, shift: f32) -> f32 {
+    let chunks = t.chunks_exact(COLUMNS);
+    let tail = chunks.remainder();
+    let mut sums = [0.0f32; COLUMNS];
+    for chunk in chunks {
+        for l in 0..COLUMNS {
+            sums[l] += exp_nonpositive(sign * chunk[l] - shift);
+        }
+    }
+    let mut sum: f32 = sums.iter().sum();
+    for v in tail {
+        sum += exp_nonpositive(sign * v - shift);
+    }
+    sum
+}
+
+/// `log Σ_k cosh(t_k) = M + log Σ_k (e^{t_k − M} + e^{−t_k − M})/2`, `M = max |t_k|`.
+#[inline(always)]
+fn log_sum_cosh_f32(t: &[f32]) -> f64 {
+    let chunks = t.chunks_exact(COLUMNS);
+    let tail = chunks.remainder();
+    let mut lanes = [0.0f32; COLUMNS];
+    for chunk in chunks {
+        for l in 0..COLUMNS {
+            lanes[l] = lanes[l].max(chunk[l].abs());
+        }
+    }
+    let max = lanes
+        .iter()
+        .chain(tail)
+        .map(|v| v.abs())
+        .fold(0.0f32, f32::max);
+    if !max.is_finite() {
+        return f64::from(max);
+    }
+    let sum = exp_sum(t, 1.0, max) + exp_sum(t, -1.0, max);
+    f64::from(max) + f64::from(0.5 * sum).ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::estimators::{log_sum_cosh, log_sum_exp};
+    use crate::math::rng::{StreamPurpose, stream_rng};
+
+    #[test]
+    fn polynomial_exp_is_within_three_ulp_of_the_library_exp() {
+        let mut worst = 0.0f64;
+        for i in 0..=100_000 {
+            let x = -87.0 * i as f32 / 100_000.0;
+            let exact = f64::from(x).exp();
+            let relative = (f64::from(exp_nonpositive(x)) - exact).abs() / exact;
+            worst = worst.max(relative);
+        }
+        // 3 ulp of f32 is 3 · 2^-23 ≈ 3.6e-7.
+        assert!(worst < 3.6e-7, "worst relative error {worst:e}");
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert!(exp_nonpositive(-1000.0) > 0.0);
+    }
+
+    #[test]
+    fn log_sums_match_the_f64_sums_including_odd_lengths() {
+        let mut rng = stream_rng(3, StreamPurpose::Trial, 0, 0);
+        for (m, d) in [(1, 1), (7, 3), (16, 50), (1000, 17), (37, 64)] {
+            let omega = Projections::sample(m, d, &mut rng).unwrap();
+            let transposed = TransposedOmega::new(&omega);
+            let z64: Vec<f64> = (0..3 * d)
+                .map(|i| ((i * 7 % 11) as f64 - 5.0) / 9.0)
+                .collect();
+            let z32: Vec<f32> = z64.iter().map(|v| *v as f32).collect();
+            for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
+                let mut out = [0.0; ROWS];
+                log_sums(
+                    &transposed,
+                    &z32,
+                    3,
+                    form,
+                    &mut KernelScratch::default(),
+                    &mut out,
+                );
+                for (r, got) in out.iter().take(3).enumerate() {
+                    let t: Vec<f64> = omega
+                        .rows()
+                        .map(|w| {
+                            w.iter()
+                                .zip(&z64[r * d..(r + 1) * d])
+                                .map(|(a, b)| a * b)
+                                .sum()
+                        })
+                        .collect();
+                    let want = match form {
+                        FeatureForm::Positive => log_sum_exp(&t),
+                        FeatureForm::Hyperbolic => log_sum_cosh(&t),
+                    };
+                    assert!(
+                        (got - want).abs() < 2e-5,
+                        "m {m} d {d} {form:?}: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_prefix_holds_the_first_projections() {
+        let omega =
+            Projections::sample(40, 5, &mut stream_rng(4, StreamPurpose::Trial, 0, 0)).unwrap();
+        let first: Vec<f64> = omega.rows().take(13).flatten().copied().collect();
+        let head =
+            Projections::sample(13, 5, &mut stream_rng(4, StreamPurpose::Trial, 0, 0)).unwrap();
+        // A stream's first rows do not depend on how many rows are drawn after them.
+        assert_eq!(head.rows().flatten().copied().collect::<Vec<_>>(), first);
+        assert_eq!(TransposedOmega::new(&omega).prefix(13).m(), 13);
+        let z: Vec<f32> = (0..5).map(|i| i as f32 * 0.1 - 0.2).collect();
+        let (mut a, mut b) = ([0.0; ROWS], [0.0; ROWS]);
+        let form = FeatureForm::Hyperbolic;
+        log_sums(
+            &TransposedOmega::new(&omega).prefix(13),
+            &z,
+            1,
+            form,
+            &mut KernelScratch::default(),
+            &mut a,
+        );
+        log_sums(
+            &TransposedOmega::new(&head),
+            &z,
+            1,
+            form,
+            &mut KernelScratch::default(),
+            &mut b,
+        );
+        assert_eq!(a[0], b[0]);
+    }
+
+    #[test]
+    fn huge_projections_stay_finite() {
+        let omega =
+            Projections::sample(64, 3, &mut stream_rng(2, StreamPurpose::Trial, 0, 0)).unwrap();
+        let transposed = TransposedOmega::new(&omega);
+        let z = [900.0f32, -700.0, 500.0];
+        for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
+            let mut out = [0.0; ROWS];
+            log_sums(
+                &transposed,
+                &z,
+                1,
+                form,
+                &mut KernelScratch::default(),
+                &mut out,
+            );
+            assert!(out[0].is_finite() && out[0] > 88.0, "{form:?}: {}", out[0]);
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! The worker side of the pool (WebAssembly only): each message is a postcard-encoded
+//! [`TaskRequest`](crate::math::tasks::TaskRequest); the answer goes back the same way.
+//! All the work is [`handle_request`]; this file only wires it to `onmessage`.
+
+use std::cell::RefCell;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use crate::math::tasks::{Workspace, handle_request};
+
+/// The word a worker posts once it listens, so that the page never sends into the void.
+pub const READY: &str = "ready";
+
+/// Installs the message handler and tells the page the worker is ready.
+pub fn start() {
+    let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
+        web_sys::console::error_1(&"kernel-worker: not running in a dedicated worker".into());
+        return;
+    };
+    // Datasets and ω stay cached here between messages.
+    let workspace = RefCell::new(Workspace::new());
+    let reply_scope = scope.clone();
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        let bytes = js_sys::Uint8Array::new(&event.data()).to_vec();
+        let answer = handle_request(&mut workspace.borrow_mut(), &bytes);
+        let array = js_sys::Uint8Array::from(answer.as_slice());
+        let buffer = array.buffer();
+        let transfer = js_sys::Array::of1(&buffer);
+        if let Err(error) = reply_scope.post_message_with_transfer(&array, &transfer) {
+            web_sys::console::error_2(&"kernel-worker: cannot answer".into(), &error);
+        }
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // The handler lives as long as the worker.
+    on_message.forget();
+    if let Err(error) = scope.post_message(&READY.into()) {
+        web_sys::console::error_2(&"kernel-worker: cannot announce itself".into(), &error);
+    }
+}
