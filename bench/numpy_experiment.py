@@ -240,11 +240,15 @@ def mse_against_m(x, y, a, ms=CURVE_MS, pairs=CURVE_PAIRS, repeats=CURVE_REPEATS
     x, y = x[:pairs], y[:pairs]
     log_true = np.einsum("nd,nd->n", x, y)
     z, s, _ = transform(x, y, a)
+    # As in Rust: each repeat draws the largest m once; every m takes its leading rows.
+    largest = max(ms)
+    omegas = [np.random.default_rng((CURVE_OMEGA, r)).standard_normal((largest, d))
+              for r in range(repeats)]
     curves = []
     for m in ms:
         log_mses = np.empty((len(a), repeats))
         for r in range(repeats):
-            omega = np.random.default_rng((CURVE_OMEGA, m, r)).standard_normal((m, d))
+            omega = omegas[r][:m]
             log_est = log_estimates(z, s, omega)
             log_squared = 2.0 * log_true + 2.0 * log_relative_error(log_est - log_true)
             log_mses[:, r] = log_mean_exp(log_squared)

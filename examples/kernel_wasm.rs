@@ -1,5 +1,13 @@
-//! The f32 kernel alone, compiled to WebAssembly and timed from Node: a development aid to
-//! tune the kernel without a browser (`scripts/kernel-wasm-bench.sh`).
+//! The f32 kernel and the whole task list in WebAssembly, timed from Node on one thread: a
+//! development aid to tune the kernel without a browser. With the worker's flags:
+//!
+//! ```sh
+//! CARGO_TARGET_DIR=target/worker RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd" \
+//!   cargo build --release --target wasm32-unknown-unknown --example kernel_wasm
+//! wasm-bindgen --target nodejs --out-dir /tmp/kw \
+//!   target/worker/wasm32-unknown-unknown/release/examples/kernel_wasm.wasm
+//! node -e 'const k = require("/tmp/kw/kernel_wasm.js"); console.log(k.full(1n))'
+//! ```
 #[cfg(target_arch = "wasm32")]
 mod bench {
     use softmax_kernel_lab::math::estimators::{FeatureForm, Projections};
@@ -74,5 +82,3 @@ mod bench {
         acc
     }
 }
-#[cfg(not(target_arch = "wasm32"))]
-fn main() {}

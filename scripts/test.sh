@@ -22,6 +22,10 @@ cargo test
 step "browser tests (wasm-bindgen-test, headless Chromium)"
 cargo test --target wasm32-unknown-unknown --test browser
 
+step "browser tests again, built like the worker (+relaxed-simd, its own target dir)"
+CARGO_TARGET_DIR="$ROOT/target/worker" RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd" \
+  cargo test --target wasm32-unknown-unknown --test browser
+
 step "release build (trunk)"
 trunk build --release
 

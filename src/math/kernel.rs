@@ -223,7 +223,7 @@ fn exp_nonpositive(x: f32) -> f32 {
     p = p * r + 8.333_452e-3;
     p = p * r + 4.166_579_6e-2;
     p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1_f32;
+    p = p * r + 0.5; // Cephes' 5.0000001201e-1 rounds to 0.5 in f32
     let e_r = p * r * r + r + 1.0;
     // n ∈ [−126, 0]: 2^n is a normal number built from its exponent bits.
     let two_n = f32::from_bits(n_bits.wrapping_add(127) << 23);

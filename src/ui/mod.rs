@@ -213,13 +213,12 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     let pool = StoredValue::new_local(Pool::new(move |event| {
         let (generation, request) = current.get_value();
         match event {
+            // The bar appears only once a job runs longer than PROGRESS_DELAY.
             PoolEvent::Progress {
                 generation: g,
                 fraction,
-            } if g == generation => {
-                if progress.get_untracked().is_some() {
-                    set_progress.set(Some(fraction));
-                }
+            } if g == generation && progress.get_untracked().is_some() => {
+                set_progress.set(Some(fraction));
             }
             PoolEvent::Scatter {
                 generation: g,
@@ -277,7 +276,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
             _ => {}
         }
     }));
-    on_cleanup(move || pool.with_value(|p| Pool::cancel(p)));
+    on_cleanup(move || pool.with_value(Pool::cancel));
 
     // Each configuration starts one job in the workers, superseding the one in flight, unless
     // it is above the budget and not yet confirmed.
@@ -296,7 +295,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         let over_budget =
             request.work() > BUDGET_WORK || request.memory_bytes(workers) > BUDGET_BYTES;
         if over_budget && confirmed.get_value().as_ref() != Some(&request) {
-            pool.with_value(|p| Pool::cancel(p));
+            pool.with_value(Pool::cancel);
             set_progress.set(None);
             set_status.set(Status::Confirm);
             return;
@@ -342,7 +341,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         None => set_config.set(ExperimentConfig::default()),
     };
     let cancel = move |_| {
-        pool.with_value(|p| Pool::cancel(p));
+        pool.with_value(Pool::cancel);
         set_progress.set(None);
         set_status.set(Status::Cancelled);
     };
@@ -431,7 +430,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                         })}
                     </p>
                     {move || (status.get() == Status::Confirm).then(|| view! {
-                        <div class="confirm" role="alertdialog" aria-label="large computation">
+                        <div class="confirm-run" role="alertdialog" aria-label="large computation">
                             <p>{confirm_text}</p>
                             <button class="run-anyway" type="button" on:click=run_anyway>"Run it"</button>
                             <button class="keep-previous" type="button" on:click=keep_previous>"Go back to the previous settings"</button>
@@ -442,7 +441,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                         summaries
                         curves
                         on_drawn
-                        probe=Signal::derive(move || config.with(|c| c.probe))
+                        probe=Signal::from(Memo::new(move |_| config.with(|c| c.probe)))
                         on_pick=Callback::new(move |index: usize| {
                             set_config.update(|c| {
                                 let _ = c.set(Param::Probe, &index.to_string());

@@ -34,9 +34,10 @@ use crate::math::tasks::{
 const WORKER_SCRIPT: &str = "./kernel-worker_loader.js";
 /// Workers beyond this many rarely help (the tasks are memory-light but the page is not alone).
 pub const MAX_WORKERS: usize = 8;
-/// Tasks per worker at once: one computing, the others waiting, so a worker never idles while
-/// the page is busy drawing. Small enough that a superseded job finishes in a few milliseconds.
-const IN_FLIGHT_PER_WORKER: usize = 4;
+/// Tasks per worker at once: one computing, the others waiting, so that a worker does not idle
+/// while the page draws a chart (tens of milliseconds). At a few milliseconds per task, a
+/// superseded job still finishes within a few tens of milliseconds.
+const IN_FLIGHT_PER_WORKER: usize = 8;
 
 /// What the pool tells the page.
 #[derive(Clone, Debug)]

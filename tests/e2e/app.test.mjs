@@ -181,3 +181,89 @@ test('hostile URLs never break the page', async () => {
     await context.close();
   }
 });
+
+test('the computation runs in Web Workers, and a newer setting supersedes the ones in flight', async () => {
+  const { page, problems, context } = await openPage(browser, server.url);
+  await waitReady(page, 90_000);
+  const workers = await page.evaluate(() => navigator.hardwareConcurrency);
+  assert.match(await page.textContent('.status'), new RegExp(`by ${Math.min(8, Math.max(1, workers))} workers`));
+  // Five values typed in quick succession, without waiting: only the last one must show.
+  for (const m of [32, 48, 80, 96, 112]) {
+    await page.fill('#control-m', String(m));
+    await page.press('#control-m', 'Enter');
+  }
+  await waitReady(page, 60_000);
+  assert.match(await page.url(), /[?&]m=112(&|$)/);
+  assert.match(await page.textContent('.caption'), /m = 112\b/);
+  assert.match(await page.textContent('table caption'), /m = 112\b/);
+  // Going back to m = 32 reuses the stored outputs of that earlier request, if it finished,
+  // and in any case gives the same numbers as a fresh page with m = 32.
+  await page.fill('#control-m', '32');
+  await page.press('#control-m', 'Enter');
+  await page.waitForFunction(() => /m=32(&|$)/.test(location.search) && document.querySelector('.app').dataset.status === 'ready');
+  const again = await readTable(page);
+  const fresh = await openPage(browser, server.url + '?m=32');
+  await waitReady(fresh.page, 90_000);
+  assert.deepEqual(again, await readTable(fresh.page));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(fresh.problems, []);
+  await fresh.context.close();
+  await context.close();
+});
+
+test('above the work budget the page asks first, and going back restores the last results', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  await waitReady(page);
+  const before = await readTable(page);
+  // (200 + 5 × 1000) pairs × 16384 features × d 50 × 3 estimators ≈ 1.3e10 multiply-adds:
+  // above the budget (1e10), below the hard limit (1.5e10).
+  await page.fill('#control-pairs', '1000');
+  await page.press('#control-pairs', 'Enter');
+  await waitReady(page, 120_000);
+  await page.fill('#control-m', '16384');
+  await page.press('#control-m', 'Enter');
+  await page.waitForSelector('.confirm-run', { timeout: 10_000 });
+  assert.equal(await page.getAttribute('.app', 'data-status'), 'confirm');
+  assert.match(await page.textContent('.confirm-run'), /multiply-adds/);
+  await page.click('.keep-previous');
+  await waitReady(page, 60_000);
+  assert.equal(await page.inputValue('#control-m'), '1024');
+  assert.equal(await page.inputValue('#control-pairs'), '1000');
+  assert.notDeepEqual(await readTable(page), {});
+  assert.ok(Object.keys(before).length === 3);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a long run shows progress and can be cancelled; the previous results stay', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  await waitReady(page);
+  const table = await readTable(page);
+  const generation = await page.getAttribute('.app', 'data-generation');
+  await page.fill('#control-pairs', '1000');
+  await page.press('#control-pairs', 'Enter');
+  await waitReady(page, 120_000);
+  const afterPairs = await readTable(page);
+  const readyGeneration = await page.getAttribute('.app', 'data-generation');
+  assert.notEqual(readyGeneration, generation);
+  await page.fill('#control-m', '16384');
+  await page.press('#control-m', 'Enter');
+  await page.click('.run-anyway');
+  await page.waitForSelector('progress.progress', { timeout: 10_000 });
+  await page.click('button.cancel');
+  await page.waitForFunction(() => document.querySelector('.app').dataset.status === 'cancelled');
+  assert.match(await page.textContent('.status'), /cancelled/);
+  // Nothing from the cancelled run arrives later.
+  await page.waitForTimeout(500);
+  assert.equal(await page.getAttribute('.app', 'data-status'), 'cancelled');
+  assert.equal(await page.getAttribute('.app', 'data-generation'), readyGeneration);
+  assert.deepEqual(await readTable(page), afterPairs);
+  // And the page still works.
+  await page.fill('#control-m', '64');
+  await page.press('#control-m', 'Enter');
+  await waitReady(page, 60_000);
+  assert.notDeepEqual(await readTable(page), afterPairs);
+  assert.ok(Object.keys(table).length === 3);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
