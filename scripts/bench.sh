@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Benchmark: release build, default page in headless Chromium; prints one JSON line last.
+# Benchmark: release build, the page in headless Chromium, and the NumPy baseline in the same
+# run; prints one JSON object as its last line (see README, "Benchmark"). Never fails on timing.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$ROOT/scripts/install-tools.sh" --browser
 cd "$ROOT"
-trunk build --release
+if [[ -z "${BENCH_SKIP_NUMPY:-}" ]] && ! python3 -c 'import numpy' 2>/dev/null; then
+  echo "==> installing NumPy for the baseline (bench/requirements.txt)" >&2
+  python3 -m pip install --quiet -r bench/requirements.txt >&2
+fi
+trunk build --release >&2
 node tests/e2e/bench.mjs
