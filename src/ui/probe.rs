@@ -66,12 +66,22 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|c| c * c).sum::<f64>().sqrt()
 }
 
+/// Gaussians the probe may draw on the main thread (a few hundred milliseconds at most).
+const PROBE_DRAW_LIMIT: f64 = 2e7;
+
 fn run_probe(
     result: &ExperimentResult,
     pair: &ProbedPair,
     trials: usize,
 ) -> Result<ProbeView, String> {
     let config = &result.config;
+    // The probe still runs on the page's main thread: refuse what would freeze it.
+    let draws = trials as f64 * config.m as f64 * result.scatter.len() as f64;
+    if draws > PROBE_DRAW_LIMIT {
+        return Err(format!(
+            "the probe would draw {draws:.1e} Gaussians on the page (trials × m × estimators), above its limit of {PROBE_DRAW_LIMIT:.0e}: lower trials (or m)"
+        ));
+    }
     let (x, y, description) = match pair {
         ProbedPair::Dataset(index) => {
             if *index >= config.n {

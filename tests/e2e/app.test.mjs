@@ -267,3 +267,12 @@ test('a long run shows progress and can be cancelled; the previous results stay'
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('a probe too large for the page is refused with a message, not a frozen tab', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100&m=4096&probe=3&trials=100000');
+  await waitReady(page, 60_000);
+  await page.waitForFunction(() => /lower trials/.test(document.body.textContent));
+  assert.match(await page.textContent('body'), /above its limit of 2e7/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
