@@ -31,6 +31,7 @@ use super::experiment::{
 };
 use super::heuristics::{AHeuristic, DiagonalA, diagonal_a};
 use super::kernel::{KernelScratch, ROWS, TransposedOmega, log_sums};
+use super::probe::{ProbeResult, probe_pair};
 use super::rng::{StreamPurpose, stream_rng};
 use super::stats::{log_relative_error, mean_and_standard_error};
 use super::theory::Theorem33Inputs;
@@ -823,27 +824,62 @@ pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, String> {
     postcard::from_bytes(bytes).map_err(|e| format!("malformed worker message: {e}"))
 }
 
-/// What a worker does with one message: decode the request, run it in `workspace`, encode
-/// the answer. A malformed message is answered with an error under id 0, never a panic.
+/// The single-pair probe's inputs ([`probe_pair`]): `trials` independent estimates of one pair.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRequest {
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    pub a: Vec<f64>,
+    pub form: FeatureForm,
+    pub m: usize,
+    pub trials: usize,
+    pub seed: u64,
+}
+
+/// Every message the page sends a worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum WorkerRequest {
+    Task(TaskRequest),
+    Probe { id: u64, probe: ProbeRequest },
+}
+
+/// Every answer a worker sends back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum WorkerResponse {
+    Task(TaskResponse),
+    Probe {
+        id: u64,
+        output: Result<ProbeResult, String>,
+    },
+}
+
+/// What a worker does with one message: decode the request, run it (in `workspace` for a
+/// task), encode the answer. A malformed message is answered with an error for task id 0,
+/// never a panic.
 pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
-    let response = match decode::<TaskRequest>(message) {
-        Ok(request) => TaskResponse {
+    let response = match decode::<WorkerRequest>(message) {
+        Ok(WorkerRequest::Task(request)) => WorkerResponse::Task(TaskResponse {
             id: request.id,
             output: workspace
                 .run(&request.config, &request.task)
                 .map_err(|e| e.to_string()),
+        }),
+        Ok(WorkerRequest::Probe { id, probe: p }) => WorkerResponse::Probe {
+            id,
+            output: probe_pair(&p.x, &p.y, &p.a, p.form, p.m, p.trials, p.seed)
+                .map_err(|e| e.to_string()),
         },
-        Err(error) => TaskResponse {
+        Err(error) => WorkerResponse::Task(TaskResponse {
             id: 0,
             output: Err(error),
-        },
+        }),
     };
     // An encoding failure is reported as a (tiny, always encodable) error response.
     encode(&response).unwrap_or_else(|error| {
-        encode(&TaskResponse {
-            id: response.id,
+        encode(&WorkerResponse::Task(TaskResponse {
+            id: 0,
             output: Err(error),
-        })
+        }))
         .unwrap_or_default()
     })
 }
@@ -1014,12 +1050,16 @@ mod tests {
             task,
         };
         let mut workspace = Workspace::new();
-        let answer: TaskResponse =
-            decode(&handle_request(&mut workspace, &encode(&request).unwrap())).unwrap();
-        assert_eq!(answer.id, 42);
+        let ask = |workspace: &mut Workspace, request: &WorkerRequest| -> WorkerResponse {
+            decode(&handle_request(workspace, &encode(request).unwrap())).unwrap()
+        };
+        let answer = ask(&mut workspace, &WorkerRequest::Task(request.clone()));
         assert_eq!(
-            answer.output,
-            Ok(Workspace::new().run(&config, &task).unwrap())
+            answer,
+            WorkerResponse::Task(TaskResponse {
+                id: 42,
+                output: Ok(Workspace::new().run(&config, &task).unwrap())
+            })
         );
         // −∞ (an exact estimate's log error) survives the encoding; JSON would turn it into null.
         let sums = TaskOutput::BoxplotPairs(ErrorSums {
@@ -1030,16 +1070,39 @@ mod tests {
             clamped: 0,
         });
         assert_eq!(decode::<TaskOutput>(&encode(&sums).unwrap()), Ok(sums));
+        // A probe gives what probe_pair gives.
+        let probe = ProbeRequest {
+            x: vec![0.5, -0.2],
+            y: vec![0.1, 0.3],
+            a: vec![1.0, 1.0],
+            form: FeatureForm::Hyperbolic,
+            m: 8,
+            trials: 50,
+            seed: 3,
+        };
+        let expected = probe_pair(&probe.x, &probe.y, &probe.a, probe.form, 8, 50, 3).unwrap();
+        assert_eq!(
+            ask(&mut workspace, &WorkerRequest::Probe { id: 7, probe }),
+            WorkerResponse::Probe {
+                id: 7,
+                output: Ok(expected)
+            }
+        );
         // Garbage is an error answer, not a panic.
-        let garbage: TaskResponse =
+        let garbage: WorkerResponse =
             decode(&handle_request(&mut workspace, &[0xff, 0x00, 0x13])).unwrap();
-        assert!(garbage.output.is_err());
+        assert!(matches!(
+            garbage,
+            WorkerResponse::Task(TaskResponse { output: Err(_), .. })
+        ));
         // An invalid configuration inside a well-formed message is refused by validation.
         let mut bad = request.clone();
         bad.config.m = 0;
-        let refused: TaskResponse =
-            decode(&handle_request(&mut workspace, &encode(&bad).unwrap())).unwrap();
-        assert!(refused.output.is_err());
+        let refused = ask(&mut workspace, &WorkerRequest::Task(bad));
+        assert!(matches!(
+            refused,
+            WorkerResponse::Task(TaskResponse { output: Err(_), .. })
+        ));
     }
 
     #[test]

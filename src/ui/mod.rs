@@ -16,7 +16,7 @@ use crate::math::config::{ExperimentConfig, Param, ParamError};
 use crate::math::experiment::{ExperimentResult, MseCurve, ScatterSeries};
 use crate::math::tasks::Part;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
-use pool::{Pool, PoolEvent};
+use pool::{Pool, PoolEvent, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 
@@ -277,6 +277,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         }
     }));
     on_cleanup(move || pool.with_value(Pool::cancel));
+    provide_context(ProbeRunner(pool));
 
     // Each configuration starts one job in the workers, superseding the one in flight, unless
     // it is above the budget and not yet confirmed.

@@ -18,17 +18,21 @@ use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::Duration;
 
-use leptos::prelude::set_timeout;
+use leptos::prelude::{LocalStorage, StoredValue, WithValue, set_timeout};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use crate::math::config::ExperimentConfig;
 use crate::math::experiment::{EstimatorSummary, MseCurve, ScatterSeries};
+use crate::math::probe::{ProbeResult, probe_pair};
 use crate::math::tasks::{
-    Part, Task, TaskRequest, TaskResponse, TaskStore, Workspace, decode, encode, handle_request,
-    task_key, task_work,
+    Part, ProbeRequest, Task, TaskRequest, TaskResponse, TaskStore, WorkerRequest, WorkerResponse,
+    Workspace, decode, encode, handle_request, task_key, task_work,
 };
+
+/// Told the outcome of a probe.
+pub type ProbeDone = Box<dyn FnOnce(Result<ProbeResult, String>)>;
 
 /// The loader Trunk writes for the `kernel-worker` binary (`data-loader-shim`).
 const WORKER_SCRIPT: &str = "./kernel-worker_loader.js";
@@ -110,6 +114,8 @@ pub struct Pool {
     local_scheduled: bool,
     /// Multiply-adds per millisecond measured on the last finished job.
     throughput: Option<f64>,
+    /// Probes in flight: the worker that has each, and whom to tell.
+    probes: HashMap<u64, (usize, ProbeDone)>,
     listener: Rc<dyn Fn(PoolEvent)>,
     this: Weak<RefCell<Pool>>,
 }
@@ -145,6 +151,7 @@ impl Pool {
                 local: None,
                 local_scheduled: false,
                 throughput: None,
+                probes: HashMap::new(),
                 listener: Rc::new(listener),
                 this: this.clone(),
             })
@@ -228,14 +235,56 @@ impl Pool {
     /// Stops the current job: the queue is dropped and the workers are replaced, so even a
     /// task that would run for seconds stops now.
     pub fn cancel(pool: &Rc<RefCell<Pool>>) {
-        let mut p = pool.borrow_mut();
-        p.queue.clear();
-        p.job = None;
-        p.sent.clear();
-        for slot in &p.slots {
-            slot.worker.terminate();
+        let probes: Vec<ProbeDone> = {
+            let mut p = pool.borrow_mut();
+            p.queue.clear();
+            p.job = None;
+            p.sent.clear();
+            for slot in &p.slots {
+                slot.worker.terminate();
+            }
+            p.spawn_workers();
+            p.probes.drain().map(|(_, (_, done))| done).collect()
+        };
+        for done in probes {
+            done(Err("cancelled".into()));
         }
-        p.spawn_workers();
+    }
+
+    /// Runs the single-pair probe in the least busy worker (or, without workers, on the page
+    /// after the current task) and tells `done` the outcome.
+    pub fn probe(pool: &Rc<RefCell<Pool>>, request: ProbeRequest, done: ProbeDone) {
+        let mut p = pool.borrow_mut();
+        let id = p.next_id;
+        p.next_id += 1;
+        let slot = (0..p.slots.len())
+            .filter(|&i| p.slots[i].alive && p.slots[i].ready)
+            .min_by_key(|&i| p.slots[i].in_flight);
+        if let Some(index) = slot {
+            let message = encode(&WorkerRequest::Probe {
+                id,
+                probe: request.clone(),
+            })
+            .map(|bytes| js_sys::Uint8Array::from(bytes.as_slice()));
+            if let Ok(array) = message
+                && p.slots[index].worker.post_message(&array).is_ok()
+            {
+                p.probes.insert(id, (index, done));
+                return;
+            }
+        }
+        // No worker ready (or none at all): compute it on the page, in a task of its own.
+        drop(p);
+        set_timeout(
+            move || {
+                let r = request;
+                done(
+                    probe_pair(&r.x, &r.y, &r.a, r.form, r.m, r.trials, r.seed)
+                        .map_err(|e| e.to_string()),
+                )
+            },
+            Duration::ZERO,
+        );
     }
 
     fn start_job(&mut self, generation: u64, config: &ExperimentConfig) -> Vec<PoolEvent> {
@@ -323,11 +372,11 @@ impl Pool {
                 };
                 let id = p.next_id;
                 p.next_id += 1;
-                let request = TaskRequest {
+                let request = WorkerRequest::Task(TaskRequest {
                     id,
                     config: (*config).clone(),
                     task,
-                };
+                });
                 let sent = encode(&request).map(|bytes| js_sys::Uint8Array::from(bytes.as_slice()));
                 match sent
                     .map_err(JsValue::from)
@@ -376,11 +425,11 @@ impl Pool {
             };
             let id = p.next_id;
             p.next_id += 1;
-            let request = TaskRequest {
+            let request = WorkerRequest::Task(TaskRequest {
                 id,
                 config: (*config).clone(),
                 task,
-            };
+            });
             p.sent.insert(
                 id,
                 Sent {
@@ -416,8 +465,16 @@ impl Pool {
             if let Some(s) = slot.and_then(|i| p.slots.get_mut(i)) {
                 s.in_flight = s.in_flight.saturating_sub(1);
             }
-            match decode::<TaskResponse>(bytes) {
-                Ok(response) => p.record(response),
+            match decode::<WorkerResponse>(bytes) {
+                Ok(WorkerResponse::Task(response)) => p.record(response),
+                Ok(WorkerResponse::Probe { id, output }) => {
+                    let done = p.probes.remove(&id).map(|(_, done)| done);
+                    drop(p);
+                    if let Some(done) = done {
+                        done(output);
+                    }
+                    return;
+                }
                 Err(message) => p.fail(message),
             }
         };
@@ -426,6 +483,19 @@ impl Pool {
     }
 
     fn on_worker_error(pool: &Rc<RefCell<Pool>>, slot: usize) {
+        let lost: Vec<u64> = pool
+            .borrow()
+            .probes
+            .iter()
+            .filter(|(_, (s, _))| *s == slot)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in lost {
+            let done = pool.borrow_mut().probes.remove(&id).map(|(_, done)| done);
+            if let Some(done) = done {
+                done(Err(format!("worker {slot} failed during the probe")));
+            }
+        }
         {
             let mut p = pool.borrow_mut();
             if let Some(s) = p.slots.get_mut(slot) {
@@ -557,6 +627,18 @@ impl Pool {
                 elapsed_ms,
             });
         }
+    }
+}
+
+/// The narrow handle the probe panel gets through context: it can run a probe in the pool,
+/// nothing else.
+#[derive(Clone, Copy)]
+pub struct ProbeRunner(pub StoredValue<Rc<RefCell<Pool>>, LocalStorage>);
+
+impl ProbeRunner {
+    /// Runs `request` in a worker; `done` is told the outcome.
+    pub fn run(&self, request: ProbeRequest, done: ProbeDone) {
+        self.0.with_value(|pool| Pool::probe(pool, request, done));
     }
 }
 

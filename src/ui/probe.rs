@@ -1,18 +1,22 @@
 //! The single-pair probe: pick a pair (click a scatter point, or type two vectors) and see the
 //! distribution of T independent estimates beside Lemma 3.1.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
 use super::controls::NumberControl;
+use super::pool::ProbeRunner;
 use crate::charts::{ProbeEntry, draw_probe};
 use crate::math::config::{ExperimentConfig, Param};
 use crate::math::dataset::SampleMoments;
 use crate::math::experiment::{EstimatorId, ExperimentResult, generate_dataset};
 use crate::math::heuristics::diagonal_a;
-use crate::math::probe::{ProbeResult, probe_pair};
+use crate::math::probe::ProbeResult;
+use crate::math::tasks::ProbeRequest;
 
 /// Longest vector the probe form accepts.
 const MAX_TYPED_DIMENSION: usize = 512;
@@ -66,20 +70,22 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|c| c * c).sum::<f64>().sqrt()
 }
 
-/// Gaussians the probe may draw on the main thread (a few hundred milliseconds at most).
-const PROBE_DRAW_LIMIT: f64 = 2e7;
+/// Gaussians one probe may draw (trials × m × estimators): a few seconds in a worker.
+const PROBE_DRAW_LIMIT: f64 = 3e8;
 
-fn run_probe(
+/// What to ask the workers for one probe: the description and one request per estimator.
+type PreparedProbe = (String, Vec<(EstimatorId, ProbeRequest)>);
+
+fn prepare_probe(
     result: &ExperimentResult,
     pair: &ProbedPair,
     trials: usize,
-) -> Result<ProbeView, String> {
+) -> Result<PreparedProbe, String> {
     let config = &result.config;
-    // The probe still runs on the page's main thread: refuse what would freeze it.
     let draws = trials as f64 * config.m as f64 * result.scatter.len() as f64;
     if draws > PROBE_DRAW_LIMIT {
         return Err(format!(
-            "the probe would draw {draws:.1e} Gaussians on the page (trials × m × estimators), above its limit of {PROBE_DRAW_LIMIT:.0e}: lower trials (or m)"
+            "the probe would draw {draws:.1e} Gaussians (trials × m × estimators), above its limit of {PROBE_DRAW_LIMIT:.0e}: lower trials (or m)"
         ));
     }
     let (x, y, description) = match pair {
@@ -123,21 +129,28 @@ fn run_probe(
     );
     let typed_moments =
         matches!(pair, ProbedPair::Typed(..)).then(|| SampleMoments::of_pair(&x, &y));
-    let mut results = Vec::new();
-    for series in &result.scatter {
-        let estimator = series.estimates.estimator;
-        let a = match &typed_moments {
-            Some(moments) => diagonal_a(estimator.heuristic, moments).a,
-            None => series.estimates.a.clone(),
-        };
-        let probe = probe_pair(&x, &y, &a, estimator.form, config.m, trials, config.seed)
-            .map_err(|e| e.to_string())?;
-        results.push((estimator, probe));
-    }
-    Ok(ProbeView {
-        description,
-        results,
-    })
+    let requests = result
+        .scatter
+        .iter()
+        .map(|series| {
+            let estimator = series.estimates.estimator;
+            let a = match &typed_moments {
+                Some(moments) => diagonal_a(estimator.heuristic, moments).a,
+                None => series.estimates.a.clone(),
+            };
+            let request = ProbeRequest {
+                x: x.clone(),
+                y: y.clone(),
+                a,
+                form: estimator.form,
+                m: config.m,
+                trials,
+                seed: config.seed,
+            };
+            (estimator, request)
+        })
+        .collect();
+    Ok((description, requests))
 }
 
 /// The probe section.
@@ -161,11 +174,67 @@ pub fn ProbePanel(
         Some((x, y)) => Some(ProbedPair::Typed(x, y)),
         None => config.with(|c| c.probe).map(ProbedPair::Dataset),
     });
-    let view_data = Memo::new(move |_| {
-        let pair = pair.get()?;
-        let trials = config.with(|c| c.trials);
-        let result = result.get()?;
-        Some(run_probe(&result, &pair, trials).map(Arc::new))
+    // The probe runs in the workers: each change of pair, trials or result sends one request
+    // per estimator; answers to an older request are ignored.
+    let runner = use_context::<ProbeRunner>();
+    let (view_data, set_view_data) = signal(None::<Result<Arc<ProbeView>, String>>);
+    let (probing, set_probing) = signal(false);
+    let ticket = StoredValue::new(0u64);
+    let trials = Memo::new(move |_| config.with(|c| c.trials));
+    Effect::new(move |_| {
+        let trials = trials.get();
+        let (Some(pair), Some(result)) = (pair.get(), result.get()) else {
+            set_view_data.set(None);
+            return;
+        };
+        let current = ticket.get_value() + 1;
+        ticket.set_value(current);
+        let (description, requests) = match prepare_probe(&result, &pair, trials) {
+            Ok(prepared) => prepared,
+            Err(message) => {
+                set_probing.set(false);
+                set_view_data.set(Some(Err(message)));
+                return;
+            }
+        };
+        let Some(runner) = runner else {
+            set_view_data.set(Some(Err("the probe needs the lab's worker pool".into())));
+            return;
+        };
+        set_probing.set(true);
+        let count = requests.len();
+        let answers = Rc::new(RefCell::new(Vec::with_capacity(count)));
+        for (estimator, request) in requests {
+            let answers = answers.clone();
+            let description = description.clone();
+            runner.run(
+                request,
+                Box::new(move |outcome| {
+                    if ticket.get_value() != current {
+                        return;
+                    }
+                    match outcome {
+                        Err(message) => {
+                            ticket.set_value(current + 1);
+                            set_probing.set(false);
+                            set_view_data.set(Some(Err(message)));
+                        }
+                        Ok(probe) => {
+                            answers.borrow_mut().push((estimator, probe));
+                            if answers.borrow().len() == count {
+                                let mut results = answers.take();
+                                results.sort_by_key(|(e, _)| e.heuristic);
+                                set_probing.set(false);
+                                set_view_data.set(Some(Ok(Arc::new(ProbeView {
+                                    description,
+                                    results,
+                                }))));
+                            }
+                        }
+                    }
+                }),
+            );
+        }
     });
 
     Effect::new(move |_| {
@@ -175,19 +244,25 @@ pub fn ProbePanel(
         let Some(canvas) = canvas.get() else {
             return;
         };
-        let entries: Vec<ProbeEntry<'_>> = data
-            .results
-            .iter()
-            .map(|(estimator, result)| ProbeEntry {
-                heuristic: estimator.heuristic,
-                label: estimator.label(),
-                result,
-            })
-            .collect();
-        // An overflowing pair (SM beyond f64) cannot be drawn as a histogram: say so.
-        set_chart_error.set(draw_probe(&canvas, &entries).err().map(|e| {
-            format!("The histogram cannot be drawn for this pair ({e}); the numbers overflow f64.")
-        }));
+        // The panel becomes visible in this same update: draw once the browser has laid it
+        // out, so that the canvas has its real size (a hidden canvas measures 0 and blurs).
+        request_animation_frame(move || {
+            let entries: Vec<ProbeEntry<'_>> = data
+                .results
+                .iter()
+                .map(|(estimator, result)| ProbeEntry {
+                    heuristic: estimator.heuristic,
+                    label: estimator.label(),
+                    result,
+                })
+                .collect();
+            // An overflowing pair (SM beyond f64) cannot be drawn as a histogram: say so.
+            set_chart_error.set(draw_probe(&canvas, &entries).err().map(|e| {
+                format!(
+                    "The histogram cannot be drawn for this pair ({e}); the numbers overflow f64."
+                )
+            }));
+        });
     });
 
     let probe_typed = move |_| {
@@ -234,6 +309,7 @@ pub fn ProbePanel(
             </div>
             <p class="caption">
                 {move || match view_data.get() {
+                    _ if probing.get() => "probing… (in a worker)".to_string(),
                     None => "Click a point in a scatter panel, give a pair index, or type two vectors.".to_string(),
                     Some(Ok(data)) => data.description.clone(),
                     Some(Err(message)) => message,
