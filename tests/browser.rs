@@ -197,51 +197,14 @@ fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
 /// Lemma 3.1 gives per pair as the relative RMSE √MSE/SM.
 #[wasm_bindgen_test]
 fn kernel_in_webassembly_matches_the_f64_path_far_below_the_monte_carlo_error() {
-    use softmax_kernel_lab::math::estimators::{PairEstimator, Projections};
-    use softmax_kernel_lab::math::experiment::generate_dataset;
-    use softmax_kernel_lab::math::heuristics::diagonal_a;
-    use softmax_kernel_lab::math::rng::{StreamPurpose, stream_rng};
-    use softmax_kernel_lab::math::tasks::{Piece, Task, TaskOutput, Workspace};
+    use softmax_kernel_lab::math::tasks::check_kernel_against_f64;
 
-    let config = small_config();
-    let data = generate_dataset(&config, 0).unwrap();
-    let omega = Projections::sample(
-        config.m,
-        config.d,
-        &mut stream_rng(config.seed, StreamPurpose::SharedOmega, 0, 0),
-    )
-    .unwrap();
-    let mut workspace = Workspace::new();
+    let checks = check_kernel_against_f64(&small_config(), 40).unwrap();
+    assert_eq!(checks.len(), 3 * 40);
     let mut worst = 0.0f64;
-    for heuristic in AHeuristic::ALL {
-        let task = Task {
-            heuristic,
-            piece: Piece::ScatterPairs { start: 0, end: 40 },
-        };
-        let Ok(TaskOutput::ScatterPairs {
-            log_true,
-            log_estimates,
-            log_theoretical_mse,
-            ..
-        }) = workspace.run(&config, &task)
-        else {
-            panic!("scatter task failed");
-        };
-        let a = diagonal_a(heuristic, &data.moments()).a;
-        let mut reference = PairEstimator::new(config.form(), config.d, config.m);
-        for i in 0..40 {
-            let exact = reference
-                .log_estimate(data.query(i), data.key(i), &a, &omega)
-                .unwrap();
-            let relative_rmse = (0.5 * log_theoretical_mse[i] - log_true[i]).exp();
-            let difference = (log_estimates[i] - exact).abs();
-            worst = worst.max(difference);
-            assert!(
-                difference < 0.01 * relative_rmse && difference < 1e-4,
-                "{heuristic:?} pair {i}: f32 {} against f64 {exact} (relative RMSE {relative_rmse:e})",
-                log_estimates[i]
-            );
-        }
+    for check in checks {
+        worst = worst.max(check.difference());
+        assert!(check.is_far_below_the_monte_carlo_error(), "{check:?}");
     }
     web_sys::console::log_1(&format!("largest |Δ log ŜM| between f32 and f64: {worst:e}").into());
 }

@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 use super::config::{ExperimentConfig, OmegaMode};
 use super::dataset::{Dataset, SampleMoments};
 use super::estimators::{
-    EstimatorError, FeatureForm, Projections, log_softmax_kernel, log_theoretical_mse_of,
+    EstimatorError, FeatureForm, PairEstimator, Projections, log_softmax_kernel,
+    log_theoretical_mse_of,
 };
 use super::experiment::{
     CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, CurvePoint, DatasetMetrics, EstimatorId,
@@ -61,6 +62,14 @@ impl Piece {
             Piece::ScatterSetup | Piece::ScatterPairs { .. } => Part::Scatter,
             Piece::BoxplotPairs { .. } => Part::Boxplots,
             Piece::Curve { .. } => Part::Curves,
+        }
+    }
+
+    /// The dataset the piece reads: 0 (the scatter dataset) or a boxplot dataset's index.
+    fn dataset(self) -> usize {
+        match self {
+            Piece::BoxplotPairs { index, .. } => index,
+            _ => 0,
         }
     }
 
@@ -226,14 +235,7 @@ pub fn task_work(config: &ExperimentConfig, task: &Task) -> f64 {
 /// equal outputs, so a stored output can be reused under a new configuration.
 pub fn task_key(config: &ExperimentConfig, task: &Task) -> String {
     let c = config;
-    let n = match task.piece {
-        Piece::BoxplotPairs { .. } => c.pairs,
-        _ => c.n,
-    };
-    let data = format!(
-        "d={} n={n} seed={} b={} kx={} ky={} tx={} ty={}",
-        c.d, c.seed, c.mean_scale, c.x_shape, c.y_shape, c.x_norm, c.y_norm
-    );
+    let data = dataset_key(config, task.piece.dataset());
     let estimator = format!("a={} hyp={}", task.heuristic.url_name(), c.hyperbolic);
     let omega = format!("m={} omega={:?}", c.m, c.omega);
     match task.piece {
@@ -242,12 +244,23 @@ pub fn task_key(config: &ExperimentConfig, task: &Task) -> String {
         Piece::ScatterPairs { start, end } => {
             format!("scatter {start}..{end} {data} {estimator} {omega}")
         }
-        Piece::BoxplotPairs { index, start, end } => {
-            format!("boxplot {index} {start}..{end} {data} {estimator} {omega}")
+        Piece::BoxplotPairs { start, end, .. } => {
+            format!("boxplot {start}..{end} {data} {estimator} {omega}")
         }
         // The curve sets its own m and draws its own ω.
         Piece::Curve { m } => format!("curve m={m} {data} {estimator}"),
     }
+}
+
+/// A string naming every input dataset `index` depends on (its number, size and generator
+/// parameters): the key of the workers' dataset cache and part of every [`task_key`].
+fn dataset_key(config: &ExperimentConfig, index: usize) -> String {
+    let c = config;
+    let n = if index == 0 { c.n } else { c.pairs };
+    format!(
+        "dataset {index} d={} n={n} seed={} b={} kx={} ky={} tx={} ty={}",
+        c.d, c.seed, c.mean_scale, c.x_shape, c.y_shape, c.x_norm, c.y_norm
+    )
 }
 
 /// A dataset with its sample moments and the diagonal A of every heuristic.
@@ -334,12 +347,7 @@ impl Workspace {
         config: &ExperimentConfig,
         index: usize,
     ) -> Result<Arc<PreparedDataset>, ExperimentError> {
-        let c = config;
-        let n = if index == 0 { c.n } else { c.pairs };
-        let key = format!(
-            "{index} d={} n={n} seed={} b={} kx={} ky={} tx={} ty={}",
-            c.d, c.seed, c.mean_scale, c.x_shape, c.y_shape, c.x_norm, c.y_norm
-        );
+        let key = dataset_key(config, index);
         if let Some(prepared) = self.datasets.get(&key) {
             return Ok(prepared.clone());
         }
@@ -629,6 +637,79 @@ fn estimate_pairs(
     Ok(out)
 }
 
+/// One pair's log estimate from the f32 kernel (through [`Workspace::run`]) beside the f64
+/// reference ([`PairEstimator`]) on the same data and ω, with Lemma 3.1's relative RMSE
+/// `√MSE/SM`: the Monte Carlo error the difference is judged against.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KernelCheck {
+    pub heuristic: AHeuristic,
+    pub pair: usize,
+    pub log_f32: f64,
+    pub log_f64: f64,
+    pub relative_rmse: f64,
+}
+
+impl KernelCheck {
+    /// `|log ŜM_f32 − log ŜM_f64|`.
+    pub fn difference(&self) -> f64 {
+        (self.log_f32 - self.log_f64).abs()
+    }
+
+    /// Whether f32 costs less than 1 % of the Monte Carlo error, and less than 1e-4 in log.
+    pub fn is_far_below_the_monte_carlo_error(&self) -> bool {
+        let difference = self.difference();
+        difference < 0.01 * self.relative_rmse && difference < 1e-4
+    }
+}
+
+/// [`KernelCheck`]s for the first `pairs` pairs of the scatter dataset, every heuristic, with
+/// the configuration's shared ω. The kernel's tests share it: natively, and in WebAssembly
+/// built like the worker (`tests/browser.rs`).
+pub fn check_kernel_against_f64(
+    config: &ExperimentConfig,
+    pairs: usize,
+) -> Result<Vec<KernelCheck>, ExperimentError> {
+    let data = generate_dataset(config, 0)?;
+    let pairs = pairs.clamp(1, data.n);
+    let mut rng = stream_rng(config.seed, StreamPurpose::SharedOmega, 0, 0);
+    let omega = Projections::sample(config.m, config.d, &mut rng)?;
+    let moments = data.moments();
+    let mut workspace = Workspace::new();
+    let mut checks = Vec::with_capacity(pairs * AHeuristic::ALL.len());
+    for heuristic in AHeuristic::ALL {
+        let task = Task {
+            heuristic,
+            piece: Piece::ScatterPairs {
+                start: 0,
+                end: pairs,
+            },
+        };
+        let TaskOutput::ScatterPairs {
+            log_true,
+            log_estimates,
+            log_theoretical_mse,
+            ..
+        } = workspace.run(config, &task)?
+        else {
+            return Err(ExperimentError::InvalidTask(
+                "a scatter task answered".into(),
+            ));
+        };
+        let a = diagonal_a(heuristic, &moments).a;
+        let mut reference = PairEstimator::new(config.form(), config.d, config.m);
+        for pair in 0..pairs {
+            checks.push(KernelCheck {
+                heuristic,
+                pair,
+                log_f32: log_estimates[pair],
+                log_f64: reference.log_estimate(data.query(pair), data.key(pair), &a, &omega)?,
+                relative_rmse: (0.5 * log_theoretical_mse[pair] - log_true[pair]).exp(),
+            });
+        }
+    }
+    Ok(checks)
+}
+
 /// Finished task outputs under their [`task_key`]s, and the page's results assembled from them.
 #[derive(Debug, Default)]
 pub struct TaskStore {
@@ -888,7 +969,6 @@ pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::math::config::Param;
-    use crate::math::estimators::PairEstimator;
 
     fn config_with(pairs: &[(&str, &str)]) -> ExperimentConfig {
         let mut config = ExperimentConfig::default();
@@ -907,42 +987,13 @@ mod tests {
         // measured near 1e-6 in log, while the relative RMSE is 1e-2 or more at m ≤ 1024).
         for hyp in ["1", "0"] {
             let config = config_with(&[("n", "64"), ("m", "256"), ("hyp", hyp)]);
-            let mut workspace = Workspace::new();
-            let data = generate_dataset(&config, 0).unwrap();
-            let omega = Projections::sample(
-                config.m,
-                config.d,
-                &mut stream_rng(config.seed, StreamPurpose::SharedOmega, 0, 0),
-            )
-            .unwrap();
-            for heuristic in AHeuristic::ALL {
-                let task = Task {
-                    heuristic,
-                    piece: Piece::ScatterPairs { start: 0, end: 64 },
-                };
-                let Ok(TaskOutput::ScatterPairs {
-                    log_true,
-                    log_estimates,
-                    log_theoretical_mse,
-                    ..
-                }) = workspace.run(&config, &task)
-                else {
-                    panic!("scatter task failed");
-                };
-                let a = diagonal_a(heuristic, &data.moments()).a;
-                let mut reference = PairEstimator::new(config.form(), config.d, config.m);
-                for i in 0..64 {
-                    let exact = reference
-                        .log_estimate(data.query(i), data.key(i), &a, &omega)
-                        .unwrap();
-                    let relative_rmse = (0.5 * log_theoretical_mse[i] - log_true[i]).exp();
-                    let difference = (log_estimates[i] - exact).abs();
-                    assert!(
-                        difference < 0.01 * relative_rmse && difference < 1e-4,
-                        "{heuristic:?} hyp={hyp} pair {i}: f32 {} f64 {exact} (relative RMSE {relative_rmse:e})",
-                        log_estimates[i]
-                    );
-                }
+            let checks = check_kernel_against_f64(&config, 64).unwrap();
+            assert_eq!(checks.len(), 3 * 64);
+            for check in checks {
+                assert!(
+                    check.is_far_below_the_monte_carlo_error(),
+                    "hyp={hyp}: {check:?}"
+                );
             }
         }
     }
