@@ -115,17 +115,18 @@ pub fn log_sums(
     }
 }
 
-/// [`project_block`] with WebAssembly's relaxed fused multiply-add (`f32x4.relaxed_madd`, one
-/// instruction instead of a multiply and an add where the processor has FMA): with the rest of
-/// the worker built for relaxed SIMD, about 2.5 times the kernel's speed in Chromium. Only the
-/// worker module is built with `+relaxed-simd` (`scripts/build-worker.sh`), so the page itself
-/// still loads in a browser without it; there the worker fails to compile and the pool
-/// computes on the page. The portable version below is the reference; `tests/browser.rs`,
-/// run once more with the worker's flags, checks this one against the f64 path.
-#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+/// The block's ROWS vectors `z_r` (d each) and, panel by panel, the panel of ω (d × COLUMNS)
+/// with the COLUMNS output slots of each row: what both versions of [`project_block`] walk.
 #[inline(always)]
-fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
-    use core::arch::wasm32::{f32x4_relaxed_madd, f32x4_splat, v128, v128_load, v128_store};
+#[allow(clippy::type_complexity)]
+fn block_panels<'a>(
+    omega: &'a TransposedOmega,
+    z: &'a [f32],
+    projected: &'a mut [f32],
+) -> (
+    [&'a [f32]; ROWS],
+    impl Iterator<Item = (&'a [f32], [&'a mut [f32]; ROWS])>,
+) {
     let (d, stride) = (omega.d, omega.stride);
     let (z0, rest) = z.split_at(d);
     let (z1, rest) = rest.split_at(d);
@@ -137,8 +138,25 @@ fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
         .chunks_exact_mut(COLUMNS)
         .zip(p1.chunks_exact_mut(COLUMNS))
         .zip(p2.chunks_exact_mut(COLUMNS))
-        .zip(p3.chunks_exact_mut(COLUMNS));
-    for (panel, (((o0, o1), o2), o3)) in omega.data.chunks_exact(d * COLUMNS).zip(outputs) {
+        .zip(p3.chunks_exact_mut(COLUMNS))
+        .map(|(((o0, o1), o2), o3)| [o0, o1, o2, o3]);
+    let panels = omega.data.chunks_exact(d * COLUMNS).zip(outputs);
+    ([z0, z1, z2, &z3[..d]], panels)
+}
+
+/// [`project_block`] with WebAssembly's relaxed fused multiply-add (`f32x4.relaxed_madd`, one
+/// instruction instead of a multiply and an add where the processor has FMA): with the rest of
+/// the worker built for relaxed SIMD, about 2.5 times the kernel's speed in Chromium. Only the
+/// worker module is built with `+relaxed-simd` (`scripts/build-worker.sh`), so the page itself
+/// still loads in a browser without it; there the worker fails to compile and the pool
+/// computes on the page. The portable version below is the reference; `tests/browser.rs`,
+/// run once more with the worker's flags, checks this one against the f64 path.
+#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+#[inline(always)]
+fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
+    use core::arch::wasm32::{f32x4_relaxed_madd, f32x4_splat, v128, v128_load, v128_store};
+    let ([z0, z1, z2, z3], panels) = block_panels(omega, z, projected);
+    for (panel, [o0, o1, o2, o3]) in panels {
         let zero = f32x4_splat(0.0);
         let mut acc = [[zero; 2]; ROWS];
         for ((((w, a), b), c), e) in panel.chunks_exact(COLUMNS).zip(z0).zip(z1).zip(z2).zip(z3) {
@@ -170,20 +188,8 @@ fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
 #[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
 #[inline(always)]
 fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
-    let (d, stride) = (omega.d, omega.stride);
-    let (z0, rest) = z.split_at(d);
-    let (z1, rest) = rest.split_at(d);
-    let (z2, z3) = rest.split_at(d);
-    let z3 = &z3[..d];
-    let (p0, rest) = projected.split_at_mut(stride);
-    let (p1, rest) = rest.split_at_mut(stride);
-    let (p2, p3) = rest.split_at_mut(stride);
-    let outputs = p0
-        .chunks_exact_mut(COLUMNS)
-        .zip(p1.chunks_exact_mut(COLUMNS))
-        .zip(p2.chunks_exact_mut(COLUMNS))
-        .zip(p3.chunks_exact_mut(COLUMNS));
-    for (panel, (((o0, o1), o2), o3)) in omega.data.chunks_exact(d * COLUMNS).zip(outputs) {
+    let ([z0, z1, z2, z3], panels) = block_panels(omega, z, projected);
+    for (panel, [o0, o1, o2, o3]) in panels {
         let mut acc = [[0.0f32; COLUMNS]; ROWS];
         for ((((w, a), b), c), e) in panel.chunks_exact(COLUMNS).zip(z0).zip(z1).zip(z2).zip(z3) {
             for l in 0..COLUMNS {
@@ -233,23 +239,28 @@ fn exp_nonpositive(x: f32) -> f32 {
 /// `1.5 · 2^23`: adding it to a float of magnitude below 2^22 rounds to an integer.
 const ROUNDING_MAGIC: f32 = 12_582_912.0;
 
-/// `log Σ_k exp(t_k)`, shifted by the maximum; the sum accumulates in COLUMNS lanes.
-/// Plain loops, no closures: a closure would not inherit the caller's `target_feature`.
+/// `max(floor, max_k key(t_k))` with COLUMNS lane accumulators (an ordered fold does not
+/// vectorise).
 #[inline(always)]
-fn log_sum_exp_f32(t: &[f32]) -> f64 {
+fn lane_max(t: &[f32], floor: f32, key: impl Fn(f32) -> f32) -> f32 {
     let chunks = t.chunks_exact(COLUMNS);
     let tail = chunks.remainder();
-    let mut lanes = [f32::NEG_INFINITY; COLUMNS];
+    let mut lanes = [floor; COLUMNS];
     for chunk in chunks {
         for l in 0..COLUMNS {
-            lanes[l] = lanes[l].max(chunk[l]);
+            lanes[l] = lanes[l].max(key(chunk[l]));
         }
     }
-    let max = lanes
-        .iter()
-        .chain(tail)
-        .copied()
-        .fold(f32::NEG_INFINITY, f32::max);
+    lanes
+        .into_iter()
+        .chain(tail.iter().map(|v| key(*v)))
+        .fold(floor, f32::max)
+}
+
+/// `log Σ_k exp(t_k)`, shifted by the maximum; the sum accumulates in COLUMNS lanes.
+#[inline(always)]
+fn log_sum_exp_f32(t: &[f32]) -> f64 {
+    let max = lane_max(t, f32::NEG_INFINITY, |v| v);
     if !max.is_finite() {
         return f64::from(max);
     }
@@ -279,19 +290,7 @@ fn exp_sum(t: &[f32], sign: f32, shift: f32) -> f32 {
 /// `log Σ_k cosh(t_k) = M + log Σ_k (e^{t_k − M} + e^{−t_k − M})/2`, `M = max |t_k|`.
 #[inline(always)]
 fn log_sum_cosh_f32(t: &[f32]) -> f64 {
-    let chunks = t.chunks_exact(COLUMNS);
-    let tail = chunks.remainder();
-    let mut lanes = [0.0f32; COLUMNS];
-    for chunk in chunks {
-        for l in 0..COLUMNS {
-            lanes[l] = lanes[l].max(chunk[l].abs());
-        }
-    }
-    let max = lanes
-        .iter()
-        .chain(tail)
-        .map(|v| v.abs())
-        .fold(0.0f32, f32::max);
+    let max = lane_max(t, 0.0, f32::abs);
     if !max.is_finite() {
         return f64::from(max);
     }
