@@ -255,8 +255,7 @@ impl Pool {
     /// after the current task) and tells `done` the outcome.
     pub fn probe(pool: &Rc<RefCell<Pool>>, request: ProbeRequest, done: ProbeDone) {
         let mut p = pool.borrow_mut();
-        let id = p.next_id;
-        p.next_id += 1;
+        let id = p.fresh_id();
         let slot = (0..p.slots.len())
             .filter(|&i| p.slots[i].alive && p.slots[i].ready)
             .min_by_key(|&i| p.slots[i].in_flight);
@@ -370,33 +369,18 @@ impl Pool {
                 let Some((task, key)) = p.queue.remove(position) else {
                     break;
                 };
-                let id = p.next_id;
-                p.next_id += 1;
-                let request = WorkerRequest::Task(TaskRequest {
-                    id,
-                    config: (*config).clone(),
-                    task,
-                });
+                let (id, request) = p.register(task, key, config.clone(), Some(index));
                 let sent = encode(&request).map(|bytes| js_sys::Uint8Array::from(bytes.as_slice()));
                 match sent
                     .map_err(JsValue::from)
                     .and_then(|array| p.slots[index].worker.post_message(&array).map(|_| ()))
                 {
-                    Ok(()) => {
-                        p.slots[index].in_flight += 1;
-                        p.sent.insert(
-                            id,
-                            Sent {
-                                key,
-                                slot: Some(index),
-                                task,
-                                config: config.clone(),
-                            },
-                        );
-                    }
+                    Ok(()) => p.slots[index].in_flight += 1,
                     Err(error) => {
                         web_sys::console::error_2(&"cannot send a task".into(), &error);
-                        p.queue.push_front((task, key));
+                        if let Some(unsent) = p.sent.remove(&id) {
+                            p.queue.push_front((unsent.task, unsent.key));
+                        }
                         p.slots[index].alive = false;
                         break;
                     }
@@ -423,22 +407,7 @@ impl Pool {
             let Some(config) = p.job.as_ref().map(|j| j.config.clone()) else {
                 return;
             };
-            let id = p.next_id;
-            p.next_id += 1;
-            let request = WorkerRequest::Task(TaskRequest {
-                id,
-                config: (*config).clone(),
-                task,
-            });
-            p.sent.insert(
-                id,
-                Sent {
-                    key,
-                    slot: None,
-                    task,
-                    config,
-                },
-            );
+            let (_, request) = p.register(task, key, config, None);
             match (encode(&request), p.local.as_mut()) {
                 (Ok(bytes), Some(workspace)) => handle_request(workspace, &bytes),
                 _ => return,
@@ -522,6 +491,40 @@ impl Pool {
             }
         }
         Pool::pump(pool);
+    }
+
+    /// A message id not used before.
+    fn fresh_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Records `task` as sent to worker `slot` (`None`: run on the page) under a fresh id, and
+    /// returns the id and the message that asks for it.
+    fn register(
+        &mut self,
+        task: Task,
+        key: String,
+        config: Rc<ExperimentConfig>,
+        slot: Option<usize>,
+    ) -> (u64, WorkerRequest) {
+        let id = self.fresh_id();
+        let request = WorkerRequest::Task(TaskRequest {
+            id,
+            config: (*config).clone(),
+            task,
+        });
+        self.sent.insert(
+            id,
+            Sent {
+                key,
+                slot,
+                task,
+                config,
+            },
+        );
+        (id, request)
     }
 
     fn fail(&mut self, message: String) -> Vec<PoolEvent> {
