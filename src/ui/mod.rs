@@ -193,10 +193,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     let (elapsed, set_elapsed) = signal(None::<(u64, f64)>);
     // The request being computed and the configuration it asks for.
     let current = StoredValue::new_local((0u64, Arc::new(ExperimentConfig::default())));
-    // The last configuration whose results are on screen, to go back to.
-    let shown_config = StoredValue::new_local(None::<ExperimentConfig>);
     let draw_state = StoredValue::new_local(DrawState::default());
-    let pending_scatter = StoredValue::new_local(None::<(u64, Arc<Vec<ScatterSeries>>)>);
     let confirmed = StoredValue::new_local(None::<ExperimentConfig>);
 
     let mark_ready_if_done = move || {
@@ -224,7 +221,6 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                 generation: g,
                 scatter,
             } if g == generation => {
-                pending_scatter.set_value(Some((g, scatter.clone())));
                 set_scatter.set(Some(Shown {
                     generation: g,
                     value: Arc::new(ScatterView {
@@ -238,16 +234,20 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                 summaries,
             } if g == generation => {
                 // The table and the boxplots need the scatter too (its A, its clamping).
-                if let Some((_, scatter)) = pending_scatter.get_value().filter(|(sg, _)| *sg == g) {
+                let scatter = scatter.with_untracked(|s| {
+                    s.as_ref()
+                        .filter(|s| s.generation == g)
+                        .map(|s| s.value.series.clone())
+                });
+                if let Some(scatter) = scatter {
                     set_summaries.set(Some(Shown {
                         generation: g,
                         value: Arc::new(ExperimentResult {
                             config: (*request).clone(),
-                            scatter: (*scatter).clone(),
+                            scatter,
                             summaries: (*summaries).clone(),
                         }),
                     }));
-                    shown_config.set_value(Some((*request).clone()));
                 }
             }
             PoolEvent::Curves {
@@ -337,9 +337,10 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         confirmed.set_value(Some(config.get_untracked()));
         set_config.update(|_| {});
     };
-    let keep_previous = move |_| match shown_config.get_value() {
-        Some(previous) => set_config.set(previous),
-        None => set_config.set(ExperimentConfig::default()),
+    // Back to the configuration whose results are on screen.
+    let keep_previous = move |_| {
+        let previous = summaries.with_untracked(|s| s.as_ref().map(|s| s.value.config.clone()));
+        set_config.set(previous.unwrap_or_default());
     };
     let cancel = move |_| {
         pool.with_value(Pool::cancel);
