@@ -417,9 +417,16 @@ pub fn draw_boxplots(
     }
     let (lo, hi) = (lo - 0.5, hi + 0.5);
     let k = entries.len();
+    let with_theory = entries.iter().any(|e| e.theory.is_some());
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", px(15.0)).into_font())
         .margin(px(8.0))
+        // A strip between the title and the plot for the theory marker's legend, clear of
+        // the arrows and their values at the plot's top edge.
+        .set_label_area_size(
+            LabelAreaPosition::Top,
+            px(if with_theory { 18.0 } else { 0.0 }),
+        )
         .x_label_area_size(px(34.0))
         .y_label_area_size(px(64.0))
         .build_cartesian_2d(-0.5..k as f64 - 0.5, lo..hi)?;
@@ -496,11 +503,11 @@ pub fn draw_boxplots(
             draw_theory_marker(&root, &chart, x + half + 0.06, theory, (lo, hi), &px)?;
         }
     }
-    if entries.iter().any(|e| e.theory.is_some()) {
+    if with_theory {
         let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
         root.draw(&Text::new(
             "◆ Lemma 3.1: median of each dataset's expected MSE",
-            (plot_x + px(8.0), plot_y + px(4.0)),
+            (plot_x + px(8.0), plot_y - px(15.0)),
             ("sans-serif", px(11.0)).into_font().color(&BLACK),
         ))?;
     }
