@@ -18,7 +18,7 @@ log domain.
 - MSE against m on the first 32 pairs of dataset 0 (m = 16 ... 8192, 4 draws of Omega each):
   mean and standard error of the measured MSE, and Lemma 3.1's mean.
 
-The random streams are NumPy's (default_rng), not the Rust ChaCha streams, so the numbers agree
+The random streams are NumPy's (default_rng), not the Rust xoshiro256++ streams, so the numbers agree
 in distribution, not digit for digit. One warm-up run, then `--runs` timed runs; the last
 stdout line is one JSON object with the median wall time in milliseconds.
 """

@@ -288,14 +288,134 @@ fn exp_sum(t: &[f32], sign: f32, shift: f32) -> f32 {
 }
 
 /// `log Σ_k cosh(t_k) = M + log Σ_k (e^{t_k − M} + e^{−t_k − M})/2`, `M = max |t_k|`.
+/// Below [`SHARED_REDUCTION_LIMIT`] both exponentials of a term come from one range
+/// reduction ([`cosh_sum_shifted`]); beyond it, from two ([`exp_sum`]), whose arguments are
+/// reduced after the shift and so stay exact at any magnitude.
 #[inline(always)]
 fn log_sum_cosh_f32(t: &[f32]) -> f64 {
     let max = lane_max(t, 0.0, f32::abs);
     if !max.is_finite() {
         return f64::from(max);
     }
+    if max < SHARED_REDUCTION_LIMIT {
+        // Shift by K·ln 2 ≥ M with K an integer, so that the shift is exact in the exponent.
+        let k = (max * LOG2_E).ceil();
+        let sum = cosh_sum_shifted(t, k as i32);
+        return f64::from(k) * std::f64::consts::LN_2 + f64::from(0.5 * sum).ln();
+    }
     let sum = exp_sum(t, 1.0, max) + exp_sum(t, -1.0, max);
     f64::from(max) + f64::from(0.5 * sum).ln()
+}
+
+/// Largest `max |t_k|` for [`cosh_sum_shifted`]: `n = round(t / ln 2)` then stays below 2^14,
+/// where `n · LN2_HI` is exact and the rounding trick works.
+const SHARED_REDUCTION_LIMIT: f32 = 8192.0;
+
+/// `Σ_k (e^{t_k − K ln 2} + e^{−t_k − K ln 2})` for `|t_k| ≤ K ln 2`, `K ln 2 < 11356`, with
+/// one range reduction per term: `t = n ln 2 + r`, `|r| ≤ ln 2 / 2`, so
+/// `e^{±t − K ln 2} = 2^{±n − K} · e^{±r}`, and `e^{±r} = E(r) ± O(r)` from the even and odd
+/// halves of the Taylor polynomial of degree 7 (truncation error `r^8/8! < 6e-9`). Powers of
+/// two below 2^-126 become 0, which beside the largest term (at least 1/2) is nothing.
+/// Explicit `simd128` in WebAssembly (LLVM leaves the portable loop scalar there).
+#[inline(always)]
+fn cosh_sum_shifted(t: &[f32], k: i32) -> f32 {
+    let chunks = t.chunks_exact(COLUMNS);
+    let tail = chunks.remainder();
+    let mut sum = cosh_sum_chunks(chunks, k);
+    for v in tail {
+        sum += cosh_term(*v, k);
+    }
+    sum
+}
+
+/// Taylor coefficients of `e^r`: `E(r) = 1 + r²/2 + r⁴/24 + r⁶/720`,
+/// `O(r) = r (1 + r²/6 + r⁴/120 + r⁶/5040)`.
+const EVEN: [f32; 3] = [0.5, 1.0 / 24.0, 1.0 / 720.0];
+const ODD: [f32; 3] = [1.0 / 6.0, 1.0 / 120.0, 1.0 / 5040.0];
+
+/// One term of [`cosh_sum_shifted`].
+#[inline(always)]
+fn cosh_term(t: f32, k: i32) -> f32 {
+    let shifted = t * LOG2_E + ROUNDING_MAGIC;
+    let n = shifted - ROUNDING_MAGIC;
+    let n_bits = (shifted.to_bits() as i32).wrapping_sub(ROUNDING_MAGIC.to_bits() as i32);
+    let r = t - n * LN2_HI - n * LN2_LO;
+    let r2 = r * r;
+    let even = 1.0 + r2 * (EVEN[0] + r2 * (EVEN[1] + r2 * EVEN[2]));
+    let odd = r * (1.0 + r2 * (ODD[0] + r2 * (ODD[1] + r2 * ODD[2])));
+    // Biased exponents of 2^{n−K} and 2^{−n−K}; 0 (the float 0) below the normal range.
+    let up = (n_bits - k + 127).max(0) << 23;
+    let down = (-n_bits - k + 127).max(0) << 23;
+    (even + odd) * f32::from_bits(up as u32) + (even - odd) * f32::from_bits(down as u32)
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
+fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
+    let mut sums = [0.0f32; COLUMNS];
+    for chunk in chunks {
+        for l in 0..COLUMNS {
+            sums[l] += cosh_term(chunk[l], k);
+        }
+    }
+    sums.iter().sum()
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
+    use core::arch::wasm32::*;
+    /// `a·b + c`: fused where the module has relaxed SIMD (the worker), else two operations.
+    #[inline(always)]
+    fn madd(a: v128, b: v128, c: v128) -> v128 {
+        #[cfg(target_feature = "relaxed-simd")]
+        {
+            f32x4_relaxed_madd(a, b, c)
+        }
+        #[cfg(not(target_feature = "relaxed-simd"))]
+        {
+            f32x4_add(f32x4_mul(a, b), c)
+        }
+    }
+    let magic = f32x4_splat(ROUNDING_MAGIC);
+    let magic_bits = i32x4_splat(ROUNDING_MAGIC.to_bits() as i32);
+    let bias = i32x4_splat(127 - k);
+    let zero = i32x4_splat(0);
+    let one = f32x4_splat(1.0);
+    let [e0, e1, e2] = EVEN.map(|c| f32x4_splat(c));
+    let [o0, o1, o2] = ODD.map(|c| f32x4_splat(c));
+    let term = |t: v128| {
+        let shifted = madd(t, f32x4_splat(LOG2_E), magic);
+        let n = f32x4_sub(shifted, magic);
+        let n_bits = i32x4_sub(shifted, magic_bits);
+        // n · LN2_HI is exact, so the two steps keep r exact to f32 rounding.
+        let r = f32x4_sub(t, f32x4_mul(n, f32x4_splat(LN2_HI)));
+        let r = f32x4_sub(r, f32x4_mul(n, f32x4_splat(LN2_LO)));
+        let r2 = f32x4_mul(r, r);
+        let even = madd(r2, madd(r2, madd(r2, e2, e1), e0), one);
+        let odd = f32x4_mul(r, madd(r2, madd(r2, madd(r2, o2, o1), o0), one));
+        let up = i32x4_shl(i32x4_max(i32x4_add(n_bits, bias), zero), 23);
+        let down = i32x4_shl(i32x4_max(i32x4_sub(bias, n_bits), zero), 23);
+        f32x4_add(
+            f32x4_mul(f32x4_add(even, odd), up),
+            f32x4_mul(f32x4_sub(even, odd), down),
+        )
+    };
+    let (mut low, mut high) = (f32x4_splat(0.0), f32x4_splat(0.0));
+    for chunk in chunks {
+        // SAFETY: `chunk` holds exactly COLUMNS = 8 floats: two unaligned 16-byte loads.
+        let (a, b) = unsafe {
+            let at = chunk.as_ptr() as *const v128;
+            (v128_load(at), v128_load(at.add(1)))
+        };
+        low = f32x4_add(low, term(a));
+        high = f32x4_add(high, term(b));
+    }
+    let both = f32x4_add(low, high);
+    f32x4_extract_lane::<0>(both)
+        + f32x4_extract_lane::<1>(both)
+        + f32x4_extract_lane::<2>(both)
+        + f32x4_extract_lane::<3>(both)
 }
 
 #[cfg(test)]
@@ -317,6 +437,36 @@ mod tests {
         assert!(worst < 3.6e-7, "worst relative error {worst:e}");
         assert_eq!(exp_nonpositive(0.0), 1.0);
         assert!(exp_nonpositive(-1000.0) > 0.0);
+    }
+
+    #[test]
+    fn log_sum_cosh_matches_f64_on_both_sides_of_the_shared_reduction_limit() {
+        use rand::RngExt;
+        let mut rng = stream_rng(5, StreamPurpose::Trial, 0, 0);
+        for scale in [1e-3f32, 0.5, 3.0, 40.0, 300.0, 5000.0, 8000.0, 9000.0, 1e6] {
+            for m in [1usize, 9, 64, 1027] {
+                let t: Vec<f32> = (0..m)
+                    .map(|_| scale * (2.0 * rng.random::<f32>() - 1.0))
+                    .collect();
+                let t64: Vec<f64> = t.iter().map(|v| f64::from(*v)).collect();
+                let (got, want) = (log_sum_cosh_f32(&t), log_sum_cosh(&t64));
+                // f32 sums of m terms: a relative error near m · 2^-24 in the sum, plus the
+                // rounding of the shift at large magnitudes.
+                let tolerance = 1e-6 * (1.0 + (m as f64).sqrt()) + 1e-7 * want.abs();
+                assert!(
+                    (got - want).abs() < tolerance,
+                    "scale {scale} m {m}: {got} vs {want}"
+                );
+            }
+        }
+        // The even/odd split keeps e^{±r} within 2 ulp where one term dominates.
+        for t in [0.0f32, 0.3, -0.3, 1.0, -17.5, 86.0, 100.0, -2000.0] {
+            let want = log_sum_cosh(&[f64::from(t)]);
+            assert!(
+                (log_sum_cosh_f32(&[t]) - want).abs() < 3e-7 * (1.0 + want.abs()),
+                "{t}"
+            );
+        }
     }
 
     #[test]

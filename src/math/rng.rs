@@ -1,12 +1,20 @@
 //! Seeded, independent random streams.
 //!
 //! Every random draw of an experiment comes from a stream named by `(seed, purpose, index,
-//! sub_index)`. The four numbers form the 256-bit key of a ChaCha generator (`StdRng`), so
-//! streams are independent, and any piece (one dataset, one pair's ω) can be regenerated on
-//! its own: a Web Worker given only the configuration reproduces the page's numbers exactly.
+//! sub_index)`, so any piece (one dataset, one pair's ω) can be regenerated on its own: a Web
+//! Worker given only the configuration reproduces the page's numbers exactly.
+//!
+//! The four numbers form the 256-bit key of a ChaCha12 generator (`StdRng`), whose first 256
+//! bits seed the stream's xoshiro256++ generator. ChaCha's output makes the seeds of different
+//! keys independent; xoshiro256++ then draws the millions of Gaussians of one page (ω, the
+//! datasets) at a fraction of ChaCha's cost in WebAssembly (`examples/kernel_wasm.rs`,
+//! `omega`), with a period of 2^256 − 1, far beyond any stream's length.
 
 use rand::SeedableRng;
-use rand::rngs::StdRng;
+use rand::rngs::{StdRng, Xoshiro256PlusPlus};
+
+/// The generator of one stream.
+pub type StreamRng = Xoshiro256PlusPlus;
 
 /// What a stream is used for; part of its key, so different purposes never share draws.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +33,7 @@ pub enum StreamPurpose {
 }
 
 /// The generator for stream `(seed, purpose, index, sub_index)`.
-pub fn stream_rng(seed: u64, purpose: StreamPurpose, index: u64, sub_index: u64) -> StdRng {
+pub fn stream_rng(seed: u64, purpose: StreamPurpose, index: u64, sub_index: u64) -> StreamRng {
     let mut key = [0u8; 32];
     for (chunk, word) in key
         .chunks_exact_mut(8)
@@ -33,7 +41,7 @@ pub fn stream_rng(seed: u64, purpose: StreamPurpose, index: u64, sub_index: u64)
     {
         chunk.copy_from_slice(&word.to_le_bytes());
     }
-    StdRng::from_seed(key)
+    StreamRng::from_rng(&mut StdRng::from_seed(key))
 }
 
 #[cfg(test)]
