@@ -359,7 +359,10 @@ impl Workspace {
         Ok(prepared)
     }
 
-    /// The shared ω of stream `(seed, purpose, index, sub_index)`, drawn once.
+    /// The first `m` projections of stream `(seed, purpose, index, sub_index)`, drawn once: a
+    /// stream's first rows do not depend on how many follow, so a cached draw of more rows of
+    /// the same stream serves as well (its leading panels), and a worker that takes a curve
+    /// point for a small m draws only those rows.
     fn shared_omega(
         &mut self,
         seed: u64,
@@ -379,6 +382,14 @@ impl Workspace {
         };
         if let Some(omega) = self.omegas.get(&key) {
             return Ok(omega.clone());
+        }
+        let longer = self
+            .omegas
+            .iter()
+            .find(|(k, _)| OmegaKey { m, ..**k } == key && k.m > m)
+            .map(|(_, omega)| omega.prefix(m));
+        if let Some(prefix) = longer {
+            return Ok(Arc::new(prefix));
         }
         if self.omega_floats + m * d > MAX_CACHED_OMEGA_FLOATS {
             self.omegas.clear();
@@ -512,21 +523,17 @@ impl Workspace {
         let pairs = CURVE_PAIRS.clamp(1, prepared.data.n);
         let mut log_mses = Vec::with_capacity(CURVE_REPEATS);
         let mut log_theory = Vec::new();
-        let largest = CURVE_MS.iter().copied().max().unwrap_or(m).max(m);
         for repeat in 0..CURVE_REPEATS {
             // Every m of a repeat takes the leading rows of one stream (the curve's points
-            // share their draws, like the estimators do): the largest m is drawn once and
-            // each smaller one is its prefix.
-            let omega = self
-                .shared_omega(
-                    seed,
-                    StreamPurpose::Trial,
-                    CURVE_STREAM,
-                    repeat as u64,
-                    largest,
-                    d,
-                )?
-                .prefix(m);
+            // share their draws, like the estimators do).
+            let omega = self.shared_omega(
+                seed,
+                StreamPurpose::Trial,
+                CURVE_STREAM,
+                repeat as u64,
+                m,
+                d,
+            )?;
             let r = estimate_pairs(
                 &prepared.data,
                 0..pairs,
@@ -996,6 +1003,52 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn omega_from_a_longer_cached_draw_equals_a_fresh_draw() {
+        // A worker that computed m = 8192 (or an earlier, larger m) reuses its leading rows;
+        // the outputs must be bit for bit those of a worker that drew only what it needed.
+        let config = config_with(&[("n", "40"), ("pairs", "20"), ("datasets", "1")]);
+        let curve_16 = Task {
+            heuristic: AHeuristic::VarianceAdjusted,
+            piece: Piece::Curve { m: 16 },
+        };
+        let mut warm = Workspace::new();
+        let mut longer = Task {
+            piece: Piece::Curve { m: 8192 },
+            ..curve_16
+        };
+        warm.run(&config, &longer).unwrap();
+        assert_eq!(
+            warm.run(&config, &curve_16).unwrap(),
+            Workspace::new().run(&config, &curve_16).unwrap()
+        );
+        let boxplot = Task {
+            heuristic: AHeuristic::MeanOnly,
+            piece: Piece::BoxplotPairs {
+                index: 1,
+                start: 0,
+                end: 20,
+            },
+        };
+        let m_512 = ExperimentConfig {
+            m: 512,
+            ..config.clone()
+        };
+        longer.piece = boxplot.piece;
+        warm.run(
+            &ExperimentConfig {
+                m: 1000,
+                ..config.clone()
+            },
+            &longer,
+        )
+        .unwrap();
+        assert_eq!(
+            warm.run(&m_512, &boxplot).unwrap(),
+            Workspace::new().run(&m_512, &boxplot).unwrap()
+        );
     }
 
     #[test]
