@@ -534,7 +534,7 @@ mod tests {
         // The paper's Figures 2 and 3: PRF > HCEXP mean-only > HCEXP variance-adjusted in
         // median MSE. At the default b = 0.02 the query variances are comparable to the squared
         // means, mean-only A magnifies them (seed paper, end of section 3) and Lemma 3.4's A
-        // is better. Measured with seed 0 on the full default page: 1.29, 0.21, 1.3e-3; here
+        // is better. Measured with seed 0 on the full default page: 0.83, 0.54, 1.7e-3; here
         // (100 pairs per dataset) require factors of 2 and 10.
         let medians = medians_for("100", "0.02");
         assert!(medians[0] > 2.0 * medians[1], "{medians:?}");
