@@ -268,6 +268,28 @@ test('a long run shows progress and can be cancelled; the previous results stay'
   await context.close();
 });
 
+test('a long run shows each finished part before the whole run ends', async () => {
+  // Quick runs redraw once at their end; past PROGRESS_DELAY (200 ms) the parts stream in.
+  const { page, problems, context } = await openPage(browser, server.url + '?n=100&datasets=200&pairs=100');
+  await waitReady(page, 60_000);
+  const caption = '.scatter-grid + .caption';
+  assert.match(await page.textContent(caption), /m = 1024/);
+  // The scatter (100 pairs) is a sliver of this run; the boxplots (200 × 100 pairs) are not.
+  const generation = await page.getAttribute('.app', 'data-generation');
+  await page.fill('#control-m', '4096');
+  await page.press('#control-m', 'Enter');
+  await page.click('.run-anyway');
+  // The new scatter is on screen while the run is unfinished (data-generation changes only
+  // when every task is in).
+  await page.waitForFunction(([selector, before]) =>
+    /m = 4096/.test(document.querySelector(selector).textContent)
+      && document.querySelector('.app').dataset.generation === before, [caption, generation], { timeout: 30_000 });
+  await waitReady(page, 120_000);
+  assert.notEqual(await page.getAttribute('.app', 'data-generation'), generation);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a probe beyond its limit is refused with a message', async () => {
   const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100&m=4096&probe=3&trials=100000');
   await waitReady(page, 60_000);
