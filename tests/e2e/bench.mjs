@@ -9,7 +9,8 @@
 //   reports tasks over 50 ms; 0 when there were none) during those updates.
 // - wasm_gzip_bytes: gzipped size of every shipped .wasm (page and worker).
 // - numpy_ms, ratio: bench/numpy_experiment.py on the same computation, in the same run.
-// - sweep: compute_ms against the work n·m·d for several m and d, with ns per multiply-add.
+// - sweep: compute_ms against the work n·m·d for several m and d, with ns per multiply-add;
+//   sweep_fit: the least-squares line through it (fixed ms, ns per multiply-add, r²).
 import { readdir, readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { join, resolve } from 'node:path';
@@ -108,6 +109,24 @@ try {
     }
   }
 
+  // Least-squares line compute_ms = fixed_ms + slope · work over the sweep: linear growth
+  // shows as r² near 1, with the per-run fixed cost (messages, dataset setup) apart.
+  const xs = sweep.map((p) => p.work);
+  const ys = sweep.map((p) => p.compute_ms);
+  const mean = (v) => v.reduce((a, b) => a + b, 0) / v.length;
+  const [mx, my] = [mean(xs), mean(ys)];
+  const sxy = xs.reduce((a, x, i) => a + (x - mx) * (ys[i] - my), 0);
+  const sxx = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
+  const slope = sxy / sxx;
+  const fixed = my - slope * mx;
+  const residual = ys.reduce((a, y, i) => a + (y - fixed - slope * xs[i]) ** 2, 0);
+  const total = ys.reduce((a, y) => a + (y - my) ** 2, 0);
+  const sweepFit = {
+    fixed_ms: round(fixed),
+    ns_per_madd: Number((slope * 1e6).toFixed(4)),
+    r2: Number((1 - residual / total).toFixed(3)),
+  };
+
   let wasmGzipBytes = 0;
   for (const file of (await readdir(distDir)).filter((f) => f.endsWith('.wasm'))) {
     wasmGzipBytes += gzipSync(await readFile(join(distDir, file)), { level: 9 }).length;
@@ -125,6 +144,7 @@ try {
     update_compute_samples_ms: updateCompute.map(round),
     long_tasks: longTasks.length,
     sweep,
+    sweep_fit: sweepFit,
     page_errors: problems.length,
   };
 } finally {
