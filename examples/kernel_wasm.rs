@@ -6,7 +6,7 @@
 //!   cargo build --release --target wasm32-unknown-unknown --example kernel_wasm
 //! wasm-bindgen --target nodejs --out-dir /tmp/kw \
 //!   target/worker/wasm32-unknown-unknown/release/examples/kernel_wasm.wasm
-//! node -e 'const k = require("/tmp/kw/kernel_wasm.js"); console.log(k.full(1n))'
+//! node -e 'const k = require("/tmp/kw/kernel_wasm.js"); console.log(k.full(1n, 1024, 50))'
 //! ```
 #[cfg(target_arch = "wasm32")]
 mod bench {
@@ -37,32 +37,35 @@ mod bench {
         acc
     }
 
-    /// Every task of the default page, one after another; returns per-part milliseconds via a
-    /// JS callback-free string.
+    /// Every task of the default page at `m` and `d`, one after another; returns the
+    /// milliseconds spent in each kind of task.
     #[wasm_bindgen]
-    pub fn full(seed: u64) -> String {
+    pub fn full(seed: u64, m: usize, d: usize) -> String {
         use softmax_kernel_lab::math::config::ExperimentConfig;
-        use softmax_kernel_lab::math::tasks::{Part, Workspace, plan};
+        use softmax_kernel_lab::math::tasks::{Piece, Workspace, plan};
         let now = || js_sys::Date::now();
         let config = ExperimentConfig {
             seed,
+            m,
+            d,
             ..ExperimentConfig::default()
         };
         let mut workspace = Workspace::new();
-        let mut spent = [0.0f64; 3];
+        let mut spent = [0.0f64; 4];
         for task in plan(&config) {
             let t = now();
             workspace.run(&config, &task).unwrap();
-            let part = match task.piece.part() {
-                Part::Scatter => 0,
-                Part::Boxplots => 1,
-                Part::Curves => 2,
+            let kind = match task.piece {
+                Piece::ScatterSetup => 0,
+                Piece::ScatterPairs { .. } => 1,
+                Piece::BoxplotPairs { .. } => 2,
+                Piece::Curve { .. } => 3,
             };
-            spent[part] += now() - t;
+            spent[kind] += now() - t;
         }
         format!(
-            "scatter {:.0} ms, boxplots {:.0} ms, curves {:.0} ms",
-            spent[0], spent[1], spent[2]
+            "setup {:.0} ms, scatter {:.0} ms, boxplots {:.0} ms, curves {:.0} ms",
+            spent[0], spent[1], spent[2], spent[3]
         )
     }
 

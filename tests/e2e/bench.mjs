@@ -70,9 +70,11 @@ try {
   await waitReady(page, 120_000);
   const workers = await page.evaluate(() => navigator.hardwareConcurrency);
 
-  // compute_ms: a fresh seed each time, after a warm-up of three runs (WebAssembly starts in
-  // V8's baseline compiler and tiers up to the optimising one while it runs).
-  const warmUp = 3;
+  // compute_ms: a fresh seed each time, after a warm-up of eight runs (WebAssembly starts in
+  // V8's baseline compiler and tiers up to the optimising one while it runs: one worker alone
+  // needed about three full computations to reach its steady speed, and each of two workers
+  // here gets half of each).
+  const warmUp = 8;
   const compute = [];
   for (let i = 0; i < warmUp + runs; i += 1) {
     const { computeMs } = await change(page, 'seed', seed++);
