@@ -237,9 +237,15 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         }
     };
 
+    // Every finished part goes into `held`; a progressive job shows it at once.
+    let show_if_progressive = move || {
+        if progressive.get_value() {
+            show_held();
+        }
+    };
+
     let pool = StoredValue::new_local(Pool::new(move |event| {
         let (generation, request) = current.get_value();
-        let show_now = progressive.get_value();
         match event {
             // The bar appears only once a job runs longer than PROGRESS_DELAY.
             PoolEvent::Progress {
@@ -259,11 +265,8 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                         series: (*scatter).clone(),
                     }),
                 };
-                if show_now {
-                    set_scatter.set(Some(shown));
-                } else {
-                    held.update_value(|h| h.scatter = Some(shown));
-                }
+                held.update_value(|h| h.scatter = Some(shown));
+                show_if_progressive();
             }
             PoolEvent::Summaries {
                 generation: g,
@@ -288,11 +291,8 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                             summaries: (*summaries).clone(),
                         }),
                     };
-                    if show_now {
-                        set_summaries.set(Some(shown));
-                    } else {
-                        held.update_value(|h| h.summaries = Some(shown));
-                    }
+                    held.update_value(|h| h.summaries = Some(shown));
+                    show_if_progressive();
                 }
             }
             PoolEvent::Curves {
@@ -303,11 +303,8 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     generation: g,
                     value: curves,
                 };
-                if show_now {
-                    set_curves.set(Some(shown));
-                } else {
-                    held.update_value(|h| h.curves = Some(shown));
-                }
+                held.update_value(|h| h.curves = Some(shown));
+                show_if_progressive();
             }
             PoolEvent::Finished {
                 generation: g,
