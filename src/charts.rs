@@ -12,8 +12,9 @@ use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
+use crate::math::estimators::EstimatorId;
 use crate::math::experiment::{CurvePoint, MseCurve, ScatterSeries};
-use crate::math::heuristics::AHeuristic;
+use crate::math::logspace::SignedLog;
 use crate::math::probe::ProbeResult;
 use crate::math::stats::{BoxSummary, format_from_log, quantile};
 use crate::math::theory::{Theorem33Inputs, log_lemma_3_2_bound};
@@ -48,17 +49,14 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for Chart
 }
 
 /// The colour of an estimator, the same in every chart and in the table.
-pub fn estimator_color(heuristic: AHeuristic) -> RGBColor {
-    match heuristic {
-        AHeuristic::Identity => RGBColor(214, 96, 77),
-        AHeuristic::MeanOnly => RGBColor(230, 159, 0),
-        AHeuristic::VarianceAdjusted => RGBColor(33, 102, 172),
-    }
+pub fn estimator_color(estimator: EstimatorId) -> RGBColor {
+    let [r, g, b] = estimator.get().colour();
+    RGBColor(r, g, b)
 }
 
 /// CSS hex of [`estimator_color`], for the table's swatches.
-pub fn estimator_css_color(heuristic: AHeuristic) -> String {
-    let RGBColor(r, g, b) = estimator_color(heuristic);
+pub fn estimator_css_color(estimator: EstimatorId) -> String {
+    let RGBColor(r, g, b) = estimator_color(estimator);
     format!("#{r:02x}{g:02x}{b:02x}")
 }
 
@@ -164,31 +162,41 @@ pub struct ScatterLayout {
     right: f64,
     top: f64,
     bottom: f64,
+    /// The x (true SM) range.
     lo: f64,
     hi: f64,
+    /// The y (estimate) range: the x range unless the estimates spread far wider.
+    y_lo: f64,
+    y_hi: f64,
     /// Whether the axes show log10 SM (when SM spans many orders of magnitude or overflows).
     pub log_axes: bool,
+}
+
+/// A value on a scatter axis: `log10 v` on log axes (NaN, drawn on the bottom edge, for
+/// `v ≤ 0`), `v` itself on linear ones.
+fn scatter_axis(log_axes: bool, value: SignedLog) -> f64 {
+    if !log_axes {
+        value.value()
+    } else if value.negative || value.ln_abs == f64::NEG_INFINITY {
+        f64::NAN
+    } else {
+        value.ln_abs / std::f64::consts::LN_10
+    }
 }
 
 /// SM spanning more than this factor on the scatter dataset switches the panels to log axes.
 const LOG_AXES_SPAN: f64 = 1e4;
 
 impl ScatterLayout {
-    /// The CSS-pixel position of the point of a pair given `ln SM` and `ln ŜM`, clamped to the
+    /// The CSS-pixel position of the point of a pair given `ln SM` and `ŜM`, clamped to the
     /// plot as drawn.
-    pub fn position(&self, log_true: f64, log_estimate: f64) -> (f64, f64) {
-        let axis = |l: f64| {
-            if self.log_axes {
-                l / std::f64::consts::LN_10
-            } else {
-                l.exp()
-            }
-        };
-        let (true_value, estimate) = (axis(log_true), axis(log_estimate));
-        let fraction = |v: f64| ((v - self.lo) / (self.hi - self.lo)).clamp(0.0, 1.0);
+    pub fn position(&self, log_true: f64, estimate: SignedLog) -> (f64, f64) {
+        let true_value = scatter_axis(self.log_axes, SignedLog::positive(log_true));
+        let estimate = scatter_axis(self.log_axes, estimate);
+        let fraction = |v: f64, lo: f64, hi: f64| ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
         (
-            self.left + fraction(true_value) * (self.right - self.left),
-            self.bottom - fraction(estimate) * (self.bottom - self.top),
+            self.left + fraction(true_value, self.lo, self.hi) * (self.right - self.left),
+            self.bottom - fraction(estimate, self.y_lo, self.y_hi) * (self.bottom - self.top),
         )
     }
 
@@ -197,7 +205,7 @@ impl ScatterLayout {
         let e = &series.estimates;
         e.log_true
             .iter()
-            .zip(&e.log_estimates)
+            .zip(&e.estimates)
             .enumerate()
             .map(|(i, (t, est))| {
                 let (px, py) = self.position(*t, *est);
@@ -212,6 +220,20 @@ impl ScatterLayout {
 /// The shared range of both scatter axes: every true value, and the central 90 % of the
 /// estimates, with 5 % padding. Sharing it keeps ŜM = SM on the diagonal.
 fn scatter_range(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let trues: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.0)).collect();
+    let (true_lo, true_hi) = scatter_range_of(&trues)?;
+    let shared = scatter_range_of(points)?;
+    // Estimates spread over far more than the true values (a signed estimator at large
+    // norms): give the x axis the true values alone, so they do not collapse onto one line.
+    if shared.1 - shared.0 > 8.0 * (true_hi - true_lo) {
+        Some((true_lo, true_hi))
+    } else {
+        Some(shared)
+    }
+}
+
+/// [`scatter_range`] before the choice between a shared and a separate x range.
+fn scatter_range_of(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let finite = |v: &f64| v.is_finite();
     let trues: Vec<f64> = points.iter().map(|p| p.0).filter(finite).collect();
     let estimates: Vec<f64> = points.iter().map(|p| p.1).filter(finite).collect();
@@ -225,7 +247,10 @@ fn scatter_range(points: &[(f64, f64)]) -> Option<(f64, f64)> {
         return None;
     }
     let span = (hi - lo).max(hi.abs() * 1e-3).max(1e-300);
-    Some(((lo - 0.05 * span).max(0.0), hi + 0.05 * span))
+    // Keep 0 as the floor unless estimates go negative (trigonometric features, a complex A):
+    // then the axis extends below 0 to show them.
+    let floor = if lo < 0.0 { f64::NEG_INFINITY } else { 0.0 };
+    Some(((lo - 0.05 * span).max(floor), hi + 0.05 * span))
 }
 
 /// Figure 1, one panel: true SM against estimated SM, with the line ŜM = SM. Estimates
@@ -250,27 +275,34 @@ pub fn draw_scatter(
     // exp overflows near 709; far before that a linear axis shows one dot per decade.
     let log_axes =
         max_log - min_log > LOG_AXES_SPAN.ln() || max_log.abs().max(min_log.abs()) > 300.0;
-    let axis = |l: f64| {
-        if log_axes {
-            l / std::f64::consts::LN_10
-        } else {
-            l.exp()
-        }
-    };
     let points: Vec<(f64, f64)> = log_true
         .iter()
-        .zip(&series.estimates.log_estimates)
-        .map(|(t, e)| (axis(*t), axis(*e)))
+        .zip(&series.estimates.estimates)
+        .map(|(t, e)| {
+            (
+                scatter_axis(log_axes, SignedLog::positive(*t)),
+                scatter_axis(log_axes, *e),
+            )
+        })
         .collect();
-    let (lo, hi) = if log_axes {
+    let negative = series
+        .estimates
+        .estimates
+        .iter()
+        .filter(|e| e.negative)
+        .count();
+    let ((lo, hi), (y_lo, y_hi)) = if log_axes {
         let (lo, hi) = padded_range(points.iter().map(|p| p.0), 0.0, 1.0)
             .ok_or(ChartError::NoFiniteData("the scatter plot"))?;
         let span = hi - lo;
-        (lo - 0.1 * span, hi + 0.1 * span)
+        let range = (lo - 0.1 * span, hi + 0.1 * span);
+        (range, range)
     } else {
-        scatter_range(&points).ok_or(ChartError::NoFiniteData("the scatter plot"))?
+        let x = scatter_range(&points).ok_or(ChartError::NoFiniteData("the scatter plot"))?;
+        let y = scatter_range_of(&points).ok_or(ChartError::NoFiniteData("the scatter plot"))?;
+        (x, y)
     };
-    let color = estimator_color(estimator.heuristic);
+    let color = estimator_color(estimator);
     let label = |v: f64| {
         if log_axes {
             power_of_ten_label((v * 10.0).round() / 10.0)
@@ -285,7 +317,7 @@ pub fn draw_scatter(
         .margin_top(px(4.0))
         .x_label_area_size(px(40.0))
         .y_label_area_size(px(56.0))
-        .build_cartesian_2d(lo..hi, lo..hi)?;
+        .build_cartesian_2d(lo..hi, y_lo..y_hi)?;
     styled_mesh(
         &mut chart,
         if log_axes {
@@ -293,10 +325,11 @@ pub fn draw_scatter(
         } else {
             "true SM(x, y) = exp(x·y)"
         },
-        if log_axes {
-            "estimated SM (log scale)"
-        } else {
-            "estimated SM"
+        match (log_axes, negative > 0) {
+            (true, true) => "estimated SM (log scale; ≤ 0 on the bottom edge)",
+            (true, false) => "estimated SM (log scale)",
+            (false, true) => "estimated SM (negative estimates below 0)",
+            (false, false) => "estimated SM",
         },
         &px,
     )
@@ -310,7 +343,10 @@ pub fn draw_scatter(
         ShapeStyle::from(&RGBColor(90, 90, 90)).stroke_width(px(1.0).max(1) as u32),
     ))?;
     let radius = px(2.2).max(1);
-    let outside = points.iter().filter(|p| !(p.1 >= lo && p.1 <= hi)).count();
+    let outside = points
+        .iter()
+        .filter(|p| !(p.1 >= y_lo && p.1 <= y_hi))
+        .count();
     // Thousands of dots: one canvas path filled once, instead of one plotters element (and
     // one path and fill) per dot, which took most of the main thread's drawing time.
     let centres: Vec<(i32, i32)> = points
@@ -318,12 +354,12 @@ pub fn draw_scatter(
         .filter(|p| p.0.is_finite())
         .map(|&(t, e)| {
             // NaN never arises from the log domain; if it did, it would sit on the bottom edge.
-            let shown = if e > hi {
-                hi
-            } else if e >= lo {
+            let shown = if e > y_hi {
+                y_hi
+            } else if e >= y_lo {
                 e
             } else {
-                lo
+                y_lo
             };
             chart.backend_coord(&(t, shown))
         })
@@ -331,11 +367,16 @@ pub fn draw_scatter(
     fill_dots(canvas, &centres, f64::from(radius), color.mix(0.5))?;
     let metrics = series.metrics;
     let note = format!(
-        "MSE {} · max rel. err {}{}",
+        "MSE {} · max rel. err {}{}{}",
         format_from_log(metrics.log_mse, 3),
         format_from_log(metrics.log_max_rel_err, 3),
+        if negative > 0 {
+            format!(" · {negative} < 0")
+        } else {
+            String::new()
+        },
         if outside > 0 {
-            format!(" · {outside} outside (on the edge)")
+            format!(" · {outside} on the edge")
         } else {
             String::new()
         }
@@ -358,7 +399,7 @@ pub fn draw_scatter(
             .pos(Pos::new(HPos::Center, VPos::Top)),
     ))?;
     if let Some(&(t, e)) = highlight.and_then(|i| points.get(i)) {
-        let shown = e.clamp(lo, hi);
+        let shown = e.clamp(y_lo, y_hi);
         chart.draw_series(std::iter::once(Circle::new(
             (t, shown),
             px(7.0),
@@ -375,6 +416,8 @@ pub fn draw_scatter(
         bottom: y_range.end as f64 / dpr,
         lo,
         hi,
+        y_lo,
+        y_hi,
         log_axes,
     })
 }
@@ -382,7 +425,7 @@ pub fn draw_scatter(
 /// One box of a boxplot chart.
 pub struct BoxplotEntry {
     pub label: &'static str,
-    pub heuristic: AHeuristic,
+    pub estimator: EstimatorId,
     /// `log10` of each dataset's value.
     pub values: Vec<f64>,
     /// `log10` of a theoretical value to mark on the box (Lemma 3.1's median expected MSE).
@@ -449,7 +492,7 @@ pub fn draw_boxplots(
             continue;
         };
         let x = i as f64;
-        let color = estimator_color(entry.heuristic);
+        let color = estimator_color(entry.estimator);
         let line = ShapeStyle::from(&color).stroke_width(stroke);
         let half = 0.28;
         chart.draw_series(std::iter::once(Rectangle::new(
@@ -668,7 +711,7 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
     .draw()?;
     let stroke = px(1.5).max(1) as u32;
     for curve in curves {
-        let color = estimator_color(curve.estimator.heuristic);
+        let color = estimator_color(curve.estimator);
         chart.draw_series(LineSeries::new(
             curve
                 .points
@@ -700,8 +743,95 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
         .iter()
         .map(|c| {
             (
-                estimator_color(c.estimator.heuristic),
+                estimator_color(c.estimator),
                 c.estimator.label().to_string(),
+            )
+        })
+        .collect();
+    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    root.present()?;
+    Ok(())
+}
+
+/// One estimator's line of the MSE-against-parameter chart: its formula's mean over the
+/// scatter dataset at every value, and the MSE measured at the value in use.
+#[derive(Clone, Debug)]
+pub struct SweepEntry {
+    pub estimator: EstimatorId,
+    pub values: Vec<f64>,
+    /// `log10` of the formula's mean MSE at each value (for the page's m).
+    pub log10_mse: Vec<f64>,
+    /// The value in use and `log10` of the measured MSE there.
+    pub measured: (f64, f64),
+}
+
+/// MSE against an estimator parameter (θ of the complex A): lines from the formula, a dot
+/// for each measurement at the current value.
+pub fn draw_parameter_sweep(
+    canvas: &HtmlCanvasElement,
+    parameter: &str,
+    entries: &[SweepEntry],
+) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 340);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let values = entries
+        .iter()
+        .flat_map(|e| e.log10_mse.iter().copied().chain([e.measured.1]));
+    let (lo, hi) = padded_range(values, 0.3, 1.0)
+        .ok_or(ChartError::NoFiniteData("MSE against the parameter"))?;
+    let x_hi = entries
+        .iter()
+        .flat_map(|e| e.values.iter().copied())
+        .fold(0.0f64, f64::max)
+        .max(1e-6);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("MSE against {parameter}: formula and measurement"),
+            ("sans-serif", px(15.0)).into_font(),
+        )
+        .margin(px(8.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d(0.0..x_hi, lo..hi)?;
+    styled_mesh(
+        &mut chart,
+        &format!("{parameter} (0: real A; π/2 with a = 1: random Fourier features)"),
+        "MSE on the scatter dataset (log scale)",
+        &px,
+    )
+    .x_label_formatter(&|v| format!("{v:.2}"))
+    .y_label_formatter(&|v| power_of_ten_label(*v))
+    .draw()?;
+    let stroke = px(1.5).max(1) as u32;
+    for entry in entries {
+        let color = estimator_color(entry.estimator);
+        chart.draw_series(LineSeries::new(
+            entry
+                .values
+                .iter()
+                .zip(&entry.log10_mse)
+                .map(|(x, y)| (*x, *y))
+                .filter(|(_, y)| y.is_finite()),
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+        let (x, y) = entry.measured;
+        if x.is_finite() && y.is_finite() {
+            chart.draw_series(std::iter::once(Circle::new(
+                (x, y.clamp(lo, hi)),
+                px(4.5),
+                color.filled(),
+            )))?;
+        }
+    }
+    let lines: Vec<(RGBColor, String)> = entries
+        .iter()
+        .map(|e| {
+            (
+                estimator_color(e.estimator),
+                e.estimator.label().to_string(),
             )
         })
         .collect();
@@ -716,7 +846,7 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
 pub fn draw_lemma_3_2(
     canvas: &HtmlCanvasElement,
     m: usize,
-    radii: &[(AHeuristic, &'static str, f64)],
+    radii: &[(EstimatorId, &'static str, f64)],
 ) -> Result<(), ChartError> {
     let dpr = prepare(canvas, 340);
     let px = |v: f64| (v * dpr).round() as i32;
@@ -766,11 +896,11 @@ pub fn draw_lemma_3_2(
         ShapeStyle::from(&BLACK).stroke_width(stroke),
     ))?;
     let mut lines = vec![(RGBColor(0, 0, 0), "W(r)/√(2m)".to_string())];
-    for (heuristic, label, r) in radii {
+    for (estimator, label, r) in radii {
         if !r.is_finite() {
             continue;
         }
-        let color = estimator_color(*heuristic);
+        let color = estimator_color(*estimator);
         chart.draw_series(LineSeries::new(
             [(*r, lo), (*r, hi)],
             ShapeStyle::from(&color).stroke_width(stroke),
@@ -797,7 +927,7 @@ pub fn draw_lemma_3_2(
 
 /// One estimator's line in the Theorem 3.3 chart.
 pub struct TheoremEntry {
-    pub heuristic: AHeuristic,
+    pub estimator: EstimatorId,
     pub label: &'static str,
     pub inputs: Theorem33Inputs,
     /// The largest relative error observed on the scatter dataset.
@@ -878,7 +1008,7 @@ pub fn draw_theorem_3_3(
     let stroke = px(1.5).max(1) as u32;
     let mut lines = Vec::new();
     for (entry, bound) in entries.iter().zip(bounds) {
-        let color = estimator_color(entry.heuristic);
+        let color = estimator_color(entry.estimator);
         let style = ShapeStyle::from(&color).stroke_width(stroke);
         let at_95 = bound
             .iter()
@@ -929,7 +1059,7 @@ pub fn draw_theorem_3_3(
 
 /// One estimator's panel in the probe chart.
 pub struct ProbeEntry<'a> {
-    pub heuristic: AHeuristic,
+    pub estimator: EstimatorId,
     pub label: &'static str,
     pub result: &'a ProbeResult,
 }
@@ -983,7 +1113,7 @@ fn draw_probe_panel(
         counts[bin] += 1;
     }
     let top = counts.iter().copied().max().unwrap_or(1).max(1) as f64 * 1.15;
-    let color = estimator_color(entry.heuristic);
+    let color = estimator_color(entry.estimator);
     let (header, body) = panel.split_vertically(px(44.0));
     let mut chart = ChartBuilder::on(&body)
         .margin(px(6.0))

@@ -10,17 +10,17 @@
 //! Nothing here touches the web, so it builds natively and for `wasm32-unknown-unknown`.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::Serialize;
 
 use crate::math::config::{ExperimentConfig, MAX_WORK, Param, ParamError};
-use crate::math::dataset::SampleMoments;
+use crate::math::dataset::{Dataset, SampleMoments};
 use crate::math::estimators::{
-    FeatureForm, PairEstimator, Projections, log_softmax_kernel, log_theoretical_mse,
+    EstimatorId, EstimatorParams, Fit, FitInput, Projections, REGISTRY, all_ids,
+    log_softmax_kernel, reference_estimate,
 };
 use crate::math::experiment::{EstimatorSummary, ExperimentResult, ScatterSeries, run_experiment};
-use crate::math::heuristics::{AHeuristic, diagonal_a};
+use crate::math::heuristics::AHeuristic;
 use crate::math::rng::{StreamPurpose, stream_rng};
 
 /// Most components of `--x` and `--y`.
@@ -44,18 +44,24 @@ kernel-lab: random-feature estimators of the softmax kernel SM(x, y) = exp(x·y)
 
 USAGE:
     kernel-lab pair --x X --y Y [--estimator E] [--a A] [--m M] [--trials T] [--seed S]
+                    [--theta T] [--cplxa A] [--orf 0|1]
     kernel-lab experiment [--d D --m M ... | --query QUERY] [--csv]
+    kernel-lab estimators
     kernel-lab --help
 
 pair: estimate SM(x, y) for one pair T times, each trial with fresh ω, and print JSON with
-the true value, the mean estimate, the empirical MSE, Lemma 3.1's theoretical MSE and the
+the true value, the mean estimate, the empirical MSE, the estimator's MSE formula and the
 standard errors of the mean estimate and of the empirical MSE.
     --x, --y        comma-separated numbers, same length (1 to 4096), |value| <= 1e100
-    --estimator     prf (positive, A = I), prf-hyp (hyperbolic, A = I),
-                    cexp (positive, chosen A), hcexp (hyperbolic, chosen A)   [prf]
-    --a             identity, mean-only or variance-adjusted: A from the pair's components
-                    taken as the means, variance 0; prf and prf-hyp accept only identity
+    --estimator     an id of `kernel-lab estimators` (prf-pos, prf-hyp, cexp-mean, ...,
+                    rff, cplx, hcplx, oprf, oprf-var, hcexp-opt); the older names prf,
+                    cexp and hcexp (with --a) still work                      [prf = prf-pos]
+    --a             with cexp or hcexp: identity, mean-only or variance-adjusted, A from
+                    the pair's components taken as the means, variance 0      [identity]
+    --theta         the complex A's angle, 0 to pi/2 (cplx, hcplx)            [0.785...]
+    --cplxa         the complex A's magnitudes: identity, mean-only, variance-adjusted
                                                                               [identity]
+    --orf           1 for orthogonal random features                          [0]
     --m             random projections ω, 1 to 16384                          [64]
     --trials        independent trials, 2 to 10000000                         [10000]
     --seed          0 to 18446744073709551615                                 [0]
@@ -63,9 +69,12 @@ standard errors of the mean estimate and of the empirical MSE.
 experiment: run the page's experiment and print its numbers as JSON (or CSV with --csv).
 Parameters are the page's URL keys, as flags (--d 50 --m 64 --n 200 --datasets 5
 --pairs 100 --seed 3 --scale 0.02 --xshape 0.02 --yshape 0.01 --xnorm 5 --ynorm 0.5
---est prf,mean,var --hyp 1 --omega shared) or as one URL query (--query 'm=64&seed=3'),
-not both; a missing parameter takes the page's default, a bad one is an error.
+--est prf-hyp,hcexp-mean,hcexp-var --theta 0.5 --cplxa identity --orf 0 --omega shared)
+or as one URL query (--query 'm=64&seed=3'), not both; a missing parameter takes the page's
+default, a bad one is an error. --hyp 0/1 (legacy) puts the estimators in one form.
     --csv           print estimator,dataset,mse,max_rel_err rows instead of JSON
+
+estimators: list every estimator (id, label, family, formula, source) as JSON.
 
 Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one
 line on stderr names it), 1 if the output cannot be written.
@@ -148,13 +157,19 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
     let Some((command, rest)) = args.split_first() else {
         return Err(CliError::new(
             "<command>",
-            "missing: expected `pair` or `experiment` (see --help)",
+            "missing: expected `pair`, `experiment` or `estimators` (see --help)",
         ));
     };
     match command.as_str() {
         "pair" => {
             let request = PairRequest::parse(rest)?;
             to_json(&pair_report(&request)?)
+        }
+        "estimators" => {
+            if let Some(extra) = rest.first() {
+                return Err(CliError::new(extra, "`estimators` takes no arguments"));
+            }
+            to_json(&estimator_listing())
         }
         "experiment" => {
             let request = ExperimentRequest::parse(rest)?;
@@ -169,7 +184,7 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
         other => Err(CliError::new(
             "<command>",
             format!(
-                "expected `pair` or `experiment` (got {}; see --help)",
+                "expected `pair`, `experiment` or `estimators` (got {}; see --help)",
                 quote(other)
             ),
         )),
@@ -330,80 +345,88 @@ fn parse_vector(flag: &str, text: &str) -> Result<Vec<f64>, CliError> {
 // ---------------------------------------------------------------------------------------------
 // pair
 
-/// The estimator of `pair --estimator`: a feature form, and whether A is fixed to `I`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PairMethod {
-    /// Positive features, `A = I` (Performer's PRF).
-    Prf,
-    /// Hyperbolic features, `A = I` (PRF `hyp+`).
-    PrfHyp,
-    /// Positive features with the chosen A (CEXP).
-    Cexp,
-    /// Hyperbolic features with the chosen A (HCEXP).
-    Hcexp,
-}
-
-impl PairMethod {
-    /// Every method, in the order of `--help`.
-    pub const ALL: [PairMethod; 4] = [
-        PairMethod::Prf,
-        PairMethod::PrfHyp,
-        PairMethod::Cexp,
-        PairMethod::Hcexp,
-    ];
-
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            PairMethod::Prf => "prf",
-            PairMethod::PrfHyp => "prf-hyp",
-            PairMethod::Cexp => "cexp",
-            PairMethod::Hcexp => "hcexp",
-        }
-    }
-
-    /// Exponential or hyperbolic features.
-    pub fn form(self) -> FeatureForm {
-        match self {
-            PairMethod::Prf | PairMethod::Cexp => FeatureForm::Positive,
-            PairMethod::PrfHyp | PairMethod::Hcexp => FeatureForm::Hyperbolic,
-        }
-    }
-
-    /// PRF is defined by `A = I`; another A makes it CEXP, so `prf` and `prf-hyp` refuse one.
-    pub fn requires_identity(self) -> bool {
-        matches!(self, PairMethod::Prf | PairMethod::PrfHyp)
-    }
-}
-
-impl FromStr for PairMethod {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        PairMethod::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| format!("must be prf, prf-hyp, cexp or hcexp (got {})", quote(s)))
-    }
-}
-
 /// A parsed `pair` command.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PairRequest {
     pub x: Vec<f64>,
     pub y: Vec<f64>,
-    pub method: PairMethod,
-    pub heuristic: AHeuristic,
+    pub estimator: EstimatorId,
+    /// θ and the complex A's magnitudes (read by the complex estimators only).
+    pub params: EstimatorParams,
     pub m: usize,
     pub trials: u64,
     pub seed: u64,
+    /// Orthogonal random features.
+    pub orthogonal: bool,
+}
+
+/// The estimator named by `--estimator` and `--a`: a registry id, or one of the names from
+/// before the registry (`prf`, `cexp`, `hcexp` with `--a`), which map onto the ids.
+fn pair_estimator(name: Option<&str>, a: Option<&str>) -> Result<EstimatorId, CliError> {
+    let heuristic = match a {
+        Some(text) => Some(text.trim().parse::<AHeuristic>().map_err(|_| {
+            CliError::new(
+                "--a",
+                format!(
+                    "must be identity, mean-only or variance-adjusted (got {})",
+                    quote(text)
+                ),
+            )
+        })?),
+        None => None,
+    };
+    let name = name.map_or("prf", str::trim);
+    let legacy = |positive: bool| {
+        let id = match heuristic.unwrap_or(AHeuristic::Identity) {
+            AHeuristic::Identity if positive => "prf-pos",
+            AHeuristic::Identity => "prf-hyp",
+            AHeuristic::MeanOnly if positive => "cexp-mean",
+            AHeuristic::MeanOnly => "hcexp-mean",
+            AHeuristic::VarianceAdjusted if positive => "cexp-var",
+            AHeuristic::VarianceAdjusted => "hcexp-var",
+        };
+        EstimatorId::from_id(id)
+    };
+    let id = match name {
+        "cexp" => legacy(true),
+        "hcexp" => legacy(false),
+        _ => {
+            let id = match name {
+                "prf" => "prf-pos",
+                other => other,
+            };
+            let estimator = EstimatorId::from_id(id).ok_or_else(|| {
+                CliError::new(
+                    "--estimator",
+                    format!(
+                        "must be one of {} (or cexp, hcexp with --a) (got {})",
+                        all_ids(),
+                        quote(name)
+                    ),
+                )
+            })?;
+            if let Some(h) = heuristic.filter(|h| *h != AHeuristic::Identity) {
+                return Err(CliError::new(
+                    "--a",
+                    format!(
+                        "{name} names its own A; use --estimator cexp or hcexp for a {} A",
+                        h.cli_name()
+                    ),
+                ));
+            }
+            Some(estimator)
+        }
+    };
+    id.ok_or_else(|| CliError::new("--estimator", "is not registered"))
 }
 
 impl PairRequest {
     /// Parses the flags of `pair` (everything after the word `pair`).
     pub fn parse(args: &[String]) -> Result<Self, CliError> {
         let flags = split_flags("pair", args, |name| match name {
-            "x" | "y" | "estimator" | "a" | "m" | "trials" | "seed" => Some(FlagKind::Value),
+            "x" | "y" | "estimator" | "a" | "m" | "trials" | "seed" | "theta" | "cplxa" | "orf" => {
+                Some(FlagKind::Value)
+            }
             _ => None,
         })?;
         let value_of = |name: &str| {
@@ -432,39 +455,14 @@ impl PairRequest {
                 ),
             ));
         }
-        let method = match value_of("--estimator") {
-            Some(text) => text
-                .trim()
-                .parse::<PairMethod>()
-                .map_err(|message| CliError::new("--estimator", message))?,
-            None => PairMethod::Prf,
-        };
-        let heuristic = match value_of("--a") {
-            Some(text) => text.trim().parse::<AHeuristic>().map_err(|_| {
-                CliError::new(
-                    "--a",
-                    format!(
-                        "must be identity, mean-only or variance-adjusted (got {})",
-                        quote(text)
-                    ),
-                )
-            })?,
-            None => AHeuristic::Identity,
-        };
-        if method.requires_identity() && heuristic != AHeuristic::Identity {
-            return Err(CliError::new(
-                "--a",
-                format!(
-                    "{} always uses A = I; use --estimator {} for a {} A",
-                    method.name(),
-                    if method.form() == FeatureForm::Positive {
-                        "cexp"
-                    } else {
-                        "hcexp"
-                    },
-                    heuristic.cli_name()
-                ),
-            ));
+        let estimator = pair_estimator(value_of("--estimator"), value_of("--a"))?;
+        // θ, the complex A and orthogonal features go through the page's parser.
+        let mut page = ExperimentConfig::default();
+        for param in [Param::Theta, Param::ComplexA, Param::Orthogonal] {
+            if let Some(text) = value_of(&format!("--{}", param.key())) {
+                page.set(param, text)
+                    .map_err(|e| CliError::new(format!("--{}", param.key()), e.message))?;
+            }
         }
         let m_range = Param::M
             .range()
@@ -481,7 +479,7 @@ impl PairRequest {
             Some(text) => parse_integer("--seed", text, 0, u64::MAX)?,
             None => 0,
         };
-        let work = trials as f64 * m as f64 * x.len() as f64;
+        let work = trials as f64 * m as f64 * x.len() as f64 * estimator.get().cost_factor();
         if work > MAX_WORK {
             return Err(CliError::new(
                 "--trials",
@@ -493,11 +491,12 @@ impl PairRequest {
         Ok(Self {
             x,
             y,
-            method,
-            heuristic,
+            estimator,
+            params: page.estimator_params(),
             m: m as usize,
             trials,
             seed,
+            orthogonal: page.orthogonal,
         })
     }
 }
@@ -507,21 +506,25 @@ impl PairRequest {
 /// stay finite much longer.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PairReport {
-    /// `--estimator` (`prf`, `prf-hyp`, `cexp`, `hcexp`).
+    /// The estimator's registry id (`kernel-lab estimators` lists them).
     pub estimator: &'static str,
-    /// `--a` as a command-line name (`identity`, `mean-only`, `variance-adjusted`).
-    pub a: &'static str,
-    /// `positive` (exp features) or `hyperbolic` (cosh features).
-    pub form: &'static str,
+    /// Its label.
+    pub label: &'static str,
+    /// Orthogonal random features.
+    pub orthogonal: bool,
     pub x: Vec<f64>,
     pub y: Vec<f64>,
     pub m: usize,
     pub trials: u64,
     pub seed: u64,
-    /// The diagonal of A that was used.
+    /// The diagonal of A that was used (its magnitudes for a complex A; ones for A = I).
     pub diagonal_a: Vec<f64>,
     /// Entries of A clamped into `[A_MIN, A_MAX]` (for example a zero component of x).
     pub clamped: usize,
+    /// The complex A's angle θ (0 for a real A).
+    pub theta: f64,
+    /// GERF's α (0 for the others).
+    pub alpha: f64,
     /// `SM(x, y) = exp(x·y)`.
     pub true_value: Option<f64>,
     /// `x·y`.
@@ -534,7 +537,8 @@ pub struct PairReport {
     pub empirical_mse: Option<f64>,
     /// Standard error of `empirical_mse`: sample sd of the squared errors / √T.
     pub mse_standard_error: Option<f64>,
-    /// Lemma 3.1's MSE (0 when `Ax + A^-T y = 0`: the estimator is then exact).
+    /// The estimator's MSE formula for i.i.d. ω (Lemma 3.1 for CEXP/HCEXP; 0 when the
+    /// estimator is exact, `null` where there is no formula).
     pub theoretical_mse: Option<f64>,
     /// Its logarithm (`null` when the MSE is 0).
     pub log_theoretical_mse: Option<f64>,
@@ -579,53 +583,64 @@ impl RunningMoments {
     }
 }
 
-/// Runs `pair`. A comes from the pair itself: its components are the means and the variances
-/// are 0 ([`SampleMoments::of_pair`]), so mean-only and variance-adjusted A coincide. Trial
-/// `t` draws its ω from the stream `(seed, Trial, t, 0)`.
+/// Runs `pair`. The estimator fits to the pair itself: its components are the means and the
+/// variances are 0 ([`SampleMoments::of_pair`]), so mean-only and variance-adjusted A
+/// coincide. Trial `t` draws its ω from the stream `(seed, Trial, t, 0)`.
 ///
-/// The statistics are accumulated as ratios `ŜM_t / SM = exp(log ŜM_t − x·y)` and scaled by
-/// `SM` (or `SM²`) at the end, so a pair whose estimates would overflow one by one still gets
-/// finite summaries whenever the summaries themselves are representable.
+/// The statistics are accumulated as ratios `ŜM_t / SM` and scaled by `SM` (or `SM²`) at the
+/// end, so a pair whose estimates would overflow one by one still gets finite summaries
+/// whenever the summaries themselves are representable.
 pub fn pair_report(request: &PairRequest) -> Result<PairReport, CliError> {
     let (x, y) = (&request.x, &request.y);
     let d = x.len();
-    let form = request.method.form();
-    let diagonal = diagonal_a(request.heuristic, &SampleMoments::of_pair(x, y));
+    let estimator = request.estimator.get();
+    let data = Dataset {
+        d,
+        n: 1,
+        x: x.clone(),
+        y: y.clone(),
+    };
+    let fit = estimator
+        .fit(
+            FitInput {
+                data: &data,
+                moments: &SampleMoments::of_pair(x, y),
+            },
+            &request.params,
+        )
+        .map_err(|e| CliError::new("--estimator", e.to_string()))?;
     let mut omega =
         Projections::zeroed(request.m, d).map_err(|e| CliError::new("--m", e.to_string()))?;
-    let mut estimator = PairEstimator::new(form, d, request.m);
     let log_true = log_softmax_kernel(x, y);
     let mut ratios = RunningMoments::default();
     let mut squared_relative_errors = RunningMoments::default();
     for trial in 0..request.trials {
-        omega.resample(&mut stream_rng(
-            request.seed,
-            StreamPurpose::Trial,
-            trial,
-            0,
-        ));
-        let log_estimate = estimator
-            .log_estimate(x, y, &diagonal.a, &omega)
+        let mut rng = stream_rng(request.seed, StreamPurpose::Trial, trial, 0);
+        if request.orthogonal {
+            omega.resample_orthogonal(&mut rng);
+        } else {
+            omega.resample(&mut rng);
+        }
+        let estimate = reference_estimate(estimator, &fit, x, y, &omega)
             .map_err(|e| CliError::new("--y", e.to_string()))?;
-        let ratio = (log_estimate - log_true).exp();
+        let ratio = estimate.scaled(-log_true).value();
         ratios.push(ratio);
         squared_relative_errors.push((ratio - 1.0) * (ratio - 1.0));
     }
-    let log_mse = log_theoretical_mse(x, y, &diagonal.a, form, request.m);
+    let log_mse = estimator.log_mse(&fit, x, y, request.m).unwrap_or(f64::NAN);
     Ok(PairReport {
-        estimator: request.method.name(),
-        a: request.heuristic.cli_name(),
-        form: match form {
-            FeatureForm::Positive => "positive",
-            FeatureForm::Hyperbolic => "hyperbolic",
-        },
+        estimator: estimator.id(),
+        label: estimator.label(),
+        orthogonal: request.orthogonal,
         x: x.clone(),
         y: y.clone(),
         m: request.m,
         trials: request.trials,
         seed: request.seed,
-        diagonal_a: diagonal.a,
-        clamped: diagonal.clamped,
+        theta: fit.theta,
+        alpha: fit.alpha,
+        clamped: fit.clamped,
+        diagonal_a: fit.a,
         true_value: finite(log_true.exp()),
         log_true_value: finite(log_true),
         mean_estimate: finite(scaled(ratios.mean, log_true)),
@@ -635,9 +650,53 @@ pub fn pair_report(request: &PairRequest) -> Result<PairReport, CliError> {
             squared_relative_errors.standard_error(),
             2.0 * log_true,
         )),
-        theoretical_mse: finite(log_mse.exp()),
+        theoretical_mse: if log_mse.is_nan() {
+            None
+        } else {
+            finite(log_mse.exp())
+        },
         log_theoretical_mse: finite(log_mse),
     })
+}
+
+/// What `kernel-lab estimators` prints: every registered estimator, one JSON object each.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EstimatorListing {
+    pub id: &'static str,
+    pub label: &'static str,
+    pub family: &'static str,
+    pub formula: &'static str,
+    pub source: &'static str,
+    /// `+` and `hyp+` twins for the legacy `hyp` parameter.
+    pub twin: Option<&'static str>,
+    /// Whether the estimate can be negative.
+    pub signed: bool,
+    /// Whether Lemma 3.2 and Theorem 3.3 hold for it.
+    pub seed_paper_bounds: bool,
+}
+
+/// The registry as [`EstimatorListing`]s.
+pub fn estimator_listing() -> Vec<EstimatorListing> {
+    let params = EstimatorParams::default();
+    REGISTRY
+        .iter()
+        .map(|e| {
+            let fit = Fit {
+                theta: params.theta,
+                ..Fit::identity(1)
+            };
+            EstimatorListing {
+                id: e.id(),
+                label: e.label(),
+                family: e.family().label(),
+                formula: e.docs().formula,
+                source: e.docs().source,
+                twin: e.twin(),
+                signed: e.fast_sum(&fit).is_signed(),
+                seed_paper_bounds: e.bounds().hyperbolic_real_a,
+            }
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -708,7 +767,10 @@ fn strict_notice(notice: &ParamError) -> String {
 fn config_from_flags(parameters: &[(Param, &GivenFlag)]) -> Result<ExperimentConfig, CliError> {
     let mut config = ExperimentConfig::default();
     let mut deferred = Vec::new();
-    for (param, flag) in parameters {
+    // The legacy `--hyp` applies to the estimators chosen, wherever it stands.
+    let mut parameters = parameters.to_vec();
+    parameters.sort_by_key(|(param, _)| *param == Param::Hyperbolic);
+    for (param, flag) in &parameters {
         if config.set(*param, &flag.value).is_err() {
             deferred.push((*param, *flag));
         }
@@ -720,6 +782,11 @@ fn config_from_flags(parameters: &[(Param, &GivenFlag)]) -> Result<ExperimentCon
     }
     Ok(config)
 }
+
+/// The mean-only and variance-adjusted estimators compared dataset by dataset (the page's
+/// paired count): the hyperbolic pair first, as in the seed paper.
+pub const PAIRED_HEURISTICS: [(&str, &str); 2] =
+    [("hcexp-mean", "hcexp-var"), ("cexp-mean", "cexp-var")];
 
 /// What `experiment` prints as JSON. Non-finite numbers (an MSE that overflows, at extreme
 /// norms) are `null`.
@@ -736,7 +803,7 @@ pub struct ExperimentReport {
 /// One estimator's numbers, as in the page's table and charts.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EstimatorReport {
-    /// `prf`, `cexp-mean`, `cexp-var`, `hcexp-mean` or `hcexp-var`.
+    /// The estimator's registry id (`kernel-lab estimators`).
     pub id: &'static str,
     pub label: &'static str,
     /// Median over the boxplot datasets of their MSE.
@@ -776,7 +843,7 @@ fn estimator_report(summary: &EstimatorSummary, scatter: &ScatterSeries) -> Esti
         scatter_mse: finite(scatter.metrics.mse),
         scatter_max_rel_err: finite(scatter.metrics.max_rel_err),
         clamped: summary.clamped,
-        scatter_clamped: scatter.estimates.clamped,
+        scatter_clamped: scatter.estimates.clamped(),
         per_dataset_mse: summary.per_dataset.iter().map(|m| finite(m.mse)).collect(),
         per_dataset_max_rel_err: summary
             .per_dataset
@@ -788,9 +855,10 @@ fn estimator_report(summary: &EstimatorSummary, scatter: &ScatterSeries) -> Esti
 
 /// The numbers the page shows for `result`.
 pub fn experiment_report(result: &ExperimentResult) -> ExperimentReport {
-    let find = |h: AHeuristic| result.summaries.iter().find(|s| s.estimator.heuristic == h);
-    let paired_comparison = find(AHeuristic::MeanOnly)
-        .zip(find(AHeuristic::VarianceAdjusted))
+    let find = |id: &str| result.summaries.iter().find(|s| s.estimator.id() == id);
+    let paired_comparison = PAIRED_HEURISTICS
+        .iter()
+        .find_map(|(mean, var)| find(mean).zip(find(var)))
         .map(|(mean, var)| PairedComparison {
             variance_adjusted_lower_mse: mean
                 .per_dataset
@@ -978,8 +1046,8 @@ mod tests {
         let first = run(&args(line)).unwrap();
         assert_eq!(first, run(&args(line)).unwrap());
         let report: serde_json::Value = serde_json::from_str(&first).unwrap();
-        assert_eq!(report["estimator"], "hcexp");
-        assert_eq!(report["a"], "variance-adjusted");
+        assert_eq!(report["estimator"], "hcexp-var");
+        assert_eq!(report["label"], "HCEXP, variance-adjusted A");
         assert_eq!(report["trials"], 50);
         assert_eq!(report["seed"], 9);
         // y_3 = 0: a_3 = 0^(1/4) is clamped to A_MIN.
@@ -1026,8 +1094,8 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);
         assert_eq!(lines.len(), 1 + 2 * (2 + 1));
-        assert!(lines[1].starts_with("prf,1,"));
-        assert!(lines[3].starts_with("prf,scatter,"));
+        assert!(lines[1].starts_with("prf-hyp,1,"));
+        assert!(lines[3].starts_with("prf-hyp,scatter,"));
         assert!(lines[6].starts_with("hcexp-var,scatter,"));
         let mse: f64 = lines[1].split(',').nth(2).unwrap().parse().unwrap();
         assert_eq!(mse, result.summaries[0].per_dataset[0].mse);

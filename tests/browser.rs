@@ -6,8 +6,8 @@ use leptos::prelude::*;
 use plotters::style::RGBColor;
 use softmax_kernel_lab::charts::{draw_scatter, estimator_color};
 use softmax_kernel_lab::math::config::{ExperimentConfig, Param};
+use softmax_kernel_lab::math::estimators::{EstimatorId, REGISTRY};
 use softmax_kernel_lab::math::experiment::run_experiment;
-use softmax_kernel_lab::math::heuristics::AHeuristic;
 use softmax_kernel_lab::ui::App;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -128,20 +128,18 @@ async fn app_mounts_computes_and_draws_every_chart() {
     }
 
     // Every chart has ink: each scatter panel in its estimator's colour, both boxplots.
-    for heuristic in AHeuristic::ALL {
+    for summary in &expected.summaries {
+        let estimator = summary.estimator;
         let canvas: HtmlCanvasElement = host
-            .query_selector(&format!(
-                "canvas[data-chart='scatter-{}']",
-                heuristic.url_name()
-            ))
+            .query_selector(&format!("canvas[data-chart='scatter-{}']", estimator.id()))
             .unwrap()
             .unwrap()
             .dyn_into()
             .unwrap();
-        let RGBColor(r, g, b) = estimator_color(heuristic);
+        let RGBColor(r, g, b) = estimator_color(estimator);
         assert!(
             pixels_near(&canvas, (r, g, b)) > 50,
-            "{heuristic:?} panel has no points"
+            "{estimator:?} panel has no points"
         );
     }
     for chart in ["mse", "max-rel-err"] {
@@ -168,22 +166,22 @@ fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
         .unwrap();
     document().body().unwrap().append_child(&canvas).unwrap();
     let mut config = small_config();
-    config.set(Param::Estimators, "var").unwrap();
+    config.set(Param::Estimators, "hcexp-var").unwrap();
     let result = run_experiment(&config).unwrap();
     let series = &result.scatter[0];
-    let before = pixels_near(&canvas, (33, 102, 172));
+    let RGBColor(r, g, b) = estimator_color(series.estimates.estimator);
+    let before = pixels_near(&canvas, (r, g, b));
     let layout = draw_scatter(&canvas, series, Some(3)).unwrap();
-    let RGBColor(r, g, b) = estimator_color(AHeuristic::VarianceAdjusted);
     assert_eq!(before, 0);
     assert!(pixels_near(&canvas, (r, g, b)) > 100);
     assert!(layout.outside <= series.estimates.log_true.len() / 10 + 1);
     // A click on a point maps back to that pair (or one drawn on the same pixel).
     let e = &series.estimates;
-    let target = layout.position(e.log_true[3], e.log_estimates[3]);
+    let target = layout.position(e.log_true[3], e.estimates[3]);
     let picked = layout
         .nearest_pair(series, target.0, target.1)
         .expect("a pair under the click");
-    let at = layout.position(e.log_true[picked], e.log_estimates[picked]);
+    let at = layout.position(e.log_true[picked], e.estimates[picked]);
     assert!((at.0 - target.0).abs() < 1.0 && (at.1 - target.1).abs() < 1.0);
     assert_eq!(layout.nearest_pair(series, -500.0, -500.0), None);
     // The backing store follows the CSS size × devicePixelRatio.
@@ -199,12 +197,57 @@ fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
 fn kernel_in_webassembly_matches_the_f64_path_far_below_the_monte_carlo_error() {
     use softmax_kernel_lab::math::tasks::check_kernel_against_f64;
 
-    let checks = check_kernel_against_f64(&small_config(), 40).unwrap();
-    assert_eq!(checks.len(), 3 * 40);
+    let mut config = small_config();
+    let every: Vec<&str> = REGISTRY.iter().map(|e| e.id()).collect();
+    config.set(Param::Estimators, &every.join(",")).unwrap();
+    let checks = check_kernel_against_f64(&config, 40).unwrap();
+    assert_eq!(checks.len(), REGISTRY.len() * 40);
     let mut worst = 0.0f64;
     for check in checks {
         worst = worst.max(check.difference());
         assert!(check.is_far_below_the_monte_carlo_error(), "{check:?}");
     }
-    web_sys::console::log_1(&format!("largest |Δ log ŜM| between f32 and f64: {worst:e}").into());
+    web_sys::console::log_1(&format!("largest |ΔŜM|/SM between f32 and f64: {worst:e}").into());
+}
+
+/// A signed estimator's scatter: random Fourier features at the paper's norms go negative,
+/// and the panel extends its axis below 0 to show them (linear axes) instead of hiding them.
+#[wasm_bindgen_test]
+fn negative_estimates_are_drawn_below_zero() {
+    let canvas: HtmlCanvasElement = document()
+        .create_element("canvas")
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    canvas
+        .set_attribute("style", "display: block; width: 400px; height: 300px")
+        .unwrap();
+    document().body().unwrap().append_child(&canvas).unwrap();
+    let mut config = small_config();
+    config.set(Param::Estimators, "rff").unwrap();
+    let result = run_experiment(&config).unwrap();
+    let series = &result.scatter[0];
+    let negative = series
+        .estimates
+        .estimates
+        .iter()
+        .filter(|e| e.negative)
+        .count();
+    assert!(
+        negative > 0,
+        "RFF at the paper's norms has negative estimates"
+    );
+    let layout = draw_scatter(&canvas, series, None).unwrap();
+    assert!(!layout.log_axes);
+    let RGBColor(r, g, b) = estimator_color(EstimatorId::from_id("rff").unwrap());
+    assert!(pixels_near(&canvas, (r, g, b)) > 50);
+    // A negative estimate sits below the point of a zero estimate of the same pair.
+    let e = &series.estimates;
+    let i = e.estimates.iter().position(|v| v.negative).unwrap();
+    let below = layout.position(e.log_true[i], e.estimates[i]);
+    let zero = layout.position(
+        e.log_true[i],
+        softmax_kernel_lab::math::logspace::SignedLog::ZERO,
+    );
+    assert!(below.1 >= zero.1, "{below:?} vs {zero:?}");
 }

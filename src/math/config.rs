@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::estimators::FeatureForm;
+use super::estimators::{EstimatorId, EstimatorParams, all_ids};
 use super::heuristics::AHeuristic;
 
 /// Whether the projections ω are shared by all pairs of a dataset or drawn afresh per pair.
@@ -47,10 +47,15 @@ pub struct ExperimentConfig {
     pub x_norm: f64,
     /// Target mean norm of the keys.
     pub y_norm: f64,
-    /// Which A heuristics to run (sorted, no repeats, at least one).
-    pub estimators: Vec<AHeuristic>,
-    /// Hyperbolic (HCEXP, cosh) or positive (CEXP, exp) features.
-    pub hyperbolic: bool,
+    /// Which estimators to run ([`super::estimators::REGISTRY`] order, no repeats, at least
+    /// one).
+    pub estimators: Vec<EstimatorId>,
+    /// The angle θ of the complex A `e^{iθ}·diag(a)`, 0 to π/2.
+    pub theta: f64,
+    /// How the complex A's magnitudes are chosen.
+    pub complex_a: AHeuristic,
+    /// Orthogonal random features: every estimator draws ω in orthogonal blocks.
+    pub orthogonal: bool,
     /// ω shared per dataset or fresh per pair.
     pub omega: OmegaMode,
     /// The scatter dataset's pair examined by the single-pair probe, if any.
@@ -73,14 +78,30 @@ impl Default for ExperimentConfig {
             y_shape: 0.01,
             x_norm: 5.0,
             y_norm: 0.5,
-            estimators: AHeuristic::ALL.to_vec(),
-            hyperbolic: true,
+            estimators: DEFAULT_ESTIMATORS
+                .iter()
+                .filter_map(|id| EstimatorId::from_id(id))
+                .collect(),
+            theta: std::f64::consts::FRAC_PI_4,
+            complex_a: AHeuristic::Identity,
+            orthogonal: false,
             omega: OmegaMode::Shared,
             probe: None,
             trials: 2000,
         }
     }
 }
+
+/// The seed paper's three estimators (section 4), the page's default.
+pub const DEFAULT_ESTIMATORS: [&str; 3] = ["prf-hyp", "hcexp-mean", "hcexp-var"];
+
+/// The `est` names of links made before the registry (always with `hyp`, default 1): they
+/// name the hyperbolic estimators, and `hyp=0` turns them into their positive twins.
+const LEGACY_ESTIMATORS: [(&str, &str); 3] = [
+    ("prf", "prf-hyp"),
+    ("mean", "hcexp-mean"),
+    ("var", "hcexp-var"),
+];
 
 /// One configurable parameter, named as in the URL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,10 +118,15 @@ pub enum Param {
     XNorm,
     YNorm,
     Estimators,
-    Hyperbolic,
+    Theta,
+    ComplexA,
+    Orthogonal,
     Omega,
     Probe,
     Trials,
+    /// Legacy (links made before the registry): `hyp=1` or `0` puts every chosen estimator
+    /// that has a twin in its hyperbolic or positive form. Read, never written.
+    Hyperbolic,
 }
 
 /// The allowed range of a numeric parameter.
@@ -124,11 +150,11 @@ const PROBE_RANGE: NumericRange = NumericRange {
 };
 
 /// Longest parameter text considered; longer text is rejected without being parsed.
-const MAX_VALUE_LEN: usize = 64;
+const MAX_VALUE_LEN: usize = 256;
 
 impl Param {
     /// Every parameter, in the order of the URL and the README table.
-    pub const ALL: [Param; 16] = [
+    pub const ALL: [Param; 18] = [
         Param::D,
         Param::M,
         Param::N,
@@ -141,7 +167,9 @@ impl Param {
         Param::XNorm,
         Param::YNorm,
         Param::Estimators,
-        Param::Hyperbolic,
+        Param::Theta,
+        Param::ComplexA,
+        Param::Orthogonal,
         Param::Omega,
         Param::Probe,
         Param::Trials,
@@ -162,6 +190,9 @@ impl Param {
             Param::XNorm => "xnorm",
             Param::YNorm => "ynorm",
             Param::Estimators => "est",
+            Param::Theta => "theta",
+            Param::ComplexA => "cplxa",
+            Param::Orthogonal => "orf",
             Param::Hyperbolic => "hyp",
             Param::Omega => "omega",
             Param::Probe => "probe",
@@ -171,7 +202,10 @@ impl Param {
 
     /// The parameter with URL key `key`.
     pub fn from_key(key: &str) -> Option<Param> {
-        Param::ALL.into_iter().find(|p| p.key() == key)
+        Param::ALL
+            .into_iter()
+            .chain([Param::Hyperbolic])
+            .find(|p| p.key() == key)
     }
 
     /// A label for the page's controls.
@@ -189,7 +223,10 @@ impl Param {
             Param::XNorm => "mean query norm",
             Param::YNorm => "mean key norm",
             Param::Estimators => "estimators",
-            Param::Hyperbolic => "hyperbolic features",
+            Param::Theta => "angle θ of the complex A",
+            Param::ComplexA => "magnitudes a of the complex A",
+            Param::Orthogonal => "orthogonal random features",
+            Param::Hyperbolic => "hyperbolic features (legacy)",
             Param::Omega => "projections ω",
             Param::Probe => "probed pair (index)",
             Param::Trials => "probe estimates T",
@@ -219,7 +256,13 @@ impl Param {
             Param::XShape | Param::YShape => Some(real(0.001, 100.0)),
             Param::XNorm | Param::YNorm => Some(real(0.01, 50.0)),
             Param::Trials => Some(int(2.0, 100_000.0)),
-            Param::Estimators | Param::Hyperbolic | Param::Omega | Param::Probe => None,
+            Param::Theta => Some(real(0.0, std::f64::consts::FRAC_PI_2)),
+            Param::Estimators
+            | Param::Hyperbolic
+            | Param::Omega
+            | Param::Probe
+            | Param::ComplexA
+            | Param::Orthogonal => None,
         }
     }
 
@@ -229,10 +272,13 @@ impl Param {
             Some(r) if r.integer => format!("an integer from {} to {}", r.min, r.max),
             Some(r) => format!("a number from {} to {}", r.min, r.max),
             None => match self {
-                Param::Estimators => {
-                    "a comma-separated, non-empty subset of prf, mean, var".to_string()
-                }
+                Param::Estimators => format!(
+                    "a comma-separated, non-empty subset of the estimator ids {} (the old names prf, mean, var also work)",
+                    all_ids()
+                ),
                 Param::Hyperbolic => "1 or 0 (true or false)".to_string(),
+                Param::Orthogonal => "1 or 0 (true or false)".to_string(),
+                Param::ComplexA => "identity, mean-only or variance-adjusted".to_string(),
                 Param::Probe => format!(
                     "none, or an integer from 0 to {} (a pair of the scatter dataset)",
                     PROBE_RANGE.max
@@ -269,6 +315,34 @@ fn quote(text: &str) -> String {
     format!("\"{quoted}\"")
 }
 
+fn parse_switch(param: Param, text: &str) -> Result<bool, ParamError> {
+    match text.trim() {
+        "1" | "true" | "on" => Ok(true),
+        "0" | "false" | "off" => Ok(false),
+        _ => Err(ParamError {
+            key: param.key().to_string(),
+            message: format!("must be {} (got {})", param.allowed(), quote(text)),
+        }),
+    }
+}
+
+/// Every chosen estimator that has a twin, in the hyperbolic (`true`) or positive form.
+fn with_form(estimators: &[EstimatorId], hyperbolic: bool) -> Vec<EstimatorId> {
+    let mut mapped: Vec<EstimatorId> = estimators
+        .iter()
+        .map(|&id| {
+            let estimator = id.get();
+            match estimator.twin().and_then(EstimatorId::from_id) {
+                Some(twin) if estimator.is_hyperbolic() != hyperbolic => twin,
+                _ => id,
+            }
+        })
+        .collect();
+    mapped.sort();
+    mapped.dedup();
+    mapped
+}
+
 fn parse_number(param: Param, range: NumericRange, text: &str) -> Result<f64, ParamError> {
     let reject = || ParamError {
         key: param.key().to_string(),
@@ -282,21 +356,25 @@ fn parse_number(param: Param, range: NumericRange, text: &str) -> Result<f64, Pa
     Ok(value)
 }
 
-fn parse_estimators(text: &str) -> Result<Vec<AHeuristic>, ParamError> {
+fn parse_estimators(text: &str) -> Result<Vec<EstimatorId>, ParamError> {
     let mut chosen = Vec::new();
     for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let heuristic = name.parse::<AHeuristic>().map_err(|e| ParamError {
+        let id = LEGACY_ESTIMATORS
+            .iter()
+            .find(|(old, _)| *old == name)
+            .map_or(name, |(_, new)| new);
+        let estimator = EstimatorId::from_id(id).ok_or_else(|| ParamError {
             key: Param::Estimators.key().to_string(),
-            message: e.to_string(),
+            message: format!("unknown estimator {} (expected {})", quote(name), all_ids()),
         })?;
-        chosen.push(heuristic);
+        chosen.push(estimator);
     }
     chosen.sort();
     chosen.dedup();
     if chosen.is_empty() {
         return Err(ParamError {
             key: Param::Estimators.key().to_string(),
-            message: "choose at least one estimator (prf, mean, var)".to_string(),
+            message: "choose at least one estimator".to_string(),
         });
     }
     Ok(chosen)
@@ -320,10 +398,16 @@ impl ExperimentConfig {
             Param::Estimators => self
                 .estimators
                 .iter()
-                .map(|h| h.url_name())
+                .map(|e| e.id())
                 .collect::<Vec<_>>()
                 .join(","),
-            Param::Hyperbolic => if self.hyperbolic { "1" } else { "0" }.to_string(),
+            Param::Theta => self.theta.to_string(),
+            Param::ComplexA => self.complex_a.cli_name().to_string(),
+            Param::Orthogonal => if self.orthogonal { "1" } else { "0" }.to_string(),
+            Param::Hyperbolic => {
+                let hyperbolic = self.estimators.iter().any(|e| e.get().is_hyperbolic());
+                if hyperbolic { "1" } else { "0" }.to_string()
+            }
             Param::Omega => match self.omega {
                 OmegaMode::Shared => "shared",
                 OmegaMode::Fresh => "fresh",
@@ -365,7 +449,8 @@ impl ExperimentConfig {
                 Param::XNorm => next.x_norm = value,
                 Param::YNorm => next.y_norm = value,
                 Param::Trials => next.trials = value as usize,
-                Param::Estimators | Param::Hyperbolic | Param::Omega | Param::Probe => {}
+                Param::Theta => next.theta = value,
+                _ => {}
             }
         } else {
             let bad = || ParamError {
@@ -375,11 +460,11 @@ impl ExperimentConfig {
             match param {
                 Param::Estimators => next.estimators = parse_estimators(text)?,
                 Param::Hyperbolic => {
-                    next.hyperbolic = match text.trim() {
-                        "1" | "true" | "on" => true,
-                        "0" | "false" | "off" => false,
-                        _ => return Err(bad()),
-                    }
+                    next.estimators = with_form(&next.estimators, parse_switch(param, text)?)
+                }
+                Param::Orthogonal => next.orthogonal = parse_switch(param, text)?,
+                Param::ComplexA => {
+                    next.complex_a = text.trim().parse::<AHeuristic>().map_err(|_| bad())?
                 }
                 Param::Probe => {
                     next.probe = match text.trim() {
@@ -411,7 +496,8 @@ impl ExperimentConfig {
         let pairs = self.n as f64 + self.datasets as f64 * self.pairs as f64;
         let curve_projections =
             (CURVE_PAIRS.min(self.n) * CURVE_REPEATS * CURVE_MS.iter().sum::<usize>()) as f64;
-        (pairs * self.m as f64 + curve_projections) * self.d as f64 * self.estimators.len() as f64
+        let projections_per_pair: f64 = self.estimators.iter().map(|e| e.get().cost_factor()).sum();
+        (pairs * self.m as f64 + curve_projections) * self.d as f64 * projections_per_pair
     }
 
     /// Bytes of working memory with `workers` workers, each caching every dataset (f64 queries
@@ -443,7 +529,7 @@ impl ExperimentConfig {
     /// one deserialised from a message): every value in range, by the same rules.
     pub fn validate(&self) -> Result<(), ParamError> {
         let mut fresh = ExperimentConfig {
-            estimators: vec![AHeuristic::Identity],
+            estimators: EstimatorId::all().take(1).collect(),
             ..ExperimentConfig::default()
         };
         // Shrink the work-heavy parameters first so that the order of `set` calls cannot trip
@@ -463,12 +549,11 @@ impl ExperimentConfig {
         Ok(())
     }
 
-    /// The feature form selected by the hyperbolic switch.
-    pub fn form(&self) -> FeatureForm {
-        if self.hyperbolic {
-            FeatureForm::Hyperbolic
-        } else {
-            FeatureForm::Positive
+    /// The page parameters the estimators' fits read.
+    pub fn estimator_params(&self) -> EstimatorParams {
+        EstimatorParams {
+            theta: self.theta,
+            complex_a: self.complex_a,
         }
     }
 
@@ -482,6 +567,7 @@ impl ExperimentConfig {
         let mut notices = Vec::new();
         let mut seen = Vec::new();
         let mut deferred = Vec::new();
+        let mut legacy_form = None;
         for (key, value) in pairs {
             let Some(param) = Param::from_key(&key) else {
                 notices.push(ParamError {
@@ -498,12 +584,18 @@ impl ExperimentConfig {
                 continue;
             }
             seen.push(param);
+            if param == Param::Hyperbolic {
+                // Applies to the estimators chosen, whatever its place in the query.
+                legacy_form = Some(value);
+                continue;
+            }
             // The work limit depends on several parameters: apply the ones that shrink the
             // work first by deferring failures once and retrying at the end.
             if config.set(param, &value).is_err() {
                 deferred.push((param, value));
             }
         }
+        deferred.extend(legacy_form.map(|v| (Param::Hyperbolic, v)));
         for (param, value) in deferred {
             if let Err(error) = config.set(param, &value) {
                 notices.push(ParamError {
@@ -609,7 +701,10 @@ mod tests {
         config.m = 0;
         assert!(config.validate().is_err());
         let unsorted = ExperimentConfig {
-            estimators: vec![AHeuristic::MeanOnly, AHeuristic::Identity],
+            estimators: ["hcexp-mean", "prf-hyp"]
+                .iter()
+                .filter_map(|id| EstimatorId::from_id(id))
+                .collect(),
             ..ExperimentConfig::default()
         };
         assert!(unsorted.validate().is_err());

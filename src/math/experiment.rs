@@ -13,46 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{ExperimentConfig, ParamError};
 use super::dataset::{self, Dataset, DatasetError, DatasetParams};
-use super::estimators::{EstimatorError, FeatureForm};
-use super::heuristics::AHeuristic;
+pub use super::estimators::EstimatorId;
+use super::estimators::{EstimatorError, Fit, ParameterSweep};
+use super::logspace::{SignedLog, log_add};
 use super::rng::{StreamPurpose, stream_rng};
-use super::stats::{log_mean_exp, log_relative_error, median};
+use super::stats::log_mean_exp;
 use super::tasks::{Piece, Task, TaskOutput, TaskStore, Workspace, plan};
 use super::theory::{Theorem33Inputs, TheoryError};
-
-/// An estimator as the page names it: an A heuristic and a feature form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct EstimatorId {
-    pub heuristic: AHeuristic,
-    pub form: FeatureForm,
-}
-
-impl EstimatorId {
-    /// The stable id used in the DOM (`data-estimator`) and in exported data: `prf` for
-    /// `A = I` in either form, `cexp-mean`/`cexp-var` (positive), `hcexp-mean`/`hcexp-var`
-    /// (hyperbolic).
-    pub fn id(self) -> &'static str {
-        match (self.heuristic, self.form) {
-            (AHeuristic::Identity, _) => "prf",
-            (AHeuristic::MeanOnly, FeatureForm::Positive) => "cexp-mean",
-            (AHeuristic::MeanOnly, FeatureForm::Hyperbolic) => "hcexp-mean",
-            (AHeuristic::VarianceAdjusted, FeatureForm::Positive) => "cexp-var",
-            (AHeuristic::VarianceAdjusted, FeatureForm::Hyperbolic) => "hcexp-var",
-        }
-    }
-
-    /// A short human-readable name.
-    pub fn label(self) -> &'static str {
-        match (self.heuristic, self.form) {
-            (AHeuristic::Identity, FeatureForm::Positive) => "PRF (A = I)",
-            (AHeuristic::Identity, FeatureForm::Hyperbolic) => "PRF hyperbolic (A = I)",
-            (AHeuristic::MeanOnly, FeatureForm::Positive) => "CEXP, mean-only A",
-            (AHeuristic::MeanOnly, FeatureForm::Hyperbolic) => "HCEXP, mean-only A",
-            (AHeuristic::VarianceAdjusted, FeatureForm::Positive) => "CEXP, variance-adjusted A",
-            (AHeuristic::VarianceAdjusted, FeatureForm::Hyperbolic) => "HCEXP, variance-adjusted A",
-        }
-    }
-}
 
 /// Why an experiment could not run.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,18 +95,18 @@ pub struct PairEstimates {
     pub estimator: EstimatorId,
     /// `log SM(x_i, y_i) = x_i·y_i`.
     pub log_true: Vec<f64>,
-    /// `log ŜM(x_i, y_i)`.
-    pub log_estimates: Vec<f64>,
-    /// Diagonal entries of A that had to be clamped (see [`super::heuristics::A_MAX`]).
-    pub clamped: usize,
-    /// The diagonal of A used on this dataset.
-    pub a: Vec<f64>,
-    /// `log` of Lemma 3.1's MSE for each pair.
+    /// `ŜM(x_i, y_i)` as signed logs (trigonometric features and a complex A go negative).
+    pub estimates: Vec<SignedLog>,
+    /// What the estimator fitted to this dataset (A, θ, α, the optimiser's report).
+    pub fit: Fit,
+    /// `log` of the estimator's MSE formula for each pair (NaN where it has none).
     pub log_theoretical_mse: Vec<f64>,
     /// `max_i max(|Ax_i|, |A^-T y_i|)`: the data's r in Lemma 3.2.
     pub data_radius: f64,
-    /// The sample quantities of Theorem 3.3 for this dataset and A.
-    pub theorem_3_3: Theorem33Inputs,
+    /// The sample quantities of Theorem 3.3 for this dataset and A, where it holds.
+    pub theorem_3_3: Option<Theorem33Inputs>,
+    /// The MSE formula against the estimator's parameter (θ), where it has one.
+    pub sweep: Option<ParameterSweep>,
 }
 
 impl PairEstimates {
@@ -153,14 +120,19 @@ impl PairEstimates {
             .fold(f64::NEG_INFINITY, f64::max)
     }
 
+    /// Diagonal entries of A that had to be clamped (see [`super::heuristics::A_MAX`]).
+    pub fn clamped(&self) -> usize {
+        self.fit.clamped
+    }
+
     /// MSE and max relative error. The relative error `|ŜM/SM − 1|` is computed from the
-    /// difference of logs, so it is exact even where SM itself would overflow.
+    /// logs, so it is exact even where SM itself would overflow.
     pub fn metrics(&self) -> DatasetMetrics {
         let log_rel: Vec<f64> = self
             .log_true
             .iter()
-            .zip(&self.log_estimates)
-            .map(|(log_true, log_est)| log_relative_error(log_est - log_true))
+            .zip(&self.estimates)
+            .map(|(log_true, estimate)| estimate.log_relative_error(*log_true))
             .collect();
         // (ŜM − SM)² = SM² · (ŜM/SM − 1)²: its log is 2 log SM + 2 log rel.
         let log_squared: Vec<f64> = self
@@ -204,13 +176,14 @@ pub struct EstimatorSummary {
 }
 
 impl EstimatorSummary {
-    /// The summary of one estimator's per-dataset metrics. Medians are taken of the logs (the
-    /// log is increasing, so they are the logs of the medians) and stay finite where the values
-    /// themselves overflow.
+    /// The summary of one estimator's per-dataset metrics. Medians are found among the logs
+    /// (the log is increasing) and stay finite where the values themselves overflow; for an
+    /// even number of datasets the median is the mean of the two middle *values*,
+    /// `ln((e^a + e^b)/2)`, not the exponential of the mean of their logs.
     pub fn new(estimator: EstimatorId, per_dataset: Vec<DatasetMetrics>, clamped: usize) -> Self {
         let log_median = |metric: fn(&DatasetMetrics) -> f64| {
             let logs: Vec<f64> = per_dataset.iter().map(metric).collect();
-            median(&logs).unwrap_or(f64::NAN)
+            log_of_median(&logs)
         };
         let log_median_mse = log_median(|m| m.log_mse);
         let log_median_max_rel_err = log_median(|m| m.log_max_rel_err);
@@ -226,6 +199,19 @@ impl EstimatorSummary {
             per_dataset,
             clamped,
         }
+    }
+}
+
+/// `ln median(e^{l_i})` from the logs `l_i`: the middle log, or for an even count the log of
+/// the mean of the two middle values. NaN for no values.
+pub fn log_of_median(logs: &[f64]) -> f64 {
+    let mut sorted = logs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => log_add(sorted[n / 2 - 1], sorted[n / 2]) - std::f64::consts::LN_2,
     }
 }
 
@@ -319,14 +305,14 @@ pub fn mse_against_m(
     config
         .estimators
         .iter()
-        .map(|&heuristic| {
+        .map(|&estimator| {
             let points = ms
                 .iter()
                 .map(|&m| {
                     match workspace.run(
                         config,
                         &Task {
-                            heuristic,
+                            estimator,
                             piece: Piece::Curve { m },
                         },
                     )? {
@@ -335,13 +321,7 @@ pub fn mse_against_m(
                     }
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(MseCurve {
-                estimator: EstimatorId {
-                    heuristic,
-                    form: config.form(),
-                },
-                points,
-            })
+            Ok(MseCurve { estimator, points })
         })
         .collect()
 }
@@ -382,10 +362,7 @@ mod tests {
         // at the largest m the measurement lies within 5 standard errors (or 30 %) of the
         // theory. (PRF's |z|² is about 25 here: its MSE is dominated by draws too rare to
         // appear in a few repeats, which the page shows as points far below the line.)
-        for curve in curves
-            .iter()
-            .filter(|c| c.estimator.heuristic == AHeuristic::VarianceAdjusted)
-        {
+        for curve in curves.iter().filter(|c| c.estimator.id() == "hcexp-var") {
             let last = curve.points[3];
             let (measured, theory) = (last.log_measured_mse.exp(), last.log_theoretical_mse.exp());
             let tolerance = (5.0 * last.log_standard_error.exp()).max(0.3 * theory);
@@ -426,10 +403,11 @@ mod tests {
             assert!(summary.log_median_theoretical_mse.is_finite());
         }
         assert!(
-            result
-                .scatter
+            result.scatter.iter().all(|s| s
+                .estimates
+                .estimates
                 .iter()
-                .all(|s| s.estimates.log_estimates.iter().all(|l| l.is_finite()))
+                .all(|l| l.ln_abs.is_finite()))
         );
         let curves = mse_against_m(&config, &[16, 256]).unwrap();
         for point in curves.iter().flat_map(|c| &c.points) {
@@ -453,7 +431,7 @@ mod tests {
     #[test]
     fn result_has_one_entry_per_estimator_and_dataset() {
         let mut config = small_config();
-        config.set(Param::Estimators, "prf,var").unwrap();
+        config.set(Param::Estimators, "prf-hyp,hcexp-var").unwrap();
         let result = run_experiment(&config).unwrap();
         assert_eq!(result.scatter.len(), 2);
         assert_eq!(result.scatter[0].estimates.log_true.len(), 200);
@@ -463,25 +441,40 @@ mod tests {
 
     #[test]
     fn metrics_match_a_direct_computation() {
-        let estimates = PairEstimates {
-            estimator: EstimatorId {
-                heuristic: AHeuristic::Identity,
-                form: FeatureForm::Positive,
-            },
+        let mut estimates = PairEstimates {
+            estimator: EstimatorId::from_id("prf-pos").unwrap(),
             log_true: vec![0.0, 1.0_f64.ln() + 1.0],
-            log_estimates: vec![2.0_f64.ln(), 1.0],
-            clamped: 0,
-            a: vec![1.0],
+            estimates: vec![SignedLog::positive(2.0_f64.ln()), SignedLog::positive(1.0)],
+            fit: Fit::identity(1),
             log_theoretical_mse: vec![0.0, 2.0_f64.ln()],
             data_radius: 1.0,
-            theorem_3_3: Theorem33Inputs::new(&SampleMoments::of_pair(&[1.0], &[1.0]), &[1.0], 1)
-                .unwrap(),
+            theorem_3_3: Some(
+                Theorem33Inputs::new(&SampleMoments::of_pair(&[1.0], &[1.0]), &[1.0], 1).unwrap(),
+            ),
+            sweep: None,
         };
         // pair 0: SM 1, estimate 2: sq err 1, rel 1; pair 1: exact.
         let metrics = estimates.metrics();
         assert!((metrics.mse - 0.5).abs() < 1e-12);
         assert!((metrics.max_rel_err - 1.0).abs() < 1e-12);
         assert!((metrics.theoretical_mse - 1.5).abs() < 1e-12);
+        // A negative estimate −1 of SM = 1: squared error 4, relative error 2.
+        estimates.estimates[0] = SignedLog::from_value(-1.0);
+        let metrics = estimates.metrics();
+        assert!((metrics.mse - 2.0).abs() < 1e-12);
+        assert!((metrics.max_rel_err - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_two_middle_values() {
+        let logs = [1f64.ln(), 3f64.ln(), 100f64.ln(), 0.5f64.ln()];
+        assert!((log_of_median(&logs).exp() - 2.0).abs() < 1e-12);
+        assert!((log_of_median(&logs[..3]).exp() - 3.0).abs() < 1e-12);
+        assert!(log_of_median(&[]).is_nan());
+        // Beyond f64: the middle values e^1000 and e^1001.
+        let huge = [1000.0, 1001.0];
+        let expected = 1000.0 + ((1.0 + 1f64.exp()) / 2.0).ln();
+        assert!((log_of_median(&huge) - expected).abs() < 1e-12);
     }
 
     #[test]
@@ -496,8 +489,8 @@ mod tests {
             "the data does not depend on how ω is drawn"
         );
         assert_ne!(
-            a.scatter[0].estimates.log_estimates,
-            shared.scatter[0].estimates.log_estimates
+            a.scatter[0].estimates.estimates,
+            shared.scatter[0].estimates.estimates
         );
     }
 

@@ -12,7 +12,8 @@
 //!
 //! Memory: one `m`-long scratch row per pair of a block; never an `n × m` matrix.
 
-use super::estimators::{FeatureForm, Projections};
+use super::estimators::{FastSum, FeatureForm, Projections, reduce};
+use super::logspace::SignedLog;
 
 /// Pairs projected together against the same block of ω (register blocking).
 pub const ROWS: usize = 4;
@@ -35,6 +36,8 @@ pub struct TransposedOmega {
     /// `data[(p * d + j) * COLUMNS + l] = ω_{p·COLUMNS + l}[j]`; padding projections are zero
     /// and never summed.
     data: Vec<f32>,
+    /// `|ω_k|²` in f64 (GERF weighs each feature by it).
+    squared_norms: Vec<f64>,
 }
 
 impl TransposedOmega {
@@ -49,7 +52,13 @@ impl TransposedOmega {
                 data[(panel * d + j) * COLUMNS + lane] = *w as f32;
             }
         }
-        Self { m, d, stride, data }
+        Self {
+            m,
+            d,
+            stride,
+            data,
+            squared_norms: omega.squared_norms(),
+        }
     }
 
     /// The number of projections m.
@@ -72,6 +81,7 @@ impl TransposedOmega {
             d: self.d,
             stride,
             data: self.data[..stride * self.d].to_vec(),
+            squared_norms: self.squared_norms[..m].to_vec(),
         }
     }
 }
@@ -81,6 +91,67 @@ impl TransposedOmega {
 pub struct KernelScratch {
     projected: Vec<f32>,
     z: Vec<f32>,
+    /// One pair's projections in f64, for the sums done outside the simd paths.
+    t: Vec<f64>,
+    v: Vec<f64>,
+}
+
+/// `Σ_k g(ω_k·z)` for up to `ROWS / per_pair` pairs whose `per_pair` vectors z each are the
+/// rows of `z` (pair after pair), written as signed logs to `out[..pairs]`. `exp` and `cosh`
+/// run the simd128 log-sums; the other sums ([`FastSum`]) take the f32 projections into
+/// [`reduce`] in f64, with `phases[p]` the pair's phase.
+#[allow(clippy::too_many_arguments)]
+pub fn block_sums(
+    omega: &TransposedOmega,
+    z: &[f32],
+    pairs: usize,
+    per_pair: usize,
+    sum: FastSum,
+    phases: &[f64],
+    scratch: &mut KernelScratch,
+    out: &mut [SignedLog],
+) {
+    let per_pair = per_pair.max(1);
+    let rows = (pairs * per_pair).min(ROWS);
+    let pairs = (rows / per_pair).min(out.len()).min(phases.len());
+    if pairs == 0 {
+        return;
+    }
+    let form = match sum {
+        FastSum::Exp => Some(FeatureForm::Positive),
+        FastSum::Cosh => Some(FeatureForm::Hyperbolic),
+        _ => None,
+    };
+    if let Some(form) = form {
+        let mut logs = [0.0f64; ROWS];
+        log_sums(omega, z, pairs, form, scratch, &mut logs);
+        for (o, l) in out.iter_mut().zip(logs).take(pairs) {
+            *o = SignedLog::positive(l);
+        }
+        return;
+    }
+    let (d, stride, m) = (omega.d, omega.stride, omega.m);
+    if z.len() < rows * d {
+        return;
+    }
+    scratch.z.clear();
+    scratch.z.extend_from_slice(&z[..rows * d]);
+    scratch.z.resize(ROWS * d, 0.0);
+    scratch.projected.resize(ROWS * stride, 0.0);
+    project_block(omega, &scratch.z, &mut scratch.projected);
+    let KernelScratch {
+        projected, t, v, ..
+    } = scratch;
+    let row = |r: usize| &projected[r * stride..r * stride + m];
+    for (p, o) in out.iter_mut().enumerate().take(pairs) {
+        t.clear();
+        t.extend(row(p * per_pair).iter().map(|t| f64::from(*t)));
+        v.clear();
+        if per_pair > 1 {
+            v.extend(row(p * per_pair + 1).iter().map(|t| f64::from(*t)));
+        }
+        *o = reduce(sum, t, v, &omega.squared_norms, phases[p]);
+    }
 }
 
 /// `log Σ_k f(ω_k·z_r)` for up to [`ROWS`] vectors `z_r` (row-major in `z`, `rows × d`),
@@ -421,7 +492,7 @@ fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::estimators::{log_sum_cosh, log_sum_exp};
+    use crate::math::logspace::{log_sum_cosh, log_sum_exp};
     use crate::math::rng::{StreamPurpose, stream_rng};
 
     #[test]

@@ -1,11 +1,12 @@
 //! The single-pair probe: many independent estimates of `SM(x, y)` for one pair, to compare
-//! their spread with Lemma 3.1.
+//! their spread with the estimator's MSE formula.
 //!
-//! **One Gaussian per feature.** For one pair only `t_k = ω_k·z` enters the estimate
-//! ([`super::estimators`], "one projection per pair"), and for `ω_k ~ N(0, I_d)` the `t_k`
-//! are i.i.d. `N(0, |z|²)`. Drawing `t_k = |z|·g_k` with `g_k ~ N(0, 1)` therefore gives exactly
-//! the estimator's distribution with fresh ω for every estimate, at m Gaussian draws instead of
-//! m·d. (The experiment keeps the full ω because there ω is shared by many pairs.)
+//! **One Gaussian per feature, where that is exact.** An estimator that collapses a pair to
+//! one vector z with an `exp`, `cosh` or `cos` sum ([`super::estimators::FastSum`]) sees only
+//! `t_k = ω_k·z`, and for i.i.d. `ω_k ~ N(0, I_d)` the `t_k` are i.i.d. `N(0, |z|²)`. Drawing
+//! `t_k = |z|·g_k` with `g_k ~ N(0, 1)` gives exactly the estimator's distribution at m
+//! Gaussian draws instead of m·d. The others (GERF's `|ω_k|²` weights, a complex A's two
+//! correlated projections) and orthogonal features draw the full ω for every estimate.
 
 use std::fmt;
 
@@ -13,7 +14,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::estimators::{
-    FeatureForm, log_softmax_kernel, log_sum_cosh, log_sum_exp, log_theoretical_mse, transform,
+    EstimatorId, FastSum, Fit, Projections, dot, log_softmax_kernel, reduce, reference_estimate,
 };
 use super::rng::{StreamPurpose, stream_rng};
 use super::stats::mean_and_standard_error;
@@ -55,6 +56,21 @@ impl fmt::Display for ProbeError {
 
 impl std::error::Error for ProbeError {}
 
+/// The probe's inputs: `trials` independent estimates of one pair by one fitted estimator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRequest {
+    pub estimator: EstimatorId,
+    /// The estimator's parameters (fitted to the dataset the pair comes from).
+    pub fit: Fit,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    pub m: usize,
+    pub trials: usize,
+    pub seed: u64,
+    /// Orthogonal random features.
+    pub orthogonal: bool,
+}
+
 /// `trials` independent estimates of one pair and their summary.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProbeResult {
@@ -68,22 +84,30 @@ pub struct ProbeResult {
     pub empirical_mse: f64,
     /// Standard error of `empirical_mse`: sd of the squared errors / sqrt(trials).
     pub mse_standard_error: f64,
-    /// Lemma 3.1.
+    /// The estimator's MSE formula (for i.i.d. ω), NaN where it has none.
     pub theoretical_mse: f64,
 }
 
-/// Draws `trials` independent estimates of `SM(x, y)` with diagonal `a`, feature form `form`
-/// and `m` projections; estimate `t` uses the stream `(seed, Probe, t)`, so results are
-/// reproducible and independent of `trials`' order.
-pub fn probe_pair(
-    x: &[f64],
-    y: &[f64],
-    a: &[f64],
-    form: FeatureForm,
-    m: usize,
-    trials: usize,
-    seed: u64,
-) -> Result<ProbeResult, ProbeError> {
+/// Whether one Gaussian per feature gives the estimator's exact distribution.
+fn draws_one_gaussian_per_feature(sum: FastSum, projections_per_pair: usize) -> bool {
+    projections_per_pair == 1 && matches!(sum, FastSum::Exp | FastSum::Cosh | FastSum::Cos)
+}
+
+/// Draws `request.trials` independent estimates of `SM(x, y)`; estimate `t` uses the stream
+/// `(seed, Probe, t)`, so results are reproducible and independent of the trials' order.
+pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
+    let ProbeRequest {
+        estimator,
+        fit,
+        x,
+        y,
+        m,
+        trials,
+        seed,
+        orthogonal,
+    } = request;
+    let (m, trials, seed) = (*m, *trials, *seed);
+    let a = &fit.a;
     if x.is_empty() || x.len() != y.len() || x.len() != a.len() {
         return Err(ProbeError::DimensionMismatch {
             x: x.len(),
@@ -95,7 +119,7 @@ pub fn probe_pair(
     if !finite(x) || !finite(y) {
         return Err(ProbeError::NotFinite("every component of x and y"));
     }
-    if !finite(a) || a.contains(&0.0) {
+    if !finite(a) || a.contains(&0.0) || !fit.theta.is_finite() || !fit.alpha.is_finite() {
         return Err(ProbeError::NotFinite("every entry of a"));
     }
     if m == 0 {
@@ -104,27 +128,45 @@ pub fn probe_pair(
     if !(2..=MAX_TRIALS).contains(&trials) {
         return Err(ProbeError::Trials(trials));
     }
-    let mut z = vec![0.0; x.len()];
-    let squared_norms = transform(x, y, a, &mut z);
-    let z_norm = z.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let log_prefactor = -0.5 * squared_norms - (m as f64).ln();
+    let estimator = estimator.get();
+    let d = x.len();
+    let sum = estimator.fast_sum(fit);
+    let per_pair = estimator.projections_per_pair();
     let log_true = log_softmax_kernel(x, y);
     let true_value = log_true.exp();
-    let mut projected = vec![0.0; m];
-    let estimates: Vec<f64> = (0..trials)
-        .map(|trial| {
-            let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
-            for t in &mut projected {
-                let g: f64 = StandardNormal.sample(&mut rng);
-                *t = z_norm * g;
-            }
-            let log_sum = match form {
-                FeatureForm::Positive => log_sum_exp(&projected),
-                FeatureForm::Hyperbolic => log_sum_cosh(&projected),
-            };
-            (log_prefactor + log_sum).exp()
-        })
-        .collect();
+    let estimates: Vec<f64> = if draws_one_gaussian_per_feature(sum, per_pair) && !orthogonal {
+        let mut z = vec![0.0; d];
+        let collapsed = estimator.collapse(fit, x, y, &mut z);
+        let z_norm = dot(&z, &z).sqrt();
+        let log_prefactor = collapsed.log_prefactor - (m as f64).ln();
+        let mut projected = vec![0.0; m];
+        (0..trials)
+            .map(|trial| {
+                let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
+                for t in &mut projected {
+                    let g: f64 = StandardNormal.sample(&mut rng);
+                    *t = z_norm * g;
+                }
+                reduce(sum, &projected, &[], &[], 0.0)
+                    .scaled(log_prefactor)
+                    .value()
+            })
+            .collect()
+    } else {
+        let mut omega = Projections::zeroed(m, d).map_err(|_| ProbeError::NoFeatures)?;
+        (0..trials)
+            .map(|trial| {
+                let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
+                if *orthogonal {
+                    omega.resample_orthogonal(&mut rng);
+                } else {
+                    omega.resample(&mut rng);
+                }
+                reference_estimate(estimator, fit, x, y, &omega)
+                    .map_or(f64::NAN, |estimate| estimate.value())
+            })
+            .collect()
+    };
     let (mean_estimate, standard_error) = mean_and_standard_error(&estimates);
     let squared_errors: Vec<f64> = estimates
         .iter()
@@ -138,29 +180,41 @@ pub fn probe_pair(
         standard_error,
         empirical_mse,
         mse_standard_error,
-        theoretical_mse: log_theoretical_mse(x, y, a, form, m).exp(),
+        theoretical_mse: estimator
+            .log_mse(fit, x, y, m)
+            .map_or(f64::NAN, |log_mse| log_mse.exp()),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::estimators::{PairEstimator, Projections};
+
+    fn request(id: &str, a: &[f64], m: usize, trials: usize, seed: u64) -> ProbeRequest {
+        ProbeRequest {
+            estimator: EstimatorId::from_id(id).unwrap(),
+            fit: Fit::diagonal(a.to_vec(), 0),
+            x: vec![0.4, -0.6, 0.3, 0.2],
+            y: vec![0.5, 0.2, -0.3, 0.6],
+            m,
+            trials,
+            seed,
+            orthogonal: false,
+        }
+    }
 
     #[test]
     fn probe_agrees_with_lemma_3_1_and_is_unbiased() {
-        let x = [0.4, -0.6, 0.3, 0.2];
-        let y = [0.5, 0.2, -0.3, 0.6];
         let a = [1.4, 0.8, 1.0, 0.6];
-        for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
-            let r = probe_pair(&x, &y, &a, form, 8, 40_000, 5).unwrap();
+        for id in ["cexp-var", "hcexp-var", "rff"] {
+            let r = probe_pair(&request(id, &a, 8, 40_000, 5)).unwrap();
             assert!(
                 (r.mean_estimate - r.true_value).abs() < 4.0 * r.standard_error,
-                "{form:?}"
+                "{id}"
             );
             assert!(
                 (r.empirical_mse - r.theoretical_mse).abs() < 4.0 * r.mse_standard_error,
-                "{form:?}: {} vs {} ± {}",
+                "{id}: {} vs {} ± {}",
                 r.empirical_mse,
                 r.theoretical_mse,
                 r.mse_standard_error
@@ -170,19 +224,19 @@ mod tests {
 
     #[test]
     fn one_gaussian_per_feature_matches_full_projections_in_distribution() {
-        // The same estimator computed with full d-dimensional ω: the means and MSEs of the
-        // two samplers agree within their combined standard errors.
-        let x = [0.3, 0.5, -0.2];
-        let y = [-0.1, 0.4, 0.6];
-        let a = [1.0, 1.0, 1.0];
+        // The same estimator with full d-dimensional ω (the path orthogonal features take,
+        // here with i.i.d. rows): means and spreads agree within their standard errors.
         let (m, trials) = (4, 30_000);
-        let fast = probe_pair(&x, &y, &a, FeatureForm::Hyperbolic, m, trials, 1).unwrap();
-        let mut omega = Projections::zeroed(m, 3).unwrap();
-        let mut estimator = PairEstimator::new(FeatureForm::Hyperbolic, 3, m);
+        let fast = probe_pair(&request("prf-hyp", &[1.0; 4], m, trials, 1)).unwrap();
+        let slow = request("prf-hyp", &[1.0; 4], m, trials, 2);
+        let estimator = slow.estimator.get();
+        let mut omega = Projections::zeroed(m, 4).unwrap();
         let full: Vec<f64> = (0..trials)
             .map(|t| {
                 omega.resample(&mut stream_rng(2, StreamPurpose::Trial, t as u64, 0));
-                estimator.log_estimate(&x, &y, &a, &omega).unwrap().exp()
+                reference_estimate(estimator, &slow.fit, &slow.x, &slow.y, &omega)
+                    .unwrap()
+                    .value()
             })
             .collect();
         let n = trials as f64;
@@ -197,12 +251,37 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_errors_not_panics() {
-        let f = FeatureForm::Positive;
-        assert!(probe_pair(&[], &[], &[], f, 4, 10, 0).is_err());
-        assert!(probe_pair(&[1.0], &[1.0, 2.0], &[1.0], f, 4, 10, 0).is_err());
-        assert!(probe_pair(&[f64::NAN], &[1.0], &[1.0], f, 4, 10, 0).is_err());
-        assert!(probe_pair(&[1.0], &[1.0], &[0.0], f, 4, 10, 0).is_err());
-        assert!(probe_pair(&[1.0], &[1.0], &[1.0], f, 0, 10, 0).is_err());
-        assert!(probe_pair(&[1.0], &[1.0], &[1.0], f, 4, 1, 0).is_err());
+        let good = request("prf-pos", &[1.0; 4], 4, 10, 0);
+        let bad = [
+            ProbeRequest {
+                x: vec![],
+                y: vec![],
+                ..good.clone()
+            },
+            ProbeRequest {
+                x: vec![1.0],
+                ..good.clone()
+            },
+            ProbeRequest {
+                x: vec![f64::NAN, 0.0, 0.0, 0.0],
+                ..good.clone()
+            },
+            ProbeRequest {
+                fit: Fit::diagonal(vec![0.0; 4], 0),
+                ..good.clone()
+            },
+            ProbeRequest {
+                m: 0,
+                ..good.clone()
+            },
+            ProbeRequest {
+                trials: 1,
+                ..good.clone()
+            },
+        ];
+        for request in bad {
+            assert!(probe_pair(&request).is_err(), "{request:?}");
+        }
+        assert!(probe_pair(&good).is_ok());
     }
 }

@@ -17,7 +17,7 @@ use rand::rngs::{StdRng, Xoshiro256PlusPlus};
 pub type StreamRng = Xoshiro256PlusPlus;
 
 /// What a stream is used for; part of its key, so different purposes never share draws.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u64)]
 pub enum StreamPurpose {
     /// Means, variances and samples of one dataset.

@@ -22,19 +22,19 @@ use serde::{Deserialize, Serialize};
 use super::config::{ExperimentConfig, OmegaMode};
 use super::dataset::{Dataset, SampleMoments};
 use super::estimators::{
-    EstimatorError, FeatureForm, PairEstimator, Projections, log_softmax_kernel,
-    log_theoretical_mse_of,
+    Estimator, EstimatorError, EstimatorId, Fit, FitInput, ParameterSweep, Projections,
+    log_softmax_kernel, reference_estimate,
 };
 use super::experiment::{
-    CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, CurvePoint, DatasetMetrics, EstimatorId,
-    EstimatorSummary, ExperimentError, ExperimentResult, MseCurve, PairEstimates, ScatterSeries,
-    generate_dataset,
+    CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, CurvePoint, DatasetMetrics, EstimatorSummary,
+    ExperimentError, ExperimentResult, MseCurve, PairEstimates, ScatterSeries, generate_dataset,
 };
-use super::heuristics::{AHeuristic, DiagonalA, diagonal_a};
-use super::kernel::{KernelScratch, ROWS, TransposedOmega, log_sums};
+use super::kernel::{KernelScratch, ROWS, TransposedOmega, block_sums};
+use super::logspace::{SignedLog, log_sum};
+pub use super::probe::ProbeRequest;
 use super::probe::{ProbeResult, probe_pair};
 use super::rng::{StreamPurpose, stream_rng};
-use super::stats::{log_relative_error, mean_and_standard_error};
+use super::stats::mean_and_standard_error;
 use super::theory::Theorem33Inputs;
 
 /// The `index` of the curve's ω streams (`Trial` purpose, `sub_index` = the repeat).
@@ -105,10 +105,10 @@ pub enum Piece {
     Curve { m: usize },
 }
 
-/// One heuristic on one piece.
+/// One estimator on one piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Task {
-    pub heuristic: AHeuristic,
+    pub estimator: EstimatorId,
     pub piece: Piece,
 }
 
@@ -117,13 +117,15 @@ pub struct Task {
 #[serde(rename_all = "kebab-case")]
 pub enum TaskOutput {
     ScatterSetup {
-        a: Vec<f64>,
-        clamped: usize,
-        theorem_3_3: Theorem33Inputs,
+        fit: Fit,
+        /// Theorem 3.3's sample quantities, for the estimators it holds for.
+        theorem_3_3: Option<Theorem33Inputs>,
+        /// The MSE formula against the estimator's parameter (θ), where it has one.
+        sweep: Option<ParameterSweep>,
     },
     ScatterPairs {
         log_true: Vec<f64>,
-        log_estimates: Vec<f64>,
+        estimates: Vec<SignedLog>,
         log_theoretical_mse: Vec<f64>,
         data_radius: f64,
     },
@@ -146,17 +148,7 @@ pub struct ErrorSums {
     pub clamped: usize,
 }
 
-fn log_add(a: f64, b: f64) -> f64 {
-    let max = a.max(b);
-    if max == f64::NEG_INFINITY || max.is_nan() {
-        return max;
-    }
-    max + ((a - max).exp() + (b - max).exp()).ln()
-}
-
-fn log_sum(logs: impl IntoIterator<Item = f64>) -> f64 {
-    logs.into_iter().fold(f64::NEG_INFINITY, log_add)
-}
+use super::logspace::log_add;
 
 impl ErrorSums {
     /// The sums of two disjoint sets of pairs of one dataset.
@@ -212,8 +204,8 @@ pub fn plan(config: &ExperimentConfig) -> Vec<Task> {
     pieces.extend(CURVE_MS.iter().rev().map(|&m| Piece::Curve { m }));
     let mut tasks = Vec::with_capacity(pieces.len() * config.estimators.len());
     for piece in pieces {
-        for &heuristic in &config.estimators {
-            tasks.push(Task { heuristic, piece });
+        for &estimator in &config.estimators {
+            tasks.push(Task { estimator, piece });
         }
     }
     tasks
@@ -221,13 +213,16 @@ pub fn plan(config: &ExperimentConfig) -> Vec<Task> {
 
 /// Multiply-adds of a task (for progress bars and the budget).
 pub fn task_work(config: &ExperimentConfig, task: &Task) -> f64 {
-    let per_pair = (config.m * config.d) as f64;
+    let per_pair = (config.m * config.d) as f64 * task.estimator.get().cost_factor();
     match task.piece {
         Piece::ScatterSetup => (config.n * config.d) as f64,
         Piece::ScatterPairs { start, end } | Piece::BoxplotPairs { start, end, .. } => {
             (end - start) as f64 * per_pair
         }
-        Piece::Curve { m } => (CURVE_PAIRS.min(config.n) * CURVE_REPEATS * m * config.d) as f64,
+        Piece::Curve { m } => {
+            (CURVE_PAIRS.min(config.n) * CURVE_REPEATS * m * config.d) as f64
+                * task.estimator.get().cost_factor()
+        }
     }
 }
 
@@ -236,11 +231,11 @@ pub fn task_work(config: &ExperimentConfig, task: &Task) -> f64 {
 pub fn task_key(config: &ExperimentConfig, task: &Task) -> String {
     let c = config;
     let data = dataset_key(config, task.piece.dataset());
-    let estimator = format!("a={} hyp={}", task.heuristic.url_name(), c.hyperbolic);
-    let omega = format!("m={} omega={:?}", c.m, c.omega);
+    let estimator = fit_key(config, task.estimator);
+    let omega = format!("m={} omega={:?} orf={}", c.m, c.omega, c.orthogonal);
     match task.piece {
-        // A and Theorem 3.3's inputs do not depend on m, ω or the feature form.
-        Piece::ScatterSetup => format!("setup {data} a={}", task.heuristic.url_name()),
+        // The fit and Theorem 3.3's inputs do not depend on m or ω.
+        Piece::ScatterSetup => format!("setup {data} {estimator}"),
         Piece::ScatterPairs { start, end } => {
             format!("scatter {start}..{end} {data} {estimator} {omega}")
         }
@@ -248,8 +243,17 @@ pub fn task_key(config: &ExperimentConfig, task: &Task) -> String {
             format!("boxplot {start}..{end} {data} {estimator} {omega}")
         }
         // The curve sets its own m and draws its own ω.
-        Piece::Curve { m } => format!("curve m={m} {data} {estimator}"),
+        Piece::Curve { m } => format!("curve m={m} {data} {estimator} orf={}", c.orthogonal),
     }
+}
+
+/// The estimator and the page parameters its fit reads.
+fn fit_key(config: &ExperimentConfig, estimator: EstimatorId) -> String {
+    format!(
+        "est={} {}",
+        estimator.id(),
+        estimator.get().parameter_key(&config.estimator_params())
+    )
 }
 
 /// A string naming every input dataset `index` depends on (its number, size and generator
@@ -263,35 +267,17 @@ fn dataset_key(config: &ExperimentConfig, index: usize) -> String {
     )
 }
 
-/// A dataset with its sample moments and the diagonal A of every heuristic.
+/// A dataset with its sample moments.
 #[derive(Debug)]
 struct PreparedDataset {
     data: Dataset,
     moments: SampleMoments,
-    /// Indexed like [`AHeuristic::ALL`].
-    diagonals: Vec<DiagonalA>,
 }
 
 impl PreparedDataset {
     fn new(data: Dataset) -> Self {
         let moments = data.moments();
-        let diagonals = AHeuristic::ALL
-            .iter()
-            .map(|h| diagonal_a(*h, &moments))
-            .collect();
-        Self {
-            data,
-            moments,
-            diagonals,
-        }
-    }
-
-    fn diagonal(&self, heuristic: AHeuristic) -> &DiagonalA {
-        let index = AHeuristic::ALL
-            .iter()
-            .position(|h| *h == heuristic)
-            .unwrap_or(0);
-        &self.diagonals[index]
+        Self { data, moments }
     }
 }
 
@@ -299,11 +285,12 @@ impl PreparedDataset {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct OmegaKey {
     seed: u64,
-    purpose: u64,
+    purpose: StreamPurpose,
     index: u64,
     sub_index: u64,
     m: usize,
     d: usize,
+    orthogonal: bool,
 }
 
 /// Cached datasets are dropped beyond this many (about 5 MB at the paper's sizes).
@@ -315,6 +302,8 @@ const MAX_CACHED_OMEGA_FLOATS: usize = 8 << 20;
 #[derive(Debug, Default)]
 pub struct Workspace {
     datasets: HashMap<String, Arc<PreparedDataset>>,
+    /// Fits by dataset key and [`fit_key`] (an optimised A is worth keeping).
+    fits: HashMap<String, Arc<Fit>>,
     omegas: HashMap<OmegaKey, Arc<TransposedOmega>>,
     omega_floats: usize,
     scratch: KernelScratch,
@@ -325,13 +314,18 @@ enum OmegaSource<'a> {
     /// One set for every pair (linear attention's way, the default).
     Shared(&'a TransposedOmega),
     /// Drawn afresh for pair i from stream `(seed, PairOmega, index, i)`.
-    Fresh { seed: u64, index: usize, m: usize },
+    Fresh {
+        seed: u64,
+        index: usize,
+        m: usize,
+        orthogonal: bool,
+    },
 }
 
 /// Estimates for a range of pairs, in logs.
 struct RangeEstimates {
     log_true: Vec<f64>,
-    log_estimates: Vec<f64>,
+    estimates: Vec<SignedLog>,
     log_theoretical_mse: Vec<f64>,
     data_radius: f64,
 }
@@ -353,33 +347,57 @@ impl Workspace {
         }
         if self.datasets.len() >= MAX_CACHED_DATASETS {
             self.datasets.clear();
+            self.fits.clear();
         }
         let prepared = Arc::new(PreparedDataset::new(generate_dataset(config, index)?));
         self.datasets.insert(key, prepared.clone());
         Ok(prepared)
     }
 
+    /// The fit of `estimator` to dataset `index`, computed once.
+    fn fit(
+        &mut self,
+        config: &ExperimentConfig,
+        index: usize,
+        estimator: EstimatorId,
+    ) -> Result<(Arc<PreparedDataset>, Arc<Fit>), ExperimentError> {
+        let prepared = self.dataset(config, index)?;
+        let key = format!(
+            "{} {}",
+            dataset_key(config, index),
+            fit_key(config, estimator)
+        );
+        if let Some(fit) = self.fits.get(&key) {
+            return Ok((prepared, fit.clone()));
+        }
+        let fit = Arc::new(estimator.get().fit(
+            FitInput {
+                data: &prepared.data,
+                moments: &prepared.moments,
+            },
+            &config.estimator_params(),
+        )?);
+        if self.fits.len() >= 4 * MAX_CACHED_DATASETS {
+            self.fits.clear();
+        }
+        self.fits.insert(key, fit.clone());
+        Ok((prepared, fit))
+    }
+
     /// The first `m` projections of stream `(seed, purpose, index, sub_index)`, drawn once: a
     /// stream's first rows do not depend on how many follow, so a cached draw of more rows of
     /// the same stream serves as well (its leading panels), and a worker that takes a curve
     /// point for a small m draws only those rows.
-    fn shared_omega(
-        &mut self,
-        seed: u64,
-        purpose: StreamPurpose,
-        index: u64,
-        sub_index: u64,
-        m: usize,
-        d: usize,
-    ) -> Result<Arc<TransposedOmega>, EstimatorError> {
-        let key = OmegaKey {
+    fn shared_omega(&mut self, key: OmegaKey) -> Result<Arc<TransposedOmega>, EstimatorError> {
+        let OmegaKey {
             seed,
-            purpose: purpose as u64,
+            purpose,
             index,
             sub_index,
             m,
             d,
-        };
+            orthogonal,
+        } = key;
         if let Some(omega) = self.omegas.get(&key) {
             return Ok(omega.clone());
         }
@@ -396,7 +414,12 @@ impl Workspace {
             self.omega_floats = 0;
         }
         let mut rng = stream_rng(seed, purpose, index, sub_index);
-        let omega = Arc::new(TransposedOmega::new(&Projections::sample(m, d, &mut rng)?));
+        let projections = if orthogonal {
+            Projections::sample_orthogonal(m, d, &mut rng)?
+        } else {
+            Projections::sample(m, d, &mut rng)?
+        };
+        let omega = Arc::new(TransposedOmega::new(&projections));
         self.omega_floats += m * d;
         self.omegas.insert(key, omega.clone());
         Ok(omega)
@@ -411,21 +434,26 @@ impl Workspace {
         config.validate().map_err(ExperimentError::Config)?;
         match task.piece {
             Piece::ScatterSetup => {
-                let prepared = self.dataset(config, 0)?;
-                let diag = prepared.diagonal(task.heuristic);
-                let theorem_3_3 = Theorem33Inputs::new(&prepared.moments, &diag.a, prepared.data.n)
-                    .map_err(ExperimentError::Theory)?;
+                let (prepared, fit) = self.fit(config, 0, task.estimator)?;
+                let theorem_3_3 = if task.estimator.get().bounds().hyperbolic_real_a {
+                    Some(
+                        Theorem33Inputs::new(&prepared.moments, &fit.a, prepared.data.n)
+                            .map_err(ExperimentError::Theory)?,
+                    )
+                } else {
+                    None
+                };
                 Ok(TaskOutput::ScatterSetup {
-                    a: diag.a.clone(),
-                    clamped: diag.clamped,
+                    sweep: task.estimator.get().parameter_sweep(&fit, &prepared.data),
+                    fit: (*fit).clone(),
                     theorem_3_3,
                 })
             }
             Piece::ScatterPairs { start, end } => {
-                let r = self.estimate_range(config, 0, start, end, task.heuristic)?;
+                let r = self.estimate_range(config, 0, start, end, task.estimator)?;
                 Ok(TaskOutput::ScatterPairs {
                     log_true: r.log_true,
-                    log_estimates: r.log_estimates,
+                    estimates: r.estimates,
                     log_theoretical_mse: r.log_theoretical_mse,
                     data_radius: r.data_radius,
                 })
@@ -437,16 +465,13 @@ impl Workspace {
                         config.datasets
                     )));
                 }
-                let r = self.estimate_range(config, index, start, end, task.heuristic)?;
-                let clamped = self
-                    .dataset(config, index)?
-                    .diagonal(task.heuristic)
-                    .clamped;
+                let r = self.estimate_range(config, index, start, end, task.estimator)?;
+                let clamped = self.fit(config, index, task.estimator)?.1.clamped;
                 let log_rel: Vec<f64> = r
                     .log_true
                     .iter()
-                    .zip(&r.log_estimates)
-                    .map(|(t, e)| log_relative_error(e - t))
+                    .zip(&r.estimates)
+                    .map(|(t, e)| e.log_relative_error(*t))
                     .collect();
                 Ok(TaskOutput::BoxplotPairs(ErrorSums {
                     log_sum_squared: log_sum(
@@ -461,7 +486,7 @@ impl Workspace {
                     clamped,
                 }))
             }
-            Piece::Curve { m } => self.curve_point(config, task.heuristic, m),
+            Piece::Curve { m } => self.curve_point(config, task.estimator, m),
         }
     }
 
@@ -473,27 +498,35 @@ impl Workspace {
         index: usize,
         start: usize,
         end: usize,
-        heuristic: AHeuristic,
+        estimator: EstimatorId,
     ) -> Result<RangeEstimates, ExperimentError> {
-        let (seed, m, d) = (config.seed, config.m, config.d);
-        let prepared = self.dataset(config, index)?;
+        let (seed, m, d, orthogonal) = (config.seed, config.m, config.d, config.orthogonal);
+        let (prepared, fit) = self.fit(config, index, estimator)?;
         if start >= end || end > prepared.data.n {
             return Err(ExperimentError::InvalidTask(format!(
                 "pairs {start}..{end} are not in a dataset of {} pairs",
                 prepared.data.n
             )));
         }
-        let a = &prepared.diagonal(heuristic).a;
-        let form = config.form();
+        let estimator = Fitted {
+            estimator: estimator.get(),
+            fit: &fit,
+        };
         match config.omega {
             OmegaMode::Shared => {
-                let omega =
-                    self.shared_omega(seed, StreamPurpose::SharedOmega, index as u64, 0, m, d)?;
+                let omega = self.shared_omega(OmegaKey {
+                    seed,
+                    purpose: StreamPurpose::SharedOmega,
+                    index: index as u64,
+                    sub_index: 0,
+                    m,
+                    d,
+                    orthogonal,
+                })?;
                 estimate_pairs(
                     &prepared.data,
                     start..end,
-                    a,
-                    form,
+                    estimator,
                     OmegaSource::Shared(&omega),
                     &mut self.scratch,
                 )
@@ -501,9 +534,13 @@ impl Workspace {
             OmegaMode::Fresh => estimate_pairs(
                 &prepared.data,
                 start..end,
-                a,
-                form,
-                OmegaSource::Fresh { seed, index, m },
+                estimator,
+                OmegaSource::Fresh {
+                    seed,
+                    index,
+                    m,
+                    orthogonal,
+                },
                 &mut self.scratch,
             ),
         }
@@ -514,39 +551,42 @@ impl Workspace {
     fn curve_point(
         &mut self,
         config: &ExperimentConfig,
-        heuristic: AHeuristic,
+        estimator: EstimatorId,
         m: usize,
     ) -> Result<TaskOutput, ExperimentError> {
-        let (seed, d, form) = (config.seed, config.d, config.form());
-        let prepared = self.dataset(config, 0)?;
-        let a = &prepared.diagonal(heuristic).a;
+        let (seed, d) = (config.seed, config.d);
+        let (prepared, fit) = self.fit(config, 0, estimator)?;
+        let estimator = Fitted {
+            estimator: estimator.get(),
+            fit: &fit,
+        };
         let pairs = CURVE_PAIRS.clamp(1, prepared.data.n);
         let mut log_mses = Vec::with_capacity(CURVE_REPEATS);
         let mut log_theory = Vec::new();
         for repeat in 0..CURVE_REPEATS {
             // Every m of a repeat takes the leading rows of one stream (the curve's points
             // share their draws, like the estimators do).
-            let omega = self.shared_omega(
+            let omega = self.shared_omega(OmegaKey {
                 seed,
-                StreamPurpose::Trial,
-                CURVE_STREAM,
-                repeat as u64,
+                purpose: StreamPurpose::Trial,
+                index: CURVE_STREAM,
+                sub_index: repeat as u64,
                 m,
                 d,
-            )?;
+                orthogonal: config.orthogonal,
+            })?;
             let r = estimate_pairs(
                 &prepared.data,
                 0..pairs,
-                a,
-                form,
+                estimator,
                 OmegaSource::Shared(&omega),
                 &mut self.scratch,
             )?;
             let log_squared = r
                 .log_true
                 .iter()
-                .zip(&r.log_estimates)
-                .map(|(t, e)| 2.0 * t + 2.0 * log_relative_error(e - t));
+                .zip(&r.estimates)
+                .map(|(t, e)| 2.0 * t + 2.0 * e.log_relative_error(*t));
             log_mses.push(log_sum(log_squared) - (pairs as f64).ln());
             log_theory = r.log_theoretical_mse;
         }
@@ -564,58 +604,73 @@ impl Workspace {
     }
 }
 
-/// The estimator with diagonal `a` on `pairs` of `data`: `log ŜM = −(|Ax|² + |A^-T y|²)/2 −
-/// ln m + log Σ_k f(ω_k·z)`, the sum from the f32 kernel in blocks of [`ROWS`] pairs that
-/// share ω (one pair at a time when ω is fresh per pair).
+/// An estimator with its fit to the dataset at hand.
+#[derive(Clone, Copy)]
+struct Fitted<'a> {
+    estimator: &'a dyn Estimator,
+    fit: &'a Fit,
+}
+
+/// The estimator on `pairs` of `data`: each pair collapsed to its prefactor and one or two
+/// vectors z ([`Estimator::collapse`]), the sums `Σ_k g(ω_k·z)` from the f32 kernel in
+/// blocks of pairs that share ω (one pair at a time when ω is fresh per pair), the true value
+/// and the MSE formula in f64.
 fn estimate_pairs(
     data: &Dataset,
     pairs: std::ops::Range<usize>,
-    a: &[f64],
-    form: FeatureForm,
+    fitted: Fitted<'_>,
     omega: OmegaSource<'_>,
     scratch: &mut KernelScratch,
 ) -> Result<RangeEstimates, ExperimentError> {
+    let Fitted { estimator, fit } = fitted;
     let d = data.d;
     let count = pairs.len();
     let mut out = RangeEstimates {
         log_true: Vec::with_capacity(count),
-        log_estimates: Vec::with_capacity(count),
+        estimates: Vec::with_capacity(count),
         log_theoretical_mse: Vec::with_capacity(count),
         data_radius: 0.0,
     };
-    let (block_rows, m) = match omega {
-        OmegaSource::Shared(shared) => (ROWS, shared.m()),
-        OmegaSource::Fresh { m, .. } => (1, m),
+    let per_pair = estimator.projections_per_pair().clamp(1, ROWS);
+    let sum = estimator.fast_sum(fit);
+    let (block_pairs, m, orthogonal) = match omega {
+        OmegaSource::Shared(shared) => (ROWS / per_pair, shared.m(), false),
+        OmegaSource::Fresh { m, orthogonal, .. } => (1, m, orthogonal),
     };
     let mut fresh = match omega {
         OmegaSource::Fresh { .. } => Some(Projections::zeroed(m, d)?),
         OmegaSource::Shared(_) => None,
     };
     let log_m = (m as f64).ln();
+    let mut z64 = vec![0.0f64; per_pair * d];
     let mut z = vec![0.0f32; ROWS * d];
     let mut prefactor = [0.0f64; ROWS];
-    let mut sums = [0.0f64; ROWS];
+    let mut phases = [0.0f64; ROWS];
+    let mut sums = [SignedLog::ZERO; ROWS];
     let mut block_start = pairs.start;
     while block_start < pairs.end {
-        let rows = block_rows.min(pairs.end - block_start);
-        for (r, z_row) in z.chunks_exact_mut(d).take(rows).enumerate() {
+        let rows = block_pairs.min(pairs.end - block_start);
+        for r in 0..rows {
             let i = block_start + r;
             let (x, y) = (data.query(i), data.key(i));
-            let (mut ax2, mut by2, mut z2) = (0.0, 0.0, 0.0);
-            for (((zj, xj), yj), aj) in z_row.iter_mut().zip(x).zip(y).zip(a) {
-                let ax = aj * xj;
-                let by = yj / aj;
-                let zi = ax + by;
-                *zj = zi as f32;
-                ax2 += ax * ax;
-                by2 += by * by;
-                z2 += zi * zi;
+            let collapsed = estimator.collapse(fit, x, y, &mut z64);
+            for (target, source) in z[r * per_pair * d..(r + 1) * per_pair * d]
+                .iter_mut()
+                .zip(&z64)
+            {
+                *target = *source as f32;
             }
             let log_true = log_softmax_kernel(x, y);
-            prefactor[r] = -0.5 * (ax2 + by2) - log_m;
+            prefactor[r] = collapsed.log_prefactor - log_m;
+            phases[r] = collapsed.phase;
             out.log_true.push(log_true);
             out.log_theoretical_mse
-                .push(log_theoretical_mse_of(z2, log_true, form, m));
+                .push(estimator.log_mse(fit, x, y, m).unwrap_or(f64::NAN));
+            let (mut ax2, mut by2) = (0.0f64, 0.0f64);
+            for ((xj, yj), aj) in x.iter().zip(y).zip(&fit.a) {
+                ax2 += (aj * xj) * (aj * xj);
+                by2 += (yj / aj) * (yj / aj);
+            }
             out.data_radius = out.data_radius.max(ax2.max(by2).sqrt());
         }
         let drawn;
@@ -628,7 +683,11 @@ fn estimate_pairs(
                     *index as u64,
                     block_start as u64,
                 );
-                buffer.resample(&mut rng);
+                if orthogonal {
+                    buffer.resample_orthogonal(&mut rng);
+                } else {
+                    buffer.resample(&mut rng);
+                }
                 drawn = TransposedOmega::new(buffer);
                 &drawn
             }
@@ -636,42 +695,64 @@ fn estimate_pairs(
                 return Err(ExperimentError::InvalidTask("no ω buffer".into()));
             }
         };
-        log_sums(projections, &z, rows, form, scratch, &mut sums);
-        out.log_estimates
-            .extend(prefactor.iter().zip(&sums).take(rows).map(|(p, s)| p + s));
+        block_sums(
+            projections,
+            &z,
+            rows,
+            per_pair,
+            sum,
+            &phases,
+            scratch,
+            &mut sums,
+        );
+        out.estimates.extend(
+            prefactor
+                .iter()
+                .zip(&sums)
+                .take(rows)
+                .map(|(p, s)| s.scaled(*p)),
+        );
         block_start += rows;
     }
     Ok(out)
 }
 
-/// One pair's log estimate from the f32 kernel (through [`Workspace::run`]) beside the f64
-/// reference ([`PairEstimator`]) on the same data and ω, with Lemma 3.1's relative RMSE
-/// `√MSE/SM`: the Monte Carlo error the difference is judged against.
+/// One pair's estimate from the f32 kernel (through [`Workspace::run`]) beside the f64
+/// reference ([`reference_estimate`]) on the same data and ω, with the formula's relative
+/// RMSE `√MSE/SM`: the Monte Carlo error the difference is judged against.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelCheck {
-    pub heuristic: AHeuristic,
+    pub estimator: EstimatorId,
     pub pair: usize,
-    pub log_f32: f64,
-    pub log_f64: f64,
+    pub f32: SignedLog,
+    pub f64: SignedLog,
+    /// `ln SM(x, y)`.
+    pub log_true: f64,
     pub relative_rmse: f64,
 }
 
 impl KernelCheck {
-    /// `|log ŜM_f32 − log ŜM_f64|`.
+    /// `|ŜM_f32 − ŜM_f64| / SM`, from the logs (exact where the values overflow).
     pub fn difference(&self) -> f64 {
-        (self.log_f32 - self.log_f64).abs()
+        let scale = self.f64.ln_abs.max(self.f32.ln_abs);
+        let value = |s: SignedLog| s.scaled(-scale).value();
+        ((value(self.f32) - value(self.f64)).abs().ln() + scale - self.log_true).exp()
     }
 
-    /// Whether f32 costs less than 1 % of the Monte Carlo error, and less than 1e-4 in log.
+    /// Whether f32 costs less than 1 % of the Monte Carlo error, and, for the positive
+    /// estimators, less than 1e-4 relative to SM. (A signed estimator's prefactor, such as
+    /// RFF's `e^{(|x|²+|y|²)/2}`, can exceed SM by orders of magnitude, and so does its Monte
+    /// Carlo error: there only the relative criterion means anything.)
     pub fn is_far_below_the_monte_carlo_error(&self) -> bool {
         let difference = self.difference();
-        difference < 0.01 * self.relative_rmse && difference < 1e-4
+        let signed = self.estimator.get().fast_sum(&Fit::identity(1)).is_signed();
+        difference <= 0.01 * self.relative_rmse && (signed || difference < 1e-4)
     }
 }
 
-/// [`KernelCheck`]s for the first `pairs` pairs of the scatter dataset, every heuristic, with
-/// the configuration's shared ω. The kernel's tests share it: natively, and in WebAssembly
-/// built like the worker (`tests/browser.rs`).
+/// [`KernelCheck`]s for the first `pairs` pairs of the scatter dataset, every estimator of
+/// `config`, with the configuration's shared ω. The kernel's tests share it: natively, and in
+/// WebAssembly built like the worker (`tests/browser.rs`).
 pub fn check_kernel_against_f64(
     config: &ExperimentConfig,
     pairs: usize,
@@ -679,13 +760,17 @@ pub fn check_kernel_against_f64(
     let data = generate_dataset(config, 0)?;
     let pairs = pairs.clamp(1, data.n);
     let mut rng = stream_rng(config.seed, StreamPurpose::SharedOmega, 0, 0);
-    let omega = Projections::sample(config.m, config.d, &mut rng)?;
+    let omega = if config.orthogonal {
+        Projections::sample_orthogonal(config.m, config.d, &mut rng)?
+    } else {
+        Projections::sample(config.m, config.d, &mut rng)?
+    };
     let moments = data.moments();
     let mut workspace = Workspace::new();
-    let mut checks = Vec::with_capacity(pairs * AHeuristic::ALL.len());
-    for heuristic in AHeuristic::ALL {
+    let mut checks = Vec::with_capacity(pairs * config.estimators.len());
+    for &estimator in &config.estimators {
         let task = Task {
-            heuristic,
+            estimator,
             piece: Piece::ScatterPairs {
                 start: 0,
                 end: pairs,
@@ -693,7 +778,7 @@ pub fn check_kernel_against_f64(
         };
         let TaskOutput::ScatterPairs {
             log_true,
-            log_estimates,
+            estimates,
             log_theoretical_mse,
             ..
         } = workspace.run(config, &task)?
@@ -702,14 +787,26 @@ pub fn check_kernel_against_f64(
                 "a scatter task answered".into(),
             ));
         };
-        let a = diagonal_a(heuristic, &moments).a;
-        let mut reference = PairEstimator::new(config.form(), config.d, config.m);
+        let fit = estimator.get().fit(
+            FitInput {
+                data: &data,
+                moments: &moments,
+            },
+            &config.estimator_params(),
+        )?;
         for pair in 0..pairs {
             checks.push(KernelCheck {
-                heuristic,
+                estimator,
                 pair,
-                log_f32: log_estimates[pair],
-                log_f64: reference.log_estimate(data.query(pair), data.key(pair), &a, &omega)?,
+                f32: estimates[pair],
+                f64: reference_estimate(
+                    estimator.get(),
+                    &fit,
+                    data.query(pair),
+                    data.key(pair),
+                    &omega,
+                )?,
+                log_true: log_true[pair],
                 relative_rmse: (0.5 * log_theoretical_mse[pair] - log_true[pair]).exp(),
             });
         }
@@ -760,59 +857,58 @@ impl TaskStore {
     fn get(
         &self,
         config: &ExperimentConfig,
-        heuristic: AHeuristic,
+        estimator: EstimatorId,
         piece: Piece,
     ) -> Option<&TaskOutput> {
         self.outputs
-            .get(&task_key(config, &Task { heuristic, piece }))
+            .get(&task_key(config, &Task { estimator, piece }))
     }
 
     /// Figure 1's series, once every scatter task of `config` is stored.
     pub fn scatter(&self, config: &ExperimentConfig) -> Option<Vec<ScatterSeries>> {
         let size = chunk_pairs(config);
-        let form = config.form();
         config
             .estimators
             .iter()
-            .map(|&heuristic| {
+            .map(|&estimator| {
                 let Some(TaskOutput::ScatterSetup {
-                    a,
-                    clamped,
+                    fit,
                     theorem_3_3,
-                }) = self.get(config, heuristic, Piece::ScatterSetup)
+                    sweep,
+                }) = self.get(config, estimator, Piece::ScatterSetup)
                 else {
                     return None;
                 };
-                let mut estimates = PairEstimates {
-                    estimator: EstimatorId { heuristic, form },
+                let mut pair_estimates = PairEstimates {
+                    estimator,
                     log_true: Vec::with_capacity(config.n),
-                    log_estimates: Vec::with_capacity(config.n),
-                    clamped: *clamped,
-                    a: a.clone(),
+                    estimates: Vec::with_capacity(config.n),
+                    fit: fit.clone(),
                     log_theoretical_mse: Vec::with_capacity(config.n),
                     data_radius: 0.0,
                     theorem_3_3: theorem_3_3.clone(),
+                    sweep: sweep.clone(),
                 };
                 for (start, end) in chunks(config.n, size) {
                     let Some(TaskOutput::ScatterPairs {
                         log_true,
-                        log_estimates,
+                        estimates,
                         log_theoretical_mse,
                         data_radius,
-                    }) = self.get(config, heuristic, Piece::ScatterPairs { start, end })
+                    }) = self.get(config, estimator, Piece::ScatterPairs { start, end })
                     else {
                         return None;
                     };
-                    estimates.log_true.extend_from_slice(log_true);
-                    estimates.log_estimates.extend_from_slice(log_estimates);
-                    estimates
+                    pair_estimates.log_true.extend_from_slice(log_true);
+                    pair_estimates.estimates.extend_from_slice(estimates);
+                    pair_estimates
                         .log_theoretical_mse
                         .extend_from_slice(log_theoretical_mse);
-                    estimates.data_radius = estimates.data_radius.max(*data_radius);
+                    pair_estimates.data_radius = pair_estimates.data_radius.max(*data_radius);
                 }
                 Some(ScatterSeries {
-                    metrics: estimates.metrics(),
-                    estimates,
+                    metrics: pair_estimates.metrics(),
+                    estimates: pair_estimates,
                 })
             })
             .collect()
@@ -824,14 +920,14 @@ impl TaskStore {
         config
             .estimators
             .iter()
-            .map(|&heuristic| {
+            .map(|&estimator| {
                 let mut per_dataset = Vec::with_capacity(config.datasets);
                 let mut clamped = 0;
                 for index in 1..=config.datasets {
                     let mut sums: Option<ErrorSums> = None;
                     for (start, end) in chunks(config.pairs, size) {
                         let Some(TaskOutput::BoxplotPairs(part)) =
-                            self.get(config, heuristic, Piece::BoxplotPairs { index, start, end })
+                            self.get(config, estimator, Piece::BoxplotPairs { index, start, end })
                         else {
                             return None;
                         };
@@ -841,14 +937,7 @@ impl TaskStore {
                     clamped += sums.clamped;
                     per_dataset.push(sums.metrics());
                 }
-                Some(EstimatorSummary::new(
-                    EstimatorId {
-                        heuristic,
-                        form: config.form(),
-                    },
-                    per_dataset,
-                    clamped,
-                ))
+                Some(EstimatorSummary::new(estimator, per_dataset, clamped))
             })
             .collect()
     }
@@ -858,21 +947,15 @@ impl TaskStore {
         config
             .estimators
             .iter()
-            .map(|&heuristic| {
+            .map(|&estimator| {
                 let points = CURVE_MS
                     .iter()
-                    .map(|&m| match self.get(config, heuristic, Piece::Curve { m }) {
+                    .map(|&m| match self.get(config, estimator, Piece::Curve { m }) {
                         Some(TaskOutput::Curve(point)) => Some(*point),
                         _ => None,
                     })
                     .collect::<Option<Vec<_>>>()?;
-                Some(MseCurve {
-                    estimator: EstimatorId {
-                        heuristic,
-                        form: config.form(),
-                    },
-                    points,
-                })
+                Some(MseCurve { estimator, points })
             })
             .collect()
     }
@@ -912,18 +995,6 @@ pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, String> {
     postcard::from_bytes(bytes).map_err(|e| format!("malformed worker message: {e}"))
 }
 
-/// The single-pair probe's inputs ([`probe_pair`]): `trials` independent estimates of one pair.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProbeRequest {
-    pub x: Vec<f64>,
-    pub y: Vec<f64>,
-    pub a: Vec<f64>,
-    pub form: FeatureForm,
-    pub m: usize,
-    pub trials: usize,
-    pub seed: u64,
-}
-
 /// Every message the page sends a worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum WorkerRequest {
@@ -954,8 +1025,7 @@ pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
         }),
         Ok(WorkerRequest::Probe { id, probe: p }) => WorkerResponse::Probe {
             id,
-            output: probe_pair(&p.x, &p.y, &p.a, p.form, p.m, p.trials, p.seed)
-                .map_err(|e| e.to_string()),
+            output: probe_pair(&p).map_err(|e| e.to_string()),
         },
         Err(error) => WorkerResponse::Task(TaskResponse {
             id: 0,
@@ -977,6 +1047,10 @@ mod tests {
     use super::*;
     use crate::math::config::Param;
 
+    fn id(name: &str) -> EstimatorId {
+        EstimatorId::from_id(name).unwrap()
+    }
+
     fn config_with(pairs: &[(&str, &str)]) -> ExperimentConfig {
         let mut config = ExperimentConfig::default();
         for (key, value) in pairs {
@@ -992,14 +1066,19 @@ mod tests {
         // Same data, same ω: the only difference is f32 arithmetic. Lemma 3.1 gives each
         // pair's relative RMSE √MSE/SM; the f32 error must be below 1 % of it (and it is
         // measured near 1e-6 in log, while the relative RMSE is 1e-2 or more at m ≤ 1024).
-        for hyp in ["1", "0"] {
-            let config = config_with(&[("n", "64"), ("m", "256"), ("hyp", hyp)]);
+        let every = crate::math::estimators::REGISTRY
+            .iter()
+            .map(|e| e.id())
+            .collect::<Vec<_>>()
+            .join(",");
+        for orf in ["0", "1"] {
+            let config = config_with(&[("n", "64"), ("m", "256"), ("est", &every), ("orf", orf)]);
             let checks = check_kernel_against_f64(&config, 64).unwrap();
-            assert_eq!(checks.len(), 3 * 64);
+            assert_eq!(checks.len(), config.estimators.len() * 64);
             for check in checks {
                 assert!(
                     check.is_far_below_the_monte_carlo_error(),
-                    "hyp={hyp}: {check:?}"
+                    "orf={orf}: {check:?}"
                 );
             }
         }
@@ -1011,7 +1090,7 @@ mod tests {
         // the outputs must be bit for bit those of a worker that drew only what it needed.
         let config = config_with(&[("n", "40"), ("pairs", "20"), ("datasets", "1")]);
         let curve_16 = Task {
-            heuristic: AHeuristic::VarianceAdjusted,
+            estimator: id("hcexp-var"),
             piece: Piece::Curve { m: 16 },
         };
         let mut warm = Workspace::new();
@@ -1025,7 +1104,7 @@ mod tests {
             Workspace::new().run(&config, &curve_16).unwrap()
         );
         let boxplot = Task {
-            heuristic: AHeuristic::MeanOnly,
+            estimator: id("hcexp-mean"),
             piece: Piece::BoxplotPairs {
                 index: 1,
                 start: 0,
@@ -1058,7 +1137,7 @@ mod tests {
         let run = |workspace: &mut Workspace, start, end| match workspace.run(
             &config,
             &Task {
-                heuristic: AHeuristic::VarianceAdjusted,
+                estimator: id("hcexp-var"),
                 piece: Piece::BoxplotPairs {
                     index: 1,
                     start,
@@ -1134,18 +1213,14 @@ mod tests {
         after.set(Param::Estimators, "prf,var").unwrap();
         let missing = store.missing(&after);
         assert!(!missing.is_empty());
-        assert!(
-            missing
-                .iter()
-                .all(|t| t.heuristic == AHeuristic::VarianceAdjusted)
-        );
+        assert!(missing.iter().all(|t| t.estimator == id("hcexp-var")));
     }
 
     #[test]
     fn messages_round_trip_through_handle_request_with_infinities_intact() {
         let config = config_with(&[("n", "8"), ("m", "16")]);
         let task = Task {
-            heuristic: AHeuristic::MeanOnly,
+            estimator: id("hcexp-mean"),
             piece: Piece::ScatterPairs { start: 0, end: 8 },
         };
         let request = TaskRequest {
@@ -1176,15 +1251,19 @@ mod tests {
         assert_eq!(decode::<TaskOutput>(&encode(&sums).unwrap()), Ok(sums));
         // A probe gives what probe_pair gives.
         let probe = ProbeRequest {
+            estimator: id("hcplx"),
+            fit: Fit {
+                theta: 0.6,
+                ..Fit::diagonal(vec![1.5, 0.5], 0)
+            },
             x: vec![0.5, -0.2],
             y: vec![0.1, 0.3],
-            a: vec![1.0, 1.0],
-            form: FeatureForm::Hyperbolic,
             m: 8,
             trials: 50,
             seed: 3,
+            orthogonal: true,
         };
-        let expected = probe_pair(&probe.x, &probe.y, &probe.a, probe.form, 8, 50, 3).unwrap();
+        let expected = probe_pair(&probe).unwrap();
         assert_eq!(
             ask(&mut workspace, &WorkerRequest::Probe { id: 7, probe }),
             WorkerResponse::Probe {
@@ -1228,7 +1307,7 @@ mod tests {
             },
         ] {
             let task = Task {
-                heuristic: AHeuristic::Identity,
+                estimator: id("prf-hyp"),
                 piece,
             };
             assert!(workspace.run(&config, &task).is_err(), "{piece:?}");
@@ -1241,7 +1320,7 @@ mod tests {
         let tasks = plan(&config);
         let scatter: usize = tasks
             .iter()
-            .filter(|t| t.heuristic == AHeuristic::Identity)
+            .filter(|t| t.estimator == id("prf-hyp"))
             .map(|t| match t.piece {
                 Piece::ScatterPairs { start, end } => end - start,
                 _ => 0,

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::math::config::{ExperimentConfig, Param, ParamError};
-use crate::math::heuristics::AHeuristic;
+use crate::math::estimators::{EstimatorId, Family};
 
 /// Applies `text` to `param` on a copy of the current configuration and publishes it; returns
 /// the message to show when the value is refused (the configuration then stays as it was).
@@ -85,7 +85,8 @@ pub fn NumberControl(
     }
 }
 
-/// Check boxes for the estimators, the hyperbolic switch and the ω mode.
+/// The estimators as a grouped list (family, then variant), the complex A's angle and
+/// magnitudes, orthogonal features and the ω mode.
 ///
 /// - `config` / `set_config`: the page's configuration and its setter.
 #[component]
@@ -94,13 +95,8 @@ pub fn EstimatorControls(
     set_config: WriteSignal<ExperimentConfig>,
 ) -> impl IntoView {
     let (error, set_error) = signal(None::<ParamError>);
-    let toggle = move |heuristic: AHeuristic, on: bool| {
-        let mut chosen = config.with_untracked(|c| c.estimators.clone());
-        chosen.retain(|h| *h != heuristic);
-        if on {
-            chosen.push(heuristic);
-        }
-        let list: Vec<&str> = chosen.iter().map(|h| h.url_name()).collect();
+    let set_list = move |chosen: Vec<EstimatorId>| {
+        let list: Vec<&str> = chosen.iter().map(|e| e.id()).collect();
         set_error.set(commit(
             config,
             set_config,
@@ -108,46 +104,116 @@ pub fn EstimatorControls(
             &list.join(","),
         ));
     };
-    let boxes = AHeuristic::ALL
+    let toggle = move |estimator: EstimatorId, on: bool| {
+        let mut chosen = config.with_untracked(|c| c.estimators.clone());
+        chosen.retain(|e| *e != estimator);
+        if on {
+            chosen.push(estimator);
+        }
+        set_list(chosen);
+    };
+    let groups = Family::ALL
         .into_iter()
-        .map(|heuristic| {
-            let checked = move || config.with(|c| c.estimators.contains(&heuristic));
+        .map(|family| {
+            let boxes = EstimatorId::all()
+                .filter(|e| e.get().family() == family)
+                .map(|estimator| {
+                    let checked = move || config.with(|c| c.estimators.contains(&estimator));
+                    let [r, g, b] = estimator.get().colour();
+                    view! {
+                        <label class="check" title=format!("{} (est id {})", estimator.get().docs().formula, estimator.id())>
+                            <input
+                                type="checkbox"
+                                name=format!("est-{}", estimator.id())
+                                data-estimator=estimator.id()
+                                prop:checked=checked
+                                on:change=move |ev| toggle(estimator, event_target_checked(&ev))
+                            />
+                            <span class="swatch" style=format!("background:rgb({r},{g},{b})")></span>
+                            <span>{estimator.label()}</span>
+                        </label>
+                    }
+                })
+                .collect_view();
             view! {
-                <label class="check">
-                    <input
-                        type="checkbox"
-                        name=format!("est-{}", heuristic.url_name())
-                        prop:checked=checked
-                        on:change=move |ev| toggle(heuristic, event_target_checked(&ev))
-                    />
-                    <span class=format!("swatch swatch-{}", heuristic.url_name())></span>
-                    {match heuristic {
-                        AHeuristic::Identity => "PRF (A = I)",
-                        AHeuristic::MeanOnly => "mean-only A",
-                        AHeuristic::VarianceAdjusted => "variance-adjusted A",
-                    }}
-                </label>
+                <div class="estimator-group" data-family=format!("{family:?}")>
+                    <p class="group-name">{family.label()}</p>
+                    {boxes}
+                </div>
             }
         })
         .collect_view();
+    let presets = [
+        ("the paper's three", "prf-hyp,hcexp-mean,hcexp-var"),
+        ("positive forms", "prf-pos,cexp-mean,cexp-var"),
+        (
+            "every estimator",
+            "prf-pos,prf-hyp,cexp-mean,cexp-var,hcexp-mean,hcexp-var,hcexp-opt,rff,cplx,hcplx,oprf,oprf-var",
+        ),
+    ]
+    .into_iter()
+    .map(|(label, list)| {
+        view! {
+            <button
+                type="button"
+                class="preset"
+                on:click=move |_| {
+                    set_error.set(commit(config, set_config, Param::Estimators, list));
+                }
+            >
+                {label}
+            </button>
+        }
+    })
+    .collect_view();
+    let uses_complex = move || {
+        config.with(|c| {
+            c.estimators
+                .iter()
+                .any(|e| e.get().family() == Family::Complex)
+        })
+    };
     view! {
-        <fieldset class="control">
+        <fieldset class="control estimators">
             <legend>"estimators " <code class="param-key">"est"</code></legend>
-            {boxes}
+            <div class="preset-row">{presets}</div>
+            <div class="estimator-groups">{groups}</div>
             <p class="control-error" role="alert">
                 {move || error.get().map(|e| format!("{}: {}", e.key, e.message))}
             </p>
+            <div class="complex-controls" class:dimmed=move || !uses_complex()>
+                <NumberControl
+                    param=Param::Theta
+                    config
+                    set_config
+                    slider=Slider { min: 0.0, max: std::f64::consts::FRAC_PI_2, step: 0.01 }
+                />
+                <label class="select stacked">
+                    <span>"complex A's magnitudes a " <code class="param-key">"cplxa"</code></span>
+                    <select
+                        name="cplxa"
+                        prop:value=move || config.with(|c| c.get(Param::ComplexA))
+                        on:change=move |ev| {
+                            set_error.set(commit(config, set_config, Param::ComplexA, &event_target_value(&ev)));
+                        }
+                    >
+                        <option value="identity">"a = 1 (θ slides PRF → RFF)"</option>
+                        <option value="mean-only">"mean-only"</option>
+                        <option value="variance-adjusted">"variance-adjusted"</option>
+                    </select>
+                </label>
+            </div>
             <label class="check">
                 <input
                     type="checkbox"
-                    name="hyp"
-                    prop:checked=move || config.with(|c| c.hyperbolic)
+                    name="orf"
+                    prop:checked=move || config.with(|c| c.orthogonal)
                     on:change=move |ev| {
                         let on = if event_target_checked(&ev) { "1" } else { "0" };
-                        set_error.set(commit(config, set_config, Param::Hyperbolic, on));
+                        set_error.set(commit(config, set_config, Param::Orthogonal, on));
                     }
                 />
-                "hyperbolic features (cosh: HCEXP) " <code class="param-key">"hyp"</code>
+                "orthogonal random features (blocks of d orthogonal ω) " <code class="param-key">"orf"</code>
             </label>
             <label class="select">
                 "projections ω " <code class="param-key">"omega"</code>

@@ -277,10 +277,7 @@ impl Pool {
         set_timeout(
             move || {
                 let r = request;
-                done(
-                    probe_pair(&r.x, &r.y, &r.a, r.form, r.m, r.trials, r.seed)
-                        .map_err(|e| e.to_string()),
-                )
+                done(probe_pair(&r).map_err(|e| e.to_string()))
             },
             Duration::ZERO,
         );

@@ -12,9 +12,9 @@ use super::controls::NumberControl;
 use super::pool::ProbeRunner;
 use crate::charts::{ProbeEntry, draw_probe};
 use crate::math::config::{ExperimentConfig, Param};
-use crate::math::dataset::SampleMoments;
+use crate::math::dataset::{Dataset, SampleMoments};
+use crate::math::estimators::FitInput;
 use crate::math::experiment::{EstimatorId, ExperimentResult, generate_dataset};
-use crate::math::heuristics::diagonal_a;
 use crate::math::probe::ProbeResult;
 use crate::math::tasks::ProbeRequest;
 
@@ -127,29 +127,44 @@ fn prepare_probe(
         trials,
         config.m
     );
-    let typed_moments =
-        matches!(pair, ProbedPair::Typed(..)).then(|| SampleMoments::of_pair(&x, &y));
+    // A typed pair is its own one-pair dataset: the estimators fit to it (means = the pair,
+    // variance 0), as `kernel-lab pair` does.
+    let typed_data = matches!(pair, ProbedPair::Typed(..)).then(|| {
+        (
+            Dataset {
+                d: x.len(),
+                n: 1,
+                x: x.clone(),
+                y: y.clone(),
+            },
+            SampleMoments::of_pair(&x, &y),
+        )
+    });
     let requests = result
         .scatter
         .iter()
         .map(|series| {
             let estimator = series.estimates.estimator;
-            let a = match &typed_moments {
-                Some(moments) => diagonal_a(estimator.heuristic, moments).a,
-                None => series.estimates.a.clone(),
+            let fit = match &typed_data {
+                Some((data, moments)) => estimator
+                    .get()
+                    .fit(FitInput { data, moments }, &config.estimator_params())
+                    .map_err(|e| e.to_string())?,
+                None => series.estimates.fit.clone(),
             };
             let request = ProbeRequest {
+                estimator,
+                fit,
                 x: x.clone(),
                 y: y.clone(),
-                a,
-                form: estimator.form,
                 m: config.m,
                 trials,
                 seed: config.seed,
+                orthogonal: config.orthogonal,
             };
-            (estimator, request)
+            Ok((estimator, request))
         })
-        .collect();
+        .collect::<Result<Vec<_>, String>>()?;
     Ok((description, requests))
 }
 
@@ -223,7 +238,7 @@ pub fn ProbePanel(
                             answers.borrow_mut().push((estimator, probe));
                             if answers.borrow().len() == count {
                                 let mut results = answers.take();
-                                results.sort_by_key(|(e, _)| e.heuristic);
+                                results.sort_by_key(|(e, _)| *e);
                                 set_probing.set(false);
                                 set_view_data.set(Some(Ok(Arc::new(ProbeView {
                                     description,
@@ -251,7 +266,7 @@ pub fn ProbePanel(
                 .results
                 .iter()
                 .map(|(estimator, result)| ProbeEntry {
-                    heuristic: estimator.heuristic,
+                    estimator: *estimator,
                     label: estimator.label(),
                     result,
                 })

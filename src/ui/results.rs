@@ -7,15 +7,16 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 
 use crate::charts::{
-    BoxplotEntry, ScatterLayout, TheoremEntry, draw_boxplots, draw_lemma_3_2, draw_mse_curves,
-    draw_scatter, draw_theorem_3_3, estimator_css_color,
+    BoxplotEntry, ScatterLayout, SweepEntry, TheoremEntry, draw_boxplots, draw_lemma_3_2,
+    draw_mse_curves, draw_parameter_sweep, draw_scatter, draw_theorem_3_3, estimator_css_color,
 };
 use crate::math::config::OmegaMode;
+use crate::math::estimators::{EstimatorId, REGISTRY};
 use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
 use crate::math::tasks::Part;
 
 use super::{ScatterView, Shown};
-use crate::math::heuristics::AHeuristic;
+use crate::math::experiment::ScatterSeries;
 use crate::math::stats::format_from_log;
 
 /// Text of a number given as its natural log, for the table: scientific notation that
@@ -27,20 +28,43 @@ fn number_text(ln_value: f64) -> String {
 /// The canvases of the page.
 #[derive(Clone, Copy)]
 struct Canvases {
-    scatter: [NodeRef<Canvas>; 3],
+    /// One per registry entry (shown when chosen).
+    scatter: StoredValue<Vec<NodeRef<Canvas>>>,
     mse: NodeRef<Canvas>,
     rel: NodeRef<Canvas>,
     curves: NodeRef<Canvas>,
     lemma: NodeRef<Canvas>,
     theorem: NodeRef<Canvas>,
+    sweep: NodeRef<Canvas>,
 }
 
-/// Which of the three scatter canvases shows `heuristic`.
-fn scatter_slot(heuristic: AHeuristic) -> usize {
-    AHeuristic::ALL
+/// The series Lemma 3.2 and Theorem 3.3 hold for (hyperbolic features, real diagonal A).
+fn bounded(view: &ScatterView) -> impl Iterator<Item = &ScatterSeries> {
+    view.series
         .iter()
-        .position(|h| *h == heuristic)
-        .unwrap_or(0)
+        .filter(|s| s.estimates.estimator.get().bounds().hyperbolic_real_a)
+}
+
+/// The sweep chart's lines: every chosen estimator that has a parameter sweep.
+fn sweep_entries(view: &ScatterView) -> Vec<SweepEntry> {
+    let ln_m = (view.config.m.max(1) as f64).ln();
+    let ln10 = std::f64::consts::LN_10;
+    view.series
+        .iter()
+        .filter_map(|s| {
+            let sweep = s.estimates.sweep.as_ref()?;
+            Some(SweepEntry {
+                estimator: s.estimates.estimator,
+                values: sweep.values.clone(),
+                log10_mse: sweep
+                    .log_mean_mse_one_feature
+                    .iter()
+                    .map(|l| (l - ln_m) / ln10)
+                    .collect(),
+                measured: (sweep.current, s.metrics.log_mse / ln10),
+            })
+        })
+        .collect()
 }
 
 /// Figure 1's panels and the two bounds drawn from the scatter dataset.
@@ -48,44 +72,49 @@ fn draw_scatter_part(
     view: &ScatterView,
     canvases: Canvases,
     probe: Option<usize>,
-    layouts: StoredValue<[Option<ScatterLayout>; 3]>,
+    layouts: StoredValue<Vec<Option<ScatterLayout>>>,
 ) -> Result<(), String> {
-    let mut drawn = [None; 3];
+    let mut drawn = vec![None; REGISTRY.len()];
     for series in &view.series {
-        let slot = scatter_slot(series.estimates.estimator.heuristic);
-        if let Some(canvas) = canvases.scatter[slot].get() {
+        let slot = series.estimates.estimator.index();
+        if let Some(canvas) = canvases
+            .scatter
+            .with_value(|c| c.get(slot).and_then(|c| c.get()))
+        {
             drawn[slot] = Some(draw_scatter(&canvas, series, probe).map_err(|e| e.to_string())?);
         }
     }
     layouts.set_value(drawn);
     let m = view.config.m;
-    if let Some(canvas) = canvases.lemma.get() {
-        let radii: Vec<_> = view
-            .series
-            .iter()
-            .map(|s| {
-                (
-                    s.estimates.estimator.heuristic,
-                    s.estimates.estimator.label(),
-                    s.estimates.data_radius,
-                )
-            })
-            .collect();
+    let radii: Vec<_> = bounded(view)
+        .map(|s| {
+            (
+                s.estimates.estimator,
+                s.estimates.estimator.label(),
+                s.estimates.data_radius,
+            )
+        })
+        .collect();
+    if let (Some(canvas), false) = (canvases.lemma.get(), radii.is_empty()) {
         draw_lemma_3_2(&canvas, m, &radii).map_err(|e| e.to_string())?;
     }
-    if let Some(canvas) = canvases.theorem.get() {
-        let entries: Vec<TheoremEntry> = view
-            .series
-            .iter()
-            .map(|s| TheoremEntry {
-                heuristic: s.estimates.estimator.heuristic,
+    let entries: Vec<TheoremEntry> = bounded(view)
+        .filter_map(|s| {
+            Some(TheoremEntry {
+                estimator: s.estimates.estimator,
                 label: s.estimates.estimator.label(),
-                inputs: s.estimates.theorem_3_3.clone(),
+                inputs: s.estimates.theorem_3_3.clone()?,
                 observed_max_rel_err: s.metrics.max_rel_err,
                 log_predicted_max_rel_rmse: s.estimates.max_log_relative_rmse(),
             })
-            .collect();
+        })
+        .collect();
+    if let (Some(canvas), false) = (canvases.theorem.get(), entries.is_empty()) {
         draw_theorem_3_3(&canvas, m, &entries).map_err(|e| e.to_string())?;
+    }
+    let sweeps = sweep_entries(view);
+    if let (Some(canvas), false) = (canvases.sweep.get(), sweeps.is_empty()) {
+        draw_parameter_sweep(&canvas, "θ", &sweeps).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -98,7 +127,7 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
             .iter()
             .map(|s| BoxplotEntry {
                 label: s.estimator.label(),
-                heuristic: s.estimator.heuristic,
+                estimator: s.estimator,
                 values: s
                     .per_dataset
                     .iter()
@@ -150,17 +179,18 @@ pub fn Charts(
     probe: Signal<Option<usize>>,
     on_pick: Callback<usize>,
 ) -> impl IntoView {
-    let layouts = StoredValue::new([None::<ScatterLayout>; 3]);
+    let layouts = StoredValue::new(vec![None::<ScatterLayout>; REGISTRY.len()]);
+    let scatter_canvases: Vec<NodeRef<Canvas>> = REGISTRY.iter().map(|_| NodeRef::new()).collect();
     let canvases = Canvases {
-        scatter: std::array::from_fn(|_| NodeRef::new()),
+        scatter: StoredValue::new(scatter_canvases.clone()),
         mse: NodeRef::new(),
         rel: NodeRef::new(),
         curves: NodeRef::new(),
         lemma: NodeRef::new(),
         theorem: NodeRef::new(),
+        sweep: NodeRef::new(),
     };
     let Canvases {
-        scatter: scatter_canvases,
         mse: mse_canvas,
         rel: rel_canvas,
         ..
@@ -197,24 +227,21 @@ pub fn Charts(
         on_drawn.run((shown.generation, Part::Curves, outcome));
     });
 
-    let panels = AHeuristic::ALL
-        .into_iter()
+    let panels = EstimatorId::all()
         .zip(scatter_canvases)
-        .map(|(heuristic, canvas)| {
+        .map(|(estimator, canvas)| {
             let pick = move |ev: ev::MouseEvent| {
-                let slot = scatter_slot(heuristic);
+                let slot = estimator.index();
                 let picked = scatter.with_untracked(|r| {
                     let series = r
                         .as_ref()?
                         .value
                         .series
                         .iter()
-                        .find(|s| s.estimates.estimator.heuristic == heuristic)?;
-                    layouts.with_value(|l| l[slot])?.nearest_pair(
-                        series,
-                        ev.offset_x() as f64,
-                        ev.offset_y() as f64,
-                    )
+                        .find(|s| s.estimates.estimator == estimator)?;
+                    layouts
+                        .with_value(|l| l.get(slot).copied().flatten())?
+                        .nearest_pair(series, ev.offset_x() as f64, ev.offset_y() as f64)
                 });
                 if let Some(index) = picked {
                     on_pick.run(index);
@@ -226,7 +253,7 @@ pub fn Charts(
                         r.value
                             .series
                             .iter()
-                            .any(|s| s.estimates.estimator.heuristic == heuristic)
+                            .any(|s| s.estimates.estimator == estimator)
                     })
                 })
             };
@@ -236,7 +263,8 @@ pub fn Charts(
                         node_ref=canvas
                         class="chart scatter"
                         title="click a point to probe that pair"
-                        data-chart=format!("scatter-{}", heuristic.url_name())
+                        data-chart=format!("scatter-{}", estimator.id())
+                        data-estimator=estimator.id()
                         on:click=pick
                     ></canvas>
                 </div>
@@ -256,6 +284,20 @@ pub fn Charts(
         })
     };
 
+    let has_bounds = move || {
+        scatter.with(|r| {
+            r.as_ref()
+                .is_some_and(|r| bounded(&r.value).next().is_some())
+        })
+    };
+    let has_sweep = move || {
+        scatter.with(|r| {
+            r.as_ref()
+                .is_some_and(|r| r.value.series.iter().any(|s| s.estimates.sweep.is_some()))
+        })
+    };
+    // "" leaves the stylesheet's grid in force.
+    let display = |shown: bool| if shown { "" } else { "none" };
     view! {
         <section class="figure">
             <h2>"True against estimated softmax kernel"</h2>
@@ -284,28 +326,42 @@ pub fn Charts(
                     <h3>"MSE falls as 1/m"</h3>
                     <p class="formula-block">"MSE(x, y) = (1/2m) · e^{|z|²} · SM(x, y)² · (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy"</p>
                     <p>
-                        "Lemma 3.1 (hyperbolic form; the positive form has 1/m and the first power). The line is its mean over the "
-                        "first 32 pairs of the scatter dataset; the points are the measured MSE on the same pairs, the mean of 4 "
-                        "independent draws of ω with ±1 standard error. Where |z|² is large, the MSE is dominated by draws too rare "
-                        "to appear in a few repeats, and the points fall far below the line: the formula is right, the sample is not "
-                        "big enough to see it."
+                        "Lemma 3.1 for HCEXP (the positive form has 1/m and the first power); every other estimator draws its own "
+                        "formula (listed under \"What is computed\"), all proportional to 1/m for i.i.d. ω. The line is the formula's "
+                        "mean over the first 32 pairs of the scatter dataset; the points are the measured MSE on the same pairs, the "
+                        "mean of 4 independent draws of ω with ±1 standard error. Where |z|² is large, the MSE is dominated by draws "
+                        "too rare to appear in a few repeats, and the points fall far below the line: the formula is right, the "
+                        "sample is not big enough to see it. With orthogonal features (orf) the points may lie below the i.i.d. line: "
+                        "that is their advantage."
                     </p>
                 </div>
             </div>
-            <div class="theory-row">
+            <div class="theory-row" style:display=move || display(has_sweep())>
+                <div class="panel"><canvas node_ref=canvases.sweep class="chart theory-chart" data-chart="mse-vs-theta"></canvas></div>
+                <div class="explain">
+                    <h3>"From PRF to random Fourier features: the angle θ"</h3>
+                    <p class="formula-block">"A = e^{iθ}·diag(a),  m·MSE = (E|f|² + Re E f²)/2 − SM²,  f = exp(ω·z − s/2)"</p>
+                    <p>
+                        "The complex A's MSE formula averaged over the scatter dataset's pairs, for every θ from 0 to π/2 at the "
+                        "page's m; the dot is the MSE measured at the θ in use. With a = 1, θ = 0 is PRF and θ = π/2 is the "
+                        "trigonometric estimator; in between lie estimators none of the sources plot. Move θ to move the dot."
+                    </p>
+                </div>
+            </div>
+            <div class="theory-row" style:display=move || display(has_bounds())>
                 <div class="panel"><canvas node_ref=canvases.lemma class="chart theory-chart" data-chart="lemma-3-2"></canvas></div>
                 <div class="explain">
                     <h3>"A bound from the size of the data"</h3>
                     <p class="formula-block">"√MSE / SM ≤ W(r) / √(2m),  W(r) = e^{2r²} (1 − e^{−4r²})"</p>
                     <p>
                         "Lemma 3.2, corrected: the seed paper prints 1 − e^{4r²}, which would make the bound negative. It holds for "
-                        "HCEXP on any region where |Ax| ≤ r and |A⁻ᵀy| ≤ r, because the relative RMSE grows with |z|² ≤ (2r)². "
+                        "HCEXP (hyperbolic features with a real diagonal A; only those are drawn) on any region where |Ax| ≤ r and |A⁻ᵀy| ≤ r, because the relative RMSE grows with |z|² ≤ (2r)². "
                         "The vertical lines mark each estimator's r on the scatter dataset: a good A keeps r small, and the bound "
                         "grows like e^{2r²}."
                     </p>
                 </div>
             </div>
-            <div class="theory-row">
+            <div class="theory-row" style:display=move || display(has_bounds())>
                 <div class="panel"><canvas node_ref=canvases.theorem class="chart theory-chart" data-chart="theorem-3-3"></canvas></div>
                 <div class="explain">
                     <h3>"A bound that holds with probability p"</h3>
@@ -323,7 +379,39 @@ pub fn Charts(
     }
 }
 
-/// The medians behind the boxplots, one row per estimator.
+/// What an estimator fitted on the scatter dataset, in words: the range of A's diagonal,
+/// θ, α, and the optimiser's iterations and gain.
+fn fitted_text(series: &ScatterSeries) -> String {
+    let fit = &series.estimates.fit;
+    let mut parts = Vec::new();
+    let (lo, hi) = fit
+        .a
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
+            (lo.min(*a), hi.max(*a))
+        });
+    if lo.is_finite() && (lo != 1.0 || hi != 1.0) {
+        parts.push(format!("a ∈ [{lo:.3}, {hi:.3}]"));
+    } else {
+        parts.push("A = I".to_string());
+    }
+    if fit.theta != 0.0 {
+        parts.push(format!("θ = {:.3}", fit.theta));
+    }
+    if fit.alpha != 0.0 {
+        parts.push(format!("α = {:.4}", fit.alpha));
+    }
+    if let Some(report) = fit.optimiser {
+        let ratio = (report.log_objective_end - report.log_objective_start).exp();
+        parts.push(format!(
+            "{} iterations, objective × {:.3} of the variance-adjusted start",
+            report.iterations, ratio
+        ));
+    }
+    parts.join(", ")
+}
+
+/// The leaderboard: one row per estimator, sorted by median MSE, with what each fitted.
 ///
 /// - `result`: the latest finished experiment.
 #[component]
@@ -332,46 +420,54 @@ pub fn ResultsTable(result: Memo<Option<Arc<ExperimentResult>>>) -> impl IntoVie
         result.get().map(|r| {
             let c = &r.config;
             let caption = format!(
-                "Medians over {} datasets of {} pairs · d = {} · m = {} · {} features · ω {}",
+                "Sorted by median MSE over {} datasets of {} pairs · d = {} · m = {} · {} ω {}",
                 c.datasets,
                 c.pairs,
                 c.d,
                 c.m,
-                if c.hyperbolic { "hyperbolic (cosh)" } else { "positive (exp)" },
+                if c.orthogonal { "orthogonal" } else { "i.i.d." },
                 match c.omega {
                     OmegaMode::Shared => "shared by each dataset's pairs",
                     OmegaMode::Fresh => "fresh for every pair",
                 }
             );
-            let rows = r
-                .summaries
-                .iter()
-                .zip(&r.scatter)
-                .map(|(s, scatter)| {
+            let mut order: Vec<usize> = (0..r.summaries.len()).collect();
+            order.sort_by(|&i, &j| {
+                r.summaries[i]
+                    .log_median_mse
+                    .total_cmp(&r.summaries[j].log_median_mse)
+            });
+            let rows = order
+                .into_iter()
+                .enumerate()
+                .filter_map(|(rank, i)| {
+                    let (s, scatter) = (r.summaries.get(i)?, r.scatter.get(i)?);
                     let id = s.estimator.id();
-                    let swatch = format!("background:{}", estimator_css_color(s.estimator.heuristic));
-                    view! {
+                    let swatch = format!("background:{}", estimator_css_color(s.estimator));
+                    Some(view! {
                         <tr data-estimator=id>
+                            <td class="num">{rank + 1}</td>
                             <td><span class="swatch" style=swatch></span>{s.estimator.label()}</td>
-                            <td class="formula">{s.estimator.heuristic.formula()}</td>
+                            <td class="fitted" title=s.estimator.get().docs().formula>{fitted_text(scatter)}</td>
                             <td class="num" data-metric="median-mse">{number_text(s.log_median_mse)}</td>
                             <td class="num" data-metric="median-max-rel-err">{number_text(s.log_median_max_rel_err)}</td>
                             <td class="num" data-metric="scatter-mse">{number_text(scatter.metrics.log_mse)}</td>
                             <td class="num" data-metric="clamped">{s.clamped}</td>
                         </tr>
-                    }
+                    })
                 })
                 .collect_view();
             let paired = paired_comparison(&r);
             view! {
                 <section class="figure">
-                    <h2>"Results"</h2>
+                    <h2>"Results: the leaderboard"</h2>
                     <table class="results-table">
                         <caption>{caption}</caption>
                         <thead>
                             <tr>
+                                <th>"#"</th>
                                 <th>"estimator"</th>
-                                <th>"diagonal A"</th>
+                                <th>"fitted on the scatter dataset"</th>
                                 <th>"median MSE"</th>
                                 <th>"median max rel. error"</th>
                                 <th>"MSE on the scatter dataset"</th>
@@ -389,9 +485,10 @@ pub fn ResultsTable(result: Memo<Option<Arc<ExperimentResult>>>) -> impl IntoVie
 
 /// "Variance-adjusted A has the lower MSE in k of N datasets", when both heuristics ran.
 fn paired_comparison(r: &ExperimentResult) -> Option<String> {
-    let find = |h: AHeuristic| r.summaries.iter().find(|s| s.estimator.heuristic == h);
-    let mean = find(AHeuristic::MeanOnly)?;
-    let var = find(AHeuristic::VarianceAdjusted)?;
+    let find = |id: &str| r.summaries.iter().find(|s| s.estimator.id() == id);
+    let (mean, var) = crate::cli::PAIRED_HEURISTICS
+        .iter()
+        .find_map(|(mean, var)| find(mean).zip(find(var)))?;
     let wins = mean
         .per_dataset
         .iter()
@@ -404,30 +501,46 @@ fn paired_comparison(r: &ExperimentResult) -> Option<String> {
     ))
 }
 
-/// The estimators' definitions, beside the charts.
+/// The estimators' definitions, beside the charts: every registry entry's formula, what to
+/// notice and source, then the data and the heuristics.
 #[component]
 pub fn Formulas() -> impl IntoView {
+    let estimators = REGISTRY
+        .iter()
+        .map(|e| {
+            let docs = e.docs();
+            let [r, g, b] = e.colour();
+            view! {
+                <dt data-estimator=e.id()>
+                    <span class="swatch" style=format!("background:rgb({r},{g},{b})")></span>
+                    {e.label()} " " <code class="param-key">{e.id()}</code>
+                </dt>
+                <dd>
+                    <span class="formula-block">{docs.formula}</span>
+                    <span class="what-to-notice">"What to notice: " {docs.notice} "."</span>
+                    <span class="source">"Source: " {docs.source} "."</span>
+                </dd>
+            }
+        })
+        .collect_view();
     view! {
         <section class="figure formulas">
             <h2>"What is computed"</h2>
             <dl>
                 <dt>"Softmax kernel"</dt>
-                <dd>"SM(x, y) = exp(x·y), for queries x and keys y in ℝ^d."</dd>
-                <dt>"CEXP / HCEXP with a real diagonal A"</dt>
-                <dd>
-                    "ŜM(x, y) = (1/m) · exp(−(|Ax|² + |A⁻ᵀy|²)/2) · Σₖ f(ωₖ·z), with z = Ax + A⁻ᵀy, "
-                    "ωₖ ~ N(0, I_d), f = exp (positive, CEXP) or f = cosh (hyperbolic, HCEXP). "
-                    "Since (Ax)·(A⁻ᵀy) = x·y it is unbiased for every invertible A; A = I gives PRF (Performer)."
-                </dd>
+                <dd>"SM(x, y) = exp(x·y), for queries x and keys y in ℝ^d; ωₖ ~ N(0, I_d) (or orthogonal blocks with orf = 1)."</dd>
+                {estimators}
                 <dt>"MSE (seed paper, Lemma 3.1)"</dt>
                 <dd>
-                    "CEXP: (1/m) e^{|z|²} SM² (1 − e^{−|z|²}); HCEXP: (1/2m) e^{|z|²} SM² (1 − e^{−|z|²})². "
-                    "A good A makes |z| small on the data."
+                    "CEXP: (1/m) e^{|z|²} SM² (1 − e^{−|z|²}); HCEXP: (1/2m) e^{|z|²} SM² (1 − e^{−|z|²})², z = Ax + A⁻ᵀy. "
+                    "A good A makes |z| small on the data. The other estimators' formulas: ../shared/REFERENCE.md, each checked here "
+                    "by the statistical harness (tests/estimators.rs)."
                 </dd>
                 <dt>"Choosing A from sample means μ and variances σ²"</dt>
                 <dd>
                     "mean-only: aᵢ = √(|μ_y,i| / |μ_x,i|); variance-adjusted (Lemma 3.4): "
-                    "aᵢ = ((σ²_y,i + μ²_y,i) / (σ²_x,i + μ²_x,i))^¼, the minimiser of E|Ax|² + E|A⁻ᵀy|². "
+                    "aᵢ = ((σ²_y,i + μ²_y,i) / (σ²_x,i + μ²_x,i))^¼, the minimiser of E|Ax|² + E|A⁻ᵀy|²; optimised: the minimiser "
+                    "of the mean relative MSE meanᵢ (cosh|zᵢ|² − 1)/m over diagonal A, convex in ln a. "
                     "Entries are clamped into [0.001, 1000] (a zero mean would make mean-only A infinite)."
                 </dd>
                 <dt>"Data (seed paper, section 4)"</dt>

@@ -33,13 +33,13 @@ test('default page: every chart drawn, the paper\'s ordering, only its own files
   page.on('request', (r) => { if (!r.url().startsWith(server.url)) foreign.push(r.url()); });
   await waitReady(page, 90_000);
   const ink = await chartInk(page);
-  for (const chart of ['scatter-prf', 'scatter-mean', 'scatter-var', 'mse', 'max-rel-err', 'mse-vs-m', 'lemma-3-2', 'theorem-3-3']) {
+  for (const chart of ['scatter-prf-hyp', 'scatter-hcexp-mean', 'scatter-hcexp-var', 'mse', 'max-rel-err', 'mse-vs-m', 'lemma-3-2', 'theorem-3-3']) {
     assert.ok(ink[chart] > 0.02, `chart ${chart} looks blank (ink ${ink[chart]})`);
   }
   const table = await readTable(page);
-  assert.deepEqual(Object.keys(table).sort(), ['hcexp-mean', 'hcexp-var', 'prf']);
+  assert.deepEqual(Object.keys(table).sort(), ['hcexp-mean', 'hcexp-var', 'prf-hyp']);
   const mse = (id) => table[id]['median-mse'];
-  assert.ok(mse('prf') > mse('hcexp-mean') && mse('hcexp-mean') > mse('hcexp-var'),
+  assert.ok(mse('prf-hyp') > mse('hcexp-mean') && mse('hcexp-mean') > mse('hcexp-var'),
     `median MSE should order PRF > mean-only > variance-adjusted: ${JSON.stringify(table)}`);
   const canvas = await page.$eval('canvas[data-chart="mse"]', (c) => [c.width, c.clientWidth]);
   assert.equal(canvas[0], canvas[1], 'backing store follows CSS size at devicePixelRatio 1');
@@ -112,18 +112,19 @@ test('invalid typing shows an inline message and keeps the last results', async 
 test('clicking a scatter point probes that pair: histogram drawn, URL follows', async () => {
   const { page, problems, context } = await openPage(browser, server.url + '?n=100&datasets=3&pairs=50&m=64&trials=500');
   await waitReady(page);
-  // Click on the variance-adjusted panel at a drawn point: find a dark-blue pixel.
-  const target = await page.$eval('canvas[data-chart="scatter-var"]', (c) => {
+  // Click on the variance-adjusted panel at a drawn point: find a pixel of its blue
+  // (0, 114, 178) at the dots' 50 % opacity on white.
+  const target = await page.$eval('canvas[data-chart="scatter-hcexp-var"]', (c) => {
     const { data, width, height } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
     const scale = c.width / c.clientWidth;
     for (let y = 0; y < height; y += 1) for (let x = 0; x < width; x += 1) {
       const i = 4 * (y * width + x);
-      if (Math.abs(data[i] - 144) < 25 && Math.abs(data[i + 1] - 178) < 25 && Math.abs(data[i + 2] - 213) < 25) return { x: x / scale, y: y / scale };
+      if (Math.abs(data[i] - 127) < 25 && Math.abs(data[i + 1] - 184) < 25 && Math.abs(data[i + 2] - 216) < 25) return { x: x / scale, y: y / scale };
     }
     return null;
   });
   assert.ok(target, 'no point found on the scatter panel');
-  await page.click('canvas[data-chart="scatter-var"]', { position: target });
+  await page.click('canvas[data-chart="scatter-hcexp-var"]', { position: target });
   await page.waitForFunction(() => /[?&]probe=\d+/.test(location.search));
   const index = Number(new URL(page.url()).searchParams.get('probe'));
   assert.equal(await page.inputValue('#control-probe'), String(index));
@@ -161,6 +162,40 @@ test('the page carries a Content-Security-Policy and runs under it', async () =>
   assert.match(policy, /default-src 'self'/);
   assert.match(policy, /script-src 'self' 'wasm-unsafe-eval' 'sha256-/);
   assert.doesNotMatch(policy, /script-src[^;]*'unsafe-inline'/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('every estimator at once: one panel each, the leaderboard sorted, the θ chart and the bounds drawn', async () => {
+  const every = 'prf-pos,prf-hyp,cexp-mean,cexp-var,hcexp-mean,hcexp-var,hcexp-opt,rff,cplx,hcplx,oprf,oprf-var';
+  const { page, problems, context } = await openPage(browser, server.url + `?est=${every}&m=64&n=300&datasets=4&pairs=100&theta=0.7`);
+  await waitReady(page, 90_000);
+  const ink = await chartInk(page);
+  for (const id of every.split(',')) {
+    assert.ok(ink[`scatter-${id}`] > 0.02, `scatter panel of ${id} looks blank (ink ${ink[`scatter-${id}`]})`);
+  }
+  for (const chart of ['mse', 'max-rel-err', 'mse-vs-m', 'mse-vs-theta', 'lemma-3-2', 'theorem-3-3']) {
+    assert.ok(ink[chart] > 0.02, `chart ${chart} looks blank (ink ${ink[chart]})`);
+  }
+  const table = await readTable(page);
+  assert.deepEqual(Object.keys(table).sort(), every.split(',').sort());
+  const medians = await page.$$eval('tr[data-estimator] [data-metric="median-mse"]', (cells) => cells.map((c) => Number(c.textContent)));
+  for (let i = 1; i < medians.length; i += 1) assert.ok(medians[i - 1] <= medians[i], `leaderboard not sorted: ${medians}`);
+  assert.match(await page.textContent('tr[data-estimator="oprf"] .fitted'), /α = -/);
+  assert.match(await page.textContent('tr[data-estimator="hcexp-opt"] .fitted'), /iterations/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('links from before the registry keep their meaning (est=prf,mean,var with hyp)', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?est=prf,mean,var&hyp=0&m=64&n=100&datasets=2&pairs=50');
+  await waitReady(page, 90_000);
+  assert.deepEqual(Object.keys(await readTable(page)).sort(), ['cexp-mean', 'cexp-var', 'prf-pos']);
+  assert.match(decodeURIComponent(page.url()), /[?&]est=prf-pos,cexp-mean,cexp-var(&|$)/);
+  assert.doesNotMatch(page.url(), /[?&]hyp=/);
+  // With only positive estimators, the bounds for hyperbolic features are not drawn.
+  assert.equal(await page.$eval('canvas[data-chart="lemma-3-2"]', (c) => c.closest('.theory-row').style.display), 'none');
+  assert.deepEqual(await page.$$eval('.notice li', (items) => items.map((i) => i.textContent)), []);
   assert.deepEqual(problems, []);
   await context.close();
 });
