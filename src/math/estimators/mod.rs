@@ -23,6 +23,7 @@ pub mod cexp;
 pub mod complex;
 pub mod gerf;
 pub mod optimised;
+pub mod rff;
 
 use std::fmt;
 
@@ -297,6 +298,7 @@ pub static REGISTRY: &[&dyn Estimator] = &[
     &cexp::HCEXP_MEAN,
     &cexp::HCEXP_VARIANCE,
     &optimised::HCEXP_OPTIMISED,
+    &rff::RFF,
     &complex::COMPLEX_POSITIVE,
     &complex::COMPLEX_HYPERBOLIC,
     &gerf::OPRF,
