@@ -762,6 +762,8 @@ pub struct SweepEntry {
     pub values: Vec<f64>,
     /// `log10` of the formula's mean MSE at each value (for the page's m).
     pub log10_mse: Vec<f64>,
+    /// `log10` of the formula's median over the pairs (the typical pair), dashed.
+    pub log10_median_mse: Vec<f64>,
     /// The value in use and `log10` of the measured MSE there.
     pub measured: (f64, f64),
 }
@@ -777,9 +779,13 @@ pub fn draw_parameter_sweep(
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
     root.fill(&WHITE)?;
-    let values = entries
-        .iter()
-        .flat_map(|e| e.log10_mse.iter().copied().chain([e.measured.1]));
+    let values = entries.iter().flat_map(|e| {
+        e.log10_mse
+            .iter()
+            .chain(&e.log10_median_mse)
+            .copied()
+            .chain([e.measured.1])
+    });
     let (lo, hi) = padded_range(values, 0.3, 1.0)
         .ok_or(ChartError::NoFiniteData("MSE against the parameter"))?;
     let x_hi = entries
@@ -815,6 +821,17 @@ pub fn draw_parameter_sweep(
                 .zip(&entry.log10_mse)
                 .map(|(x, y)| (*x, *y))
                 .filter(|(_, y)| y.is_finite()),
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+        chart.draw_series(DashedLineSeries::new(
+            entry
+                .values
+                .iter()
+                .zip(&entry.log10_median_mse)
+                .map(|(x, y)| (*x, *y))
+                .filter(|(_, y)| y.is_finite()),
+            px(6.0),
+            px(4.0),
             ShapeStyle::from(&color).stroke_width(stroke),
         ))?;
         let (x, y) = entry.measured;

@@ -1,7 +1,7 @@
 //! The `kernel-lab` command line, as a library so that it is unit-testable and shares the
-//! page's code path: `pair` runs one estimator on one (x, y) pair many times with
-//! [`PairEstimator::log_estimate`] and compares it with Lemma 3.1's MSE
-//! ([`log_theoretical_mse`]); `experiment` parses the page's parameters with
+//! page's code path: `pair` runs one registered estimator on one (x, y) pair many times with
+//! [`reference_estimate`] and compares it with the estimator's MSE formula; `estimators` lists
+//! the registry; `experiment` parses the page's parameters with
 //! [`ExperimentConfig::set`] (or [`ExperimentConfig::from_query`], strictly), runs
 //! [`run_experiment`] and prints what the page shows, as JSON or CSV.
 //!

@@ -1,6 +1,8 @@
-//! The `kernel-lab` binary, run as a user runs it: statistics of `pair` against Lemma 3.1,
-//! the one-line errors and exit status 2, and `experiment` against the library's
-//! `run_experiment` (flags and URL query alike).
+//! The `kernel-lab` binary, run as a user runs it: statistics of `pair` against each
+//! estimator's MSE formula (Lemma 3.1 for the legacy names, every registry id by its own
+//! name, orthogonal features unbiased), `estimators` against the registry, the one-line errors
+//! and exit status 2, and `experiment` against the library's `run_experiment` (flags and URL
+//! query alike).
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -45,16 +47,58 @@ fn number(report: &Value, field: &str) -> f64 {
 const SMALL_PAIR: (&str, &str) = ("0.3,-0.25,0.2,0.15", "0.2,0.35,-0.1,0.25");
 const LARGE_PAIR: (&str, &str) = ("0.9,-0.6,0.7,0.4,-0.5", "-0.4,0.8,0.6,-0.7,0.5");
 
+/// Runs `pair` and checks what every report must satisfy: the estimator's id, the length of
+/// the diagonal, the mean within 4 standard errors of SM and the empirical MSE within 4
+/// standard errors (of the squared errors) of the estimator's MSE formula.
+fn check_pair(args: &[&str], expected_id: &str) -> Value {
+    let report = json_of(args);
+    assert_eq!(report["estimator"], expected_id, "{args:?}");
+    let x = args[args.iter().position(|a| *a == "--x").unwrap() + 1];
+    let diagonal: Vec<f64> = report["diagonal_a"]
+        .as_array()
+        .expect("diagonal_a is an array")
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    assert_eq!(diagonal.len(), x.split(',').count());
+    let truth = number(&report, "true_value");
+    let mean = number(&report, "mean_estimate");
+    let se = number(&report, "standard_error");
+    assert!(
+        (mean - truth).abs() < 4.0 * se,
+        "{args:?}: mean {mean} vs SM {truth}, standard error {se}"
+    );
+    let empirical = number(&report, "empirical_mse");
+    let theory = number(&report, "theoretical_mse");
+    let mse_se = number(&report, "mse_standard_error");
+    assert!(
+        (empirical - theory).abs() < 4.0 * mse_se,
+        "{args:?}: empirical MSE {empirical} vs formula {theory}, standard error {mse_se}"
+    );
+    report
+}
+
 #[test]
 fn pair_statistics_agree_with_lemma_3_1_within_four_standard_errors() {
-    let mut cases: Vec<(&str, &str)> = vec![("prf", "identity"), ("prf-hyp", "identity")];
-    for estimator in ["cexp", "hcexp"] {
-        for a in ["mean-only", "variance-adjusted"] {
-            cases.push((estimator, a));
+    // The names from before the registry (`prf`, `prf-hyp`, `cexp`/`hcexp` with `--a`) and
+    // the registry ids they map to.
+    let mut cases: Vec<(&str, &str, &str)> = vec![
+        ("prf", "identity", "prf-pos"),
+        ("prf-hyp", "identity", "prf-hyp"),
+    ];
+    for (estimator, positive) in [("cexp", true), ("hcexp", false)] {
+        for (a, short) in [("mean-only", "mean"), ("variance-adjusted", "var")] {
+            let id = match (positive, short) {
+                (true, "mean") => "cexp-mean",
+                (true, _) => "cexp-var",
+                (false, "mean") => "hcexp-mean",
+                (false, _) => "hcexp-var",
+            };
+            cases.push((estimator, a, id));
         }
     }
     for (x, y) in [SMALL_PAIR, LARGE_PAIR] {
-        for &(estimator, a) in &cases {
+        for &(estimator, a, id) in &cases {
             let args = [
                 "pair",
                 "--x",
@@ -72,38 +116,137 @@ fn pair_statistics_agree_with_lemma_3_1_within_four_standard_errors() {
                 "--seed",
                 "41",
             ];
-            let report = json_of(&args);
-            assert_eq!(report["estimator"], estimator);
-            assert_eq!(report["a"], a);
-            let diagonal: Vec<f64> = report["diagonal_a"]
-                .as_array()
-                .expect("diagonal_a is an array")
-                .iter()
-                .filter_map(Value::as_f64)
-                .collect();
-            assert_eq!(diagonal.len(), x.split(',').count());
+            let report = check_pair(&args, id);
+            assert_eq!(report["orthogonal"], false);
+            assert_eq!(number(&report, "theta"), 0.0);
+            assert_eq!(number(&report, "alpha"), 0.0);
             if a != "identity" {
+                let diagonal: Vec<f64> = report["diagonal_a"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Value::as_f64)
+                    .collect();
                 assert!(
                     diagonal.iter().any(|ai| (ai - 1.0).abs() > 0.2),
                     "{args:?}: A is almost I: {diagonal:?}"
                 );
             }
-            let truth = number(&report, "true_value");
-            let mean = number(&report, "mean_estimate");
-            let se = number(&report, "standard_error");
-            assert!(
-                (mean - truth).abs() < 4.0 * se,
-                "{args:?}: mean {mean} vs SM {truth}, standard error {se}"
-            );
-            let empirical = number(&report, "empirical_mse");
-            let theory = number(&report, "theoretical_mse");
-            let mse_se = number(&report, "mse_standard_error");
-            assert!(
-                (empirical - theory).abs() < 4.0 * mse_se,
-                "{args:?}: empirical MSE {empirical} vs Lemma 3.1 {theory}, standard error {mse_se}"
-            );
         }
     }
+}
+
+#[test]
+fn pair_with_every_registry_id_agrees_with_its_formula() {
+    // Every id that `kernel-lab estimators` lists, by its own name, on the small pair (the
+    // larger one is covered for the exponential estimators above), with θ = 0.6 and the
+    // variance-adjusted magnitudes so that the complex A is neither real nor RFF.
+    let listing = json_of(&["estimators"]);
+    let ids: Vec<&str> = listing
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|e| e["id"].as_str().expect("an id"))
+        .collect();
+    assert!(ids.len() >= 12, "{ids:?}");
+    let (x, y) = SMALL_PAIR;
+    for id in ids {
+        let args = [
+            "pair",
+            "--x",
+            x,
+            "--y",
+            y,
+            "--estimator",
+            id,
+            "--theta",
+            "0.6",
+            "--cplxa",
+            "variance-adjusted",
+            "--m",
+            "8",
+            "--trials",
+            "20000",
+            "--seed",
+            "43",
+        ];
+        let report = check_pair(&args, id);
+        assert!(report["label"].as_str().is_some_and(|l| !l.is_empty()));
+        let theta = number(&report, "theta");
+        let alpha = number(&report, "alpha");
+        let family_complex = id.contains("cplx");
+        assert_eq!(theta, if family_complex { 0.6 } else { 0.0 }, "{id}");
+        if id.starts_with("oprf") {
+            // OPRF's α* is negative for every ρ > 0.
+            assert!(alpha < 0.0, "{id}: α = {alpha}");
+        } else {
+            assert_eq!(alpha, 0.0, "{id}");
+        }
+    }
+}
+
+#[test]
+fn pair_with_orthogonal_features_is_unbiased_and_says_so() {
+    // m = 8 = 2d: two full orthogonal blocks. The MSE formula is for i.i.d. ω, so only the
+    // mean is checked (within 4 standard errors).
+    let (x, y) = SMALL_PAIR;
+    for id in ["prf-pos", "hcexp-var", "rff", "oprf"] {
+        let report = json_of(&[
+            "pair",
+            "--x",
+            x,
+            "--y",
+            y,
+            "--estimator",
+            id,
+            "--orf",
+            "1",
+            "--m",
+            "8",
+            "--trials",
+            "20000",
+            "--seed",
+            "44",
+        ]);
+        assert_eq!(report["orthogonal"], true, "{id}");
+        let truth = number(&report, "true_value");
+        let mean = number(&report, "mean_estimate");
+        let se = number(&report, "standard_error");
+        assert!(
+            (mean - truth).abs() < 4.0 * se,
+            "{id}: mean {mean} vs SM {truth}, standard error {se}"
+        );
+    }
+}
+
+#[test]
+fn estimators_lists_the_registry() {
+    use softmax_kernel_lab::math::estimators::{EstimatorParams, Fit, REGISTRY};
+    let listing = json_of(&["estimators"]);
+    let entries = listing.as_array().expect("an array");
+    assert_eq!(entries.len(), REGISTRY.len());
+    for (printed, estimator) in entries.iter().zip(REGISTRY) {
+        assert_eq!(printed["id"], estimator.id());
+        assert_eq!(printed["label"], estimator.label());
+        assert_eq!(printed["family"], estimator.family().label());
+        assert_eq!(printed["formula"], estimator.docs().formula);
+        assert_eq!(printed["source"], estimator.docs().source);
+        match estimator.twin() {
+            Some(twin) => assert_eq!(printed["twin"], twin),
+            None => assert!(printed["twin"].is_null()),
+        }
+        let fit = Fit {
+            theta: EstimatorParams::default().theta,
+            ..Fit::identity(1)
+        };
+        assert_eq!(printed["signed"], estimator.fast_sum(&fit).is_signed());
+        assert_eq!(
+            printed["seed_paper_bounds"],
+            estimator.bounds().hyperbolic_real_a
+        );
+    }
+    let output = kernel_lab(&["estimators", "extra"]);
+    assert_eq!(output.status.code(), Some(2));
 }
 
 #[test]
@@ -129,6 +272,33 @@ fn bad_arguments_exit_with_2_and_one_line_naming_the_argument() {
         (vec!["pair", "--x", "", "--y", "1"], "--x"),
         (vec!["pair", "--x", "1,NaN", "--y", "1,2"], "--x"),
         (vec!["pair", "--x", "1", "--y", "2", "--m"], "--m"),
+        (
+            vec!["pair", "--x", "1,2", "--y", "1,2", "--theta", "2"],
+            "--theta",
+        ),
+        (
+            vec!["pair", "--x", "1,2", "--y", "1,2", "--cplxa", "nope"],
+            "--cplxa",
+        ),
+        (
+            vec!["pair", "--x", "1,2", "--y", "1,2", "--orf", "yes"],
+            "--orf",
+        ),
+        (
+            vec![
+                "pair",
+                "--x",
+                "1,2",
+                "--y",
+                "1,2",
+                "--estimator",
+                "rff",
+                "--a",
+                "mean-only",
+            ],
+            "--a",
+        ),
+        (vec!["experiment", "--est", "prf-hyp,nope"], "--est"),
         (vec!["experiment", "--query", "m=abc"], "--query"),
         (vec!["experiment", "--d", "0"], "--d"),
         (vec!["experiment", "--omega", "sometimes"], "--omega"),
@@ -238,6 +408,11 @@ fn experiment_csv_has_the_header_and_one_row_per_estimator_and_dataset() {
     for line in &lines[1..] {
         let cells: Vec<&str> = line.split(',').collect();
         assert_eq!(cells.len(), 4, "{line}");
+        // The default set, by registry id.
+        assert!(
+            ["prf-hyp", "hcexp-mean", "hcexp-var"].contains(&cells[0]),
+            "{line}"
+        );
         assert!(cells[2].parse::<f64>().is_ok() && cells[3].parse::<f64>().is_ok());
     }
     assert_eq!(
@@ -262,4 +437,37 @@ fn flags_and_query_give_identical_output() {
         stdout_of(&with_flags),
         stdout_of(&["experiment", "--csv", "--query", &format!("?{QUERY}")])
     );
+}
+
+#[test]
+fn experiment_runs_any_registry_ids_and_the_legacy_names() {
+    // New ids (with θ and the complex A's magnitudes) and the names from before the
+    // registry: `prf,var` with `hyp=0` are the positive twins.
+    let csv = stdout_of(&[
+        "experiment",
+        "--query",
+        "d=4&m=8&n=20&datasets=2&pairs=10&seed=1&est=rff,cplx,oprf&theta=0.6&cplxa=variance-adjusted",
+        "--csv",
+    ]);
+    let ids: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').next())
+        .collect();
+    assert_eq!(ids.len(), 3 * 3, "{csv}");
+    for id in ["rff", "cplx", "oprf"] {
+        assert_eq!(ids.iter().filter(|i| **i == id).count(), 3, "{csv}");
+    }
+    let legacy = json_of(&[
+        "experiment",
+        "--query",
+        "d=4&m=8&n=20&datasets=2&pairs=10&est=prf,var&hyp=0",
+    ]);
+    let printed: Vec<&str> = legacy["estimators"]
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|e| e["id"].as_str().expect("an id"))
+        .collect();
+    assert_eq!(printed, ["prf-pos", "cexp-var"]);
 }

@@ -1,10 +1,12 @@
 //! Statistical tests of the estimators and of the seed paper's section 3 (native, seeded,
 //! able to fail):
 //!
-//! - **Lemma 3.1** for PRF `+`, PRF `hyp+`, CEXP and HCEXP: on pairs with small and larger
-//!   norms, the mean of 100,000 independent estimates (fresh ω per draw) is within 4 standard
-//!   errors of SM, and their empirical MSE is within a 4-standard-error confidence interval of
-//!   [`log_theoretical_mse`]. A companion test shows that the same interval rejects Lemma 3.1's
+//! - **Lemma 3.1** for PRF `+`, PRF `hyp+`, CEXP and HCEXP (the registry entries `prf-pos`,
+//!   `prf-hyp`, `cexp-var` and `hcexp-var`, evaluated by [`reference_estimate`], CEXP/HCEXP
+//!   with a hand-chosen diagonal as their [`Fit`]): on pairs with small and larger norms, the
+//!   mean of 100,000 independent estimates (fresh ω per draw) is within 4 standard errors of
+//!   SM, and their empirical MSE is within a 4-standard-error confidence interval of the
+//!   entry's `log_mse`, which equals the free [`log_theoretical_mse`] to 1e-12. A companion test shows that the same interval rejects Lemma 3.1's
 //!   value scaled by 1.2 (and by 1/1.2), so the check has power.
 //! - **Lemma 3.2, corrected** (REFERENCE.md, "Bounds"): on randomly sampled regions the bound
 //!   `W(r)/sqrt(2m)` is never below Lemma 3.1's relative RMSE, it is attained when
@@ -67,7 +69,8 @@ use rand::RngExt;
 use rand_distr::{Distribution, Normal, StandardNormal};
 use softmax_kernel_lab::math::dataset::SampleMoments;
 use softmax_kernel_lab::math::estimators::{
-    FeatureForm, PairEstimator, Projections, log_softmax_kernel, log_theoretical_mse,
+    Estimator as RegistryEstimator, EstimatorId, FeatureForm, Fit, Projections, log_softmax_kernel,
+    log_theoretical_mse, reference_estimate,
 };
 use softmax_kernel_lab::math::heuristics::{AHeuristic, diagonal_a};
 use softmax_kernel_lab::math::rng::{StreamPurpose, stream_rng};
@@ -117,6 +120,22 @@ impl Estimator {
         }
     }
 
+    /// The registry entry that computes this estimator: PRF `+`/`hyp+` are `A = I`; for CEXP
+    /// and HCEXP the real-diagonal entry is used with the case's hand-chosen diagonal as its
+    /// [`Fit`] (the heuristic of the variance-adjusted entry is not consulted: only `fit.a`
+    /// enters its estimate and its MSE).
+    fn registry_entry(self) -> &'static dyn RegistryEstimator {
+        let id = match self {
+            Estimator::PrfPositive => "prf-pos",
+            Estimator::PrfHyperbolic => "prf-hyp",
+            Estimator::Cexp => "cexp-var",
+            Estimator::Hcexp => "hcexp-var",
+        };
+        EstimatorId::from_id(id)
+            .unwrap_or_else(|| panic!("`{id}` is registered"))
+            .get()
+    }
+
     fn uses_identity(self) -> bool {
         matches!(self, Estimator::PrfPositive | Estimator::PrfHyperbolic)
     }
@@ -130,6 +149,7 @@ impl Estimator {
 #[derive(Clone, Debug)]
 struct Case {
     label: &'static str,
+    estimator: Estimator,
     /// True for the larger-norm cases (s ≈ 1.5–2.1), false for the small ones (s ≤ 0.8).
     large: bool,
     x: Vec<f64>,
@@ -150,7 +170,22 @@ impl Case {
             .sum()
     }
 
+    fn fit(&self) -> Fit {
+        Fit::diagonal(self.a.clone(), 0)
+    }
+
+    /// The registry entry's MSE formula ([`RegistryEstimator::log_mse`]); the regime test
+    /// checks it against the free Lemma 3.1 function and the exact log-normal moments.
     fn theoretical_mse(&self) -> f64 {
+        self.estimator
+            .registry_entry()
+            .log_mse(&self.fit(), &self.x, &self.y, self.m)
+            .expect("Lemma 3.1 exists for every real diagonal A")
+            .exp()
+    }
+
+    /// Lemma 3.1 from the free function of the estimators module.
+    fn lemma_3_1(&self) -> f64 {
         log_theoretical_mse(&self.x, &self.y, &self.a, self.form, self.m).exp()
     }
 
@@ -211,6 +246,7 @@ fn cases(estimator: Estimator) -> Vec<Case> {
     raw.into_iter()
         .map(|(label, large, x, y, a, m)| Case {
             label,
+            estimator,
             large,
             x: x.to_vec(),
             y: y.to_vec(),
@@ -268,15 +304,15 @@ fn run_case(case: &Case, seed: u64, stream: u64, draws: usize) -> CaseResult {
     let d = case.x.len();
     let mut rng = stream_rng(seed, StreamPurpose::Trial, stream, 0);
     let mut omega = Projections::zeroed(case.m, d).unwrap();
-    let mut estimator = PairEstimator::new(case.form, d, case.m);
+    let estimator = case.estimator.registry_entry();
+    let fit = case.fit();
     let sm = case.softmax_kernel();
     let estimates: Vec<f64> = (0..draws)
         .map(|_| {
             omega.resample(&mut rng);
-            estimator
-                .log_estimate(&case.x, &case.y, &case.a, &omega)
-                .unwrap()
-                .exp()
+            let estimate = reference_estimate(estimator, &fit, &case.x, &case.y, &omega).unwrap();
+            assert!(!estimate.negative, "{}: a negative estimate", case.label);
+            estimate.value()
         })
         .collect();
     let squared_errors: Vec<f64> = estimates.iter().map(|e| (e - sm) * (e - sm)).collect();
@@ -447,6 +483,20 @@ fn cases_lie_in_the_regime_where_the_interval_is_reliable() {
             }
             assert!((2..=8).contains(&case.x.len()) && (4..=32).contains(&case.m));
             assert_eq!(estimator.uses_identity(), case.a.iter().all(|a| *a == 1.0));
+            // The registry entry's form and MSE are the case's: same feature form, and its
+            // formula is the free Lemma 3.1 function to rounding.
+            let entry = estimator.registry_entry();
+            assert_eq!(
+                entry.is_hyperbolic(),
+                case.form == FeatureForm::Hyperbolic,
+                "{label}"
+            );
+            assert!(
+                (case.theoretical_mse() / case.lemma_3_1() - 1.0).abs() < 1e-12,
+                "{label}: registry {} vs Lemma 3.1 {}",
+                case.theoretical_mse(),
+                case.lemma_3_1()
+            );
             let (relative_mse, relative_se) =
                 exact_relative_mse_and_se(s, case.form, case.m, DRAWS);
             let lemma = case.theoretical_mse() / case.softmax_kernel().powi(2);

@@ -315,6 +315,18 @@ fn quote(text: &str) -> String {
     format!("\"{quoted}\"")
 }
 
+/// A real parameter as URL text that reads back to the same f64: plain decimals, or
+/// scientific notation where those would be long (`1e-255`, which `Display` writes with 255
+/// zeros, longer than a value may be).
+fn number_text(value: f64) -> String {
+    let plain = value.to_string();
+    if plain.len() <= 24 {
+        plain
+    } else {
+        format!("{value:e}")
+    }
+}
+
 fn parse_switch(param: Param, text: &str) -> Result<bool, ParamError> {
     match text.trim() {
         "1" | "true" | "on" => Ok(true),
@@ -390,18 +402,18 @@ impl ExperimentConfig {
             Param::Datasets => self.datasets.to_string(),
             Param::Pairs => self.pairs.to_string(),
             Param::Seed => self.seed.to_string(),
-            Param::MeanScale => self.mean_scale.to_string(),
-            Param::XShape => self.x_shape.to_string(),
-            Param::YShape => self.y_shape.to_string(),
-            Param::XNorm => self.x_norm.to_string(),
-            Param::YNorm => self.y_norm.to_string(),
+            Param::MeanScale => number_text(self.mean_scale),
+            Param::XShape => number_text(self.x_shape),
+            Param::YShape => number_text(self.y_shape),
+            Param::XNorm => number_text(self.x_norm),
+            Param::YNorm => number_text(self.y_norm),
             Param::Estimators => self
                 .estimators
                 .iter()
                 .map(|e| e.id())
                 .collect::<Vec<_>>()
                 .join(","),
-            Param::Theta => self.theta.to_string(),
+            Param::Theta => number_text(self.theta),
             Param::ComplexA => self.complex_a.cli_name().to_string(),
             Param::Orthogonal => if self.orthogonal { "1" } else { "0" }.to_string(),
             Param::Hyperbolic => {

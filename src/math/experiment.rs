@@ -15,7 +15,8 @@ use super::config::{ExperimentConfig, ParamError};
 use super::dataset::{self, Dataset, DatasetError, DatasetParams};
 pub use super::estimators::EstimatorId;
 use super::estimators::{EstimatorError, Fit, ParameterSweep};
-use super::logspace::{SignedLog, log_add};
+use super::logspace::SignedLog;
+pub use super::logspace::log_of_median;
 use super::rng::{StreamPurpose, stream_rng};
 use super::stats::log_mean_exp;
 use super::tasks::{Piece, Task, TaskOutput, TaskStore, Workspace, plan};
@@ -199,19 +200,6 @@ impl EstimatorSummary {
             per_dataset,
             clamped,
         }
-    }
-}
-
-/// `ln median(e^{l_i})` from the logs `l_i`: the middle log, or for an even count the log of
-/// the mean of the two middle values. NaN for no values.
-pub fn log_of_median(logs: &[f64]) -> f64 {
-    let mut sorted = logs.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => sorted[n / 2],
-        _ => log_add(sorted[n / 2 - 1], sorted[n / 2]) - std::f64::consts::LN_2,
     }
 }
 

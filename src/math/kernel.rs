@@ -6,9 +6,12 @@
 //! Why `f32` is enough: the projection `ω·z` carries a relative rounding error near
 //! `d · 2^-24 ≈ 3e-6`, and the sum over `m` terms about as much again; both are orders of
 //! magnitude below the Monte Carlo error of the estimate itself (a relative RMSE of `1/√m`
-//! or more, REFERENCE.md Lemma 3.1). `kernel_matches_the_f64_path` checks it against the f64
-//! reference ([`super::estimators::PairEstimator`]) with a tolerance derived from that error.
-//! The prefactor `−(|Ax|² + |A^-T y|²)/2 − ln m` and the log of the true value stay in f64.
+//! or more, REFERENCE.md Lemma 3.1). [`super::tasks::check_kernel_against_f64`] checks it
+//! against the f64 reference ([`super::estimators::reference_estimate`]) for every registered
+//! estimator, with a tolerance derived from that error. The prefactor and the log of the true
+//! value stay in f64. [`block_sums`] runs `exp` and `cosh` sums in simd128; the other sums
+//! (`cos`, GERF's weighted `exp`, a complex A's two projections) take the f32 projections into
+//! [`super::estimators::reduce`] in f64.
 //!
 //! Memory: one `m`-long scratch row per pair of a block; never an `n × m` matrix.
 

@@ -138,6 +138,19 @@ pub fn signed_log_sum(terms: impl IntoIterator<Item = (bool, f64)> + Clone) -> S
     SignedLog::from_value(sum).scaled(max)
 }
 
+/// `ln median(e^{l_i})` from the logs `l_i`: the middle log, or for an even count the log of
+/// the mean of the two middle values. NaN for no values.
+pub fn log_of_median(logs: &[f64]) -> f64 {
+    let mut sorted = logs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => log_add(sorted[n / 2 - 1], sorted[n / 2]) - std::f64::consts::LN_2,
+    }
+}
+
 /// `ln(1 − e^{−s})` for `s ≥ 0`, accurate for small s (`−∞` at 0).
 pub fn log_one_minus_exp_neg(s: f64) -> f64 {
     (-(-s).exp_m1()).ln()

@@ -24,7 +24,7 @@ use crate::math::stats::log_mean_exp;
 /// Steps of the MSE-against-θ sweep between 0 and π/2.
 const THETA_STEPS: usize = 32;
 use crate::math::heuristics::diagonal_a;
-use crate::math::logspace::signed_log_sum;
+use crate::math::logspace::{log_of_median, signed_log_sum};
 
 /// The complex diagonal A with positive or hyperbolic features.
 #[derive(Clone, Copy, Debug)]
@@ -176,7 +176,7 @@ impl Estimator for ComplexDiagonal {
         let values: Vec<f64> = (0..=THETA_STEPS)
             .map(|i| std::f64::consts::FRAC_PI_2 * i as f64 / THETA_STEPS as f64)
             .collect();
-        let log_mean_mse_one_feature = values
+        let (log_mean_mse_one_feature, log_median_mse_one_feature) = values
             .iter()
             .map(|&theta| {
                 let at = Fit {
@@ -189,14 +189,15 @@ impl Estimator for ComplexDiagonal {
                             .unwrap_or(f64::NAN)
                     })
                     .collect();
-                log_mean_exp(&logs)
+                (log_mean_exp(&logs), log_of_median(&logs))
             })
-            .collect();
+            .unzip();
         Some(ParameterSweep {
             parameter: "θ".to_string(),
             key: "theta".to_string(),
             values,
             log_mean_mse_one_feature,
+            log_median_mse_one_feature,
             current: fit.theta,
         })
     }

@@ -9,8 +9,11 @@
 //! `(1 − 4α)^d (1 − 8α)^{−d/2} exp(2(1 − 4α)|z|²/(1 − 8α) − S)`; `m·MSE` is it minus `SM²`.
 //! **OPRF**: `α* = (1 − 2ρ − √((2ρ + 1)² + 8ρ))/16` minimises that moment at `|z|² = ρd`;
 //! ρ is fitted as the dataset's mean of `|z|²/d`.
-//! On `(x, y)` this is OPRF; on `(Ax, A⁻¹y)` with the variance-adjusted A it is the simplified
-//! asymmetric construction of "Dense-Exponential Random Features" (NeurIPS 2023).
+//! On `(x, y)` this is OPRF; on `(Ax, A⁻¹y)` with the variance-adjusted A it combines OPRF's
+//! α with the seed paper's A, in the spirit of the asymmetric "Dense-Exponential Random
+//! Features" (NeurIPS 2023). Whether that paper's closed-form diagonal equals Lemma 3.4's A
+//! (REFERENCE.md reads it so, up to the variance's n − 1) is not verified here, so the lab
+//! does not call this estimator DERF.
 
 use super::{
     Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit, FitInput,

@@ -178,6 +178,9 @@ pub struct ParameterSweep {
     /// `ln` of the mean over the pairs of the MSE formula at each value, for `m = 1` (the MSE
     /// of m features is this divided by m).
     pub log_mean_mse_one_feature: Vec<f64>,
+    /// `ln` of the median over the pairs, for `m = 1`: the typical pair, where the mean is
+    /// ruled by a few pairs with huge MSE.
+    pub log_median_mse_one_feature: Vec<f64>,
     /// The value in use.
     pub current: f64,
 }
