@@ -93,6 +93,24 @@ fn draws_one_gaussian_per_feature(sum: FastSum, projections_per_pair: usize) -> 
     projections_per_pair == 1 && matches!(sum, FastSum::Exp | FastSum::Cosh | FastSum::Cos)
 }
 
+/// How many Gaussians [`probe_pair`] draws for `request`: `m` per estimate where one Gaussian
+/// per feature is exact, else the full `m × d` projections (and, for orthogonal blocks, their
+/// `chi(d)` lengths: `m × (d + 1)`), for the page's limit on one probe's time.
+pub fn probe_draws(request: &ProbeRequest) -> f64 {
+    let estimator = request.estimator.get();
+    let per_estimate = if !request.orthogonal
+        && draws_one_gaussian_per_feature(
+            estimator.fast_sum(&request.fit),
+            estimator.projections_per_pair(),
+        ) {
+        request.m as f64
+    } else {
+        let d = request.x.len() as f64;
+        request.m as f64 * if request.orthogonal { d + 1.0 } else { d }
+    };
+    per_estimate * request.trials as f64
+}
+
 /// Draws `request.trials` independent estimates of `SM(x, y)`; estimate `t` uses the stream
 /// `(seed, Probe, t)`, so results are reproducible and independent of the trials' order.
 pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {

@@ -15,7 +15,7 @@ use crate::math::config::{ExperimentConfig, Param};
 use crate::math::dataset::{Dataset, SampleMoments};
 use crate::math::estimators::FitInput;
 use crate::math::experiment::{EstimatorId, ExperimentResult, generate_dataset};
-use crate::math::probe::ProbeResult;
+use crate::math::probe::{ProbeResult, probe_draws};
 use crate::math::tasks::ProbeRequest;
 
 /// Longest vector the probe form accepts.
@@ -70,7 +70,8 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|c| c * c).sum::<f64>().sqrt()
 }
 
-/// Gaussians one probe may draw (trials × m × estimators): a few seconds in a worker.
+/// Gaussians one probe may draw over all its estimators ([`probe_draws`]): a few seconds in a
+/// worker.
 const PROBE_DRAW_LIMIT: f64 = 3e8;
 
 /// What to ask the workers for one probe: the description and one request per estimator.
@@ -82,12 +83,6 @@ fn prepare_probe(
     trials: usize,
 ) -> Result<PreparedProbe, String> {
     let config = &result.config;
-    let draws = trials as f64 * config.m as f64 * result.scatter.len() as f64;
-    if draws > PROBE_DRAW_LIMIT {
-        return Err(format!(
-            "the probe would draw {draws:.1e} Gaussians (trials × m × estimators), above its limit of {PROBE_DRAW_LIMIT:.0e}: lower trials (or m)"
-        ));
-    }
     let (x, y, description) = match pair {
         ProbedPair::Dataset(index) => {
             if *index >= config.n {
@@ -165,6 +160,12 @@ fn prepare_probe(
             Ok((estimator, request))
         })
         .collect::<Result<Vec<_>, String>>()?;
+    let draws: f64 = requests.iter().map(|(_, r)| probe_draws(r)).sum();
+    if draws > PROBE_DRAW_LIMIT {
+        return Err(format!(
+            "the probe would draw {draws:.1e} Gaussians (trials × m per estimator, × d where the full ω is needed: GERF, a complex A, orthogonal features), above its limit of {PROBE_DRAW_LIMIT:.0e}: lower trials (or m)"
+        ));
+    }
     Ok((description, requests))
 }
 
