@@ -549,7 +549,7 @@ pub fn draw_boxplots(
     if with_theory {
         let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
         root.draw(&Text::new(
-            "◆ Lemma 3.1: median of each dataset's expected MSE",
+            "◆ MSE formula (Lemma 3.1 for HCEXP): median of each dataset's expected MSE",
             (plot_x + px(8.0), plot_y - px(15.0)),
             ("sans-serif", px(11.0)).into_font().color(&BLACK),
         ))?;

@@ -131,7 +131,12 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
             .summaries
             .iter()
             .map(|s| BoxplotEntry {
-                label: s.estimator.label(),
+                // Beyond four boxes the labels would overlap: the short ids instead.
+                label: if result.summaries.len() > 4 {
+                    s.estimator.id()
+                } else {
+                    s.estimator.label()
+                },
                 estimator: s.estimator,
                 values: s
                     .per_dataset
@@ -311,7 +316,7 @@ pub fn Charts(
         </section>
         <section class="figure">
             <h2>"Errors over many random datasets"</h2>
-            <div class="box-grid">
+            <div class="box-grid" class:wide=move || summaries.with(|r| r.as_ref().is_some_and(|r| r.value.summaries.len() > 6))>
                 <div class="panel"><canvas node_ref=mse_canvas class="chart boxplot" data-chart="mse"></canvas></div>
                 <div class="panel"><canvas node_ref=rel_canvas class="chart boxplot" data-chart="max-rel-err"></canvas></div>
             </div>
@@ -320,7 +325,7 @@ pub fn Charts(
                 "(max over its pairs of |ŜM − SM| / SM). Boxes span the quartiles with the median inside; whiskers reach "
                 "the furthest value within 1.5 IQR; circles are values beyond. The black diamond is Lemma 3.1's "
                 "prediction: the median over the datasets of each dataset's expected MSE (an arrow with its value "
-                "when it lies beyond the axis)."
+                "when it lies beyond the axis). With more than four estimators the boxes are labelled by their ids."
             </p>
         </section>
         <section class="figure theory">
