@@ -200,12 +200,63 @@ proptest! {
         theta in any::<f64>(), alpha in any::<f64>(),
         m in 0usize..8, trials in 0usize..6, seed in any::<u64>(), orthogonal in any::<bool>(),
     ) {
+        // Valid inputs give exactly `trials` estimates; anything else is an error, not a panic.
+        let finite = |v: &[f64]| v.iter().all(|c| c.is_finite());
+        let valid = !x.is_empty()
+            && x.len() == y.len()
+            && x.len() == a.len()
+            && finite(&x)
+            && finite(&y)
+            && finite(&a)
+            && !a.contains(&0.0)
+            && theta.is_finite()
+            && alpha.is_finite()
+            && m >= 1
+            && trials >= 2;
         for estimator in EstimatorId::all() {
             let fit = Fit { theta, alpha, ..Fit::diagonal(a.clone(), 0) };
             let request = ProbeRequest {
                 estimator, fit, x: x.clone(), y: y.clone(), m, trials, seed, orthogonal,
             };
-            let _ = probe_pair(&request);
+            match probe_pair(&request) {
+                Ok(result) => {
+                    prop_assert!(valid, "{estimator:?} accepted invalid input");
+                    prop_assert_eq!(result.estimates.len(), trials);
+                }
+                Err(_) => prop_assert!(!valid, "{estimator:?} refused valid input"),
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Well-formed pairs (the hostile generator above rarely makes one): every estimator
+    /// answers with exactly `trials` estimates when trials ≥ 2, and refuses otherwise.
+    #[test]
+    fn probe_answers_well_formed_requests(
+        (x, y, a) in (1usize..5).prop_flat_map(|d| (
+            proptest::collection::vec(-2.0f64..2.0, d),
+            proptest::collection::vec(-2.0f64..2.0, d),
+            proptest::collection::vec(0.1f64..10.0, d),
+        )),
+        theta in 0.0f64..1.6, m in 1usize..8, trials in 0usize..6, seed in any::<u64>(),
+        orthogonal in any::<bool>(),
+    ) {
+        for estimator in EstimatorId::all() {
+            let fit = Fit { theta, alpha: -0.05, ..Fit::diagonal(a.clone(), 0) };
+            let request = ProbeRequest {
+                estimator, fit, x: x.clone(), y: y.clone(), m, trials, seed, orthogonal,
+            };
+            match probe_pair(&request) {
+                Ok(result) => {
+                    prop_assert!(trials >= 2, "{estimator:?} accepted {trials} trials");
+                    prop_assert_eq!(result.estimates.len(), trials);
+                    prop_assert!(result.estimates.iter().all(|e| e.is_finite()));
+                }
+                Err(error) => prop_assert!(trials < 2, "{estimator:?} refused: {error}"),
+            }
         }
     }
 }

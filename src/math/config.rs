@@ -11,7 +11,7 @@ use super::estimators::{EstimatorId, EstimatorParams, all_ids};
 use super::heuristics::AHeuristic;
 
 /// Whether the projections ω are shared by all pairs of a dataset or drawn afresh per pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OmegaMode {
     /// One set of ω per dataset, as linear attention uses it (the default).
@@ -102,6 +102,13 @@ const LEGACY_ESTIMATORS: [(&str, &str); 3] = [
     ("mean", "hcexp-mean"),
     ("var", "hcexp-var"),
 ];
+
+/// The m values of the MSE-against-m chart: powers of two from 16 to 8192.
+pub const CURVE_MS: [usize; 10] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
+/// Pairs of the scatter dataset used for the curve (the first ones), to bound its cost.
+pub const CURVE_PAIRS: usize = 32;
+/// Independent draws of ω per m, for the error bars.
+pub const CURVE_REPEATS: usize = 4;
 
 /// One configurable parameter, named as in the URL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -501,10 +508,55 @@ impl ExperimentConfig {
         Ok(())
     }
 
+    /// [`ExperimentConfig::set`] for a slider: a value that would push the work past
+    /// [`MAX_WORK`] is replaced by the largest value between the current one and the
+    /// requested one that stays within it (the work grows with d, m, n, datasets and pairs),
+    /// so dragging to the end stops at the limit instead of being refused. Returns the value
+    /// applied when it differs from the one asked for.
+    pub fn set_within_work_limit(
+        &mut self,
+        param: Param,
+        text: &str,
+    ) -> Result<Option<String>, ParamError> {
+        let original = match self.set(param, text) {
+            Ok(()) => return Ok(None),
+            Err(error) => error,
+        };
+        let grows_work = matches!(
+            param,
+            Param::D | Param::M | Param::N | Param::Datasets | Param::Pairs
+        );
+        let requested = text.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+        let (Some(requested), true) = (requested, grows_work) else {
+            return Err(original);
+        };
+        let Ok(current) = self.get(param).parse::<u64>() else {
+            return Err(original);
+        };
+        let mut trial = self.clone();
+        // Only a value in range and above the current one can have hit the limit.
+        let (mut fits, mut too_big) = (current, requested.floor() as u64);
+        if too_big <= fits || trial.set(param, &too_big.to_string()).is_ok() {
+            return Err(original);
+        }
+        while too_big - fits > 1 {
+            let middle = fits + (too_big - fits) / 2;
+            if trial.clone().set(param, &middle.to_string()).is_ok() {
+                fits = middle;
+            } else {
+                too_big = middle;
+            }
+        }
+        // Already at the limit (the slider is dragged further): stay there.
+        if fits != current {
+            self.set(param, &fits.to_string())?;
+        }
+        Ok(Some(fits.to_string()))
+    }
+
     /// Multiply-adds of one full recompute: one projection (m × d) per pair and estimator,
     /// plus the MSE-against-m curve (its pairs × repeats × every m of the chart).
     pub fn work(&self) -> f64 {
-        use super::experiment::{CURVE_MS, CURVE_PAIRS, CURVE_REPEATS};
         let pairs = self.n as f64 + self.datasets as f64 * self.pairs as f64;
         let curve_projections =
             (CURVE_PAIRS.min(self.n) * CURVE_REPEATS * CURVE_MS.iter().sum::<usize>()) as f64;
@@ -540,25 +592,58 @@ impl ExperimentConfig {
     /// Checks a configuration that did not come through [`ExperimentConfig::set`] (for example
     /// one deserialised from a message): every value in range, by the same rules.
     pub fn validate(&self) -> Result<(), ParamError> {
-        let mut fresh = ExperimentConfig {
-            estimators: EstimatorId::all().take(1).collect(),
-            ..ExperimentConfig::default()
-        };
-        // Shrink the work-heavy parameters first so that the order of `set` calls cannot trip
-        // the work limit on an intermediate state.
-        for p in [Param::M, Param::D, Param::N, Param::Datasets, Param::Pairs] {
-            fresh.set(p, "1").or_else(|_| fresh.set(p, "2"))?;
-        }
+        // Numbers are checked as numbers, against the same ranges as `set`: no text round
+        // trip, so a worker checks each message's configuration in microseconds.
         for param in Param::ALL {
-            fresh.set(param, &self.get(param))?;
+            let (Some(range), Some(value)) = (param.range(), self.numeric(param)) else {
+                continue;
+            };
+            let in_range = value.is_finite() && value >= range.min && value <= range.max;
+            if !in_range || (range.integer && value.fract() != 0.0) {
+                return Err(ParamError {
+                    key: param.key().to_string(),
+                    message: format!("must be {} (got {value})", param.allowed()),
+                });
+            }
         }
-        if fresh != *self {
+        if self.probe.is_some_and(|i| i as f64 > PROBE_RANGE.max) {
             return Err(ParamError {
-                key: Param::Estimators.key().to_string(),
-                message: "estimators must be sorted and without repeats".to_string(),
+                key: Param::Probe.key().to_string(),
+                message: format!("must be {}", Param::Probe.allowed()),
             });
         }
-        Ok(())
+        if self.estimators.is_empty() || self.estimators.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(ParamError {
+                key: Param::Estimators.key().to_string(),
+                message: "estimators must be non-empty, sorted and without repeats".to_string(),
+            });
+        }
+        self.check_work(Param::M)
+    }
+
+    /// The value of a numeric parameter (`None` for the others).
+    fn numeric(&self, param: Param) -> Option<f64> {
+        Some(match param {
+            Param::D => self.d as f64,
+            Param::M => self.m as f64,
+            Param::N => self.n as f64,
+            Param::Datasets => self.datasets as f64,
+            Param::Pairs => self.pairs as f64,
+            Param::Seed => self.seed as f64,
+            Param::MeanScale => self.mean_scale,
+            Param::XShape => self.x_shape,
+            Param::YShape => self.y_shape,
+            Param::XNorm => self.x_norm,
+            Param::YNorm => self.y_norm,
+            Param::Trials => self.trials as f64,
+            Param::Theta => self.theta,
+            Param::Estimators
+            | Param::ComplexA
+            | Param::Orthogonal
+            | Param::Omega
+            | Param::Probe
+            | Param::Hyperbolic => return None,
+        })
     }
 
     /// The page parameters the estimators' fits read.
@@ -704,6 +789,31 @@ mod tests {
         assert!(na.is_empty() && nb.is_empty(), "{na:?} {nb:?}");
         assert_eq!(a, b);
         assert_eq!(a.m, 16384);
+    }
+
+    #[test]
+    fn a_slider_dragged_past_the_work_limit_stops_at_it() {
+        let mut config = ExperimentConfig::default();
+        config.set(Param::D, "10").unwrap();
+        config.set(Param::M, "16384").unwrap();
+        // d = 512 is far beyond the limit at m = 16384: the largest d within it is applied.
+        let applied = config.set_within_work_limit(Param::D, "512").unwrap();
+        let d: usize = applied.clone().unwrap().parse().unwrap();
+        assert_eq!(config.d, d);
+        assert!(config.work() <= MAX_WORK);
+        let mut one_more = config.clone();
+        assert!(one_more.set(Param::D, &(d + 1).to_string()).is_err());
+        // Dragged further while at the limit: it stays there, with the same note.
+        assert_eq!(
+            config.set_within_work_limit(Param::D, "300").unwrap(),
+            applied
+        );
+        assert_eq!(config.d, d);
+        // Within the limit nothing is clamped; a bad value is still refused as set refuses it.
+        assert_eq!(config.set_within_work_limit(Param::D, "10").unwrap(), None);
+        assert!(config.set_within_work_limit(Param::D, "abc").is_err());
+        assert!(config.set_within_work_limit(Param::D, "0").is_err());
+        assert_eq!(config.d, 10);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::math::config::{ExperimentConfig, Param, ParamError};
+use crate::math::config::{ExperimentConfig, MAX_WORK, Param, ParamError};
 use crate::math::estimators::{EstimatorId, Family};
 
 /// Applies `text` to `param` on a copy of the current configuration and publishes it; returns
@@ -23,6 +23,34 @@ fn commit(
             None
         }
         Err(error) => Some(error),
+    }
+}
+
+/// Like [`commit`] for a slider: a value past the work limit stops at the largest value
+/// within it ([`ExperimentConfig::set_within_work_limit`]). Returns the error to show, or the
+/// note that the value was limited.
+fn commit_slider(
+    config: ReadSignal<ExperimentConfig>,
+    set_config: WriteSignal<ExperimentConfig>,
+    param: Param,
+    text: &str,
+) -> (Option<ParamError>, Option<String>) {
+    let mut next = config.get_untracked();
+    match next.set_within_work_limit(param, text) {
+        Ok(limited) => {
+            if next != config.get_untracked() {
+                set_config.set(next);
+            }
+            let note = limited.map(|value| {
+                format!(
+                    "{} = {text} is past the work limit of {:.1e} multiply-adds: stopped at {value}",
+                    param.key(),
+                    MAX_WORK
+                )
+            });
+            (None, note)
+        }
+        Err(error) => (Some(error), None),
     }
 }
 
@@ -48,8 +76,17 @@ pub fn NumberControl(
     #[prop(optional)] children: Option<Children>,
 ) -> impl IntoView {
     let (error, set_error) = signal(None::<ParamError>);
+    let (note, set_note) = signal(None::<String>);
     let value = move || config.with(|c| c.get(param));
-    let on_value = move |text: String| set_error.set(commit(config, set_config, param, &text));
+    let on_value = move |text: String| {
+        set_note.set(None);
+        set_error.set(commit(config, set_config, param, &text));
+    };
+    let on_slide = move |text: String| {
+        let (error, note) = commit_slider(config, set_config, param, &text);
+        set_error.set(error);
+        set_note.set(note);
+    };
     let id = format!("control-{}", param.key());
     let range_hint = param.allowed();
     view! {
@@ -64,7 +101,7 @@ pub fn NumberControl(
                         step=s.step
                         aria-label=param.label()
                         prop:value=value
-                        on:input=move |ev| on_value(event_target_value(&ev))
+                        on:input=move |ev| on_slide(event_target_value(&ev))
                     />
                 })}
                 <input
@@ -81,6 +118,7 @@ pub fn NumberControl(
             <p class="control-error" role="alert">
                 {move || error.get().map(|e| format!("{}: {}", e.key, e.message))}
             </p>
+            <p class="control-note" role="status">{move || note.get()}</p>
         </div>
     }
 }

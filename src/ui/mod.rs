@@ -349,7 +349,9 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         let over_budget =
             request.work() > BUDGET_WORK || request.memory_bytes(workers) > BUDGET_BYTES;
         if over_budget && confirmed.get_value().as_ref() != Some(&request) {
-            pool.with_value(Pool::cancel);
+            // Pause, not cancel: replacing the workers on every value while a slider is
+            // dragged across the budget would churn workers for nothing.
+            pool.with_value(Pool::pause);
             set_progress.set(None);
             set_status.set(Status::Confirm);
             return;

@@ -255,6 +255,8 @@ test('above the work budget the page asks first, and going back restores the las
   await page.fill('#control-pairs', '1000');
   await page.press('#control-pairs', 'Enter');
   await waitReady(page, 120_000);
+  const shown = await readTable(page);
+  assert.notDeepEqual(shown, before);
   await page.fill('#control-m', '16384');
   await page.press('#control-m', 'Enter');
   await page.waitForSelector('.confirm-run', { timeout: 10_000 });
@@ -264,8 +266,74 @@ test('above the work budget the page asks first, and going back restores the las
   await waitReady(page, 60_000);
   assert.equal(await page.inputValue('#control-m'), '1024');
   assert.equal(await page.inputValue('#control-pairs'), '1000');
-  assert.notDeepEqual(await readTable(page), {});
+  // The restored results are exactly the ones shown before the prompt.
+  assert.deepEqual(await readTable(page), shown);
   assert.ok(Object.keys(before).length === 3);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+/** The page's work formula (ExperimentConfig::work) for the parameters in a URL. */
+function workOf(url) {
+  const q = new URL(url).searchParams;
+  const num = (k) => Number(q.get(k));
+  const curve = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192].reduce((a, b) => a + b, 0);
+  const perPair = q.get('est').split(',').reduce((a, id) => a + (id === 'cplx' || id === 'hcplx' ? 2 : 1), 0);
+  return ((num('n') + num('datasets') * num('pairs')) * num('m') + Math.min(32, num('n')) * 4 * curve) * num('d') * perPair;
+}
+
+/** Drags the slider of control `key` with the mouse from one end to the other. */
+async function dragSlider(page, key, toEnd) {
+  const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
+  const box = await slider.boundingBox();
+  const y = box.y + box.height / 2;
+  const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
+  await page.mouse.move(from, y);
+  await page.mouse.down();
+  for (let i = 1; i <= 24; i += 1) await page.mouse.move(from + ((to - from) * i) / 24, y);
+  await page.mouse.up();
+}
+
+/** Once the page has settled: every control, the address bar and the budget prompt name one
+ * configuration. */
+async function assertConsistent(page, label) {
+  await page.waitForFunction(() => ['ready', 'confirm'].includes(document.querySelector('.app').dataset.status), null, { timeout: 120_000, polling: 100 });
+  const url = new URL(page.url());
+  const controls = await page.$$eval('.controls input[type="text"][id^="control-"]', (inputs) => inputs.map((i) => [i.id.slice(8), i.value]));
+  for (const [key, value] of controls) {
+    assert.equal(url.searchParams.get(key), value, `${label}: control ${key} shows ${value}, the address bar ${url.searchParams.get(key)}`);
+  }
+  assert.equal(await page.$$eval('.control.invalid', (c) => c.length), 0, `${label}: a control is marked invalid`);
+  if (await page.getAttribute('.app', 'data-status') === 'confirm') {
+    const asked = Number((await page.textContent('.confirm-run')).match(/need ([0-9.e+]+) multiply-adds/)[1]);
+    const work = workOf(page.url());
+    assert.ok(Math.abs(asked / work - 1) < 0.06, `${label}: the prompt asks for ${asked}, the settings need ${work}`);
+    assert.ok(work > 1e10 && work <= 1.5e10, `${label}: prompt for ${work}`);
+  }
+  return url.search;
+}
+
+test('dragging every slider end to end, through the budget prompt and the work limit, keeps one consistent state', async () => {
+  const { page, problems, context } = await openPage(browser, server.url);
+  await waitReady(page, 90_000);
+  const sliders = await page.$$eval('.control-row input[type="range"]', (ranges) => ranges.map((r) => r.closest('.control-row').querySelector('input[type="text"]').id.slice(8)));
+  assert.ok(sliders.includes('m') && sliders.includes('d'), sliders.join());
+  // The sequence of the bug report first: m to its right end, then d to its right end.
+  await dragSlider(page, 'm', true);
+  await assertConsistent(page, 'm at its end');
+  await dragSlider(page, 'd', true);
+  const search = await assertConsistent(page, 'then d at its end');
+  const url = new URL(page.url());
+  assert.ok(workOf(page.url()) <= 1.5e10, `the work limit holds: ${search}`);
+  assert.ok(Number(url.searchParams.get('d')) < 200, 'd stopped at the work limit');
+  assert.match(await page.textContent('.control-note'), /past the work limit/);
+  // Then every slider, both ways.
+  for (const key of sliders) {
+    await dragSlider(page, key, true);
+    await assertConsistent(page, `${key} to its end`);
+    await dragSlider(page, key, false);
+    await assertConsistent(page, `${key} back to its start`);
+  }
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -1,0 +1,298 @@
+//! The `kernel-lab` command line, as a library so that it is unit-testable and shares the
+//! page's code path: `pair` runs one registered estimator on one (x, y) pair many times with
+//! [`reference_estimate`] and compares it with the estimator's MSE formula; `estimators` lists
+//! the registry; `experiment` parses the page's parameters with
+//! [`ExperimentConfig::set`] (or [`ExperimentConfig::from_query`], strictly), runs
+//! [`run_experiment`] and prints what the page shows, as JSON or CSV.
+//!
+//! Here: [`run`], [`USAGE`] and [`CliError`]. The flags are split by `lexopt` and their
+//! numbers read in `args.rs`; each command has its file (`pair.rs`, `experiment.rs`,
+//! `estimators.rs`), and its public items are re-exported here.
+//!
+//! The binary (`src/bin/kernel-lab.rs`) only collects the arguments, calls [`run`], prints
+//! the text or the one-line error, and exits with [`CliError::EXIT_CODE`] on an error.
+//! Nothing here touches the web, so it builds natively and for `wasm32-unknown-unknown`.
+//!
+//! [`reference_estimate`]: crate::math::estimators::reference_estimate
+//! [`ExperimentConfig::set`]: crate::math::config::ExperimentConfig::set
+//! [`ExperimentConfig::from_query`]: crate::math::config::ExperimentConfig::from_query
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::math::experiment::run_experiment;
+
+mod args;
+mod estimators;
+mod experiment;
+mod pair;
+
+pub use args::{MAX_COMPONENT, MAX_VECTOR_LEN};
+pub use estimators::{EstimatorListing, estimator_listing};
+pub use experiment::{
+    CSV_HEADER, EstimatorReport, ExperimentReport, ExperimentRequest, PAIRED_HEURISTICS,
+    PairedComparison, experiment_csv, experiment_report,
+};
+pub use pair::{
+    DEFAULT_M, DEFAULT_TRIALS, MAX_TRIALS, MIN_TRIALS, PairReport, PairRequest, pair_report,
+};
+
+/// What `--help` prints.
+pub const USAGE: &str = "\
+kernel-lab: random-feature estimators of the softmax kernel SM(x, y) = exp(x·y)
+
+USAGE:
+    kernel-lab pair --x X --y Y [--estimator E] [--a A] [--m M] [--trials T] [--seed S]
+                    [--theta T] [--cplxa A] [--orf 0|1]
+    kernel-lab experiment [--d D --m M ... | --query QUERY] [--csv]
+    kernel-lab estimators
+    kernel-lab --help
+
+pair: estimate SM(x, y) for one pair T times, each trial with fresh ω, and print JSON with
+the true value, the mean estimate, the empirical MSE, the estimator's MSE formula and the
+standard errors of the mean estimate and of the empirical MSE.
+    --x, --y        comma-separated numbers, same length (1 to 4096), |value| <= 1e100
+    --estimator     an id of `kernel-lab estimators` (prf-pos, prf-hyp, cexp-mean, ...,
+                    rff, cplx, hcplx, oprf, oprf-var, hcexp-opt); the older names prf,
+                    cexp and hcexp (with --a) still work                      [prf = prf-pos]
+    --a             with cexp or hcexp: identity, mean-only or variance-adjusted, A from
+                    the pair's components taken as the means, variance 0      [identity]
+    --theta         the complex A's angle, 0 to pi/2 (cplx, hcplx)            [0.785...]
+    --cplxa         the complex A's magnitudes: identity, mean-only, variance-adjusted
+                                                                              [identity]
+    --orf           1 for orthogonal random features                          [0]
+    --m             random projections ω, 1 to 16384                          [64]
+    --trials        independent trials, 2 to 10000000                         [10000]
+    --seed          0 to 18446744073709551615                                 [0]
+
+experiment: run the page's experiment and print its numbers as JSON (or CSV with --csv).
+Parameters are the page's URL keys, as flags (--d 50 --m 64 --n 200 --datasets 5
+--pairs 100 --seed 3 --scale 0.02 --xshape 0.02 --yshape 0.01 --xnorm 5 --ynorm 0.5
+--est prf-hyp,hcexp-mean,hcexp-var --theta 0.5 --cplxa identity --orf 0 --omega shared)
+or as one URL query (--query 'm=64&seed=3'), not both; a missing parameter takes the page's
+default, a bad one is an error. --hyp 0/1 (legacy) puts the estimators in one form.
+    --csv           print estimator,dataset,mse,max_rel_err rows instead of JSON
+
+estimators: list every estimator (id, label, family, formula, source) as JSON.
+
+Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one
+line on stderr names it), 1 if the output cannot be written.
+";
+
+/// A rejected argument: which one and why. Every error of [`run`] is one of these, and the
+/// binary exits with [`CliError::EXIT_CODE`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CliError {
+    argument: String,
+    message: String,
+}
+
+impl CliError {
+    /// The exit status of the binary for any [`CliError`].
+    pub const EXIT_CODE: u8 = 2;
+
+    /// An error about `argument`. Control characters (a newline in a quoted value, say) are
+    /// escaped so that the error always prints as one line.
+    pub fn new(argument: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            argument: one_line(&argument.into()),
+            message: one_line(&message.into()),
+        }
+    }
+
+    /// The argument the error is about, for example `--m`.
+    pub fn argument(&self) -> &str {
+        &self.argument
+    }
+
+    /// What is wrong and what is allowed.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The exit status of the binary for this error (always [`CliError::EXIT_CODE`]).
+    pub fn exit_code(&self) -> u8 {
+        Self::EXIT_CODE
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.argument, self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// `text` with every control character escaped (`\n`, `\u{1b}`, ...).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
+/// User text for a message: at most 24 characters, in quotes, control characters escaped.
+fn quote(text: &str) -> String {
+    let mut shown: String = text.chars().take(24).collect();
+    if text.chars().count() > 24 {
+        shown.push('…');
+    }
+    format!("{shown:?}")
+}
+
+/// Runs the command line `args` (the arguments after the program name) and returns the text
+/// to print on standard output (it ends with a newline), or the rejected argument.
+pub fn run(args: &[String]) -> Result<String, CliError> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return Ok(USAGE.to_string());
+    }
+    let Some((command, rest)) = args.split_first() else {
+        return Err(CliError::new(
+            "<command>",
+            "missing: expected `pair`, `experiment` or `estimators` (see --help)",
+        ));
+    };
+    match command.as_str() {
+        "pair" => {
+            let request = PairRequest::parse(rest)?;
+            to_json(&pair_report(&request)?)
+        }
+        "estimators" => {
+            if let Some(extra) = rest.first() {
+                return Err(CliError::new(extra, "`estimators` takes no arguments"));
+            }
+            to_json(&estimator_listing())
+        }
+        "experiment" => {
+            let request = ExperimentRequest::parse(rest)?;
+            let result = run_experiment(&request.config)
+                .map_err(|e| CliError::new("experiment", e.to_string()))?;
+            if request.csv {
+                Ok(experiment_csv(&result))
+            } else {
+                to_json(&experiment_report(&result))
+            }
+        }
+        other => Err(CliError::new(
+            "<command>",
+            format!(
+                "expected `pair`, `experiment` or `estimators` (got {}; see --help)",
+                quote(other)
+            ),
+        )),
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String, CliError> {
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|e| CliError::new("output", e.to_string()))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// `Some(value)` when it is finite.
+fn finite(value: f64) -> Option<f64> {
+    value.is_finite().then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    fn error_of(line: &str) -> CliError {
+        run(&args(line)).expect_err(line)
+    }
+
+    #[test]
+    fn help_wins_anywhere_and_no_command_is_an_error() {
+        assert_eq!(run(&args("--help")).unwrap(), USAGE);
+        assert_eq!(run(&args("pair --m abc -h")).unwrap(), USAGE);
+        assert_eq!(error_of("").argument(), "<command>");
+        assert_eq!(error_of("bogus").argument(), "<command>");
+    }
+
+    #[test]
+    fn errors_name_the_argument_and_say_what_is_allowed() {
+        let e = error_of("pair --x 1,2,3 --y 3,2,1 --m abc");
+        assert_eq!(
+            e.to_string(),
+            "--m: must be an integer from 1 to 16384 (got \"abc\")"
+        );
+        assert_eq!(e.exit_code(), 2);
+        for (line, argument) in [
+            ("pair --x 1,2 --y 1,2,3", "--y"),
+            ("pair --x 1,2 --y 1,2 --trials 0", "--trials"),
+            ("pair --x 1,2 --y 1,2 --trials 10000001", "--trials"),
+            ("pair --x 1,2 --y 1,2 --m 16385", "--m"),
+            ("pair --x 1,2 --y 1,2 --m 2.5", "--m"),
+            ("pair --x 1,2 --y 1,2 --seed -1", "--seed"),
+            ("pair --x 1,2 --y 1,2 --estimator nope", "--estimator"),
+            ("pair --x 1,2 --y 1,2 --a nope", "--a"),
+            ("pair --x 1,2 --y 1,2 --estimator prf --a mean-only", "--a"),
+            ("pair --x 1,2 --y 1,2 --bogus 3", "--bogus"),
+            ("pair --x 1,nan --y 1,2", "--x"),
+            ("pair --x 1,inf --y 1,2", "--x"),
+            ("pair --x 1,1e101 --y 1,2", "--x"),
+            ("pair --x 1,,2 --y 1,2,3", "--x"),
+            ("pair --x= --y 1", "--x"),
+            ("pair --y 1", "--x"),
+            ("pair --x 1", "--y"),
+            ("pair --x 1 --y 2 --m", "--m"),
+            ("pair --x 1 --y 2 --m --trials 5", "--m"),
+            ("pair --x 1 --x 2 --y 2", "--x"),
+            ("pair stray", "\"stray\""),
+            ("pair --x 1 --y 2 --m 16384 --trials 10000000", "--trials"),
+            ("experiment --m abc", "--m"),
+            ("experiment --m 0", "--m"),
+            ("experiment --csv=1", "--csv"),
+            ("experiment --est prf,nope", "--est"),
+            ("experiment --bogus 1", "--bogus"),
+            ("experiment --query m=abc", "--query"),
+            ("experiment --query m=64 --seed 3", "--seed"),
+        ] {
+            let error = error_of(line);
+            assert_eq!(error.argument(), argument, "{line}: {error}");
+        }
+    }
+
+    #[test]
+    fn vectors_longer_than_the_limit_are_refused_before_parsing() {
+        let long = vec!["1"; MAX_VECTOR_LEN + 1].join(",");
+        let e = run(&[
+            "pair".into(),
+            "--x".into(),
+            long.clone(),
+            "--y".into(),
+            long,
+        ])
+        .unwrap_err();
+        assert_eq!(e.argument(), "--x");
+        assert!(e.message().contains("at most 4096"), "{e}");
+    }
+
+    #[test]
+    fn control_characters_in_values_stay_on_one_line() {
+        for line in [
+            vec!["pair", "--x", "1\n2", "--y", "1"],
+            vec!["experiment", "--m", "6\n4"],
+            vec!["experiment", "--query", "m=6%0A4"],
+            vec!["pair\n"],
+        ] {
+            let line: Vec<String> = line.into_iter().map(str::to_string).collect();
+            let e = run(&line).unwrap_err();
+            assert!(!e.to_string().contains('\n'), "{e}");
+        }
+    }
+}
