@@ -2,9 +2,12 @@
 //!
 //! - [`math`]: the numerical core (datasets, estimators, A heuristics, the experiment), with
 //!   no web dependency.
+//! - [`chart_geometry`]: what the charts show (ranges, log axes, hit testing, labels), decided
+//!   without drawing, so it builds and is tested natively.
 //! - `ui` and `charts` (WebAssembly only): the Leptos page and the canvas drawing; they only
-//!   call into [`math`].
+//!   call into [`math`] and [`chart_geometry`].
 
+pub mod chart_geometry;
 pub mod cli;
 pub mod math;
 

@@ -5,6 +5,7 @@ pub mod dataset;
 pub mod estimators;
 pub mod experiment;
 pub mod heuristics;
+pub mod job;
 pub mod kernel;
 pub mod logspace;
 pub mod optimise_a;
@@ -15,4 +16,6 @@ pub mod rng;
 pub mod scheduler;
 pub mod stats;
 pub mod tasks;
+#[cfg(test)]
+mod test_support;
 pub mod theory;

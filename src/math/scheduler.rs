@@ -494,16 +494,9 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::config::Param;
-    use crate::math::tasks::{Workspace, decode, encode, handle_request};
+    use crate::math::test_support::small;
 
-    fn small(m: &str) -> ExperimentConfig {
-        let mut config = ExperimentConfig::default();
-        for (key, value) in [("n", "40"), ("datasets", "2"), ("pairs", "24"), ("m", m)] {
-            config.set(Param::from_key(key).unwrap(), value).unwrap();
-        }
-        config
-    }
+    use crate::math::tasks::{Workspace, decode, encode, handle_request};
 
     /// Runs every dispatched message in `workspace` (as the workers would) and feeds the
     /// answers back, until nothing is left; returns every event.

@@ -7,16 +7,19 @@ mod pool;
 mod probe;
 mod results;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use leptos::prelude::*;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::math::config::{ExperimentConfig, Param, ParamError};
-use crate::math::experiment::{ExperimentResult, MseCurve, ScatterSeries};
+use crate::math::experiment::{ExperimentResult, MseCurve};
+use crate::math::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
 use crate::math::tasks::Part;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
-use pool::{Pool, PoolEvent, ProbeRunner};
+use pool::{Pool, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 
@@ -72,95 +75,10 @@ fn take_crash_flag(query: &str) -> (bool, String) {
     (crash, serde_urlencoded::to_string(rest).unwrap_or_default())
 }
 
-/// What the page is doing; mirrored in the root's `data-status` attribute for tests.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Status {
-    Computing,
-    Ready,
-    /// The configuration is above the work or memory budget: waiting for the user to confirm.
-    Confirm,
-    /// The user stopped the computation; the charts show the previous results.
-    Cancelled,
-    Error(String),
-}
+pub use crate::math::job::{BUDGET_BYTES, BUDGET_WORK, ScatterView, Shown, Status};
 
-impl Status {
-    fn as_attr(&self) -> &'static str {
-        match self {
-            Status::Computing => "computing",
-            Status::Ready => "ready",
-            Status::Confirm => "confirm",
-            Status::Cancelled => "cancelled",
-            Status::Error(_) => "error",
-        }
-    }
-}
-
-/// A computed value tagged with the request it answers. Equal when it is the same value of
-/// the same request (pointer equality: comparing the contents would cost more than drawing).
-#[derive(Debug)]
-pub struct Shown<T> {
-    pub generation: u64,
-    pub value: Arc<T>,
-}
-
-impl<T> Clone for Shown<T> {
-    fn clone(&self) -> Self {
-        Self {
-            generation: self.generation,
-            value: self.value.clone(),
-        }
-    }
-}
-
-impl<T> PartialEq for Shown<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.generation == other.generation && Arc::ptr_eq(&self.value, &other.value)
-    }
-}
-
-/// Figure 1's data with the configuration it was computed for.
-#[derive(Debug)]
-pub struct ScatterView {
-    pub config: ExperimentConfig,
-    pub series: Vec<ScatterSeries>,
-}
-
-/// Above this many multiply-adds the page asks before starting (about two seconds on two
-/// cores at the measured speed).
-pub const BUDGET_WORK: f64 = 1e10;
-/// Above this many bytes of working memory (all workers together) the page asks too.
-pub const BUDGET_BYTES: f64 = 512e6;
-/// Progress and the cancel button appear when a job runs longer than this. Until then the
-/// finished parts are held and drawn together when the job ends: a quick recompute redraws
-/// once, without a moment where the scatter is new and the boxplots old, and on a two-core
-/// machine the drawing does not take the CPU from the workers while they compute (the
-/// benchmark's compute time fell by about a sixth). Longer jobs show each part as it lands.
-const PROGRESS_DELAY: Duration = Duration::from_millis(200);
-
-/// Parts of the current request that are finished but not yet shown (see [`PROGRESS_DELAY`]).
-#[derive(Default)]
-struct HeldParts {
-    scatter: Option<Shown<ScatterView>>,
-    summaries: Option<Shown<ExperimentResult>>,
-    curves: Option<Shown<Vec<MseCurve>>>,
-}
-
-/// Which charts of the current request are drawn, and whether all its tasks are in.
-#[derive(Clone, Copy, Debug, Default)]
-struct DrawState {
-    generation: u64,
-    drawn: [bool; 3],
-    finished: bool,
-}
-
-fn part_index(part: Part) -> usize {
-    match part {
-        Part::Scatter => 0,
-        Part::Boxplots => 1,
-        Part::Curves => 2,
-    }
-}
+/// See [`crate::math::job::PROGRESS_DELAY_MS`].
+const PROGRESS_DELAY: Duration = Duration::from_millis(PROGRESS_DELAY_MS);
 
 /// The query string of the page's URL, without the `?`.
 fn url_query() -> String {
@@ -197,217 +115,112 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         });
     }
     let (config, set_config) = signal(initial);
+    // What the charts, the table and the status show: written only when the job state
+    // machine says so (`send` below), never to mirror another signal.
     let (status, set_status) = signal(Status::Computing);
     let (progress, set_progress) = signal(None::<f64>);
+    let (elapsed, set_elapsed) = signal(None::<(u64, f64)>);
     let (scatter, set_scatter) = signal(None::<Shown<ScatterView>>);
     let (summaries, set_summaries) = signal(None::<Shown<ExperimentResult>>);
     let (curves, set_curves) = signal(None::<Shown<Vec<MseCurve>>>);
-    let (elapsed, set_elapsed) = signal(None::<(u64, f64)>);
-    // The request being computed and the configuration it asks for.
-    let current = StoredValue::new_local((0u64, Arc::new(ExperimentConfig::default())));
-    let draw_state = StoredValue::new_local(DrawState::default());
-    let confirmed = StoredValue::new_local(None::<ExperimentConfig>);
+    let job = StoredValue::new_local(Job::new());
+    let pool_cell = StoredValue::new_local(None::<Rc<RefCell<Pool>>>);
 
-    let mark_ready_if_done = move || {
-        let state = draw_state.get_value();
-        if state.generation == current.with_value(|c| c.0)
-            && state.finished
-            && state.drawn.iter().all(|d| *d)
-        {
-            set_progress.set(None);
-            set_status.set(Status::Ready);
-        }
-    };
-
-    // Whether finished parts are shown as they land (once the job is older than
-    // PROGRESS_DELAY) or held until it ends.
-    let progressive = StoredValue::new_local(false);
-    let held = StoredValue::new_local(HeldParts::default());
-    let show_held = move || {
-        let parts = std::mem::take(&mut *held.write_value());
-        let generation = current.with_value(|c| c.0);
-        if let Some(shown) = parts.scatter.filter(|s| s.generation == generation) {
-            set_scatter.set(Some(shown));
-        }
-        if let Some(shown) = parts.summaries.filter(|s| s.generation == generation) {
-            set_summaries.set(Some(shown));
-        }
-        if let Some(shown) = parts.curves.filter(|s| s.generation == generation) {
-            set_curves.set(Some(shown));
-        }
-    };
-
-    // Every finished part goes into `held`; a progressive job shows it at once.
-    let show_if_progressive = move || {
-        if progressive.get_value() {
-            show_held();
-        }
-    };
-
-    let pool = StoredValue::new_local(Pool::new(move |event| {
-        let (generation, request) = current.get_value();
-        match event {
-            // The bar appears only once a job runs longer than PROGRESS_DELAY.
-            PoolEvent::Progress {
-                generation: g,
-                fraction,
-            } if g == generation && progress.get_untracked().is_some() => {
-                set_progress.set(Some(fraction));
+    // Feeds one input to the job state machine and carries out its commands (which may feed
+    // it more: the pool reports synchronously), then shows its state.
+    let send = StoredValue::new_local(None::<Rc<dyn Fn(JobInput)>>);
+    let run: Rc<dyn Fn(JobInput)> = Rc::new(move |input: JobInput| {
+        let commands = job
+            .try_update_value(|j| j.handle(input))
+            .unwrap_or_default();
+        let with_pool = |f: &dyn Fn(&Rc<RefCell<Pool>>)| {
+            if let Some(pool) = pool_cell.get_value() {
+                f(&pool);
             }
-            PoolEvent::Scatter {
-                generation: g,
-                scatter,
-            } if g == generation => {
-                let shown = Shown {
-                    generation: g,
-                    value: Arc::new(ScatterView {
-                        config: (*request).clone(),
-                        series: (*scatter).clone(),
-                    }),
-                };
-                held.update_value(|h| h.scatter = Some(shown));
-                show_if_progressive();
-            }
-            PoolEvent::Summaries {
-                generation: g,
-                summaries,
-            } if g == generation => {
-                // The table and the boxplots need the scatter too (its A, its clamping),
-                // shown or still held.
-                let this_request = |s: &Option<Shown<ScatterView>>| {
-                    s.as_ref()
-                        .filter(|s| s.generation == g)
-                        .map(|s| s.value.series.clone())
-                };
-                let scatter = held
-                    .with_value(|h| this_request(&h.scatter))
-                    .or_else(|| scatter.with_untracked(this_request));
-                if let Some(scatter) = scatter {
-                    let shown = Shown {
-                        generation: g,
-                        value: Arc::new(ExperimentResult {
-                            config: (*request).clone(),
-                            scatter,
-                            summaries: (*summaries).clone(),
-                        }),
-                    };
-                    held.update_value(|h| h.summaries = Some(shown));
-                    show_if_progressive();
+        };
+        for command in commands {
+            match command {
+                JobCommand::Submit { generation, config } => {
+                    with_pool(&|p| Pool::submit(p, generation, &config));
+                }
+                JobCommand::Pause => with_pool(&Pool::pause),
+                JobCommand::Cancel => with_pool(&Pool::cancel),
+                JobCommand::StartProgressTimer { generation } => set_timeout(
+                    move || {
+                        if let Some(send) = send.get_value() {
+                            send(JobInput::ProgressDelay { generation });
+                        }
+                    },
+                    PROGRESS_DELAY,
+                ),
+                JobCommand::Show(Part::Scatter) => {
+                    set_scatter.set(job.with_value(|j| j.scatter().cloned()));
+                }
+                JobCommand::Show(Part::Boxplots) => {
+                    set_summaries.set(job.with_value(|j| j.summaries().cloned()));
+                }
+                JobCommand::Show(Part::Curves) => {
+                    set_curves.set(job.with_value(|j| j.curves().cloned()));
                 }
             }
-            PoolEvent::Curves {
-                generation: g,
-                curves,
-            } if g == generation => {
-                let shown = Shown {
-                    generation: g,
-                    value: curves,
-                };
-                held.update_value(|h| h.curves = Some(shown));
-                show_if_progressive();
-            }
-            PoolEvent::Finished {
-                generation: g,
-                elapsed_ms,
-            } if g == generation => {
-                show_held();
-                set_elapsed.set(Some((g, elapsed_ms)));
-                draw_state.update_value(|s| {
-                    if s.generation == g {
-                        s.finished = true;
-                    }
-                });
-                mark_ready_if_done();
-            }
-            PoolEvent::Failed {
-                generation: g,
-                message,
-            } if g == generation => {
-                show_held();
-                set_status.set(Status::Error(message));
-            }
-            _ => {}
         }
-    }));
+        let (now_status, now_progress, now_elapsed) =
+            job.with_value(|j| (j.status().clone(), j.progress(), j.elapsed()));
+        if status.get_untracked() != now_status {
+            set_status.set(now_status);
+        }
+        if progress.get_untracked() != now_progress {
+            set_progress.set(now_progress);
+        }
+        if elapsed.get_untracked() != now_elapsed {
+            set_elapsed.set(now_elapsed);
+        }
+    });
+    send.set_value(Some(run.clone()));
+    let dispatch = move |input: JobInput| {
+        if let Some(send) = send.get_value() {
+            send(input);
+        }
+    };
+
+    let pool = StoredValue::new_local(Pool::new(move |event| dispatch(JobInput::Pool(event))));
+    pool_cell.set_value(Some(pool.get_value()));
     on_cleanup(move || pool.with_value(Pool::cancel));
     provide_context(ProbeRunner(pool));
 
-    // Each configuration starts one job in the workers, superseding the one in flight, unless
-    // it is above the budget and not yet confirmed.
+    // The outside world follows the configuration: the address bar shows it (bad URL values
+    // were replaced by defaults and listed in the notice), and the job state machine decides
+    // whether to compute it, ask first, or reuse what is stored.
     Effect::new(move |_| {
         let request = config.get();
-        // Bad URL values were replaced by defaults (and listed in the notice): the address
-        // bar shows the configuration actually computed.
         replace_url_query(&request.to_query());
-        let ticket = current.with_value(|c| c.0) + 1;
-        current.set_value((ticket, Arc::new(request.clone())));
-        draw_state.set_value(DrawState {
-            generation: ticket,
-            ..DrawState::default()
-        });
         let workers = pool.with_value(|p| p.borrow().workers()).max(1);
-        let over_budget =
-            request.work() > BUDGET_WORK || request.memory_bytes(workers) > BUDGET_BYTES;
-        if over_budget && confirmed.get_value().as_ref() != Some(&request) {
-            // Pause, not cancel: replacing the workers on every value while a slider is
-            // dragged across the budget would churn workers for nothing.
-            pool.with_value(Pool::pause);
-            set_progress.set(None);
-            set_status.set(Status::Confirm);
-            return;
-        }
-        set_status.set(Status::Computing);
-        progressive.set_value(false);
-        held.set_value(HeldParts::default());
-        pool.with_value(|p| Pool::submit(p, ticket, &request));
-        set_timeout(
-            move || {
-                if current.with_value(|c| c.0) == ticket
-                    && status.get_untracked() == Status::Computing
-                {
-                    progressive.set_value(true);
-                    show_held();
-                    set_progress.set(Some(0.0));
-                }
-            },
-            PROGRESS_DELAY,
-        );
+        dispatch(JobInput::Configured {
+            config: request,
+            workers,
+        });
     });
 
     // Called by the charts once a part of the latest result is drawn.
     let on_drawn = Callback::new(move |outcome: (u64, Part, Result<(), String>)| {
-        let (drawn, part, result) = outcome;
-        if drawn != current.with_value(|c| c.0) {
-            return;
-        }
-        if let Err(message) = result {
-            set_status.set(Status::Error(message));
-            return;
-        }
-        draw_state.update_value(|s| {
-            if s.generation == drawn {
-                s.drawn[part_index(part)] = true;
-            }
+        let (generation, part, outcome) = outcome;
+        dispatch(JobInput::Drawn {
+            generation,
+            part,
+            outcome,
         });
-        mark_ready_if_done();
     });
 
-    let run_anyway = move |_| {
-        confirmed.set_value(Some(config.get_untracked()));
-        set_config.update(|_| {});
-    };
+    let run_anyway = move |_| dispatch(JobInput::RunAnyway);
     // Back to the configuration whose results are on screen.
     let keep_previous = move |_| {
-        let previous = summaries.with_untracked(|s| s.as_ref().map(|s| s.value.config.clone()));
+        let previous = job.with_value(|j| j.shown_config().cloned());
         set_config.set(previous.unwrap_or_default());
     };
-    let cancel = move |_| {
-        pool.with_value(Pool::cancel);
-        set_progress.set(None);
-        set_status.set(Status::Cancelled);
-    };
+    let cancel = move |_| dispatch(JobInput::Cancel);
 
-    let result = Memo::new(move |_| summaries.get().map(|s| s.value));
+    // The whole result on screen, compared by identity (Shown's pointer equality).
+    let result = Signal::derive(move || summaries.get().map(|s| s.value));
     let status_line = move || match status.get() {
         Status::Computing => "computing…".to_string(),
         Status::Ready => elapsed
@@ -485,10 +298,16 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     <p class="status" aria-live="polite">
                         <span class=move || format!("dot {}", status.with(|s| s.as_attr()))></span>
                         {status_line}
-                        {move || progress.get().map(|fraction| view! {
-                            <progress class="progress" max="1" value=fraction.to_string()></progress>
+                        // Rendered once per job and updated in place: a button rebuilt on
+                        // every progress report could not be clicked.
+                        <Show when=move || progress.with(Option::is_some)>
+                            <progress
+                                class="progress"
+                                max="1"
+                                value=move || progress.get().unwrap_or(0.0).to_string()
+                            ></progress>
                             <button class="cancel" type="button" on:click=cancel>"Cancel"</button>
-                        })}
+                        </Show>
                     </p>
                     {move || (status.get() == Status::Confirm).then(|| view! {
                         <div class="confirm-run" role="alertdialog" aria-label="large computation">

@@ -177,18 +177,24 @@ fn prepare_probe(
 pub fn ProbePanel(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
-    result: Memo<Option<Arc<ExperimentResult>>>,
+    result: Signal<Option<Arc<ExperimentResult>>>,
 ) -> impl IntoView {
-    let typed = RwSignal::new(None::<(Vec<f64>, Vec<f64>)>);
+    // A typed pair, with the dataset pair that was probed when it was typed: picking another
+    // dataset pair (by click or by index) leaves the typed pair, as a derived value, with no
+    // effect writing one signal after another.
+    let typed = RwSignal::new(None::<(Vec<f64>, Vec<f64>, Option<usize>)>);
     let (x_text, set_x_text) = signal(String::from("0.5, -0.3, 0.8"));
     let (y_text, set_y_text) = signal(String::from("0.2, 0.4, -0.1"));
     let (form_error, set_form_error) = signal(None::<String>);
     let canvas = NodeRef::<Canvas>::new();
     let (chart_error, set_chart_error) = signal(None::<String>);
 
-    let pair = Memo::new(move |_| match typed.get() {
-        Some((x, y)) => Some(ProbedPair::Typed(x, y)),
-        None => config.with(|c| c.probe).map(ProbedPair::Dataset),
+    let pair = Memo::new(move |_| {
+        let probe = config.with(|c| c.probe);
+        match typed.get() {
+            Some((x, y, typed_at)) if typed_at == probe => Some(ProbedPair::Typed(x, y)),
+            _ => probe.map(ProbedPair::Dataset),
+        }
     });
     // The probe runs in the workers: each change of pair, trials or result sends one request
     // per estimator; answers to an older request are ignored.
@@ -292,19 +298,12 @@ pub fn ProbePanel(
             ))),
             Ok(pair) => {
                 set_form_error.set(None);
-                typed.set(Some(pair));
+                let (x, y) = pair;
+                typed.set(Some((x, y, config.with_untracked(|c| c.probe))));
             }
             Err(message) => set_form_error.set(Some(message)),
         }
     };
-    // Picking a dataset pair (by click or by index) leaves the typed pair.
-    Effect::new(move |previous: Option<Option<usize>>| {
-        let current = config.with(|c| c.probe);
-        if previous.is_some_and(|p| p != current) {
-            typed.set(None);
-        }
-        current
-    });
 
     let shown = move || view_data.with(|v| matches!(v, Some(Ok(_))));
     view! {

@@ -428,7 +428,7 @@ fn fitted_text(series: &ScatterSeries) -> String {
 ///
 /// - `result`: the latest finished experiment.
 #[component]
-pub fn ResultsTable(result: Memo<Option<Arc<ExperimentResult>>>) -> impl IntoView {
+pub fn ResultsTable(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView {
     move || {
         result.get().map(|r| {
             let c = &r.config;

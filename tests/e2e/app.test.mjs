@@ -326,7 +326,7 @@ test('dragging every slider end to end, through the budget prompt and the work l
   const url = new URL(page.url());
   assert.ok(workOf(page.url()) <= 1.5e10, `the work limit holds: ${search}`);
   assert.ok(Number(url.searchParams.get('d')) < 200, 'd stopped at the work limit');
-  assert.match(await page.textContent('.control-note'), /past the work limit/);
+  assert.match(await page.locator('.control', { has: page.locator('#control-d') }).locator('.control-note').textContent(), /past the work limit/);
   // Then every slider, both ways.
   for (const key of sliders) {
     await dragSlider(page, key, true);

@@ -5,11 +5,10 @@
 //! [`crate::math::optimise_a`] finds it from the variance-adjusted A of Lemma 3.4 (which
 //! minimises the mean of `|z|²` instead, ignoring cosh's tail). Estimate and MSE are HCEXP's.
 
-use super::cexp::real_diagonal_features;
+use super::cexp::HCEXP_VARIANCE;
 use super::{
-    Bounds, Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
-    FeatureForm, Fit, FitInput, OptimiserReport, Projections, Side, log_softmax_kernel,
-    log_theoretical_mse_of, transform,
+    Bounds, Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
+    FitInput, OptimiserReport, Projections, Side,
 };
 use crate::math::heuristics::{AHeuristic, diagonal_a};
 use crate::math::optimise_a::optimised_a;
@@ -68,26 +67,17 @@ impl Estimator for OptimisedHcexp {
         FastSum::Cosh
     }
 
+    // Estimate, MSE and features are HCEXP's with this A.
     fn collapse(&self, fit: &Fit, x: &[f64], y: &[f64], z: &mut [f64]) -> Collapsed {
-        Collapsed {
-            log_prefactor: -0.5 * transform(x, y, &fit.a, z),
-            phase: 0.0,
-        }
+        HCEXP_VARIANCE.collapse(fit, x, y, z)
     }
 
     fn log_mse(&self, fit: &Fit, x: &[f64], y: &[f64], m: usize) -> Option<f64> {
-        let mut z = vec![0.0; x.len()];
-        transform(x, y, &fit.a, &mut z);
-        Some(log_theoretical_mse_of(
-            super::dot(&z, &z),
-            log_softmax_kernel(x, y),
-            FeatureForm::Hyperbolic,
-            m,
-        ))
+        HCEXP_VARIANCE.log_mse(fit, x, y, m)
     }
 
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64> {
-        real_diagonal_features(&fit.a, u, side, FeatureForm::Hyperbolic, omega)
+        HCEXP_VARIANCE.features(fit, u, side, omega)
     }
 
     fn bounds(&self) -> Bounds {

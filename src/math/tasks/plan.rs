@@ -170,23 +170,9 @@ pub fn generate_dataset(config: &ExperimentConfig, index: usize) -> Result<Datas
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::config::Param;
-    use crate::math::estimators::EstimatorId;
+    use crate::math::test_support::{config_with, id};
+
     use crate::math::kernel::ROWS;
-
-    fn id(name: &str) -> EstimatorId {
-        EstimatorId::from_id(name).unwrap()
-    }
-
-    fn config_with(pairs: &[(&str, &str)]) -> ExperimentConfig {
-        let mut config = ExperimentConfig::default();
-        for (key, value) in pairs {
-            config
-                .set(Param::from_key(key).unwrap(), value)
-                .unwrap_or_else(|e| panic!("{key}={value}: {e}"));
-        }
-        config
-    }
 
     #[test]
     fn plan_covers_every_pair_once_in_chunks_of_bounded_work() {

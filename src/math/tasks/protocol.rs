@@ -83,24 +83,10 @@ pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::config::Param;
-    use crate::math::estimators::EstimatorId;
+    use crate::math::test_support::{config_with, id};
+
     use crate::math::estimators::Fit;
     use crate::math::tasks::{ErrorSums, Piece, TaskOutput};
-
-    fn id(name: &str) -> EstimatorId {
-        EstimatorId::from_id(name).unwrap()
-    }
-
-    fn config_with(pairs: &[(&str, &str)]) -> ExperimentConfig {
-        let mut config = ExperimentConfig::default();
-        for (key, value) in pairs {
-            config
-                .set(Param::from_key(key).unwrap(), value)
-                .unwrap_or_else(|e| panic!("{key}={value}: {e}"));
-        }
-        config
-    }
 
     #[test]
     fn messages_round_trip_through_handle_request_with_infinities_intact() {

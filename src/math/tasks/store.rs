@@ -169,22 +169,9 @@ impl TaskStore {
 mod tests {
     use super::*;
     use crate::math::config::Param;
-    use crate::math::estimators::EstimatorId;
+    use crate::math::test_support::{config_with, id};
+
     use crate::math::tasks::{Piece, Workspace};
-
-    fn id(name: &str) -> EstimatorId {
-        EstimatorId::from_id(name).unwrap()
-    }
-
-    fn config_with(pairs: &[(&str, &str)]) -> ExperimentConfig {
-        let mut config = ExperimentConfig::default();
-        for (key, value) in pairs {
-            config
-                .set(Param::from_key(key).unwrap(), value)
-                .unwrap_or_else(|e| panic!("{key}={value}: {e}"));
-        }
-        config
-    }
 
     #[test]
     fn store_reuses_what_a_change_does_not_touch() {

@@ -579,23 +579,9 @@ pub fn check_kernel_against_f64(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::config::Param;
-    use crate::math::estimators::EstimatorId;
+    use crate::math::test_support::{config_with, id};
+
     use crate::math::tasks::{Piece, Task, TaskOutput};
-
-    fn id(name: &str) -> EstimatorId {
-        EstimatorId::from_id(name).unwrap()
-    }
-
-    fn config_with(pairs: &[(&str, &str)]) -> ExperimentConfig {
-        let mut config = ExperimentConfig::default();
-        for (key, value) in pairs {
-            config
-                .set(Param::from_key(key).unwrap(), value)
-                .unwrap_or_else(|e| panic!("{key}={value}: {e}"));
-        }
-        config
-    }
 
     #[test]
     fn f32_kernel_matches_the_f64_path_far_below_the_monte_carlo_error() {

@@ -1,0 +1,146 @@
+//! Canvas charts (WebAssembly only): Figure 1's scatter panels, Figures 2–3's boxplots, the
+//! theory charts and the probe.
+//!
+//! Each function sizes the canvas backing store to its CSS size × `devicePixelRatio` (sharp
+//! on HiDPI screens), draws with plotters, and returns `Result`: nothing here panics on data
+//! the user can influence. What a chart shows (ranges, log axes, where a point sits, labels)
+//! is decided in [`crate::chart_geometry`], which builds and is tested natively; this module
+//! and its submodules only draw it.
+//!
+//! - this file: the errors, the estimators' colours and the helpers every chart shares;
+//! - `scatter`: Figure 1's panels;
+//! - `boxplot`: Figures 2 and 3;
+//! - `theory`: MSE against m, MSE against a parameter, Lemma 3.2 and Theorem 3.3;
+//! - `probe`: the single-pair probe's histograms.
+
+use std::fmt;
+
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use web_sys::HtmlCanvasElement;
+
+use crate::math::estimators::EstimatorId;
+
+mod boxplot;
+mod probe;
+mod scatter;
+mod theory;
+
+pub use crate::chart_geometry::ScatterLayout;
+pub use boxplot::{BoxplotEntry, draw_boxplots};
+pub use probe::{ProbeEntry, draw_probe};
+pub use scatter::draw_scatter;
+pub use theory::{
+    SweepEntry, TheoremEntry, draw_lemma_3_2, draw_mse_curves, draw_parameter_sweep,
+    draw_theorem_3_3,
+};
+
+/// Why a chart could not be drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChartError {
+    /// The canvas has no 2D context (or is not in the document).
+    NoContext,
+    /// Nothing finite to plot.
+    NoFiniteData(&'static str),
+    /// plotters reported a drawing error.
+    Draw(String),
+}
+
+impl fmt::Display for ChartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChartError::NoContext => write!(f, "the canvas has no 2D drawing context"),
+            ChartError::NoFiniteData(what) => write!(f, "no finite values to plot for {what}"),
+            ChartError::Draw(e) => write!(f, "drawing failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ChartError {}
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for ChartError {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        ChartError::Draw(e.to_string())
+    }
+}
+
+/// The colour of an estimator, the same in every chart and in the table.
+pub fn estimator_color(estimator: EstimatorId) -> RGBColor {
+    let [r, g, b] = estimator.get().colour();
+    RGBColor(r, g, b)
+}
+
+/// CSS hex of [`estimator_color`], for the table's swatches.
+pub fn estimator_css_color(estimator: EstimatorId) -> String {
+    let RGBColor(r, g, b) = estimator_color(estimator);
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// Sizes the backing store to CSS size × device pixel ratio; returns the ratio.
+fn prepare(canvas: &HtmlCanvasElement, fallback_height: u32) -> f64 {
+    let dpr = web_sys::window()
+        .map(|w| w.device_pixel_ratio())
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .unwrap_or(1.0)
+        .min(4.0);
+    let css_width = match canvas.client_width() {
+        w if w > 0 => w as f64,
+        _ => 480.0,
+    };
+    let css_height = match canvas.client_height() {
+        h if h > 0 => h as f64,
+        _ => fallback_height as f64,
+    };
+    canvas.set_width((css_width * dpr).round() as u32);
+    canvas.set_height((css_height * dpr).round() as u32);
+    dpr
+}
+
+fn backend(canvas: &HtmlCanvasElement) -> Result<CanvasBackend, ChartError> {
+    CanvasBackend::with_canvas_object(canvas.clone()).ok_or(ChartError::NoContext)
+}
+
+/// The mesh every chart shares: light grid, labels and axis descriptions at the page's sizes.
+fn styled_mesh<'a, 'b, X, Y, XT, YT>(
+    chart: &'b mut ChartContext<'a, CanvasBackend, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+    px: &impl Fn(f64) -> i32,
+) -> plotters::chart::MeshStyle<'a, 'b, X, Y, CanvasBackend>
+where
+    X: Ranged<ValueType = XT> + plotters::coord::ranged1d::ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + plotters::coord::ranged1d::ValueFormatter<YT>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(("sans-serif", px(11.0)))
+        .axis_desc_style(("sans-serif", px(12.0)))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(218, 218, 218));
+    mesh
+}
+
+/// A small legend in the top-left corner of `area`: one line per `(colour, text)`.
+fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    origin: (i32, i32),
+    lines: &[(RGBColor, String)],
+    px: impl Fn(f64) -> i32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for (i, (color, text)) in lines.iter().enumerate() {
+        let y = origin.1 + i as i32 * px(15.0);
+        area.draw(&Rectangle::new(
+            [(origin.0, y + px(3.0)), (origin.0 + px(14.0), y + px(6.0))],
+            color.filled(),
+        ))?;
+        area.draw(&Text::new(
+            text.clone(),
+            (origin.0 + px(20.0), y),
+            ("sans-serif", px(11.0))
+                .into_font()
+                .color(&RGBColor(40, 40, 40)),
+        ))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! Figure 1, one panel per estimator: true SM against estimated SM. The ranges, the log-axes
+//! switch, the labels and where each dot goes come from [`ScatterPlan`].
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+use super::{ChartError, backend, estimator_color, prepare, styled_mesh};
+use crate::chart_geometry::{PixelBounds, ScatterLayout, ScatterPlan};
+use crate::math::experiment::ScatterSeries;
+
+/// Fills a dot of `radius` pixels at each of `centres` (canvas pixels) in one path.
+fn fill_dots(
+    canvas: &HtmlCanvasElement,
+    centres: &[(i32, i32)],
+    radius: f64,
+    color: RGBAColor,
+) -> Result<(), ChartError> {
+    let context = canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+        .ok_or(ChartError::NoContext)?;
+    let RGBAColor(r, g, b, alpha) = color;
+    context.set_fill_style_str(&format!("rgba({r}, {g}, {b}, {alpha})"));
+    context.begin_path();
+    for &(x, y) in centres {
+        let (x, y) = (f64::from(x), f64::from(y));
+        context.move_to(x + radius, y);
+        context
+            .arc(x, y, radius, 0.0, std::f64::consts::TAU)
+            .map_err(|_| ChartError::Draw("a scatter dot could not be drawn".into()))?;
+    }
+    context.fill();
+    Ok(())
+}
+
+/// Figure 1, one panel: true SM against estimated SM, with the line ŜM = SM. Estimates
+/// outside the range are drawn on its edge, counted and reported in the panel; the pair
+/// `highlight` (the probe's) is ringed.
+pub fn draw_scatter(
+    canvas: &HtmlCanvasElement,
+    series: &ScatterSeries,
+    highlight: Option<usize>,
+) -> Result<ScatterLayout, ChartError> {
+    let dpr = prepare(canvas, 300);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let estimator = series.estimates.estimator;
+    let plan =
+        ScatterPlan::of(&series.estimates).ok_or(ChartError::NoFiniteData("the scatter plot"))?;
+    let ((lo, hi), (y_lo, y_hi)) = (plan.x_range, plan.y_range);
+    let color = estimator_color(estimator);
+    // A header with the title and the panel's numbers, above the plotting area.
+    let (header, body) = root.split_vertically(px(42.0));
+    let mut chart = ChartBuilder::on(&body)
+        .margin(px(8.0))
+        .margin_top(px(4.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d(lo..hi, y_lo..y_hi)?;
+    styled_mesh(&mut chart, plan.x_desc(), plan.y_desc(), &px)
+        .x_labels(6)
+        .y_labels(6)
+        .x_label_formatter(&|v| plan.axis_label(*v))
+        .y_label_formatter(&|v| plan.axis_label(*v))
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        [(lo, lo), (hi, hi)],
+        ShapeStyle::from(&RGBColor(90, 90, 90)).stroke_width(px(1.0).max(1) as u32),
+    ))?;
+    let radius = px(2.2).max(1);
+    // Thousands of dots: one canvas path filled once, instead of one plotters element (and
+    // one path and fill) per dot, which took most of the main thread's drawing time.
+    let centres: Vec<(i32, i32)> = plan.dots().map(|d| chart.backend_coord(&d)).collect();
+    fill_dots(canvas, &centres, f64::from(radius), color.mix(0.5))?;
+    let note = plan.note(&series.metrics);
+    let (w, _) = header.dim_in_pixel();
+    header.draw(&Text::new(
+        estimator.label(),
+        (w as i32 / 2, px(4.0)),
+        ("sans-serif", px(15.0))
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top)),
+    ))?;
+    header.draw(&Text::new(
+        note,
+        (w as i32 / 2, px(24.0)),
+        ("sans-serif", px(11.0))
+            .into_font()
+            .color(&RGBColor(60, 60, 60))
+            .pos(Pos::new(HPos::Center, VPos::Top)),
+    ))?;
+    if let Some(ring) = highlight.and_then(|i| plan.ring(i)) {
+        chart.draw_series(std::iter::once(Circle::new(
+            ring,
+            px(7.0),
+            ShapeStyle::from(&BLACK).stroke_width(px(2.0).max(1) as u32),
+        )))?;
+    }
+    let (x_range, y_range) = chart.plotting_area().get_pixel_range();
+    root.present()?;
+    Ok(plan.layout(PixelBounds::from_device(x_range, y_range, dpr)))
+}

@@ -1,0 +1,418 @@
+//! The theory charts: MSE against m (Lemma 3.1 and measurement), MSE against an estimator's
+//! parameter, Lemma 3.2's bound against r and Theorem 3.3's bound against p.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use web_sys::HtmlCanvasElement;
+
+use super::{ChartError, backend, estimator_color, legend, prepare, styled_mesh};
+use crate::chart_geometry::{log10_error_bar, padded_range, power_of_ten_label, tick};
+use crate::math::estimators::EstimatorId;
+use crate::math::experiment::MseCurve;
+use crate::math::theory::{Theorem33Inputs, log_lemma_3_2_bound};
+
+/// MSE against m on log-log axes: Lemma 3.1's mean over the pairs (line) and the measured
+/// MSE with ±1 standard error over repeated draws of ω (points with bars).
+pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 340);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let ln10 = std::f64::consts::LN_10;
+    let values = curves.iter().flat_map(|c| {
+        c.points.iter().flat_map(|p| {
+            let (_, top, bottom) = log10_error_bar(p);
+            [p.log_theoretical_mse / ln10, top, bottom]
+        })
+    });
+    let (lo, hi) =
+        padded_range(values, 0.3, 1.0).ok_or(ChartError::NoFiniteData("MSE against m"))?;
+    let (m_lo, m_hi) = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.m as f64))
+        .fold((f64::INFINITY, 0.0f64), |(a, b), m| (a.min(m), b.max(m)));
+    if !(m_lo.is_finite() && m_hi > m_lo) {
+        return Err(ChartError::NoFiniteData("MSE against m"));
+    }
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "MSE against m: Lemma 3.1 and measurement",
+            ("sans-serif", px(15.0)).into_font(),
+        )
+        .margin(px(8.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d((m_lo / 1.3..m_hi * 1.3).log_scale(), lo..hi)?;
+    styled_mesh(
+        &mut chart,
+        "random features m (log scale)",
+        "MSE (log scale)",
+        &px,
+    )
+    .x_label_formatter(&|v| format!("{v:.0}"))
+    .y_label_formatter(&|v| power_of_ten_label(*v))
+    .draw()?;
+    let stroke = px(1.5).max(1) as u32;
+    for curve in curves {
+        let color = estimator_color(curve.estimator);
+        chart.draw_series(LineSeries::new(
+            curve
+                .points
+                .iter()
+                .map(|p| (p.m as f64, p.log_theoretical_mse / ln10))
+                .filter(|(_, v)| v.is_finite()),
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+        chart.draw_series(curve.points.iter().filter_map(|p| {
+            let (mid, top, bottom) = log10_error_bar(p);
+            (mid.is_finite() && top.is_finite() && bottom.is_finite()).then(|| {
+                ErrorBar::new_vertical(
+                    p.m as f64,
+                    bottom,
+                    mid,
+                    top,
+                    ShapeStyle::from(&color).stroke_width(stroke),
+                    px(8.0) as u32,
+                )
+            })
+        }))?;
+        chart.draw_series(curve.points.iter().filter_map(|p| {
+            let mid = p.log_measured_mse / ln10;
+            mid.is_finite()
+                .then(|| Circle::new((p.m as f64, mid), px(3.0), color.filled()))
+        }))?;
+    }
+    let lines: Vec<(RGBColor, String)> = curves
+        .iter()
+        .map(|c| {
+            (
+                estimator_color(c.estimator),
+                c.estimator.label().to_string(),
+            )
+        })
+        .collect();
+    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    root.present()?;
+    Ok(())
+}
+
+/// One estimator's line of the MSE-against-parameter chart: its formula's mean over the
+/// scatter dataset at every value, and the MSE measured at the value in use.
+#[derive(Clone, Debug)]
+pub struct SweepEntry {
+    pub estimator: EstimatorId,
+    pub values: Vec<f64>,
+    /// `log10` of the formula's mean MSE at each value (for the page's m).
+    pub log10_mse: Vec<f64>,
+    /// `log10` of the formula's median over the pairs (the typical pair), dashed.
+    pub log10_median_mse: Vec<f64>,
+    /// The value in use and `log10` of the measured MSE there.
+    pub measured: (f64, f64),
+}
+
+/// MSE against an estimator parameter (θ of the complex A): lines from the formula, a dot
+/// for each measurement at the current value.
+pub fn draw_parameter_sweep(
+    canvas: &HtmlCanvasElement,
+    parameter: &str,
+    entries: &[SweepEntry],
+) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 340);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let values = entries.iter().flat_map(|e| {
+        e.log10_mse
+            .iter()
+            .chain(&e.log10_median_mse)
+            .copied()
+            .chain([e.measured.1])
+    });
+    let (lo, hi) = padded_range(values, 0.3, 1.0)
+        .ok_or(ChartError::NoFiniteData("MSE against the parameter"))?;
+    let x_hi = entries
+        .iter()
+        .flat_map(|e| e.values.iter().copied())
+        .fold(0.0f64, f64::max)
+        .max(1e-6);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("MSE against {parameter}: formula and measurement"),
+            ("sans-serif", px(15.0)).into_font(),
+        )
+        .margin(px(8.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d(0.0..x_hi, lo..hi)?;
+    styled_mesh(
+        &mut chart,
+        &format!("{parameter} (0: real A; π/2 with a = 1: random Fourier features)"),
+        "MSE on the scatter dataset (log scale)",
+        &px,
+    )
+    .x_label_formatter(&|v| format!("{v:.2}"))
+    .y_label_formatter(&|v| power_of_ten_label(*v))
+    .draw()?;
+    let stroke = px(1.5).max(1) as u32;
+    for entry in entries {
+        let color = estimator_color(entry.estimator);
+        chart.draw_series(LineSeries::new(
+            entry
+                .values
+                .iter()
+                .zip(&entry.log10_mse)
+                .map(|(x, y)| (*x, *y))
+                .filter(|(_, y)| y.is_finite()),
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+        chart.draw_series(DashedLineSeries::new(
+            entry
+                .values
+                .iter()
+                .zip(&entry.log10_median_mse)
+                .map(|(x, y)| (*x, *y))
+                .filter(|(_, y)| y.is_finite()),
+            px(6.0),
+            px(4.0),
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+        let (x, y) = entry.measured;
+        if x.is_finite() && y.is_finite() {
+            chart.draw_series(std::iter::once(Circle::new(
+                (x, y.clamp(lo, hi)),
+                px(4.5),
+                color.filled(),
+            )))?;
+        }
+    }
+    let lines: Vec<(RGBColor, String)> = entries
+        .iter()
+        .map(|e| {
+            (
+                estimator_color(e.estimator),
+                e.estimator.label().to_string(),
+            )
+        })
+        .collect();
+    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Lemma 3.2 (corrected): `W(r)/sqrt(2m)` against r, with a vertical mark at each
+/// estimator's data radius `max_i max(|Ax_i|, |A^-T y_i|)`.
+pub fn draw_lemma_3_2(
+    canvas: &HtmlCanvasElement,
+    m: usize,
+    radii: &[(EstimatorId, &'static str, f64)],
+) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 340);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let r_max = radii
+        .iter()
+        .map(|r| r.2)
+        .filter(|r| r.is_finite())
+        .fold(1.0f64, f64::max)
+        * 1.15;
+    let samples = 200;
+    let curve: Vec<(f64, f64)> = (1..=samples)
+        .map(|i| {
+            let r = r_max * i as f64 / samples as f64;
+            (r, log_lemma_3_2_bound(r, m) / std::f64::consts::LN_10)
+        })
+        .filter(|(_, v)| v.is_finite())
+        .collect();
+    let (lo, hi) = padded_range(curve.iter().map(|p| p.1).chain([0.0]), 0.5, 2.0)
+        .ok_or(ChartError::NoFiniteData("Lemma 3.2"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Lemma 3.2: bound W(r)/√(2m) on HCEXP's relative RMSE, m = {m}"),
+            ("sans-serif", px(15.0)).into_font(),
+        )
+        .margin(px(8.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d(0.0..r_max, lo..hi)?;
+    styled_mesh(
+        &mut chart,
+        "r, with |Ax| ≤ r and |A⁻ᵀy| ≤ r",
+        "bound on √MSE / SM (log scale)",
+        &px,
+    )
+    .x_label_formatter(&|v| tick(*v))
+    .y_label_formatter(&|v| power_of_ten_label(*v))
+    .draw()?;
+    let stroke = px(1.5).max(1) as u32;
+    chart.draw_series(LineSeries::new(
+        [(0.0, 0.0), (r_max, 0.0)],
+        ShapeStyle::from(&RGBColor(178, 24, 43)).stroke_width(px(1.0).max(1) as u32),
+    ))?;
+    chart.draw_series(LineSeries::new(
+        curve,
+        ShapeStyle::from(&BLACK).stroke_width(stroke),
+    ))?;
+    let mut lines = vec![(RGBColor(0, 0, 0), "W(r)/√(2m)".to_string())];
+    for (estimator, label, r) in radii {
+        if !r.is_finite() {
+            continue;
+        }
+        let color = estimator_color(*estimator);
+        chart.draw_series(LineSeries::new(
+            [(*r, lo), (*r, hi)],
+            ShapeStyle::from(&color).stroke_width(stroke),
+        ))?;
+        let at = log_lemma_3_2_bound(*r, m) / std::f64::consts::LN_10;
+        lines.push((
+            color,
+            format!(
+                "{label}: r = {} → bound {}",
+                tick(*r),
+                power_of_ten_label((at * 10.0).round() / 10.0)
+            ),
+        ));
+    }
+    lines.push((
+        RGBColor(178, 24, 43),
+        "relative RMSE = 1 (above: vacuous)".to_string(),
+    ));
+    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    root.present()?;
+    Ok(())
+}
+
+/// One estimator's line in the Theorem 3.3 chart.
+pub struct TheoremEntry {
+    pub estimator: EstimatorId,
+    pub label: &'static str,
+    pub inputs: Theorem33Inputs,
+    /// The largest relative error observed on the scatter dataset.
+    pub observed_max_rel_err: f64,
+    /// `log` of the largest relative RMSE Lemma 3.1 predicts on the scatter dataset.
+    pub log_predicted_max_rel_rmse: f64,
+}
+
+/// Theorem 3.3: the high-probability bound against p (solid), the largest relative RMSE that
+/// Lemma 3.1 predicts (dashed) and the largest relative error observed (dotted), per
+/// estimator. Above 1 the bound says nothing; the chart shades that region and says so.
+pub fn draw_theorem_3_3(
+    canvas: &HtmlCanvasElement,
+    m: usize,
+    entries: &[TheoremEntry],
+) -> Result<(), ChartError> {
+    let dpr = prepare(canvas, 340);
+    let px = |v: f64| (v * dpr).round() as i32;
+    let root = backend(canvas)?.into_drawing_area();
+    root.fill(&WHITE)?;
+    let ln10 = std::f64::consts::LN_10;
+    let ps: Vec<f64> = (0..=60).map(|i| 0.5 + 0.499 * i as f64 / 60.0).collect();
+    let bounds: Vec<Vec<(f64, f64)>> = entries
+        .iter()
+        .map(|e| {
+            ps.iter()
+                .filter_map(|&p| e.inputs.log_bound(p, m).ok().map(|b| (p, b / ln10)))
+                .filter(|(_, v)| v.is_finite())
+                .collect()
+        })
+        .collect();
+    let levels = entries.iter().flat_map(|e| {
+        [
+            e.observed_max_rel_err.log10(),
+            e.log_predicted_max_rel_rmse / ln10,
+        ]
+    });
+    let values = bounds
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .chain(levels)
+        .chain([0.0]);
+    let (lo, hi) = padded_range(values, 0.5, 2.0).ok_or(ChartError::NoFiniteData("Theorem 3.3"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Theorem 3.3: bound on every pair's relative RMSE, m = {m}"),
+            ("sans-serif", px(15.0)).into_font(),
+        )
+        .margin(px(8.0))
+        .x_label_area_size(px(40.0))
+        .y_label_area_size(px(56.0))
+        .build_cartesian_2d(0.5..1.0, lo..hi)?;
+    styled_mesh(
+        &mut chart,
+        "probability p",
+        "relative error (log scale)",
+        &px,
+    )
+    .x_label_formatter(&|v| tick(*v))
+    .y_label_formatter(&|v| power_of_ten_label(*v))
+    .draw()?;
+    if hi > 0.0 {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(0.5, 0.0), (1.0, hi)],
+            RGBColor(178, 24, 43).mix(0.07).filled(),
+        )))?;
+        let (x, y) = chart.backend_coord(&(0.995, hi));
+        root.draw(&Text::new(
+            "bound > 1: vacuous",
+            (x, y + px(4.0)),
+            ("sans-serif", px(11.0))
+                .into_font()
+                .color(&RGBColor(178, 24, 43))
+                .pos(Pos::new(HPos::Right, VPos::Top)),
+        ))?;
+    }
+    let stroke = px(1.5).max(1) as u32;
+    let mut lines = Vec::new();
+    for (entry, bound) in entries.iter().zip(bounds) {
+        let color = estimator_color(entry.estimator);
+        let style = ShapeStyle::from(&color).stroke_width(stroke);
+        let at_95 = bound
+            .iter()
+            .min_by(|a, b| (a.0 - 0.95).abs().total_cmp(&(b.0 - 0.95).abs()))
+            .map(|p| p.1);
+        chart.draw_series(LineSeries::new(bound, style))?;
+        let predicted = entry.log_predicted_max_rel_rmse / ln10;
+        if predicted.is_finite() {
+            chart.draw_series(DashedLineSeries::new(
+                [(0.5, predicted), (1.0, predicted)],
+                px(6.0) as u32,
+                px(4.0) as u32,
+                style,
+            ))?;
+        }
+        let observed = entry.observed_max_rel_err.log10();
+        if observed.is_finite() {
+            chart.draw_series((0..=25).map(|i| {
+                Circle::new(
+                    (0.5 + 0.5 * i as f64 / 25.0, observed),
+                    px(1.8),
+                    color.filled(),
+                )
+            }))?;
+        }
+        let vacuous = at_95.is_some_and(|v| v > 0.0);
+        lines.push((
+            color,
+            format!(
+                "{}: bound at p = 0.95 {}{}",
+                entry.label,
+                at_95
+                    .map(power_of_ten_label)
+                    .unwrap_or_else(|| "n/a".into()),
+                if vacuous { " (vacuous)" } else { "" }
+            ),
+        ));
+    }
+    lines.push((
+        RGBColor(90, 90, 90),
+        "solid: bound · dashed: max √MSE/SM (Lemma 3.1) · dots: max observed error".to_string(),
+    ));
+    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    root.present()?;
+    Ok(())
+}
