@@ -139,14 +139,7 @@ fn one_line(text: &str) -> String {
         .collect()
 }
 
-/// User text for a message: at most 24 characters, in quotes, control characters escaped.
-fn quote(text: &str) -> String {
-    let mut shown: String = text.chars().take(24).collect();
-    if text.chars().count() > 24 {
-        shown.push('…');
-    }
-    format!("{shown:?}")
-}
+pub(crate) use crate::math::config::quote;
 
 /// Runs the command line `args` (the arguments after the program name) and returns the text
 /// to print on standard output (it ends with a newline), or the rejected argument.

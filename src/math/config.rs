@@ -312,14 +312,14 @@ impl fmt::Display for ParamError {
 
 impl std::error::Error for ParamError {}
 
-/// At most `limit` characters of `text`, for quoting user input in messages.
-fn quote(text: &str) -> String {
-    let limit = 24;
-    let mut quoted: String = text.chars().take(limit).collect();
-    if text.chars().count() > limit {
-        quoted.push('…');
+/// User text for a message: at most 24 characters, in quotes, control characters and quotes
+/// escaped (so that a message is always one line). The page and the command line share it.
+pub fn quote(text: &str) -> String {
+    let mut shown: String = text.chars().take(24).collect();
+    if text.chars().count() > 24 {
+        shown.push('…');
     }
-    format!("\"{quoted}\"")
+    format!("{shown:?}")
 }
 
 /// A real parameter as URL text that reads back to the same f64: plain decimals, or

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use super::dataset::SampleMoments;
-use super::estimators::FeatureForm;
+use super::estimators::{FeatureForm, dot};
+use super::logspace::log_one_minus_exp_neg;
 
 /// Why a bound could not be computed.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,15 +40,6 @@ impl fmt::Display for TheoryError {
 }
 
 impl std::error::Error for TheoryError {}
-
-fn dot(u: &[f64], v: &[f64]) -> f64 {
-    u.iter().zip(v).map(|(p, q)| p * q).sum()
-}
-
-/// `ln(1 − e^{−s})` for `s ≥ 0`, accurate for small `s` (`-inf` at 0).
-fn log_one_minus_exp_neg(s: f64) -> f64 {
-    (-(-s).exp_m1()).ln()
-}
 
 /// `log` of the trigonometric (random Fourier) features' MSE for one pair
 /// (REFERENCE.md, MSE column): `(1/2m) e^{|x+y|²} SM^-2 (1 − e^{−|x−y|²})²`.
