@@ -72,6 +72,20 @@ fn pixels_near(canvas: &HtmlCanvasElement, rgb: (u8, u8, u8)) -> usize {
         .count()
 }
 
+/// A 400 × 300 CSS-pixel canvas in the document.
+fn new_canvas() -> HtmlCanvasElement {
+    let canvas: HtmlCanvasElement = document()
+        .create_element("canvas")
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    canvas
+        .set_attribute("style", "display: block; width: 400px; height: 300px")
+        .unwrap();
+    document().body().unwrap().append_child(&canvas).unwrap();
+    canvas
+}
+
 fn non_white_pixels(canvas: &HtmlCanvasElement) -> usize {
     let data = rgba(canvas);
     data.chunks_exact(4)
@@ -156,15 +170,7 @@ async fn app_mounts_computes_and_draws_every_chart() {
 
 #[wasm_bindgen_test]
 fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
-    let canvas: HtmlCanvasElement = document()
-        .create_element("canvas")
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-    canvas
-        .set_attribute("style", "display: block; width: 400px; height: 300px")
-        .unwrap();
-    document().body().unwrap().append_child(&canvas).unwrap();
+    let canvas = new_canvas();
     let mut config = small_config();
     config.set(Param::Estimators, "hcexp-var").unwrap();
     let result = run_experiment(&config).unwrap();
@@ -214,15 +220,7 @@ fn kernel_in_webassembly_matches_the_f64_path_far_below_the_monte_carlo_error() 
 /// and the panel extends its axis below 0 to show them (linear axes) instead of hiding them.
 #[wasm_bindgen_test]
 fn negative_estimates_are_drawn_below_zero() {
-    let canvas: HtmlCanvasElement = document()
-        .create_element("canvas")
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-    canvas
-        .set_attribute("style", "display: block; width: 400px; height: 300px")
-        .unwrap();
-    document().body().unwrap().append_child(&canvas).unwrap();
+    let canvas = new_canvas();
     let mut config = small_config();
     config.set(Param::Estimators, "rff").unwrap();
     let result = run_experiment(&config).unwrap();

@@ -227,16 +227,8 @@ pub fn experiment_csv(result: &ExperimentResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{CliError, run};
+    use crate::cli::test_support::{args, error_of};
     use crate::math::experiment::run_experiment;
-
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(str::to_string).collect()
-    }
-
-    fn error_of(line: &str) -> CliError {
-        run(&args(line)).expect_err(line)
-    }
 
     #[test]
     fn query_notices_become_strict_errors_without_the_pages_fallback_note() {

@@ -196,17 +196,26 @@ fn finite(value: f64) -> Option<f64> {
     value.is_finite().then_some(value)
 }
 
+/// Helpers shared by the command line's unit tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_support {
+    use super::{CliError, run};
 
-    fn args(line: &str) -> Vec<String> {
+    /// A command line split on whitespace.
+    pub fn args(line: &str) -> Vec<String> {
         line.split_whitespace().map(str::to_string).collect()
     }
 
-    fn error_of(line: &str) -> CliError {
+    /// The error `line` must give.
+    pub fn error_of(line: &str) -> CliError {
         run(&args(line)).expect_err(line)
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{args, error_of};
+    use super::*;
 
     #[test]
     fn help_wins_anywhere_and_no_command_is_an_error() {

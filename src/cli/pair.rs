@@ -332,10 +332,7 @@ pub fn pair_report(request: &PairRequest) -> Result<PairReport, CliError> {
 mod tests {
     use super::*;
     use crate::cli::run;
-
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(str::to_string).collect()
-    }
+    use crate::cli::test_support::args;
 
     #[test]
     fn pair_is_reproducible_and_echoes_its_inputs() {
