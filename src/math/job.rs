@@ -150,6 +150,8 @@ pub struct Job {
     drawn: [bool; 3],
     finished: bool,
     confirmed: Option<ExperimentConfig>,
+    /// The pool's size at the last configuration (the memory budget depends on it).
+    workers: usize,
     elapsed: Option<(u64, f64)>,
     scatter: Option<Shown<ScatterView>>,
     summaries: Option<Shown<ExperimentResult>>,
@@ -183,6 +185,7 @@ impl Job {
             drawn: [false; 3],
             finished: false,
             confirmed: None,
+            workers: 1,
             elapsed: None,
             scatter: None,
             summaries: None,
@@ -267,7 +270,7 @@ impl Job {
                 }
                 self.confirmed = Some((*self.request).clone());
                 let config = (*self.request).clone();
-                self.configure(config, 0)
+                self.configure(config, self.workers)
             }
             JobInput::Cancel => {
                 if self.status != Status::Computing {
@@ -282,6 +285,7 @@ impl Job {
 
     fn configure(&mut self, config: ExperimentConfig, workers: usize) -> Vec<JobCommand> {
         self.generation += 1;
+        self.workers = workers;
         self.request = Arc::new(config);
         self.drawn = [false; 3];
         self.finished = false;

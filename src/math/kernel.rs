@@ -133,15 +133,10 @@ pub fn block_sums(
         }
         return;
     }
-    let (d, stride, m) = (omega.d, omega.stride, omega.m);
-    if z.len() < rows * d {
+    let (stride, m) = (omega.stride, omega.m);
+    if !project_padded(omega, z, rows, scratch) {
         return;
     }
-    scratch.z.clear();
-    scratch.z.extend_from_slice(&z[..rows * d]);
-    scratch.z.resize(ROWS * d, 0.0);
-    scratch.projected.resize(ROWS * stride, 0.0);
-    project_block(omega, &scratch.z, &mut scratch.projected);
     let KernelScratch {
         projected, t, v, ..
     } = scratch;
@@ -169,17 +164,11 @@ pub fn log_sums(
     scratch: &mut KernelScratch,
     out: &mut [f64],
 ) {
-    let (d, stride) = (omega.d, omega.stride);
+    let stride = omega.stride;
     let rows = rows.min(ROWS).min(out.len());
-    if z.len() < rows * d || rows == 0 {
+    if rows == 0 || !project_padded(omega, z, rows, scratch) {
         return;
     }
-    // Pad the block to ROWS vectors (zero rows cost a little work and are never read).
-    scratch.z.clear();
-    scratch.z.extend_from_slice(&z[..rows * d]);
-    scratch.z.resize(ROWS * d, 0.0);
-    scratch.projected.resize(ROWS * stride, 0.0);
-    project_block(omega, &scratch.z, &mut scratch.projected);
     for (r, value) in out.iter_mut().enumerate().take(rows) {
         let t = &scratch.projected[r * stride..r * stride + omega.m];
         *value = match form {
@@ -187,6 +176,27 @@ pub fn log_sums(
             FeatureForm::Hyperbolic => log_sum_cosh_f32(t),
         };
     }
+}
+
+/// Projects the first `rows` vectors of `z` (d each) on every ω into `scratch.projected`
+/// (row `r` at `r · stride`), the block padded to [`ROWS`] vectors (zero rows cost a little
+/// work and are never read). False, and nothing projected, if `z` is too short.
+fn project_padded(
+    omega: &TransposedOmega,
+    z: &[f32],
+    rows: usize,
+    scratch: &mut KernelScratch,
+) -> bool {
+    let d = omega.d;
+    if z.len() < rows * d {
+        return false;
+    }
+    scratch.z.clear();
+    scratch.z.extend_from_slice(&z[..rows * d]);
+    scratch.z.resize(ROWS * d, 0.0);
+    scratch.projected.resize(ROWS * omega.stride, 0.0);
+    project_block(omega, &scratch.z, &mut scratch.projected);
+    true
 }
 
 /// The block's ROWS vectors `z_r` (d each) and, panel by panel, the panel of ω (d × COLUMNS)

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::math::config::{ExperimentConfig, MAX_WORK, Param, ParamError};
+use crate::math::config::{DEFAULT_ESTIMATORS, ExperimentConfig, MAX_WORK, Param, ParamError};
 use crate::math::estimators::{EstimatorId, Family};
 
 /// Applies `text` to `param` on a copy of the current configuration and publishes it; returns
@@ -181,12 +181,21 @@ pub fn EstimatorControls(
             }
         })
         .collect_view();
+    // From the registry, so a new estimator joins "every estimator" by itself.
+    let twin_of = |id: &'static str| -> &'static str {
+        EstimatorId::from_id(id)
+            .and_then(|e| e.get().twin())
+            .unwrap_or(id)
+    };
     let presets = [
-        ("the paper's three", "prf-hyp,hcexp-mean,hcexp-var"),
-        ("positive forms", "prf-pos,cexp-mean,cexp-var"),
+        ("the paper's three", DEFAULT_ESTIMATORS.join(",")),
+        ("positive forms", DEFAULT_ESTIMATORS.map(twin_of).join(",")),
         (
             "every estimator",
-            "prf-pos,prf-hyp,cexp-mean,cexp-var,hcexp-mean,hcexp-var,hcexp-opt,rff,cplx,hcplx,oprf,oprf-var",
+            EstimatorId::all()
+                .map(EstimatorId::id)
+                .collect::<Vec<_>>()
+                .join(","),
         ),
     ]
     .into_iter()
@@ -196,7 +205,7 @@ pub fn EstimatorControls(
                 type="button"
                 class="preset"
                 on:click=move |_| {
-                    set_error.set(commit(config, set_config, Param::Estimators, list));
+                    set_error.set(commit(config, set_config, Param::Estimators, &list));
                 }
             >
                 {label}

@@ -10,7 +10,7 @@
 use super::{
     Bounds, Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
     FeatureForm, Fit, FitInput, Projections, Side, exponential_features, log_softmax_kernel,
-    log_theoretical_mse_of, transform,
+    log_theoretical_mse_of, transform, transformed_side,
 };
 use crate::math::heuristics::{AHeuristic, diagonal_a};
 
@@ -207,9 +207,6 @@ pub fn real_diagonal_features(
     form: FeatureForm,
     omega: &Projections,
 ) -> Vec<f64> {
-    let w: Vec<f64> = match side {
-        Side::Query => u.iter().zip(a).map(|(u, a)| a * u).collect(),
-        Side::Key => u.iter().zip(a).map(|(u, a)| u / a).collect(),
-    };
+    let w = transformed_side(a, u, side);
     exponential_features(&w, omega, form == FeatureForm::Hyperbolic, &|_| 0.0, 1.0)
 }

@@ -16,7 +16,7 @@
 
 use super::{
     Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit, FitInput,
-    ParameterSweep, Projections, Side, dot,
+    ParameterSweep, Projections, Side, dot, transformed_side,
 };
 use crate::math::dataset::Dataset;
 use crate::math::stats::log_mean_exp;
@@ -205,10 +205,8 @@ impl Estimator for ComplexDiagonal {
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64> {
         // φ(x) = m^{-1/2} exp(e^{iθ} ω·(a∘x) − e^{2iθ}|a∘x|²/2), ψ(y) likewise with e^{−iθ}
         // and y/a; ŜM = Re Σ φ_k ψ_k = Σ Re φ Re ψ − Im φ Im ψ, so ψ stacks −Im ψ.
-        let (sign, w): (f64, Vec<f64>) = match side {
-            Side::Query => (1.0, u.iter().zip(&fit.a).map(|(u, a)| a * u).collect()),
-            Side::Key => (-1.0, u.iter().zip(&fit.a).map(|(u, a)| u / a).collect()),
-        };
+        let sign = if side == Side::Query { 1.0 } else { -1.0 };
+        let w = transformed_side(&fit.a, u, side);
         let m = omega.m();
         let mut t = vec![0.0; m];
         omega.project(&w, &mut t);

@@ -17,7 +17,7 @@
 
 use super::{
     Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit, FitInput,
-    Projections, Side, exponential_features, transform,
+    Projections, Side, exponential_features, transform, transformed_side,
 };
 use crate::math::heuristics::{AHeuristic, diagonal_a};
 use crate::math::logspace::signed_log_sum;
@@ -134,10 +134,7 @@ impl Estimator for Oprf {
     }
 
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64> {
-        let w: Vec<f64> = match side {
-            Side::Query => u.iter().zip(&fit.a).map(|(u, a)| a * u).collect(),
-            Side::Key => u.iter().zip(&fit.a).map(|(u, a)| u / a).collect(),
-        };
+        let w = transformed_side(&fit.a, u, side);
         let alpha = fit.alpha;
         let ln_power = 0.25 * u.len() as f64 * (1.0 - 4.0 * alpha).ln();
         let norms = omega.squared_norms();

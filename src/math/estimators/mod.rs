@@ -483,6 +483,15 @@ pub fn transform(x: &[f64], y: &[f64], a: &[f64], z: &mut [f64]) -> f64 {
     squared_norms
 }
 
+/// The vector a feature map sees: `a∘x` for a query, `y/a` for a key (`A` and `A^-T` of a
+/// diagonal A; a complex A applies its phase on top).
+pub fn transformed_side(a: &[f64], u: &[f64], side: Side) -> Vec<f64> {
+    match side {
+        Side::Query => u.iter().zip(a).map(|(u, a)| a * u).collect(),
+        Side::Key => u.iter().zip(a).map(|(u, a)| u / a).collect(),
+    }
+}
+
 /// `u · v`.
 pub fn dot(u: &[f64], v: &[f64]) -> f64 {
     u.iter().zip(v).map(|(p, q)| p * q).sum()
