@@ -48,7 +48,7 @@ impl ExperimentRequest {
 
 /// The configuration of a URL query, read by the page's own parser; where the page would
 /// keep a default and show a notice, the command line refuses.
-fn config_from_query(query: &str) -> Result<ExperimentConfig, CliError> {
+pub(super) fn config_from_query(query: &str) -> Result<ExperimentConfig, CliError> {
     let (config, notices) = ExperimentConfig::from_query(query);
     match notices.first() {
         Some(notice) => Err(CliError::new("--query", strict_notice(notice))),
@@ -71,7 +71,9 @@ fn strict_notice(notice: &ParamError) -> String {
 /// The configuration of parameter flags, set in order with [`ExperimentConfig::set`]. The work
 /// limit depends on several parameters, so a refused value is retried after the others (what
 /// [`ExperimentConfig::from_query`] does), and the order of the flags does not matter.
-fn config_from_flags(parameters: &[(Param, &Flag)]) -> Result<ExperimentConfig, CliError> {
+pub(super) fn config_from_flags(
+    parameters: &[(Param, &Flag)],
+) -> Result<ExperimentConfig, CliError> {
     let mut config = ExperimentConfig::default();
     let mut deferred = Vec::new();
     // The legacy `--hyp` applies to the estimators chosen, wherever it stands.

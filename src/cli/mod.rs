@@ -24,11 +24,16 @@ use serde::Serialize;
 use crate::math::experiment::run_experiment;
 
 mod args;
+mod attention;
 mod estimators;
 mod experiment;
 mod pair;
 
 pub use args::{MAX_COMPONENT, MAX_VECTOR_LEN};
+pub use attention::{
+    ATTENTION_CSV_HEADER, AttentionCommand, AttentionReport, MethodMetrics, attention_csv,
+    attention_report, run_attention_command,
+};
 pub use estimators::{EstimatorListing, estimator_listing};
 pub use experiment::{
     CSV_HEADER, EstimatorReport, ExperimentReport, ExperimentRequest, PAIRED_HEURISTICS,
@@ -47,6 +52,8 @@ USAGE:
                     [--theta T] [--cplxa A] [--orf 0|1]
     kernel-lab experiment [--d D --m M ... | --query QUERY] [--csv]
     kernel-lab estimators
+    kernel-lab attention [--len L --features M --methods IDS ... | --query QUERY]
+                         [--table] [--csv] [--heads-file PATH]
     kernel-lab --help
 
 pair: estimate SM(x, y) for one pair T times, each trial with fresh ω, and print JSON with
@@ -75,6 +82,15 @@ default, a bad one is an error. --hyp 0/1 (legacy) puts the estimators in one fo
     --csv           print estimator,dataset,mse,max_rel_err rows instead of JSON
 
 estimators: list every estimator (id, label, family, formula, source) as JSON.
+
+attention: the attention view's per-method numbers (output error, row total variation, bad
+rows, rank, squared bias and variance over --draws R) as JSON, or CSV with --csv. Takes the
+page's URL keys as flags (--src synthetic|minilm --passage 0 --layer 2 --head 5 --len 256
+--dv 16 --features 256 --methods prf-pos,hcexp-var,taylor,lln,ra --deg 2 --draws 8 --ras 4,
+and the kernel view's --d --seed --scale ... for synthetic data) or one --query.
+    --table         every real head: Performer's PRF against the data-chosen A and OPRF at
+                    equal m (mean |o - ô| per head, wins, median ratios)
+    --heads-file    the real heads' asset                      [assets/minilm-heads.bin]
 
 Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one
 line on stderr names it), 1 if the output cannot be written.
@@ -150,7 +166,7 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
     let Some((command, rest)) = args.split_first() else {
         return Err(CliError::new(
             "<command>",
-            "missing: expected `pair`, `experiment` or `estimators` (see --help)",
+            "missing: expected `pair`, `experiment`, `attention` or `estimators` (see --help)",
         ));
     };
     match command.as_str() {
@@ -174,10 +190,11 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
                 to_json(&experiment_report(&result))
             }
         }
+        "attention" => run_attention_command(&AttentionCommand::parse(rest)?),
         other => Err(CliError::new(
             "<command>",
             format!(
-                "expected `pair`, `experiment` or `estimators` (got {}; see --help)",
+                "expected `pair`, `experiment`, `attention` or `estimators` (got {}; see --help)",
                 quote(other)
             ),
         )),

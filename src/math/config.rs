@@ -10,6 +10,14 @@ use serde::{Deserialize, Serialize};
 use super::estimators::{EstimatorId, EstimatorParams, all_ids};
 use super::heuristics::AHeuristic;
 
+mod attention;
+use crate::math::attention::method::{MethodId, all_method_ids};
+pub use attention::{
+    AttentionSettings, BLOCK, BUDGETS, DETERMINISTIC_FEATURE_BUDGET, HEAD_DIM, HEAD_LAYERS,
+    HEAD_PASSAGES, HEAD_TOKENS, HEADS_PER_LAYER, HeadSource, MAX_ATTENTION_WORK, TEMPERATURES,
+    TV_ROWS, View,
+};
+
 /// Whether the projections ω are shared by all pairs of a dataset or drawn afresh per pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -62,6 +70,11 @@ pub struct ExperimentConfig {
     pub probe: Option<usize>,
     /// Independent estimates drawn by the single-pair probe.
     pub trials: usize,
+    /// The view shown: single kernel values or whole attention rows.
+    pub view: View,
+    /// The attention view's parameters (its data also uses d, the distributions and the seed
+    /// above, and its estimators θ, the complex A and orthogonal features).
+    pub attention: AttentionSettings,
 }
 
 impl Default for ExperimentConfig {
@@ -88,6 +101,8 @@ impl Default for ExperimentConfig {
             omega: OmegaMode::Shared,
             probe: None,
             trials: 2000,
+            view: View::Kernel,
+            attention: AttentionSettings::default(),
         }
     }
 }
@@ -134,6 +149,20 @@ pub enum Param {
     /// Legacy (links made before the registry): `hyp=1` or `0` puts every chosen estimator
     /// that has a twin in its hyperbolic or positive form. Read, never written.
     Hyperbolic,
+    // The attention view (written to a link only when it is shown).
+    View,
+    Source,
+    Passage,
+    Layer,
+    Head,
+    Len,
+    ValueDim,
+    Features,
+    Methods,
+    Degree,
+    Draws,
+    RaSamples,
+    Focus,
 }
 
 /// The allowed range of a numeric parameter.
@@ -182,6 +211,28 @@ impl Param {
         Param::Trials,
     ];
 
+    /// The attention view's parameters, in the order of the URL and the README table.
+    pub const ATTENTION: [Param; 13] = [
+        Param::View,
+        Param::Source,
+        Param::Passage,
+        Param::Layer,
+        Param::Head,
+        Param::Len,
+        Param::ValueDim,
+        Param::Features,
+        Param::Methods,
+        Param::Degree,
+        Param::Draws,
+        Param::RaSamples,
+        Param::Focus,
+    ];
+
+    /// Every parameter a link may hold (the kernel's, then the attention view's).
+    pub fn every() -> impl Iterator<Item = Param> {
+        Param::ALL.into_iter().chain(Param::ATTENTION)
+    }
+
     /// The URL query key (also the `--key` of the command line).
     pub fn key(self) -> &'static str {
         match self {
@@ -204,13 +255,25 @@ impl Param {
             Param::Omega => "omega",
             Param::Probe => "probe",
             Param::Trials => "trials",
+            Param::View => "view",
+            Param::Source => "src",
+            Param::Passage => "passage",
+            Param::Layer => "layer",
+            Param::Head => "head",
+            Param::Len => "len",
+            Param::ValueDim => "dv",
+            Param::Features => "features",
+            Param::Methods => "methods",
+            Param::Degree => "deg",
+            Param::Draws => "draws",
+            Param::RaSamples => "ras",
+            Param::Focus => "focus",
         }
     }
 
     /// The parameter with URL key `key`.
     pub fn from_key(key: &str) -> Option<Param> {
-        Param::ALL
-            .into_iter()
+        Param::every()
             .chain([Param::Hyperbolic])
             .find(|p| p.key() == key)
     }
@@ -237,6 +300,19 @@ impl Param {
             Param::Omega => "projections ω",
             Param::Probe => "probed pair (index)",
             Param::Trials => "probe estimates T",
+            Param::View => "view",
+            Param::Source => "data",
+            Param::Passage => "passage",
+            Param::Layer => "layer",
+            Param::Head => "head",
+            Param::Len => "tokens L",
+            Param::ValueDim => "value dimension",
+            Param::Features => "random features m",
+            Param::Methods => "methods",
+            Param::Degree => "degree n (Taylor, (1 + x/n)^n)",
+            Param::Draws => "draws R (bias, variance)",
+            Param::RaSamples => "randomized attention samples S",
+            Param::Focus => "method in the heatmaps",
         }
     }
 
@@ -264,6 +340,16 @@ impl Param {
             Param::XNorm | Param::YNorm => Some(real(0.01, 50.0)),
             Param::Trials => Some(int(2.0, 100_000.0)),
             Param::Theta => Some(real(0.0, std::f64::consts::FRAC_PI_2)),
+            Param::Passage => Some(int(0.0, (HEAD_PASSAGES - 1) as f64)),
+            Param::Layer => Some(int(0.0, (HEAD_LAYERS - 1) as f64)),
+            Param::Head => Some(int(0.0, (HEADS_PER_LAYER - 1) as f64)),
+            Param::Len => Some(int(2.0, 1024.0)),
+            Param::ValueDim => Some(int(1.0, 64.0)),
+            Param::Features => Some(int(1.0, 4096.0)),
+            Param::Degree => Some(int(1.0, 6.0)),
+            Param::Draws => Some(int(2.0, 64.0)),
+            Param::RaSamples => Some(int(1.0, 64.0)),
+            Param::View | Param::Source | Param::Methods | Param::Focus => None,
             Param::Estimators
             | Param::Hyperbolic
             | Param::Omega
@@ -290,6 +376,13 @@ impl Param {
                     "none, or an integer from 0 to {} (a pair of the scatter dataset)",
                     PROBE_RANGE.max
                 ),
+                Param::View => "kernel or attention".to_string(),
+                Param::Source => "synthetic or minilm".to_string(),
+                Param::Methods => format!(
+                    "a comma-separated, non-empty subset of the method ids {}",
+                    all_method_ids()
+                ),
+                Param::Focus => "one method id (see methods)".to_string(),
                 _ => "shared or fresh".to_string(),
             },
         }
@@ -436,6 +529,27 @@ impl ExperimentConfig {
                 .probe
                 .map_or_else(|| "none".to_string(), |i| i.to_string()),
             Param::Trials => self.trials.to_string(),
+            Param::View => match self.view {
+                View::Kernel => "kernel",
+                View::Attention => "attention",
+            }
+            .to_string(),
+            Param::Source => match self.attention.source {
+                HeadSource::Synthetic => "synthetic",
+                HeadSource::Minilm => "minilm",
+            }
+            .to_string(),
+            Param::Methods => self
+                .attention
+                .methods
+                .iter()
+                .map(|m| m.id())
+                .collect::<Vec<_>>()
+                .join(","),
+            Param::Focus => self.attention.focus.id().to_string(),
+            _ => self
+                .numeric(param)
+                .map_or_else(String::new, |v| (v as u64).to_string()),
         }
     }
 
@@ -469,6 +583,15 @@ impl ExperimentConfig {
                 Param::YNorm => next.y_norm = value,
                 Param::Trials => next.trials = value as usize,
                 Param::Theta => next.theta = value,
+                Param::Passage => next.attention.passage = value as usize,
+                Param::Layer => next.attention.layer = value as usize,
+                Param::Head => next.attention.head = value as usize,
+                Param::Len => next.attention.len = value as usize,
+                Param::ValueDim => next.attention.value_dim = value as usize,
+                Param::Features => next.attention.features = value as usize,
+                Param::Degree => next.attention.degree = value as usize,
+                Param::Draws => next.attention.draws = value as usize,
+                Param::RaSamples => next.attention.ra_samples = value as usize,
                 _ => {}
             }
         } else {
@@ -482,6 +605,30 @@ impl ExperimentConfig {
                     next.estimators = with_form(&next.estimators, parse_switch(param, text)?)
                 }
                 Param::Orthogonal => next.orthogonal = parse_switch(param, text)?,
+                Param::View => {
+                    next.view = match text.trim() {
+                        "kernel" => View::Kernel,
+                        "attention" => View::Attention,
+                        _ => return Err(bad()),
+                    }
+                }
+                Param::Source => {
+                    next.attention.source = match text.trim() {
+                        "synthetic" => HeadSource::Synthetic,
+                        "minilm" => HeadSource::Minilm,
+                        _ => return Err(bad()),
+                    }
+                }
+                Param::Methods => {
+                    next.attention.methods =
+                        attention::parse_methods(text).map_err(|message| ParamError {
+                            key: param.key().to_string(),
+                            message,
+                        })?
+                }
+                Param::Focus => {
+                    next.attention.focus = MethodId::from_id(text.trim()).ok_or_else(bad)?
+                }
                 Param::ComplexA => {
                     next.complex_a = text.trim().parse::<AHeuristic>().map_err(|_| bad())?
                 }
@@ -524,7 +671,17 @@ impl ExperimentConfig {
         };
         let grows_work = matches!(
             param,
-            Param::D | Param::M | Param::N | Param::Datasets | Param::Pairs
+            Param::D
+                | Param::M
+                | Param::N
+                | Param::Datasets
+                | Param::Pairs
+                | Param::Len
+                | Param::ValueDim
+                | Param::Features
+                | Param::Degree
+                | Param::Draws
+                | Param::RaSamples
         );
         let requested = text.trim().parse::<f64>().ok().filter(|v| v.is_finite());
         let (Some(requested), true) = (requested, grows_work) else {
@@ -576,6 +733,16 @@ impl ExperimentConfig {
     }
 
     fn check_work(&self, param: Param) -> Result<(), ParamError> {
+        let attention = self.attention.work(self.d);
+        if attention > attention::MAX_ATTENTION_WORK {
+            return Err(ParamError {
+                key: param.key().to_string(),
+                message: format!(
+                    "this value makes one attention recompute {attention:.1e} multiply-adds, above the limit of {:.1e}: lower L, m, the draws or the degree first",
+                    attention::MAX_ATTENTION_WORK
+                ),
+            });
+        }
         if self.work() > MAX_WORK {
             return Err(ParamError {
                 key: param.key().to_string(),
@@ -594,7 +761,7 @@ impl ExperimentConfig {
     pub fn validate(&self) -> Result<(), ParamError> {
         // Numbers are checked as numbers, against the same ranges as `set`: no text round
         // trip, so a worker checks each message's configuration in microseconds.
-        for param in Param::ALL {
+        for param in Param::every() {
             let (Some(range), Some(value)) = (param.range(), self.numeric(param)) else {
                 continue;
             };
@@ -610,6 +777,13 @@ impl ExperimentConfig {
             return Err(ParamError {
                 key: Param::Probe.key().to_string(),
                 message: format!("must be {}", Param::Probe.allowed()),
+            });
+        }
+        let methods = &self.attention.methods;
+        if methods.is_empty() || methods.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(ParamError {
+                key: Param::Methods.key().to_string(),
+                message: "methods must be non-empty, sorted and without repeats".to_string(),
             });
         }
         if self.estimators.is_empty() || self.estimators.windows(2).any(|w| w[0] >= w[1]) {
@@ -637,6 +811,16 @@ impl ExperimentConfig {
             Param::YNorm => self.y_norm,
             Param::Trials => self.trials as f64,
             Param::Theta => self.theta,
+            Param::Passage => self.attention.passage as f64,
+            Param::Layer => self.attention.layer as f64,
+            Param::Head => self.attention.head as f64,
+            Param::Len => self.attention.len as f64,
+            Param::ValueDim => self.attention.value_dim as f64,
+            Param::Features => self.attention.features as f64,
+            Param::Degree => self.attention.degree as f64,
+            Param::Draws => self.attention.draws as f64,
+            Param::RaSamples => self.attention.ra_samples as f64,
+            Param::View | Param::Source | Param::Methods | Param::Focus => return None,
             Param::Estimators
             | Param::ComplexA
             | Param::Orthogonal
@@ -711,9 +895,14 @@ impl ExperimentConfig {
     /// The URL query that reproduces this configuration (every parameter, so a link keeps its
     /// meaning even if a default changes).
     pub fn to_query(&self) -> String {
+        let attention = match self.view {
+            View::Kernel => &[][..],
+            View::Attention => &Param::ATTENTION[..],
+        };
         let pairs: Vec<(&str, String)> = Param::ALL
-            .into_iter()
-            .map(|p| (p.key(), self.get(p)))
+            .iter()
+            .chain(attention)
+            .map(|&p| (p.key(), self.get(p)))
             .collect();
         serde_urlencoded::to_string(pairs).unwrap_or_default()
     }

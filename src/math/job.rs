@@ -92,7 +92,7 @@ pub enum JobInput {
     /// The configuration changed (or the page started): `workers` is the pool's size, for the
     /// memory budget.
     Configured {
-        config: ExperimentConfig,
+        config: Box<ExperimentConfig>,
         workers: usize,
     },
     /// The scheduler reports.
@@ -236,7 +236,7 @@ impl Job {
     /// Handles one input; returns what the page must do, in order.
     pub fn handle(&mut self, input: JobInput) -> Vec<JobCommand> {
         match input {
-            JobInput::Configured { config, workers } => self.configure(config, workers),
+            JobInput::Configured { config, workers } => self.configure(*config, workers),
             JobInput::Pool(event) => self.on_pool(event),
             JobInput::ProgressDelay { generation } => {
                 if generation == self.generation && self.status == Status::Computing {
@@ -518,7 +518,10 @@ mod tests {
         }
 
         fn configure(&mut self, config: ExperimentConfig) {
-            self.send(JobInput::Configured { config, workers: 1 });
+            self.send(JobInput::Configured {
+                config: Box::new(config),
+                workers: 1,
+            });
         }
     }
 

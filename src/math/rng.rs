@@ -30,6 +30,9 @@ pub enum StreamPurpose {
     Trial = 4,
     /// The single-pair probe's independent estimates.
     Probe = 5,
+    /// The attention view: synthetic data (index 0 queries and keys, 1 values), the feature
+    /// maps' ω (index 2 + method, sub-index the draw) and randomized attention's samples.
+    Attention = 6,
 }
 
 /// The generator for stream `(seed, purpose, index, sub_index)`.

@@ -196,7 +196,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         replace_url_query(&request.to_query());
         let workers = pool.with_value(|p| p.borrow().workers()).max(1);
         dispatch(JobInput::Configured {
-            config: request,
+            config: Box::new(request),
             workers,
         });
     });

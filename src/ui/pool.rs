@@ -23,6 +23,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
+use crate::math::attention::{AttentionOutput, AttentionRequest, run_attention};
 use crate::math::config::ExperimentConfig;
 use crate::math::probe::{ProbeResult, probe_pair};
 pub use crate::math::scheduler::SchedulerEvent as PoolEvent;
@@ -33,6 +34,24 @@ use crate::math::tasks::{
 
 /// Told the outcome of a probe.
 pub type ProbeDone = Box<dyn FnOnce(Result<ProbeResult, String>)>;
+/// Told the outcome of one part of the attention view.
+pub type AttentionDone = Box<dyn FnOnce(Result<AttentionOutput, String>)>;
+
+/// A request outside the scheduler's job (a probe, an attention part) and whom to tell.
+enum SideJob {
+    Probe(ProbeDone),
+    Attention(AttentionDone),
+}
+
+impl SideJob {
+    /// Tells the waiting side that the request failed.
+    fn fail(self, message: String) {
+        match self {
+            SideJob::Probe(done) => done(Err(message)),
+            SideJob::Attention(done) => done(Err(message)),
+        }
+    }
+}
 
 /// The loader Trunk writes for the `kernel-worker` binary (`data-loader-shim`).
 const WORKER_SCRIPT: &str = "./kernel-worker_loader.js";
@@ -71,8 +90,8 @@ pub struct Pool {
     /// Runs tasks on the main thread when no worker is available.
     local: Option<Workspace>,
     local_scheduled: bool,
-    /// Whom to tell each probe's outcome.
-    probes: HashMap<u64, ProbeDone>,
+    /// Whom to tell each probe's or attention part's outcome.
+    side_jobs: HashMap<u64, SideJob>,
     listener: Rc<dyn Fn(PoolEvent)>,
     this: Weak<RefCell<Pool>>,
 }
@@ -104,7 +123,7 @@ impl Pool {
                 scheduler: Scheduler::new(0),
                 local: None,
                 local_scheduled: false,
-                probes: HashMap::new(),
+                side_jobs: HashMap::new(),
                 listener: Rc::new(listener),
                 this: this.clone(),
             })
@@ -199,43 +218,74 @@ impl Pool {
     /// Stops the current job: the queue is dropped and the workers are replaced, so even a
     /// task that would run for seconds stops now.
     pub fn cancel(pool: &Rc<RefCell<Pool>>) {
-        let probes: Vec<ProbeDone> = {
+        let lost: Vec<SideJob> = {
             let mut p = pool.borrow_mut();
             let started = p.spawn_workers();
             let lost = p.scheduler.cancel(started);
-            lost.iter().filter_map(|id| p.probes.remove(id)).collect()
+            lost.iter()
+                .filter_map(|id| p.side_jobs.remove(id))
+                .collect()
         };
-        for done in probes {
-            done(Err("cancelled".into()));
+        for job in lost {
+            job.fail("cancelled".into());
         }
     }
 
     /// Runs the single-pair probe in the least busy worker (or, without workers, on the page
     /// after the current task) and tells `done` the outcome.
     pub fn probe(pool: &Rc<RefCell<Pool>>, request: ProbeRequest, done: ProbeDone) {
+        let local = request.clone();
+        Pool::side(
+            pool,
+            move |id| WorkerRequest::Probe { id, probe: request },
+            SideJob::Probe(done),
+            move |job| {
+                if let SideJob::Probe(done) = job {
+                    done(probe_pair(&local).map_err(|e| e.to_string()));
+                }
+            },
+        );
+    }
+
+    /// Computes one part of the attention view in the least busy worker (or on the page) and
+    /// tells `done` the outcome.
+    pub fn attention(pool: &Rc<RefCell<Pool>>, request: AttentionRequest, done: AttentionDone) {
+        let local = request.clone();
+        Pool::side(
+            pool,
+            move |id| WorkerRequest::Attention { id, request },
+            SideJob::Attention(done),
+            move |job| {
+                if let SideJob::Attention(done) = job {
+                    done(run_attention(&local).map_err(|e| e.to_string()));
+                }
+            },
+        );
+    }
+
+    /// Sends a request outside the job to the least busy worker; without a ready worker, runs
+    /// `on_page` in a task of its own.
+    fn side(
+        pool: &Rc<RefCell<Pool>>,
+        message: impl FnOnce(u64) -> WorkerRequest,
+        job: SideJob,
+        on_page: impl FnOnce(SideJob) + 'static,
+    ) {
         let mut p = pool.borrow_mut();
         let (id, slot) = p.scheduler.start_probe();
         if let Some(index) = slot {
-            let message = encode(&WorkerRequest::Probe {
-                id,
-                probe: request.clone(),
-            })
-            .map(|bytes| js_sys::Uint8Array::from(bytes.as_slice()));
-            if let (Ok(array), Some(handle)) = (message, p.workers.get(index))
+            let bytes = encode(&message(id)).map(|b| js_sys::Uint8Array::from(b.as_slice()));
+            if let (Ok(array), Some(handle)) = (bytes, p.workers.get(index))
                 && handle.worker.post_message(&array).is_ok()
             {
-                p.probes.insert(id, done);
+                p.side_jobs.insert(id, job);
                 return;
             }
             p.scheduler.send_failed(id);
         }
-        // No worker ready (or none at all): compute it on the page, in a task of its own.
         p.scheduler.probe_answered(id);
         drop(p);
-        set_timeout(
-            move || done(probe_pair(&request).map_err(|e| e.to_string())),
-            Duration::ZERO,
-        );
+        set_timeout(move || on_page(job), Duration::ZERO);
     }
 
     fn emit(pool: &Rc<RefCell<Pool>>, events: Vec<PoolEvent>) {
@@ -324,9 +374,18 @@ impl Pool {
                 Ok(WorkerResponse::Task(response)) => p.scheduler.answer(slot, response, now_ms()),
                 Ok(WorkerResponse::Probe { id, output }) => {
                     p.scheduler.probe_answered(id);
-                    let done = p.probes.remove(&id);
+                    let job = p.side_jobs.remove(&id);
                     drop(p);
-                    if let Some(done) = done {
+                    if let Some(SideJob::Probe(done)) = job {
+                        done(output);
+                    }
+                    return;
+                }
+                Ok(WorkerResponse::Attention { id, output }) => {
+                    p.scheduler.probe_answered(id);
+                    let job = p.side_jobs.remove(&id);
+                    drop(p);
+                    if let Some(SideJob::Attention(done)) = job {
                         done(output);
                     }
                     return;
@@ -339,13 +398,13 @@ impl Pool {
     }
 
     fn on_worker_error(pool: &Rc<RefCell<Pool>>, slot: usize) {
-        let lost: Vec<ProbeDone> = {
+        let lost: Vec<SideJob> = {
             let mut p = pool.borrow_mut();
             let ids = p.scheduler.worker_lost(slot);
-            ids.iter().filter_map(|id| p.probes.remove(id)).collect()
+            ids.iter().filter_map(|id| p.side_jobs.remove(id)).collect()
         };
-        for done in lost {
-            done(Err(format!("worker {slot} failed during the probe")));
+        for job in lost {
+            job.fail(format!("worker {slot} failed during the computation"));
         }
         Pool::pump(pool);
     }
@@ -360,6 +419,19 @@ impl ProbeRunner {
     /// Runs `request` in a worker; `done` is told the outcome.
     pub fn run(&self, request: ProbeRequest, done: ProbeDone) {
         self.0.with_value(|pool| Pool::probe(pool, request, done));
+    }
+}
+
+/// The narrow handle the attention view gets through context: it can compute attention parts
+/// in the pool, nothing else.
+#[derive(Clone, Copy)]
+pub struct AttentionRunner(pub StoredValue<Rc<RefCell<Pool>>, LocalStorage>);
+
+impl AttentionRunner {
+    /// Computes `request` in a worker; `done` is told the outcome.
+    pub fn run(&self, request: AttentionRequest, done: AttentionDone) {
+        self.0
+            .with_value(|pool| Pool::attention(pool, request, done));
     }
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::workspace::Workspace;
 use super::{Task, TaskOutput};
+use crate::math::attention::{AttentionOutput, AttentionRequest, run_attention};
 use crate::math::config::ExperimentConfig;
 use crate::math::probe::{ProbeRequest, ProbeResult, probe_pair};
 
@@ -37,7 +38,15 @@ pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, String> {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum WorkerRequest {
     Task(TaskRequest),
-    Probe { id: u64, probe: ProbeRequest },
+    Probe {
+        id: u64,
+        probe: ProbeRequest,
+    },
+    /// One part of the attention view.
+    Attention {
+        id: u64,
+        request: AttentionRequest,
+    },
 }
 
 /// Every answer a worker sends back.
@@ -47,6 +56,10 @@ pub enum WorkerResponse {
     Probe {
         id: u64,
         output: Result<ProbeResult, String>,
+    },
+    Attention {
+        id: u64,
+        output: Result<AttentionOutput, String>,
     },
 }
 
@@ -64,6 +77,10 @@ pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
         Ok(WorkerRequest::Probe { id, probe: p }) => WorkerResponse::Probe {
             id,
             output: probe_pair(&p).map_err(|e| e.to_string()),
+        },
+        Ok(WorkerRequest::Attention { id, request }) => WorkerResponse::Attention {
+            id,
+            output: run_attention(&request).map_err(|e| e.to_string()),
         },
         Err(error) => WorkerResponse::Task(TaskResponse {
             id: 0,

@@ -1,0 +1,233 @@
+//! `kernel-lab attention`: the attention view's parameters (the page's URL keys, as flags or
+//! one `--query`), its parts computed by the page's own code ([`run_attention`]), and the
+//! per-method numbers behind its charts and its real-head table, as JSON or CSV.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::args::{FlagKind, Flags};
+use super::experiment::{config_from_flags, config_from_query};
+use super::{CliError, finite, quote};
+use crate::math::attention::heads::HEADS_ASSET_PATH;
+use crate::math::attention::report::{
+    AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, HeadsTable, MainReport,
+    run_attention,
+};
+use crate::math::config::{ExperimentConfig, HeadSource, Param, View};
+use crate::math::stats::{mean_and_standard_error, median};
+
+/// A parsed `attention` command.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttentionCommand {
+    pub config: ExperimentConfig,
+    /// Which part: `main` (the per-method metrics, with bias and variance) or `table`.
+    pub table: bool,
+    pub csv: bool,
+    /// Where the real heads are read from.
+    pub heads: PathBuf,
+}
+
+impl AttentionCommand {
+    /// Parses the flags of `attention`.
+    pub fn parse(args: &[String]) -> Result<Self, CliError> {
+        let flags = Flags::parse("attention", args, |name| match name {
+            "csv" | "table" => Some(FlagKind::Switch),
+            "query" | "heads-file" => Some(FlagKind::Value),
+            key => Param::from_key(key).map(|_| FlagKind::Value),
+        })?;
+        let parameters: Vec<_> = flags
+            .iter()
+            .filter_map(|f| Param::from_key(&f.name[2..]).map(|p| (p, f)))
+            .collect();
+        let mut config = match (flags.value("--query"), parameters.first()) {
+            (Some(_), Some((_, flag))) => {
+                return Err(CliError::new(
+                    &flag.name,
+                    "cannot be combined with --query: give every parameter in the query or every one as a flag",
+                ));
+            }
+            (Some(query), None) => config_from_query(query)?,
+            (None, _) => config_from_flags(&parameters)?,
+        };
+        config.view = View::Attention;
+        let table = flags.has("--table");
+        if table && config.attention.source != HeadSource::Minilm {
+            config.attention.source = HeadSource::Minilm;
+        }
+        let heads = flags.value("--heads-file").map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(HEADS_ASSET_PATH),
+            PathBuf::from,
+        );
+        Ok(Self {
+            config,
+            table,
+            csv: flags.has("--csv"),
+            heads,
+        })
+    }
+
+    /// The real heads' bytes, when they are the data.
+    fn heads_bytes(&self) -> Result<Option<Vec<u8>>, CliError> {
+        if self.config.attention.source != HeadSource::Minilm {
+            return Ok(None);
+        }
+        std::fs::read(&self.heads).map(Some).map_err(|e| {
+            CliError::new(
+                "--heads-file",
+                format!("cannot read {}: {e}", quote(&self.heads.to_string_lossy())),
+            )
+        })
+    }
+}
+
+/// One method's numbers: what the page's charts and legend show.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MethodMetrics {
+    pub method: &'static str,
+    pub label: String,
+    pub feature_size: usize,
+    pub evaluation: &'static str,
+    /// Rows with an unusable denominator (≤ 0, near 0 or not finite).
+    pub bad_rows: usize,
+    pub mean_output_error: Option<f64>,
+    pub median_output_error: Option<f64>,
+    pub median_row_tv: Option<f64>,
+    pub rank_of_block: usize,
+    /// Over R draws: mean squared bias and mean variance of ô per row.
+    pub mean_squared_bias: Option<f64>,
+    pub mean_variance: Option<f64>,
+    pub note: String,
+}
+
+/// What `attention` prints as JSON.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AttentionReport {
+    /// The configuration as the page's URL query.
+    pub config: String,
+    pub len: usize,
+    pub d: usize,
+    pub dv: usize,
+    pub mean_output_norm: f64,
+    pub exact_rank_of_block: usize,
+    pub methods: Vec<MethodMetrics>,
+}
+
+/// The per-method metrics of the main part and the bias-variance part.
+pub fn attention_report(
+    config: &ExperimentConfig,
+    main: &MainReport,
+    bias: &BiasVarianceReport,
+) -> AttentionReport {
+    let methods = main
+        .methods
+        .iter()
+        .map(|m| {
+            let bv = bias.methods.iter().find(|b| b.method == m.method);
+            let mean = |values: &[f64]| finite(mean_and_standard_error(values).0);
+            MethodMetrics {
+                method: m.method.id(),
+                label: m.method.label(),
+                feature_size: m.feature_size,
+                evaluation: m.evaluation.label(),
+                bad_rows: m.bad_rows,
+                mean_output_error: finite(m.mean_output_error()),
+                median_output_error: median(&m.output_error).and_then(finite),
+                median_row_tv: finite(m.median_tv()),
+                rank_of_block: m.rank,
+                mean_squared_bias: bv.and_then(|b| mean(&b.squared_bias)),
+                mean_variance: bv.and_then(|b| mean(&b.variance)),
+                note: m.note.clone(),
+            }
+        })
+        .collect();
+    AttentionReport {
+        config: config.to_query(),
+        len: main.len,
+        d: main.d,
+        dv: main.dv,
+        mean_output_norm: main.mean_output_norm,
+        exact_rank_of_block: main.exact_rank,
+        methods,
+    }
+}
+
+/// The header of [`attention_csv`].
+pub const ATTENTION_CSV_HEADER: &str = "method,feature_size,evaluation,bad_rows,mean_output_error,median_output_error,median_row_tv,rank_of_block,mean_squared_bias,mean_variance";
+
+/// The per-method metrics as CSV (empty cells for undefined values).
+pub fn attention_csv(report: &AttentionReport) -> String {
+    let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.6e}"));
+    let mut csv = format!("{ATTENTION_CSV_HEADER}\n");
+    for m in &report.methods {
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            m.method,
+            m.feature_size,
+            m.evaluation,
+            m.bad_rows,
+            cell(m.mean_output_error),
+            cell(m.median_output_error),
+            cell(m.median_row_tv),
+            m.rank_of_block,
+            cell(m.mean_squared_bias),
+            cell(m.mean_variance),
+        ));
+    }
+    csv
+}
+
+/// Runs `attention`: the text to print.
+pub fn run_attention_command(command: &AttentionCommand) -> Result<String, CliError> {
+    let heads = command.heads_bytes()?;
+    let part = |part: AttentionPart| {
+        run_attention(&AttentionRequest {
+            config: command.config.clone(),
+            part,
+            heads: heads.clone(),
+        })
+        .map_err(|e| CliError::new("attention", e.to_string()))
+    };
+    if command.table {
+        let AttentionOutput::HeadsTable(table) = part(AttentionPart::HeadsTable)? else {
+            return Err(CliError::new("attention", "unexpected answer"));
+        };
+        return if command.csv {
+            Ok(table.to_csv())
+        } else {
+            super::to_json(&table_json(&table))
+        };
+    }
+    let (AttentionOutput::Main(main), AttentionOutput::BiasVariance(bias)) = (
+        part(AttentionPart::Main)?,
+        part(AttentionPart::BiasVariance)?,
+    ) else {
+        return Err(CliError::new("attention", "unexpected answer"));
+    };
+    let report = attention_report(&command.config, &main, &bias);
+    if command.csv {
+        Ok(attention_csv(&report))
+    } else {
+        super::to_json(&report)
+    }
+}
+
+/// The table as JSON: ids instead of the method type.
+#[derive(Serialize)]
+struct TableJson<'a> {
+    methods: Vec<&'static str>,
+    features: usize,
+    rows: &'a [crate::math::attention::report::HeadRow],
+    wins: &'a [usize],
+    median_ratio: &'a [f64],
+}
+
+fn table_json(table: &HeadsTable) -> TableJson<'_> {
+    TableJson {
+        methods: table.methods.iter().map(|m| m.id()).collect(),
+        features: table.features,
+        rows: &table.rows,
+        wins: &table.wins,
+        median_ratio: &table.median_ratio,
+    }
+}
