@@ -8,7 +8,7 @@ use crate::math::estimators::{EstimatorId, Family};
 
 /// Applies `text` to `param` on a copy of the current configuration and publishes it; returns
 /// the message to show when the value is refused (the configuration then stays as it was).
-fn commit(
+pub(super) fn commit(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
     param: Param,

@@ -2,6 +2,7 @@
 //! URL query. Effects talk to the outside world only: the URL, the scheduled computation and
 //! the canvas drawing.
 
+mod attention;
 mod controls;
 mod pool;
 mod probe;
@@ -14,12 +15,13 @@ use leptos::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::math::config::{ExperimentConfig, Param, ParamError};
+use crate::math::config::{ExperimentConfig, Param, ParamError, View};
 use crate::math::experiment::{ExperimentResult, MseCurve};
 use crate::math::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
 use crate::math::tasks::Part;
+use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
-use pool::{Pool, ProbeRunner};
+use pool::{AttentionRunner, Pool, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 
@@ -187,6 +189,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     pool_cell.set_value(Some(pool.get_value()));
     on_cleanup(move || pool.with_value(Pool::cancel));
     provide_context(ProbeRunner(pool));
+    provide_context(AttentionRunner(pool));
 
     // The outside world follows the configuration: the address bar shows it (bad URL values
     // were replaced by defaults and listed in the notice), and the job state machine decides
@@ -194,6 +197,10 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     Effect::new(move |_| {
         let request = config.get();
         replace_url_query(&request.to_query());
+        // The attention view computes its own parts (src/ui/attention.rs).
+        if request.view != View::Kernel {
+            return;
+        }
         let workers = pool.with_value(|p| p.borrow().workers()).max(1);
         dispatch(JobInput::Configured {
             config: Box::new(request),
@@ -276,6 +283,28 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     </ul>
                 </section>
             })}
+            <nav class="tabs" role="tablist" aria-label="views">
+                <button
+                    type="button"
+                    role="tab"
+                    class="tab"
+                    data-view="kernel"
+                    aria-selected=move || config.with(|c| c.view == View::Kernel).to_string()
+                    on:click=move |_| set_config.update(|c| c.view = View::Kernel)
+                >"Kernel values"</button>
+                <button
+                    type="button"
+                    role="tab"
+                    class="tab"
+                    data-view="attention"
+                    aria-selected=move || config.with(|c| c.view == View::Attention).to_string()
+                    on:click=move |_| set_config.update(|c| c.view = View::Attention)
+                >"Attention rows"</button>
+            </nav>
+            <Show
+                when=move || config.with(|c| c.view == View::Kernel)
+                fallback=move || view! { <AttentionView config set_config/> }
+            >
             <div class="layout">
                 <aside class="controls">
                     <h2>"Estimators"</h2>
@@ -333,6 +362,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     <Formulas/>
                 </section>
             </div>
+            </Show>
         </main>
     }
 }
