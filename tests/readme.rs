@@ -8,7 +8,7 @@ fn readme_documents_every_url_parameter_with_its_range_and_default() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
         .expect("README.md is readable");
     let defaults = ExperimentConfig::default();
-    for param in Param::ALL {
+    for param in Param::every() {
         let prefix = format!("| `{}` |", param.key());
         let row = readme
             .lines()

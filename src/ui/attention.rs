@@ -51,6 +51,8 @@ struct Parts {
     /// Parts in flight.
     busy: RwSignal<usize>,
     main_ms: RwSignal<Option<f64>>,
+    /// Answers of the main part so far (the benchmark waits for the next one).
+    main_answers: RwSignal<u64>,
 }
 
 impl Parts {
@@ -63,6 +65,7 @@ impl Parts {
             table: RwSignal::new_local(None),
             busy: RwSignal::new(0),
             main_ms: RwSignal::new(None),
+            main_answers: RwSignal::new(0),
         }
     }
 
@@ -157,6 +160,7 @@ fn submit(
             parts.busy.update(|n| *n = n.saturating_sub(1));
             if part == AttentionPart::Main {
                 parts.main_ms.set(Some(now_ms() - started));
+                parts.main_answers.update(|n| *n += 1);
             }
             parts.store(part, answer);
             let next = {
@@ -294,6 +298,7 @@ pub fn AttentionView(
             class="layout attention-view"
             data-attention-status=status_attr
             data-attention-ms=move || parts.main_ms.get().map(|ms| format!("{ms:.1}"))
+            data-attention-answers=move || parts.main_answers.get()
         >
             <aside class="controls">
                 <AttentionControls config set_config/>

@@ -10,6 +10,9 @@
 // - wasm_gzip_bytes: gzipped size of every shipped .wasm (page and worker).
 // - numpy_ms, ratio: bench/numpy_experiment.py on the same computation, in the same run.
 // - compute_all_ms: the same with every registered estimator chosen (12 instead of 3);
+// - attention_ms: the attention view's main part (exact attention, one draw of each of the
+//   eight default methods, rows' errors, the 96-token block) at L = 512, d = 32, m = 256, from
+//   request to answer in a worker; median over runs with fresh seeds after two warm-ups;
 // - sweep: compute_ms against the work n·m·d for several m and d, with ns per multiply-add;
 //   sweep_fit: the least-squares line through it (fixed ms, ns per multiply-add, r²).
 import { readdir, readFile } from 'node:fs/promises';
@@ -142,6 +145,23 @@ try {
   }
   await all.context.close();
 
+  // attention_ms (see the header).
+  const att = await openPage(browser, `${server.url}?view=attention&len=512&d=32&features=256`);
+  const attentionReady = (previous) => att.page.waitForFunction((previous) => {
+    const root = document.querySelector('.attention-view');
+    return root && Number(root.dataset.attentionAnswers ?? 0) > previous && root.dataset.attentionStatus === 'ready';
+  }, previous, { timeout: 180_000, polling: 100 });
+  await attentionReady(0);
+  const attention = [];
+  for (let i = 0; i < 2 + runs; i += 1) {
+    const answers = Number(await att.page.getAttribute('.attention-view', 'data-attention-answers'));
+    await att.page.fill('#control-seed', String(seed++));
+    await att.page.press('#control-seed', 'Enter');
+    await attentionReady(answers);
+    if (i >= 2) attention.push(Number(await att.page.getAttribute('.attention-view', 'data-attention-ms')));
+  }
+  await att.context.close();
+
   let wasmGzipBytes = 0;
   for (const file of (await readdir(distDir)).filter((f) => f.endsWith('.wasm'))) {
     wasmGzipBytes += gzipSync(await readFile(join(distDir, file)), { level: 9 }).length;
@@ -150,6 +170,8 @@ try {
   result = {
     compute_ms: round(computeMs),
     compute_all_ms: round(median(computeAll)),
+    attention_ms: round(median(attention)),
+    attention_samples_ms: attention.map(round),
     update_ms: round(median(update)),
     long_task_max_ms: round(Math.max(0, ...longTasks)),
     wasm_gzip_bytes: wasmGzipBytes,
@@ -162,7 +184,7 @@ try {
     sweep,
     sweep_fit: sweepFit,
     compute_all_samples_ms: computeAll.map(round),
-    page_errors: problems.length + all.problems.length,
+    page_errors: problems.length + all.problems.length + att.problems.length,
   };
 } finally {
   await browser.close();
@@ -174,6 +196,7 @@ const { compute_ms: computeMs, ...rest } = result;
 console.log(JSON.stringify({
   compute_ms: computeMs,
   compute_all_ms: rest.compute_all_ms,
+  attention_ms: rest.attention_ms,
   update_ms: rest.update_ms,
   long_task_max_ms: rest.long_task_max_ms,
   wasm_gzip_bytes: rest.wasm_gzip_bytes,

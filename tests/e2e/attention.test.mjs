@@ -1,0 +1,94 @@
+// End-to-end: the attention view, on synthetic data and on the real heads of
+// all-MiniLM-L6-v2, in the release build. Every test fails on any page error or console error.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serveDist, launchBrowser, openPage } from './harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDist();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Waits until every part of the attention view is in (none in flight) and `charts` have ink. */
+async function waitAttention(page, charts, timeout = 120_000) {
+  await page.waitForFunction((charts) => {
+    const root = document.querySelector('.attention-view');
+    if (!root) return false;
+    if (root.dataset.attentionStatus === 'error') throw new Error(`attention view error: ${document.querySelector('.attention-view .status')?.textContent}`);
+    if (root.dataset.attentionStatus !== 'ready') return false;
+    return charts.every((name) => {
+      const c = document.querySelector(`canvas[data-chart="${name}"]`);
+      if (!c || c.width === 0) return false;
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      let ink = 0;
+      for (let i = 0; i < data.length; i += 16) if (data[i] < 245 || data[i + 1] < 245 || data[i + 2] < 245) ink += 1;
+      return ink / (data.length / 16) > 0.02;
+    });
+  }, charts, { timeout, polling: 200 });
+}
+
+const CHARTS = ['heatmap-exact', 'heatmap-approx', 'heatmap-diff', 'row-tv', 'output-error',
+  'bias-variance', 'entropy', 'spectral-gap', 'singular-values', 'budget'];
+
+/** The per-method table: { method: mean output error }. */
+function meanErrors(page) {
+  return page.$$eval('.attention-table tr[data-method]', (rows) => Object.fromEntries(
+    rows.map((r) => [r.dataset.method, parseFloat(r.querySelector('.mean-error').textContent)])));
+}
+
+test('attention view on synthetic data: every method and chart, from a link', async () => {
+  const { page, problems, context } = await openPage(browser,
+    `${server.url}?view=attention&len=128&features=64&xshape=1&yshape=1&xnorm=1.5&ynorm=1.5`);
+  await waitAttention(page, CHARTS);
+  const errors = await meanErrors(page);
+  assert.deepEqual(Object.keys(errors).sort(), ['elu', 'hcexp-var', 'lln', 'oprf-var', 'prf-pos', 'ra', 'rff', 'taylor']);
+  for (const [method, error] of Object.entries(errors)) {
+    assert.ok(Number.isFinite(error) && error >= 0, `${method}: ${error}`);
+  }
+  // The bias-variance table has every method; randomized attention's bias² is small next to
+  // Performer's (one is unbiased, the other a ratio).
+  const bias = await page.$$eval('.bias-variance tr[data-method]', (rows) => Object.fromEntries(
+    rows.map((r) => [r.dataset.method, parseFloat(r.querySelector('.squared-bias').textContent)])));
+  assert.equal(Object.keys(bias).length, 8);
+  assert.equal(await page.$$eval('.attention-view .error', (e) => e.length), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('attention view on real heads: the asset is fetched, the head table computed', async () => {
+  const { page, problems, context } = await openPage(browser, server.url);
+  const requests = [];
+  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  await page.click('button[data-view="attention"]');
+  await page.waitForFunction(() => /view=attention/.test(location.search));
+  await page.selectOption('select[name="src"]', 'minilm');
+  await page.waitForFunction(() => /src=minilm/.test(location.search));
+  await waitAttention(page, CHARTS, 180_000);
+  await page.waitForSelector('.heads-table tr.wins', { timeout: 180_000 });
+  assert.ok(requests.some((p) => p.endsWith('/assets/minilm-heads.bin')), `asset fetched: ${requests}`);
+  const caption = await page.$eval('.attention-table .caption', (e) => e.textContent);
+  assert.match(caption, /L = 32 tokens, d = 32, dv = 32/);
+  const wins = await page.$$eval('.heads-table tr.wins td[data-method]', (cells) => cells.map((c) => [c.dataset.method, +c.textContent]));
+  assert.equal(wins.length, 6);
+  assert.equal(wins[0][1], 0, 'Performer never beats itself');
+  const rows = await page.$$eval('.heads-table details tbody tr', (r) => r.length);
+  assert.equal(rows, 72);
+  const href = await page.$eval('.heads-table a.download', (a) => a.href);
+  assert.match(href, /^data:text\/csv/);
+  // Another head: the URL follows and the view recomputes.
+  await page.fill('#control-layer', '3');
+  await page.press('#control-layer', 'Enter');
+  await page.waitForFunction(() => /layer=3/.test(location.search));
+  await waitAttention(page, CHARTS, 120_000);
+  assert.equal(await page.$$eval('.attention-view .error', (e) => e.length), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
