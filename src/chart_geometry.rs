@@ -2,7 +2,10 @@
 //! switch, where a pair's point sits and which pair a click hits, axis labels and panel text.
 //!
 //! Nothing here depends on the browser or on plotters, so it builds and is tested natively;
-//! `crate::charts` (WebAssembly only) draws what these functions decide.
+//! `crate::charts` (WebAssembly only) draws what these functions decide. [`attention`] holds
+//! the attention view's charts' geometry.
+
+pub mod attention;
 
 use std::ops::Range;
 

@@ -249,3 +249,301 @@ fn negative_estimates_are_drawn_below_zero() {
     );
     assert!(below.1 >= zero.1, "{below:?} vs {zero:?}");
 }
+
+/// The attention view's five charts draw realistic data, including NaN, ±inf, empty and
+/// all-equal entries, without failing; `draw_xy` with nothing finite says so and returns Ok.
+#[wasm_bindgen_test]
+fn attention_charts_draw_realistic_and_degenerate_data() {
+    use softmax_kernel_lab::charts::{
+        Distribution, ErrorBarSeries, HeatScale, Series, draw_distributions, draw_heatmap, draw_xy,
+        draw_xy_with_errors,
+    };
+
+    let colours: [[u8; 3]; 4] = [[0, 114, 178], [213, 94, 0], [0, 158, 115], [204, 121, 167]];
+    // Softmax rows over n = 48 keys, an estimate of them, and their difference with a NaN.
+    let n = 48;
+    let mut p = vec![0.0; n * n];
+    for i in 0..n {
+        let scores: Vec<f64> = (0..n)
+            .map(|j| -((i as f64 - j as f64) / 6.0).powi(2))
+            .collect();
+        let total: f64 = scores.iter().map(|s| s.exp()).sum();
+        for j in 0..n {
+            p[i * n + j] = scores[j].exp() / total;
+        }
+    }
+    let estimate: Vec<f64> = p
+        .iter()
+        .enumerate()
+        .map(|(k, v)| v * (1.0 + 0.3 * ((k as f64) * 0.7).sin()))
+        .collect();
+    let mut difference: Vec<f64> = estimate.iter().zip(&p).map(|(a, b)| a - b).collect();
+    difference[5] = f64::NAN;
+    difference[6] = f64::INFINITY;
+    for (matrix, scale) in [
+        (&p, HeatScale::Probability),
+        (&estimate, HeatScale::Probability),
+        (&difference, HeatScale::Difference),
+    ] {
+        let canvas = new_canvas();
+        draw_heatmap(&canvas, "attention P", matrix, n, scale).unwrap();
+        assert!(
+            non_white_pixels(&canvas) > 5000,
+            "{scale:?} heatmap is blank"
+        );
+    }
+    // Degenerate heatmaps: empty, short and all-NaN matrices draw without failing.
+    let canvas = new_canvas();
+    draw_heatmap(&canvas, "empty", &[], 0, HeatScale::Probability).unwrap();
+    draw_heatmap(&canvas, "short", &[0.5, 0.5], 96, HeatScale::Probability).unwrap();
+    draw_heatmap(&canvas, "NaN", &[f64::NAN; 9], 3, HeatScale::Difference).unwrap();
+    assert!(non_white_pixels(&canvas) > 1000);
+
+    // Fourteen methods' per-row total variations and output errors (log), one with NaN and
+    // non-positive values, one empty, one all equal.
+    let names = [
+        "positive random features",
+        "trigonometric RFF",
+        "orthogonal PRF",
+        "hyperbolic PRF",
+        "Nyström",
+        "Performer FAVOR+",
+        "linear (elu + 1)",
+        "cosFormer",
+        "random Maclaurin",
+        "tensor sketch",
+        "quasi-Monte Carlo PRF",
+        "learned A",
+        "optimal A",
+        "empty",
+    ];
+    let values: Vec<Vec<f64>> = (0..14)
+        .map(|m| match m {
+            13 => Vec::new(),
+            12 => vec![0.25; 96],
+            3 => (0..96)
+                .map(|i| match i % 10 {
+                    0 => f64::NAN,
+                    1 => -0.1,
+                    2 => 0.0,
+                    _ => 0.05 + 0.01 * f64::from(i),
+                })
+                .collect(),
+            _ => (0..96)
+                .map(|i| 0.02 * f64::from(m + 1) * (1.0 + 0.5 * (f64::from(i) * 1.3).sin()))
+                .collect(),
+        })
+        .collect();
+    for log_y in [false, true] {
+        let entries: Vec<Distribution<'_>> = names
+            .iter()
+            .zip(&values)
+            .enumerate()
+            .map(|(m, (label, values))| Distribution {
+                label,
+                colour: colours[m % 4],
+                values,
+                note: (m == 3).then_some("12 bad rows"),
+            })
+            .collect();
+        let canvas = new_canvas();
+        canvas
+            .set_attribute("style", "display: block; width: 600px; height: 360px")
+            .unwrap();
+        draw_distributions(&canvas, "total variation per row", "TV", &entries, log_y).unwrap();
+        assert!(
+            non_white_pixels(&canvas) > 3000,
+            "distributions (log {log_y})"
+        );
+    }
+    let canvas = new_canvas();
+    let nothing = [f64::NAN, f64::INFINITY];
+    let empty = [Distribution {
+        label: "nothing",
+        colour: colours[0],
+        values: &nothing,
+        note: None,
+    }];
+    draw_distributions(&canvas, "no data", "TV", &empty, true).unwrap();
+    draw_distributions(&canvas, "no entries", "TV", &[], false).unwrap();
+
+    // Singular values by index (linear x, log y), 14 series and softmax's dashed, one with
+    // zeros and NaN; entropy against τ (log x); bias² against variance (log-log markers).
+    let singular: Vec<Vec<(f64, f64)>> = (0..15)
+        .map(|s| {
+            (0..96)
+                .map(|i| {
+                    let v = (-(f64::from(i)) / (4.0 + f64::from(s))).exp();
+                    let v = if s == 2 && i % 7 == 0 { f64::NAN } else { v };
+                    (f64::from(i + 1), if s == 3 && i > 40 { 0.0 } else { v })
+                })
+                .collect()
+        })
+        .collect();
+    let series: Vec<Series<'_>> = singular
+        .iter()
+        .enumerate()
+        .map(|(s, points)| Series {
+            label: if s == 14 { "softmax" } else { names[s] },
+            colour: if s == 14 { [0, 0, 0] } else { colours[s % 4] },
+            points,
+            dashed: s == 14,
+            markers: false,
+            line: true,
+        })
+        .collect();
+    let canvas = new_canvas();
+    draw_xy(
+        &canvas,
+        "singular values",
+        "index",
+        "σ",
+        &series,
+        false,
+        true,
+    )
+    .unwrap();
+    assert!(non_white_pixels(&canvas) > 3000, "singular values");
+    let wide = new_canvas();
+    wide.set_attribute("style", "display: block; width: 800px; height: 340px")
+        .unwrap();
+    draw_xy(&wide, "singular values", "index", "σ", &series, false, true).unwrap();
+    assert!(
+        non_white_pixels(&wide) > 3000,
+        "singular values, legend on the right"
+    );
+    let taus = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
+    let entropy: Vec<(f64, f64)> = taus
+        .iter()
+        .map(|t| (*t, (48.0f64).ln() * t / (1.0 + t)))
+        .collect();
+    let gap: Vec<(f64, f64)> = taus.iter().map(|t| (*t, 1.0 / (1.0 + t))).collect();
+    let canvas = new_canvas();
+    draw_xy(
+        &canvas,
+        "entropy and spectral gap against τ",
+        "temperature τ",
+        "nats",
+        &[
+            Series {
+                label: "entropy",
+                colour: colours[0],
+                points: &entropy,
+                dashed: false,
+                markers: true,
+                line: true,
+            },
+            Series {
+                label: "spectral gap",
+                colour: colours[1],
+                points: &gap,
+                dashed: true,
+                markers: true,
+                line: true,
+            },
+        ],
+        true,
+        false,
+    )
+    .unwrap();
+    assert!(non_white_pixels(&canvas) > 2000, "entropy against τ");
+    let bias_variance: Vec<[(f64, f64); 1]> = (0..14)
+        .map(|m| [(1e-6 * 3f64.powi(m), 1e-4 / (1.0 + f64::from(m)))])
+        .collect();
+    let markers: Vec<Series<'_>> = bias_variance
+        .iter()
+        .enumerate()
+        .map(|(m, points)| Series {
+            label: names[m],
+            colour: colours[m % 4],
+            points,
+            dashed: false,
+            markers: true,
+            line: false,
+        })
+        .collect();
+    let canvas = new_canvas();
+    draw_xy(
+        &canvas,
+        "bias² against variance",
+        "variance",
+        "bias²",
+        &markers,
+        true,
+        true,
+    )
+    .unwrap();
+    assert!(non_white_pixels(&canvas) > 1500, "bias against variance");
+
+    // Output error against the feature budget D with error bars (log-log), one bar reaching
+    // below zero and one point NaN.
+    let budgets = [16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
+    let errors: Vec<Vec<(f64, f64, f64)>> = (0..3)
+        .map(|m| {
+            budgets
+                .iter()
+                .map(|d| {
+                    let y = (1.0 + f64::from(m)) / d.sqrt();
+                    (*d, y, if *d == 16.0 { 2.0 * y } else { 0.2 * y })
+                })
+                .chain([(1024.0, f64::NAN, 0.1)])
+                .collect()
+        })
+        .collect();
+    let error_series: Vec<ErrorBarSeries<'_>> = errors
+        .iter()
+        .enumerate()
+        .map(|(m, points)| ErrorBarSeries {
+            label: names[m],
+            colour: colours[m],
+            points,
+        })
+        .collect();
+    let canvas = new_canvas();
+    draw_xy_with_errors(
+        &canvas,
+        "output error against D",
+        "features D",
+        "|o − ô|",
+        &error_series,
+        true,
+        true,
+    )
+    .unwrap();
+    assert!(non_white_pixels(&canvas) > 2000, "output error against D");
+
+    // Nothing finite: a message, and Ok.
+    let canvas = new_canvas();
+    let nan = [(f64::NAN, 1.0), (1.0, f64::INFINITY)];
+    let non_positive = [(-1.0, 1.0)];
+    let empty_series = [
+        Series {
+            label: "empty",
+            colour: colours[0],
+            points: &[],
+            dashed: false,
+            markers: true,
+            line: true,
+        },
+        Series {
+            label: "NaN",
+            colour: colours[1],
+            points: &nan,
+            dashed: true,
+            markers: false,
+            line: true,
+        },
+        Series {
+            label: "≤ 0",
+            colour: colours[2],
+            points: &non_positive,
+            dashed: false,
+            markers: true,
+            line: false,
+        },
+    ];
+    draw_xy(&canvas, "nothing", "x", "y", &empty_series, true, true).unwrap();
+    assert!(non_white_pixels(&canvas) > 50, "the message is drawn");
+    draw_xy(&canvas, "no series", "x", "y", &[], false, false).unwrap();
+    draw_xy_with_errors(&canvas, "no series", "x", "y", &[], true, true).unwrap();
+}

@@ -1,5 +1,5 @@
 //! Canvas charts (WebAssembly only): Figure 1's scatter panels, Figures 2–3's boxplots, the
-//! theory charts and the probe.
+//! theory charts, the probe and the attention view's charts.
 //!
 //! Each function sizes the canvas backing store to its CSS size × `devicePixelRatio` (sharp
 //! on HiDPI screens), draws with plotters, and returns `Result`: nothing here panics on data
@@ -11,7 +11,8 @@
 //! - `scatter`: Figure 1's panels;
 //! - `boxplot`: Figures 2 and 3;
 //! - `theory`: MSE against m, MSE against a parameter, Lemma 3.2 and Theorem 3.3;
-//! - `probe`: the single-pair probe's histograms.
+//! - `probe`: the single-pair probe's histograms;
+//! - `attention`: the attention view's heatmaps, distributions and line charts.
 
 use std::fmt;
 
@@ -21,12 +22,14 @@ use web_sys::HtmlCanvasElement;
 
 use crate::math::estimators::EstimatorId;
 
+mod attention;
 mod boxplot;
 mod probe;
 mod scatter;
 mod theory;
 
 pub use crate::chart_geometry::ScatterLayout;
+pub use attention::*;
 pub use boxplot::{BoxplotEntry, draw_boxplots};
 pub use probe::{ProbeEntry, draw_probe};
 pub use scatter::draw_scatter;
