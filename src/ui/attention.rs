@@ -793,12 +793,16 @@ fn TemperatureCharts(
                         .map_or("softmax".to_string(), |m| m.id().to_string())
                 })
                 .collect();
-            let series = |pts: &'_ [Vec<(f64, f64)>]| -> Vec<Series<'_>> {
+            fn series<'a>(
+                report: &'a TemperatureReport,
+                pts: &'a [Vec<(f64, f64)>],
+                labels: &'a [String],
+            ) -> Vec<Series<'a>> {
                 report
                     .curves
                     .iter()
                     .zip(pts)
-                    .zip(&labels)
+                    .zip(labels)
                     .map(|((c, p), label)| Series {
                         label: label.as_str(),
                         colour: c.method.map_or([0, 0, 0], MethodId::colour),
@@ -808,7 +812,7 @@ fn TemperatureCharts(
                         line: true,
                     })
                     .collect()
-            };
+            }
             let outcome = (|| -> Result<(), String> {
                 if let Some(c) = entropy.get() {
                     draw_xy(
@@ -816,7 +820,7 @@ fn TemperatureCharts(
                         "mean row entropy",
                         "temperature τ (log)",
                         "entropy (nats)",
-                        &series(&entropy_points),
+                        &series(report, &entropy_points, &labels),
                         true,
                         false,
                     )
@@ -828,7 +832,7 @@ fn TemperatureCharts(
                         "spectral gap 1 − |λ₂|",
                         "temperature τ (log)",
                         "gap",
-                        &series(&gap_points),
+                        &series(report, &gap_points, &labels),
                         true,
                         false,
                     )
@@ -934,13 +938,19 @@ fn BudgetChart(
         resized.track();
         budget.with(|b| {
             let Some(Ok(report)) = b else { return };
+            let points: Vec<Vec<(f64, f64, f64)>> = report
+                .curves
+                .iter()
+                .map(|c| c.points.iter().map(|&(d, e, se)| (d as f64, e, se)).collect())
+                .collect();
             let series: Vec<ErrorBarSeries> = report
                 .curves
                 .iter()
-                .map(|c| ErrorBarSeries {
+                .zip(&points)
+                .map(|(c, p)| ErrorBarSeries {
                     label: c.method.id(),
                     colour: c.method.colour(),
-                    points: &c.points,
+                    points: p,
                 })
                 .collect();
             if let Some(c) = canvas.get() {
