@@ -426,6 +426,15 @@ fn AttentionControls(
     }
 }
 
+/// The mean of `values`, NaN when empty (shown as "–").
+fn mean_of(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        f64::NAN
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
 fn css_colour(method: MethodId) -> String {
     let [r, g, b] = method.colour();
     format!("rgb({r},{g},{b})")
@@ -475,7 +484,7 @@ fn MethodTable(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>)
                                 <td class="num mean-error">{sci(m.mean_output_error())}</td>
                                 <td class="num">{sci(m.median_tv())}</td>
                                 <td class="num bad-rows">{m.bad_rows}</td>
-                                <td class="num">{m.rank}</td>
+                                <td class="num">{if m.singular_values.is_empty() { "–".to_string() } else { m.rank.to_string() }}</td>
                                 <td class="note">{m.note.clone()}</td>
                             </tr>
                         }
@@ -644,7 +653,7 @@ fn RowErrors(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>) -
                     draw_distributions(
                         &c,
                         &format!("output error per row ({} rows)", report.len),
-                        "|o_i − ô_i| (log scale)",
+                        "|o_i − ô_i|",
                         &entries(|r| &r.output_error),
                         true,
                     )
@@ -683,7 +692,7 @@ fn BiasVarianceChart(
                 .methods
                 .iter()
                 .map(|m| {
-                    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+                    let mean = |v: &[f64]| mean_of(v);
                     view! {
                         <tr data-method=m.method.id()>
                             <td><span class="swatch" style=format!("background:{}", css_colour(m.method))></span>{m.method.label()}</td>
@@ -704,16 +713,24 @@ fn BiasVarianceChart(
         resized.track();
         bias.with(|b| {
             let Some(Ok(report)) = b else { return };
-            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-            let points: Vec<[(f64, f64); 1]> = report
+            let means: Vec<(f64, f64)> = report
                 .methods
                 .iter()
-                .map(|m| {
-                    [(
-                        mean(&m.variance).max(1e-300),
-                        mean(&m.squared_bias).max(1e-300),
-                    )]
-                })
+                .map(|m| (mean_of(&m.variance), mean_of(&m.squared_bias)))
+                .collect();
+            // Deterministic maps (variance 0) have no place on a log axis: the table lists
+            // them. A squared bias ≤ 0 (unbiased within noise) sits at a floor a decade
+            // under the smallest positive one.
+            let floor = means
+                .iter()
+                .map(|(_, b)| *b)
+                .filter(|b| *b > 0.0)
+                .fold(f64::INFINITY, f64::min)
+                / 10.0;
+            let floor = if floor.is_finite() { floor } else { 1e-6 };
+            let points: Vec<[(f64, f64); 1]> = means
+                .iter()
+                .map(|&(v, b)| [(if v > 0.0 { v } else { f64::NAN }, b.max(floor))])
                 .collect();
             let series: Vec<Series> = report
                 .methods
@@ -733,8 +750,8 @@ fn BiasVarianceChart(
                     draw_xy(
                         &c,
                         "squared bias against variance of ô (mean over rows)",
-                        "variance over draws (log)",
-                        "squared bias (log)",
+                        "variance over draws",
+                        "squared bias",
                         &series,
                         true,
                         true,
@@ -755,7 +772,7 @@ fn BiasVarianceChart(
                 <thead><tr><th>"method"</th><th>"draws R"</th><th>"mean bias²"</th><th>"mean variance"</th><th>"rows left out"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
-            <p class="notice-line">"What to notice: RFA and Performer are ratios of unbiased estimates, so they are biased (seed 003: self-normalised importance sampling); randomized attention's bias² stays at 0 within noise (it is unbiased for o_i), at O(L²) cost. Points at the bottom edge have bias² ≤ 0 within noise."</p>
+            <p class="notice-line">"What to notice: RFA and Performer are ratios of unbiased estimates, so they are biased (seed 003: self-normalised importance sampling); randomized attention's bias² stays at 0 within noise (it is unbiased for o_i), at O(L²) cost. Points at the bottom edge have bias² ≤ 0 within noise; deterministic maps (variance 0) are only in the table."</p>
         </section>
     }
 }
@@ -818,7 +835,7 @@ fn TemperatureCharts(
                     draw_xy(
                         &c,
                         "mean row entropy",
-                        "temperature τ (log)",
+                        "temperature τ",
                         "entropy (nats)",
                         &series(report, &entropy_points, &labels),
                         true,
@@ -830,7 +847,7 @@ fn TemperatureCharts(
                     draw_xy(
                         &c,
                         "spectral gap 1 − |λ₂|",
-                        "temperature τ (log)",
+                        "temperature τ",
                         "gap",
                         &series(report, &gap_points, &labels),
                         true,
@@ -852,7 +869,7 @@ fn TemperatureCharts(
                 <canvas node_ref=gap class="chart" data-chart="spectral-gap"></canvas>
             </div>
             {chart_error(error)}
-            <p class="notice-line">"What to notice: softmax's entropy and gap grow with τ (seed 001's claim); LLN with moment matching follows softmax; signed maps have no entropy where a weight is negative (missing points)."</p>
+            <p class="notice-line">"What to notice: softmax's entropy and gap grow with τ (seed 001's claim); seed 001 says LLN with moment matching follows softmax: see whether it does on this data; signed maps have no entropy where a weight is negative (missing points)."</p>
         </section>
     }
 }
@@ -904,7 +921,7 @@ fn SingularValues(
                         &c,
                         &format!("singular values on the first {} tokens", report.block_len),
                         "index k",
-                        "σ_k (log)",
+                        "σ_k",
                         &series,
                         false,
                         true,
@@ -941,7 +958,12 @@ fn BudgetChart(
             let points: Vec<Vec<(f64, f64, f64)>> = report
                 .curves
                 .iter()
-                .map(|c| c.points.iter().map(|&(d, e, se)| (d as f64, e, se)).collect())
+                .map(|c| {
+                    c.points
+                        .iter()
+                        .map(|&(d, e, se)| (d as f64, e, se))
+                        .collect()
+                })
                 .collect();
             let series: Vec<ErrorBarSeries> = report
                 .curves
@@ -961,8 +983,8 @@ fn BudgetChart(
                             "mean output error against features D ({} tokens)",
                             report.len
                         ),
-                        "features per token D (log)",
-                        "mean |o_i − ô_i| (log)",
+                        "features per token D",
+                        "mean |o_i − ô_i|",
                         &series,
                         true,
                         true,
