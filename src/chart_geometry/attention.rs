@@ -437,13 +437,22 @@ pub fn index_ticks(n: usize) -> Vec<usize> {
     if n == 0 {
         return Vec::new();
     }
-    let step = [1usize, 2, 5]
-        .iter()
-        .flat_map(|m| (0..18).map(move |e| m * 10usize.pow(e)))
-        .filter(|s| n.div_ceil(*s) <= 6)
-        .min()
-        .unwrap_or(n);
-    (0..n).step_by(step.max(1)).collect()
+    // 1, 2, 5, 10, 20, 50, … (checked: usize has 32 bits in WebAssembly).
+    let mut power = 1usize;
+    loop {
+        for m in [1, 2, 5] {
+            let Some(step) = power.checked_mul(m) else {
+                return vec![0];
+            };
+            if n.div_ceil(step) <= 6 {
+                return (0..n).step_by(step).collect();
+            }
+        }
+        let Some(next) = power.checked_mul(10) else {
+            return vec![0];
+        };
+        power = next;
+    }
 }
 
 // ---------------------------------------------------------------------------------------

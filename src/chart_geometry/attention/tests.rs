@@ -265,6 +265,8 @@ fn heatmap_index_ticks_are_few_and_round() {
     assert_eq!(index_ticks(8), vec![0, 2, 4, 6]);
     assert_eq!(index_ticks(96), vec![0, 20, 40, 60, 80]);
     assert_eq!(index_ticks(1000).len(), 5);
+    let huge = index_ticks(usize::MAX);
+    assert!(huge[0] == 0 && huge.len() <= 6, "{huge:?}");
 }
 
 #[test]
