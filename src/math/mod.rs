@@ -1,5 +1,6 @@
 //! Pure numerics: no web dependency, tested natively with `cargo test`.
 
+pub mod attention;
 pub mod config;
 pub mod dataset;
 pub mod estimators;

@@ -1,0 +1,4 @@
+pub mod deterministic;
+pub mod lln;
+pub mod randomized;
+pub mod tensorised;
