@@ -215,7 +215,7 @@ impl PolynomialKernel {
     /// REFERENCE.md's "odd n, q·k < −n" is a sufficient condition for both maps).
     pub fn negative_below(&self) -> Option<f64> {
         let n = self.degree();
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             return None;
         }
         match self {

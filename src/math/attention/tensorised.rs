@@ -134,6 +134,8 @@ pub fn tensorised_example() -> TensorisedExample {
 /// The same measurements for any basis `u` (`len × len`), coefficients `alpha`, `beta`
 /// (`len × d`), values `v`, `v_other` (`len × dv`). U need not be orthogonal (the theorem only
 /// asks for a basis); with `U = I` part (a) gives exactly 0.
+// Eight plain matrices and their dimensions read more clearly here than a one-use struct.
+#[allow(clippy::too_many_arguments)]
 pub fn tensorised_example_with(
     len: usize,
     d: usize,
