@@ -27,7 +27,8 @@ fn hostile_text() -> impl Strategy<Value = String> {
 }
 
 fn param() -> impl Strategy<Value = Param> {
-    (0..Param::ALL.len()).prop_map(|i| Param::ALL[i])
+    let every: Vec<Param> = Param::every().collect();
+    (0..every.len()).prop_map(move |i| every[i])
 }
 
 /// Finite vectors of dimension `d` with components in (-bound, bound).
