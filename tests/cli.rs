@@ -471,3 +471,87 @@ fn experiment_runs_any_registry_ids_and_the_legacy_names() {
         .collect();
     assert_eq!(printed, ["prf-pos", "cexp-var"]);
 }
+
+#[test]
+fn attention_prints_the_library_numbers_as_json_and_csv() {
+    let args = [
+        "attention",
+        "--len",
+        "40",
+        "--d",
+        "6",
+        "--dv",
+        "3",
+        "--features",
+        "16",
+        "--draws",
+        "3",
+        "--methods",
+        "prf-pos,hcexp-var,rff,taylor,elu,ra",
+    ];
+    let report = json_of(&args);
+    let methods = report["methods"].as_array().expect("methods");
+    let ids: Vec<&str> = methods
+        .iter()
+        .map(|m| m["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["prf-pos", "hcexp-var", "rff", "taylor", "elu", "ra"]);
+    // The same numbers as the library's main part for the same query.
+    let (config, _) = ExperimentConfig::from_query(
+        "view=attention&len=40&d=6&dv=3&features=16&draws=3&methods=prf-pos,hcexp-var,rff,taylor,elu,ra",
+    );
+    let Ok(softmax_kernel_lab::math::attention::AttentionOutput::Main(main)) =
+        softmax_kernel_lab::math::attention::run_attention(
+            &softmax_kernel_lab::math::attention::AttentionRequest {
+                config,
+                part: softmax_kernel_lab::math::attention::AttentionPart::Main,
+                heads: None,
+            },
+        )
+    else {
+        panic!("main part")
+    };
+    for (printed, computed) in methods.iter().zip(&main.methods) {
+        let error = printed["mean_output_error"].as_f64().unwrap();
+        assert_eq!(error, computed.mean_output_error(), "{}", computed.method);
+        assert_eq!(
+            printed["bad_rows"].as_u64().unwrap() as usize,
+            computed.bad_rows
+        );
+    }
+    let mut csv_args = args.to_vec();
+    csv_args.push("--csv");
+    let csv = stdout_of(&csv_args);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], softmax_kernel_lab::cli::ATTENTION_CSV_HEADER);
+    assert_eq!(lines.len(), 7);
+    assert!(lines[6].starts_with("ra,"), "{csv}");
+}
+
+#[test]
+fn attention_table_covers_every_real_head() {
+    let csv = stdout_of(&["attention", "--table", "--csv", "--features", "16"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "layer,head,prf-pos,cexp-var,hcexp-var,hcexp-opt,oprf,oprf-var"
+    );
+    assert_eq!(lines.len(), 1 + 72 + 2);
+    assert!(
+        lines[73].starts_with("wins against prf-pos,,0,"),
+        "{}",
+        lines[73]
+    );
+    let output = kernel_lab(&[
+        "attention",
+        "--src",
+        "minilm",
+        "--heads-file",
+        "/nonexistent",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: --heads-file:"));
+    let output = kernel_lab(&["attention", "--len", "0"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: --len:"));
+}

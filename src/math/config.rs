@@ -13,9 +13,9 @@ use super::heuristics::AHeuristic;
 mod attention;
 use crate::math::attention::method::{MethodId, all_method_ids};
 pub use attention::{
-    AttentionSettings, BLOCK, BUDGETS, DETERMINISTIC_FEATURE_BUDGET, HEAD_DIM, HEAD_LAYERS,
-    HEAD_PASSAGES, HEAD_TOKENS, HEADS_PER_LAYER, HeadSource, MAX_ATTENTION_WORK, TEMPERATURES,
-    TV_ROWS, View,
+    ATTENTION_ASK_WORK, AttentionSettings, BLOCK, BUDGETS, DETERMINISTIC_FEATURE_BUDGET, HEAD_DIM,
+    HEAD_LAYERS, HEAD_PASSAGES, HEAD_TOKENS, HEADS_PER_LAYER, HeadSource, MAX_ATTENTION_WORK,
+    TEMPERATURES, TV_ROWS, View,
 };
 
 /// Whether the projections ω are shared by all pairs of a dataset or drawn afresh per pair.

@@ -23,7 +23,7 @@ use crate::math::attention::report::{
     MainReport, TABLE_DRAWS, TemperatureReport,
 };
 use crate::math::attention::tensorised::tensorised_example;
-use crate::math::config::{ExperimentConfig, HeadSource, Param};
+use crate::math::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource, Param};
 use crate::math::estimators::Family;
 
 use super::controls::{NumberControl, SeedControl, Slider, commit};
@@ -216,6 +216,16 @@ pub fn AttentionView(
     let heads = RwSignal::new_local(HeadsState::NotLoaded);
     let queues: Rc<RefCell<HashMap<AttentionPart, PartQueue>>> = Rc::default();
     let queues = StoredValue::new_local(queues);
+    // A configuration above the ask-first budget waits for a click; this is the last one
+    // confirmed (its query).
+    let confirmed = RwSignal::new(None::<String>);
+    let large = Memo::new(move |_| {
+        config.with(|c| {
+            let work = c.attention.work(c.d);
+            (work > ATTENTION_ASK_WORK && confirmed.get().as_deref() != Some(c.to_query().as_str()))
+                .then_some(work)
+        })
+    });
 
     // Load the real heads when they are chosen (once).
     Effect::new(move |_| {
@@ -234,6 +244,9 @@ pub fn AttentionView(
     // Every part follows the configuration (a part whose inputs did not change is kept).
     Effect::new(move |_| {
         let config = config.get();
+        if large.get().is_some() {
+            return;
+        }
         let bytes = match (config.attention.source, heads.get()) {
             (HeadSource::Synthetic, _) => None,
             (HeadSource::Minilm, HeadsState::Ready(bytes)) => Some(bytes),
@@ -308,6 +321,16 @@ pub fn AttentionView(
                     <span class=move || format!("dot {}", status_attr())></span>
                     {status}
                 </p>
+                {move || large.get().map(|work| view! {
+                    <div class="confirm-run" role="alertdialog" aria-label="large computation">
+                        <p>{format!("These settings need {work:.1e} multiply-adds: several seconds of the workers. Run them?")}</p>
+                        <button
+                            class="run-anyway"
+                            type="button"
+                            on:click=move |_| confirmed.set(Some(config.with_untracked(ExperimentConfig::to_query)))
+                        >"Run it"</button>
+                    </div>
+                })}
                 <MethodTable main=parts.main/>
                 <Heatmaps config set_config main=parts.main/>
                 <RowErrors main=parts.main/>

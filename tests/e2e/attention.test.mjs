@@ -92,3 +92,19 @@ test('attention view on real heads: the asset is fetched, the head table compute
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('a large attention run asks first; a smaller setting runs without asking', async () => {
+  const { page, problems, context } = await openPage(browser,
+    `${server.url}?view=attention&len=1024&d=64&features=1024&xshape=1&yshape=1`);
+  await page.waitForSelector('.attention-view .confirm-run', { timeout: 60_000 });
+  assert.match(await page.textContent('.attention-view .confirm-run'), /multiply-adds/);
+  // Nothing was computed while it waits.
+  assert.match(await page.textContent('.attention-table tbody'), /computing/);
+  await page.fill('#control-len', '64');
+  await page.press('#control-len', 'Enter');
+  await page.waitForFunction(() => /len=64(&|$)/.test(location.search));
+  await waitAttention(page, ['heatmap-exact', 'output-error'], 120_000);
+  assert.equal(await page.$$('.attention-view .confirm-run').then((e) => e.length), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

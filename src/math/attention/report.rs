@@ -2,6 +2,8 @@
 //! heads' bytes when they are the data), so a worker, the page and `kernel-lab attention`
 //! produce the same numbers.
 
+use std::sync::Mutex;
+
 use serde::{Deserialize, Serialize};
 
 use crate::math::config::{BLOCK, BUDGETS, ExperimentConfig, HeadSource, TEMPERATURES, TV_ROWS};
@@ -294,13 +296,25 @@ fn lln_constants(
     if !config.attention.methods.contains(&MethodId::Lln) {
         return Ok(None);
     }
+    // The fit depends on d alone (its stream is fixed) and costs about 2·10⁸ exponentials:
+    // each process (a worker, the command line) fits a dimension once.
+    static FITTED: Mutex<Vec<LlnConstants>> = Mutex::new(Vec::new());
+    if let Some(found) = FITTED
+        .lock()
+        .ok()
+        .and_then(|fitted| fitted.iter().find(|c| c.d == d).copied())
+    {
+        return Ok(Some(found));
+    }
     let mut rng = stream_rng(0, StreamPurpose::Attention, 1_000, d as u64);
-    fit_moment_matching(d, &mut rng)
-        .map(Some)
-        .map_err(|e| AttentionError::Method {
-            method: "lln".into(),
-            message: e.to_string(),
-        })
+    let constants = fit_moment_matching(d, &mut rng).map_err(|e| AttentionError::Method {
+        method: "lln".into(),
+        message: e.to_string(),
+    })?;
+    if let Ok(mut fitted) = FITTED.lock() {
+        fitted.push(constants);
+    }
+    Ok(Some(constants))
 }
 
 /// The TV rows: `min(L, TV_ROWS)` rows spread evenly over the sequence.

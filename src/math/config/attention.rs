@@ -123,6 +123,10 @@ pub fn parse_methods(text: &str) -> Result<Vec<MethodId>, String> {
 /// seconds of the worker pool. Beyond it a value is refused (a slider stops at it).
 pub const MAX_ATTENTION_WORK: f64 = 2.0e10;
 
+/// Above this many multiply-adds the attention view asks before it starts (a few seconds of
+/// the pool); [`MAX_ATTENTION_WORK`] refuses outright.
+pub const ATTENTION_ASK_WORK: f64 = 6.0e9;
+
 /// Deterministic feature maps are materialised only up to this many features per token;
 /// beyond it their kernel is evaluated as the polynomial in q·k, in O(L²) (and the page says so).
 pub const DETERMINISTIC_FEATURE_BUDGET: usize = 8192;
