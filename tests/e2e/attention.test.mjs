@@ -108,3 +108,45 @@ test('a large attention run asks first; a smaller setting runs without asking', 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+/** Drags the slider of control `key` from one end to the other with the mouse. */
+async function dragSlider(page, key, toEnd) {
+  const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
+  const box = await slider.boundingBox();
+  const y = box.y + box.height / 2;
+  const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
+  await page.mouse.move(from, y);
+  await page.mouse.down();
+  for (let i = 1; i <= 16; i += 1) await page.mouse.move(from + ((to - from) * i) / 16, y);
+  await page.mouse.up();
+}
+
+/** Once settled (computed, or asking first): the controls and the address bar agree. */
+async function assertSettled(page, label) {
+  await page.waitForFunction(() => {
+    const root = document.querySelector('.attention-view');
+    return root && (root.dataset.attentionStatus === 'ready' || document.querySelector('.attention-view .confirm-run'));
+  }, null, { timeout: 180_000, polling: 100 });
+  const url = new URL(page.url());
+  const controls = await page.$$eval('.controls input[type="text"][id^="control-"]', (inputs) => inputs.map((i) => [i.id.slice(8), i.value]));
+  for (const [key, value] of controls) {
+    assert.equal(url.searchParams.get(key), value, `${label}: control ${key} shows ${value}, the address bar ${url.searchParams.get(key)}`);
+  }
+  assert.equal(await page.$$eval('.control.invalid', (c) => c.length), 0, `${label}: a control is marked invalid`);
+}
+
+test('dragging every attention slider end to end keeps one consistent state and no page error', async () => {
+  const { page, problems, context } = await openPage(browser,
+    `${server.url}?view=attention&len=32&d=8&dv=4&features=16&draws=2&ras=1&methods=prf-pos,elu,taylor`);
+  await waitAttention(page, ['heatmap-exact']);
+  const sliders = await page.$$eval('.controls .control-row input[type="range"]', (ranges) => ranges.map((r) => r.closest('.control-row').querySelector('input[type="text"]').id.slice(8)));
+  assert.ok(sliders.includes('len') && sliders.includes('features'), sliders.join());
+  for (const key of sliders) {
+    await dragSlider(page, key, true);
+    await assertSettled(page, `${key} to its end`);
+    await dragSlider(page, key, false);
+    await assertSettled(page, `${key} back to its start`);
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
