@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::args::{FlagKind, Flags};
-use super::experiment::{config_from_flags, config_from_query};
+use super::experiment::config_of;
 use super::{CliError, finite, quote};
 use crate::math::attention::heads::HEADS_ASSET_PATH;
 use crate::math::attention::report::{
@@ -36,20 +36,7 @@ impl AttentionCommand {
             "query" | "heads-file" => Some(FlagKind::Value),
             key => Param::from_key(key).map(|_| FlagKind::Value),
         })?;
-        let parameters: Vec<_> = flags
-            .iter()
-            .filter_map(|f| Param::from_key(&f.name[2..]).map(|p| (p, f)))
-            .collect();
-        let mut config = match (flags.value("--query"), parameters.first()) {
-            (Some(_), Some((_, flag))) => {
-                return Err(CliError::new(
-                    &flag.name,
-                    "cannot be combined with --query: give every parameter in the query or every one as a flag",
-                ));
-            }
-            (Some(query), None) => config_from_query(query)?,
-            (None, _) => config_from_flags(&parameters)?,
-        };
+        let mut config = config_of(&flags)?;
         config.view = View::Attention;
         let table = flags.has("--table");
         if table && config.attention.source != HeadSource::Minilm {

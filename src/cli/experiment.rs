@@ -27,28 +27,31 @@ impl ExperimentRequest {
             key => Param::from_key(key).map(|_| FlagKind::Value),
         })?;
         let csv = flags.has("--csv");
-        let query = flags.value("--query");
-        let parameters: Vec<(Param, &Flag)> = flags
-            .iter()
-            .filter_map(|f| Param::from_key(&f.name[2..]).map(|p| (p, f)))
-            .collect();
-        let config = match (query, parameters.first()) {
-            (Some(_), Some((_, flag))) => {
-                return Err(CliError::new(
-                    &flag.name,
-                    "cannot be combined with --query: give every parameter in the query or every one as a flag",
-                ));
-            }
-            (Some(query), None) => config_from_query(query)?,
-            (None, _) => config_from_flags(&parameters)?,
-        };
+        let config = config_of(&flags)?;
         Ok(Self { config, csv })
+    }
+}
+
+/// The configuration that `flags` give: the page's parameters as flags named by their URL keys,
+/// or one `--query`, not both (`experiment` and `attention` alike).
+pub(super) fn config_of(flags: &Flags) -> Result<ExperimentConfig, CliError> {
+    let parameters: Vec<(Param, &Flag)> = flags
+        .iter()
+        .filter_map(|f| Param::from_key(&f.name[2..]).map(|p| (p, f)))
+        .collect();
+    match (flags.value("--query"), parameters.first()) {
+        (Some(_), Some((_, flag))) => Err(CliError::new(
+            &flag.name,
+            "cannot be combined with --query: give every parameter in the query or every one as a flag",
+        )),
+        (Some(query), None) => config_from_query(query),
+        (None, _) => config_from_flags(&parameters),
     }
 }
 
 /// The configuration of a URL query, read by the page's own parser; where the page would
 /// keep a default and show a notice, the command line refuses.
-pub(super) fn config_from_query(query: &str) -> Result<ExperimentConfig, CliError> {
+fn config_from_query(query: &str) -> Result<ExperimentConfig, CliError> {
     let (config, notices) = ExperimentConfig::from_query(query);
     match notices.first() {
         Some(notice) => Err(CliError::new("--query", strict_notice(notice))),

@@ -332,7 +332,7 @@ pub fn AttentionView(
                     </div>
                 })}
                 <MethodTable main=parts.main/>
-                <Heatmaps config set_config main=parts.main/>
+                <Heatmaps config main=parts.main/>
                 <RowErrors main=parts.main/>
                 <BiasVarianceChart bias=parts.bias/>
                 <TemperatureCharts temperature=parts.temperature/>
@@ -479,6 +479,48 @@ fn resize_counter() -> ReadSignal<u32> {
     resized
 }
 
+/// Draws `part`'s report with `draw` whenever it (or anything `draw` reads) changes and when
+/// the window is resized; returns the error to show under the chart.
+fn draw_when<T: 'static>(
+    part: RwSignal<Option<Result<T, String>>, LocalStorage>,
+    draw: impl Fn(&T) -> Result<(), String> + 'static,
+) -> RwSignal<Option<String>> {
+    let error = RwSignal::new(None::<String>);
+    let resized = resize_counter();
+    Effect::new(move |_| {
+        resized.track();
+        part.with(|p| {
+            if let Some(Ok(report)) = p {
+                error.set(draw(report).err());
+            }
+        });
+    });
+    error
+}
+
+/// One figure of the view: its title, its formula, its charts and tables, and what to notice.
+///
+/// - `class`: the section's extra class (the tests find figures by it).
+/// - `title`, `formula`, `notice`: the heading, the formula line, the line on what to notice.
+/// - `children`: the canvases, captions and tables.
+#[component]
+fn Figure(
+    class: &'static str,
+    title: &'static str,
+    formula: &'static str,
+    notice: &'static str,
+    children: Children,
+) -> impl IntoView {
+    view! {
+        <section class=format!("figure {class}")>
+            <h2>{title}</h2>
+            <p class="formula">{formula}</p>
+            {children()}
+            <p class="notice-line">"What to notice: " {notice}</p>
+        </section>
+    }
+}
+
 /// A figure's error line (a chart that could not be drawn says why).
 fn chart_error(error: RwSignal<Option<String>>) -> impl IntoView {
     move || {
@@ -529,9 +571,7 @@ fn MethodTable(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>)
         })
     };
     view! {
-        <section class="figure attention-table">
-            <h2>"Every method against softmax attention"</h2>
-            <p class="formula">"ô_i = φ(q_i)·Σ_j ψ(k_j) v_jᵀ / φ(q_i)·Σ_l ψ(k_l), in O(L·D·dv); error |o_i − ô_i| with o_i = Σ_j softmax_j(q_i·k_j) v_j."</p>
+        <Figure class="attention-table" title="Every method against softmax attention" formula="ô_i = φ(q_i)·Σ_j ψ(k_j) v_jᵀ / φ(q_i)·Σ_l ψ(k_l), in O(L·D·dv); error |o_i − ô_i| with o_i = Σ_j softmax_j(q_i·k_j) v_j." notice="bad rows are rows whose denominator φ(q_i)·Σψ(k_l) is ≤ 0 or nearly 0 (trigonometric features, odd-degree polynomials); their output is left out, never divided by.">
             <p class="caption">{caption}</p>
             <table class="leaderboard">
                 <thead><tr>
@@ -540,8 +580,7 @@ fn MethodTable(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>)
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
-            <p class="notice-line">"What to notice: bad rows are rows whose denominator φ(q_i)·Σψ(k_l) is ≤ 0 or nearly 0 (trigonometric features, odd-degree polynomials); their output is left out, never divided by."</p>
-        </section>
+        </Figure>
     }
 }
 
@@ -549,63 +588,52 @@ fn MethodTable(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>)
 #[component]
 fn Heatmaps(
     config: ReadSignal<ExperimentConfig>,
-    set_config: WriteSignal<ExperimentConfig>,
     main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>,
 ) -> impl IntoView {
-    let _ = set_config;
     let exact: NodeRef<Canvas> = NodeRef::new();
     let approx: NodeRef<Canvas> = NodeRef::new();
     let diff: NodeRef<Canvas> = NodeRef::new();
-    let error = RwSignal::new(None::<String>);
-    let resized = resize_counter();
     let focus = Memo::new(move |_| config.with(|c| c.attention.focus));
-    Effect::new(move |_| {
-        resized.track();
+    let error = draw_when(main, move |report| {
         let focus = focus.get();
-        main.with(|m| {
-            let Some(Ok(report)) = m else { return };
-            let n = report.block_len;
-            let shown = report
-                .methods
-                .iter()
-                .find(|r| r.method == focus)
-                .or_else(|| report.methods.first());
-            let Some(shown) = shown else { return };
-            let difference: Vec<f64> = shown
-                .block
-                .iter()
-                .zip(&report.exact_block)
-                .map(|(a, e)| a - e)
-                .collect();
-            let outcome = (|| -> Result<(), String> {
-                if let Some(c) = exact.get() {
-                    draw_heatmap(
-                        &c,
-                        "softmax P",
-                        &report.exact_block,
-                        n,
-                        HeatScale::Probability,
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-                if let Some(c) = approx.get() {
-                    draw_heatmap(
-                        &c,
-                        &format!("P̂: {}", shown.method.label()),
-                        &shown.block,
-                        n,
-                        HeatScale::Probability,
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-                if let Some(c) = diff.get() {
-                    draw_heatmap(&c, "P̂ − P", &difference, n, HeatScale::Difference)
-                        .map_err(|e| e.to_string())?;
-                }
-                Ok(())
-            })();
-            error.set(outcome.err());
-        });
+        let n = report.block_len;
+        let shown = report
+            .methods
+            .iter()
+            .find(|r| r.method == focus)
+            .or_else(|| report.methods.first());
+        let Some(shown) = shown else { return Ok(()) };
+        let difference: Vec<f64> = shown
+            .block
+            .iter()
+            .zip(&report.exact_block)
+            .map(|(a, e)| a - e)
+            .collect();
+        if let Some(c) = exact.get() {
+            draw_heatmap(
+                &c,
+                "softmax P",
+                &report.exact_block,
+                n,
+                HeatScale::Probability,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        if let Some(c) = approx.get() {
+            draw_heatmap(
+                &c,
+                &format!("P̂: {}", shown.method.label()),
+                &shown.block,
+                n,
+                HeatScale::Probability,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        if let Some(c) = diff.get() {
+            draw_heatmap(&c, "P̂ − P", &difference, n, HeatScale::Difference)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     });
     let caption = move || {
         main.with(|m| match m {
@@ -617,9 +645,7 @@ fn Heatmaps(
         })
     };
     view! {
-        <section class="figure heatmaps">
-            <h2>"Attention matrices"</h2>
-            <p class="formula">"P_ij = exp(q_i·k_j) / Σ_l exp(q_i·k_l);  P̂_ij = φ(q_i)·ψ(k_j) / Σ_l φ(q_i)·ψ(k_l)"</p>
+        <Figure class="heatmaps" title="Attention matrices" formula="P_ij = exp(q_i·k_j) / Σ_l exp(q_i·k_l);  P̂_ij = φ(q_i)·ψ(k_j) / Σ_l φ(q_i)·ψ(k_l)" notice="positive features keep P̂ ≥ 0 but blur the sharp rows; trigonometric features and odd polynomials put negative weights where P is near 0.">
             <p class="caption">{caption}</p>
             <div class="heatmap-row">
                 <canvas node_ref=exact class="chart heatmap" data-chart="heatmap-exact"></canvas>
@@ -627,8 +653,7 @@ fn Heatmaps(
                 <canvas node_ref=diff class="chart heatmap" data-chart="heatmap-diff"></canvas>
             </div>
             {chart_error(error)}
-            <p class="notice-line">"What to notice: positive features keep P̂ ≥ 0 but blur the sharp rows; trigonometric features and odd polynomials put negative weights where P is near 0."</p>
-        </section>
+        </Figure>
     }
 }
 
@@ -637,67 +662,55 @@ fn Heatmaps(
 fn RowErrors(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>) -> impl IntoView {
     let tv: NodeRef<Canvas> = NodeRef::new();
     let out: NodeRef<Canvas> = NodeRef::new();
-    let error = RwSignal::new(None::<String>);
-    let resized = resize_counter();
-    Effect::new(move |_| {
-        resized.track();
-        main.with(|m| {
-            let Some(Ok(report)) = m else { return };
-            let notes: Vec<String> = report
+    let error = draw_when(main, move |report| {
+        let notes: Vec<String> = report
+            .methods
+            .iter()
+            .map(|r| format!("{} bad rows", r.bad_rows))
+            .collect();
+        let entries = |values: fn(&crate::math::attention::report::MethodReport) -> &[f64]| {
+            report
                 .methods
                 .iter()
-                .map(|r| format!("{} bad rows", r.bad_rows))
-                .collect();
-            let entries = |values: fn(&crate::math::attention::report::MethodReport) -> &[f64]| {
-                report
-                    .methods
-                    .iter()
-                    .zip(&notes)
-                    .map(|(r, note)| Distribution {
-                        label: r.method.id(),
-                        colour: r.method.colour(),
-                        values: values(r),
-                        note: (r.bad_rows > 0).then_some(note.as_str()),
-                    })
-                    .collect::<Vec<_>>()
-            };
-            let outcome = (|| -> Result<(), String> {
-                if let Some(c) = tv.get() {
-                    draw_distributions(
-                        &c,
-                        &format!("row total variation ({} rows)", report.tv_rows.len()),
-                        "½ Σ_j |P̂_ij − P_ij|",
-                        &entries(|r| &r.row_tv),
-                        false,
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-                if let Some(c) = out.get() {
-                    draw_distributions(
-                        &c,
-                        &format!("output error per row ({} rows)", report.len),
-                        "|o_i − ô_i|",
-                        &entries(|r| &r.output_error),
-                        true,
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-                Ok(())
-            })();
-            error.set(outcome.err());
-        });
+                .zip(&notes)
+                .map(|(r, note)| Distribution {
+                    label: r.method.id(),
+                    colour: r.method.colour(),
+                    values: values(r),
+                    note: (r.bad_rows > 0).then_some(note.as_str()),
+                })
+                .collect::<Vec<_>>()
+        };
+        if let Some(c) = tv.get() {
+            draw_distributions(
+                &c,
+                &format!("row total variation ({} rows)", report.tv_rows.len()),
+                "½ Σ_j |P̂_ij − P_ij|",
+                &entries(|r| &r.row_tv),
+                false,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        if let Some(c) = out.get() {
+            draw_distributions(
+                &c,
+                &format!("output error per row ({} rows)", report.len),
+                "|o_i − ô_i|",
+                &entries(|r| &r.output_error),
+                true,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     });
     view! {
-        <section class="figure row-errors">
-            <h2>"Errors per row"</h2>
-            <p class="formula">"TV_i = ½ Σ_j |P̂_ij − P_ij| (on up to 64 rows spread over the sequence);  e_i = |o_i − ô_i| (every row)"</p>
+        <Figure class="row-errors" title="Errors per row" formula="TV_i = ½ Σ_j |P̂_ij − P_ij| (on up to 64 rows spread over the sequence);  e_i = |o_i − ô_i| (every row)" notice="a data-chosen A or OPRF narrows the spread of the random maps at the same m; deterministic maps have no spread over draws but a fixed error.">
             <div class="pair">
                 <canvas node_ref=tv class="chart" data-chart="row-tv"></canvas>
                 <canvas node_ref=out class="chart" data-chart="output-error"></canvas>
             </div>
             {chart_error(error)}
-            <p class="notice-line">"What to notice: a data-chosen A or OPRF narrows the spread of the random maps at the same m; deterministic maps have no spread over draws but a fixed error."</p>
-        </section>
+        </Figure>
     }
 }
 
@@ -707,8 +720,6 @@ fn BiasVarianceChart(
     bias: RwSignal<Option<Result<BiasVarianceReport, String>>, LocalStorage>,
 ) -> impl IntoView {
     let canvas: NodeRef<Canvas> = NodeRef::new();
-    let error = RwSignal::new(None::<String>);
-    let resized = resize_counter();
     let rows = move || {
         bias.with(|b| match b {
             Some(Ok(report)) => report
@@ -732,71 +743,62 @@ fn BiasVarianceChart(
             None => view! { <tr><td colspan="5">"computing…"</td></tr> }.into_any(),
         })
     };
-    Effect::new(move |_| {
-        resized.track();
-        bias.with(|b| {
-            let Some(Ok(report)) = b else { return };
-            let means: Vec<(f64, f64)> = report
-                .methods
-                .iter()
-                .map(|m| (mean_of(&m.variance), mean_of(&m.squared_bias)))
-                .collect();
-            // Deterministic maps (variance 0) have no place on a log axis: the table lists
-            // them. A squared bias ≤ 0 (unbiased within noise) sits at a floor a decade
-            // under the smallest positive one.
-            let floor = means
-                .iter()
-                .map(|(_, b)| *b)
-                .filter(|b| *b > 0.0)
-                .fold(f64::INFINITY, f64::min)
-                / 10.0;
-            let floor = if floor.is_finite() { floor } else { 1e-6 };
-            let points: Vec<[(f64, f64); 1]> = means
-                .iter()
-                .map(|&(v, b)| [(if v > 0.0 { v } else { f64::NAN }, b.max(floor))])
-                .collect();
-            let series: Vec<Series> = report
-                .methods
-                .iter()
-                .zip(&points)
-                .map(|(m, p)| Series {
-                    label: m.method.id(),
-                    colour: m.method.colour(),
-                    points: p,
-                    dashed: false,
-                    markers: true,
-                    line: false,
-                })
-                .collect();
-            if let Some(c) = canvas.get() {
-                error.set(
-                    draw_xy(
-                        &c,
-                        "squared bias against variance of ô (mean over rows)",
-                        "variance over draws",
-                        "squared bias",
-                        &series,
-                        true,
-                        true,
-                    )
-                    .err()
-                    .map(|e| e.to_string()),
-                );
-            }
-        });
+    let error = draw_when(bias, move |report| {
+        let means: Vec<(f64, f64)> = report
+            .methods
+            .iter()
+            .map(|m| (mean_of(&m.variance), mean_of(&m.squared_bias)))
+            .collect();
+        // Deterministic maps (variance 0) have no place on a log axis: the table lists
+        // them. A squared bias ≤ 0 (unbiased within noise) sits at a floor a decade
+        // under the smallest positive one.
+        let floor = means
+            .iter()
+            .map(|(_, b)| *b)
+            .filter(|b| *b > 0.0)
+            .fold(f64::INFINITY, f64::min)
+            / 10.0;
+        let floor = if floor.is_finite() { floor } else { 1e-6 };
+        let points: Vec<[(f64, f64); 1]> = means
+            .iter()
+            .map(|&(v, b)| [(if v > 0.0 { v } else { f64::NAN }, b.max(floor))])
+            .collect();
+        let series: Vec<Series> = report
+            .methods
+            .iter()
+            .zip(&points)
+            .map(|(m, p)| Series {
+                label: m.method.id(),
+                colour: m.method.colour(),
+                points: p,
+                dashed: false,
+                markers: true,
+                line: false,
+            })
+            .collect();
+        if let Some(c) = canvas.get() {
+            draw_xy(
+                &c,
+                "squared bias against variance of ô (mean over rows)",
+                "variance over draws",
+                "squared bias",
+                &series,
+                true,
+                true,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     });
     view! {
-        <section class="figure bias-variance">
-            <h2>"Bias and variance over repeated draws"</h2>
-            <p class="formula">"bias²_i = |mean_r ô_i^r − o_i|² − var_i / R,  var_i = Σ_r |ô_i^r − mean|² / (R − 1)"</p>
+        <Figure class="bias-variance" title="Bias and variance over repeated draws" formula="bias²_i = |mean_r ô_i^r − o_i|² − var_i / R,  var_i = Σ_r |ô_i^r − mean|² / (R − 1)" notice="RFA and Performer are ratios of unbiased estimates, so they are biased (seed 003: self-normalised importance sampling); randomized attention's bias² stays at 0 within noise (it is unbiased for o_i), at O(L²) cost. Points at the bottom edge have bias² ≤ 0 within noise; deterministic maps (variance 0) are only in the table.">
             <canvas node_ref=canvas class="chart" data-chart="bias-variance"></canvas>
             {chart_error(error)}
             <table class="small-table">
                 <thead><tr><th>"method"</th><th>"draws R"</th><th>"mean bias²"</th><th>"mean variance"</th><th>"rows left out"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
-            <p class="notice-line">"What to notice: RFA and Performer are ratios of unbiased estimates, so they are biased (seed 003: self-normalised importance sampling); randomized attention's bias² stays at 0 within noise (it is unbiased for o_i), at O(L²) cost. Points at the bottom edge have bias² ≤ 0 within noise; deterministic maps (variance 0) are only in the table."</p>
-        </section>
+        </Figure>
     }
 }
 
@@ -807,93 +809,81 @@ fn TemperatureCharts(
 ) -> impl IntoView {
     let entropy: NodeRef<Canvas> = NodeRef::new();
     let gap: NodeRef<Canvas> = NodeRef::new();
-    let error = RwSignal::new(None::<String>);
-    let resized = resize_counter();
-    Effect::new(move |_| {
-        resized.track();
-        temperature.with(|t| {
-            let Some(Ok(report)) = t else { return };
-            let points = |values: &[Option<f64>]| -> Vec<(f64, f64)> {
-                report
-                    .temperatures
-                    .iter()
-                    .zip(values)
-                    .filter_map(|(t, v)| v.map(|v| (*t, v)))
-                    .collect()
-            };
-            let entropy_points: Vec<Vec<(f64, f64)>> =
-                report.curves.iter().map(|c| points(&c.entropy)).collect();
-            let gap_points: Vec<Vec<(f64, f64)>> =
-                report.curves.iter().map(|c| points(&c.gap)).collect();
-            let labels: Vec<String> = report
+    let error = draw_when(temperature, move |report| {
+        let points = |values: &[Option<f64>]| -> Vec<(f64, f64)> {
+            report
+                .temperatures
+                .iter()
+                .zip(values)
+                .filter_map(|(t, v)| v.map(|v| (*t, v)))
+                .collect()
+        };
+        let entropy_points: Vec<Vec<(f64, f64)>> =
+            report.curves.iter().map(|c| points(&c.entropy)).collect();
+        let gap_points: Vec<Vec<(f64, f64)>> =
+            report.curves.iter().map(|c| points(&c.gap)).collect();
+        let labels: Vec<String> = report
+            .curves
+            .iter()
+            .map(|c| {
+                c.method
+                    .map_or("softmax".to_string(), |m| m.id().to_string())
+            })
+            .collect();
+        fn series<'a>(
+            report: &'a TemperatureReport,
+            pts: &'a [Vec<(f64, f64)>],
+            labels: &'a [String],
+        ) -> Vec<Series<'a>> {
+            report
                 .curves
                 .iter()
-                .map(|c| {
-                    c.method
-                        .map_or("softmax".to_string(), |m| m.id().to_string())
+                .zip(pts)
+                .zip(labels)
+                .map(|((c, p), label)| Series {
+                    label: label.as_str(),
+                    colour: c.method.map_or([0, 0, 0], MethodId::colour),
+                    points: p,
+                    dashed: c.method.is_none(),
+                    markers: true,
+                    line: true,
                 })
-                .collect();
-            fn series<'a>(
-                report: &'a TemperatureReport,
-                pts: &'a [Vec<(f64, f64)>],
-                labels: &'a [String],
-            ) -> Vec<Series<'a>> {
-                report
-                    .curves
-                    .iter()
-                    .zip(pts)
-                    .zip(labels)
-                    .map(|((c, p), label)| Series {
-                        label: label.as_str(),
-                        colour: c.method.map_or([0, 0, 0], MethodId::colour),
-                        points: p,
-                        dashed: c.method.is_none(),
-                        markers: true,
-                        line: true,
-                    })
-                    .collect()
-            }
-            let outcome = (|| -> Result<(), String> {
-                if let Some(c) = entropy.get() {
-                    draw_xy(
-                        &c,
-                        "mean row entropy",
-                        "temperature τ",
-                        "entropy (nats)",
-                        &series(report, &entropy_points, &labels),
-                        true,
-                        false,
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-                if let Some(c) = gap.get() {
-                    draw_xy(
-                        &c,
-                        "spectral gap 1 − |λ₂|",
-                        "temperature τ",
-                        "gap",
-                        &series(report, &gap_points, &labels),
-                        true,
-                        false,
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-                Ok(())
-            })();
-            error.set(outcome.err());
-        });
+                .collect()
+        }
+        if let Some(c) = entropy.get() {
+            draw_xy(
+                &c,
+                "mean row entropy",
+                "temperature τ",
+                "entropy (nats)",
+                &series(report, &entropy_points, &labels),
+                true,
+                false,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        if let Some(c) = gap.get() {
+            draw_xy(
+                &c,
+                "spectral gap 1 − |λ₂|",
+                "temperature τ",
+                "gap",
+                &series(report, &gap_points, &labels),
+                true,
+                false,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     });
     view! {
-        <section class="figure temperature">
-            <h2>"Concentration against temperature (seed 001)"</h2>
-            <p class="formula">"P_τ = softmax(q·k / τ); H = −(1/n) Σ_i Σ_j P_ij ln P_ij; γ = 1 − |λ₂(P)|, on the first tokens as their own sequence; each method refitted at each τ"</p>
+        <Figure class="temperature" title="Concentration against temperature (seed 001)" formula="P_τ = softmax(q·k / τ); H = −(1/n) Σ_i Σ_j P_ij ln P_ij; γ = 1 − |λ₂(P)|, on the first tokens as their own sequence; each method refitted at each τ" notice="softmax's entropy and gap grow with τ (seed 001's claim); seed 001 says LLN with moment matching follows softmax: see whether it does on this data; signed maps have no entropy where a weight is negative (missing points).">
             <div class="pair">
                 <canvas node_ref=entropy class="chart" data-chart="entropy"></canvas>
                 <canvas node_ref=gap class="chart" data-chart="spectral-gap"></canvas>
             </div>
             {chart_error(error)}
-            <p class="notice-line">"What to notice: softmax's entropy and gap grow with τ (seed 001's claim); seed 001 says LLN with moment matching follows softmax: see whether it does on this data; signed maps have no entropy where a weight is negative (missing points)."</p>
-        </section>
+        </Figure>
     }
 }
 
@@ -903,66 +893,55 @@ fn SingularValues(
     main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>,
 ) -> impl IntoView {
     let canvas: NodeRef<Canvas> = NodeRef::new();
-    let error = RwSignal::new(None::<String>);
-    let resized = resize_counter();
-    Effect::new(move |_| {
-        resized.track();
-        main.with(|m| {
-            let Some(Ok(report)) = m else { return };
-            let indexed = |values: &[f64]| -> Vec<(f64, f64)> {
-                values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| ((i + 1) as f64, *s))
-                    .collect()
-            };
-            let exact = indexed(&report.exact_singular_values);
-            let methods: Vec<Vec<(f64, f64)>> = report
-                .methods
+    let error = draw_when(main, move |report| {
+        let indexed = |values: &[f64]| -> Vec<(f64, f64)> {
+            values
                 .iter()
-                .map(|r| indexed(&r.singular_values))
-                .collect();
-            let mut series = vec![Series {
-                label: "softmax",
-                colour: [0, 0, 0],
-                points: &exact,
-                dashed: true,
-                markers: false,
-                line: true,
-            }];
-            series.extend(report.methods.iter().zip(&methods).map(|(r, p)| Series {
-                label: r.method.id(),
-                colour: r.method.colour(),
-                points: p,
-                dashed: false,
-                markers: false,
-                line: true,
-            }));
-            if let Some(c) = canvas.get() {
-                error.set(
-                    draw_xy(
-                        &c,
-                        &format!("singular values on the first {} tokens", report.block_len),
-                        "index k",
-                        "σ_k",
-                        &series,
-                        false,
-                        true,
-                    )
-                    .err()
-                    .map(|e| e.to_string()),
-                );
-            }
-        });
+                .enumerate()
+                .map(|(i, s)| ((i + 1) as f64, *s))
+                .collect()
+        };
+        let exact = indexed(&report.exact_singular_values);
+        let methods: Vec<Vec<(f64, f64)>> = report
+            .methods
+            .iter()
+            .map(|r| indexed(&r.singular_values))
+            .collect();
+        let mut series = vec![Series {
+            label: "softmax",
+            colour: [0, 0, 0],
+            points: &exact,
+            dashed: true,
+            markers: false,
+            line: true,
+        }];
+        series.extend(report.methods.iter().zip(&methods).map(|(r, p)| Series {
+            label: r.method.id(),
+            colour: r.method.colour(),
+            points: p,
+            dashed: false,
+            markers: false,
+            line: true,
+        }));
+        if let Some(c) = canvas.get() {
+            draw_xy(
+                &c,
+                &format!("singular values on the first {} tokens", report.block_len),
+                "index k",
+                "σ_k",
+                &series,
+                false,
+                true,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     });
     view! {
-        <section class="figure singular">
-            <h2>"Rank (seed 004)"</h2>
-            <p class="formula">"P̂ = D⁻¹ Φ Ψᵀ has rank ≤ D (the feature size); softmax's P is full rank"</p>
+        <Figure class="singular" title="Rank (seed 004)" formula="P̂ = D⁻¹ Φ Ψᵀ has rank ≤ D (the feature size); softmax's P is full rank" notice="elu + 1 and LLN have D = d features, so their singular values drop to rounding beyond index d; the random maps need D well above the block's size to follow softmax's tail.">
             <canvas node_ref=canvas class="chart" data-chart="singular-values"></canvas>
             {chart_error(error)}
-            <p class="notice-line">"What to notice: elu + 1 and LLN have D = d features, so their singular values drop to rounding beyond index d; the random maps need D well above the block's size to follow softmax's tail."</p>
-        </section>
+        </Figure>
     }
 }
 
@@ -972,60 +951,49 @@ fn BudgetChart(
     budget: RwSignal<Option<Result<BudgetReport, String>>, LocalStorage>,
 ) -> impl IntoView {
     let canvas: NodeRef<Canvas> = NodeRef::new();
-    let error = RwSignal::new(None::<String>);
-    let resized = resize_counter();
-    Effect::new(move |_| {
-        resized.track();
-        budget.with(|b| {
-            let Some(Ok(report)) = b else { return };
-            let points: Vec<Vec<(f64, f64, f64)>> = report
-                .curves
-                .iter()
-                .map(|c| {
-                    c.points
-                        .iter()
-                        .map(|&(d, e, se)| (d as f64, e, se))
-                        .collect()
-                })
-                .collect();
-            let series: Vec<ErrorBarSeries> = report
-                .curves
-                .iter()
-                .zip(&points)
-                .map(|(c, p)| ErrorBarSeries {
-                    label: c.method.id(),
-                    colour: c.method.colour(),
-                    points: p,
-                })
-                .collect();
-            if let Some(c) = canvas.get() {
-                error.set(
-                    draw_xy_with_errors(
-                        &c,
-                        &format!(
-                            "mean output error against features D ({} tokens)",
-                            report.len
-                        ),
-                        "features per token D",
-                        "mean |o_i − ô_i|",
-                        &series,
-                        true,
-                        true,
-                    )
-                    .err()
-                    .map(|e| e.to_string()),
-                );
-            }
-        });
+    let error = draw_when(budget, move |report| {
+        let points: Vec<Vec<(f64, f64, f64)>> = report
+            .curves
+            .iter()
+            .map(|c| {
+                c.points
+                    .iter()
+                    .map(|&(d, e, se)| (d as f64, e, se))
+                    .collect()
+            })
+            .collect();
+        let series: Vec<ErrorBarSeries> = report
+            .curves
+            .iter()
+            .zip(&points)
+            .map(|(c, p)| ErrorBarSeries {
+                label: c.method.id(),
+                colour: c.method.colour(),
+                points: p,
+            })
+            .collect();
+        if let Some(c) = canvas.get() {
+            draw_xy_with_errors(
+                &c,
+                &format!(
+                    "mean output error against features D ({} tokens)",
+                    report.len
+                ),
+                "features per token D",
+                "mean |o_i − ô_i|",
+                &series,
+                true,
+                true,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     });
     view! {
-        <section class="figure budget">
-            <h2>"Error at equal feature budget"</h2>
-            <p class="formula">"random maps: D = m (positive), 2m (hyperbolic, trigonometric), 4m (complex A); Taylor: Σ_{j≤n} d^j; (1 + x/n)^n: (d + 1)^n; LLN, elu + 1: d; randomized attention: S samples"</p>
+        <Figure class="budget" title="Error at equal feature budget" formula="random maps: D = m (positive), 2m (hyperbolic, trigonometric), 4m (complex A); Taylor: Σ_{j≤n} d^j; (1 + x/n)^n: (d + 1)^n; LLN, elu + 1: d; randomized attention: S samples" notice="random maps improve like 1/√D; deterministic maps jump with their degree and their size explodes with d (seed 004).">
             <canvas node_ref=canvas class="chart" data-chart="budget"></canvas>
             {chart_error(error)}
-            <p class="notice-line">"What to notice: random maps improve like 1/√D; deterministic maps jump with their degree and their size explodes with d (seed 004)."</p>
-        </section>
+        </Figure>
     }
 }
 

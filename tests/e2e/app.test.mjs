@@ -2,7 +2,7 @@
 // Chromium. Every test fails on any page error or console error.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage, waitReady, readTable } from './harness.mjs';
+import { serveDist, launchBrowser, openPage, waitReady, readTable, dragSlider } from './harness.mjs';
 
 let server;
 let browser;
@@ -280,18 +280,6 @@ function workOf(url) {
   const curve = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192].reduce((a, b) => a + b, 0);
   const perPair = q.get('est').split(',').reduce((a, id) => a + (id === 'cplx' || id === 'hcplx' ? 2 : 1), 0);
   return ((num('n') + num('datasets') * num('pairs')) * num('m') + Math.min(32, num('n')) * 4 * curve) * num('d') * perPair;
-}
-
-/** Drags the slider of control `key` with the mouse from one end to the other. */
-async function dragSlider(page, key, toEnd) {
-  const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
-  const box = await slider.boundingBox();
-  const y = box.y + box.height / 2;
-  const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
-  await page.mouse.move(from, y);
-  await page.mouse.down();
-  for (let i = 1; i <= 24; i += 1) await page.mouse.move(from + ((to - from) * i) / 24, y);
-  await page.mouse.up();
 }
 
 /** Once the page has settled: every control, the address bar and the budget prompt name one

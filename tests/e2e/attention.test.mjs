@@ -2,7 +2,7 @@
 // all-MiniLM-L6-v2, in the release build. Every test fails on any page error or console error.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage } from './harness.mjs';
+import { serveDist, launchBrowser, openPage, dragSlider } from './harness.mjs';
 
 let server;
 let browser;
@@ -109,17 +109,6 @@ test('a large attention run asks first; a smaller setting runs without asking', 
   await context.close();
 });
 
-/** Drags the slider of control `key` from one end to the other with the mouse. */
-async function dragSlider(page, key, toEnd) {
-  const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
-  const box = await slider.boundingBox();
-  const y = box.y + box.height / 2;
-  const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
-  await page.mouse.move(from, y);
-  await page.mouse.down();
-  for (let i = 1; i <= 16; i += 1) await page.mouse.move(from + ((to - from) * i) / 16, y);
-  await page.mouse.up();
-}
 
 /** Once settled (computed, or asking first): the controls and the address bar agree. */
 async function assertSettled(page, label) {

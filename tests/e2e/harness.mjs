@@ -85,3 +85,15 @@ export function readTable(page) {
     Object.fromEntries([...row.querySelectorAll('[data-metric]')].map((c) => [c.dataset.metric, parseFloat(c.textContent)])),
   ])));
 }
+
+/** Drags the slider of control `key` from one end to the other with the mouse. */
+export async function dragSlider(page, key, toEnd, steps = 24) {
+  const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
+  const box = await slider.boundingBox();
+  const y = box.y + box.height / 2;
+  const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
+  await page.mouse.move(from, y);
+  await page.mouse.down();
+  for (let i = 1; i <= steps; i += 1) await page.mouse.move(from + ((to - from) * i) / steps, y);
+  await page.mouse.up();
+}
