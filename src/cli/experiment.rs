@@ -206,8 +206,15 @@ fn csv_number(value: f64) -> String {
     }
 }
 
-/// `experiment --csv`: the header, then per estimator one row per boxplot dataset
-/// (`dataset` = 1, 2, …) and one for the scatter dataset (`dataset` = `scatter`).
+/// What `experiment` prints as JSON (and the page's "Download JSON"): [`experiment_report`]
+/// pretty-printed, with a final newline.
+pub fn experiment_json(result: &ExperimentResult) -> Result<String, CliError> {
+    super::to_json(&experiment_report(result))
+}
+
+/// `experiment --csv` (and the page's "Download CSV"): the header, then per estimator one row
+/// per boxplot dataset (`dataset` = 1, 2, …) and one for the scatter dataset
+/// (`dataset` = `scatter`).
 pub fn experiment_csv(result: &ExperimentResult) -> String {
     let mut csv = format!("{CSV_HEADER}\n");
     for (summary, scatter) in result.summaries.iter().zip(&result.scatter) {

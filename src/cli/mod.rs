@@ -37,7 +37,7 @@ pub use attention::{
 pub use estimators::{EstimatorListing, estimator_listing};
 pub use experiment::{
     CSV_HEADER, EstimatorReport, ExperimentReport, ExperimentRequest, PAIRED_HEURISTICS,
-    PairedComparison, experiment_csv, experiment_report,
+    PairedComparison, experiment_csv, experiment_json, experiment_report,
 };
 pub use pair::{
     DEFAULT_M, DEFAULT_TRIALS, MAX_TRIALS, MIN_TRIALS, PairReport, PairRequest, pair_report,
@@ -187,7 +187,7 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
             if request.csv {
                 Ok(experiment_csv(&result))
             } else {
-                to_json(&experiment_report(&result))
+                experiment_json(&result)
             }
         }
         "attention" => run_attention_command(&AttentionCommand::parse(rest)?),

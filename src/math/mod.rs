@@ -10,6 +10,7 @@ pub mod job;
 pub mod kernel;
 pub mod logspace;
 pub mod optimise_a;
+pub mod presets;
 pub mod probe;
 pub mod projections;
 pub mod results;

@@ -27,6 +27,7 @@ use crate::math::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource, Para
 use crate::math::estimators::Family;
 
 use super::controls::{NumberControl, SeedControl, Slider, commit};
+use super::export::PngButton;
 use super::pool::AttentionRunner;
 
 /// Where the real heads stand.
@@ -513,7 +514,7 @@ fn Figure(
 ) -> impl IntoView {
     view! {
         <section class=format!("figure {class}")>
-            <h2>{title}</h2>
+            <h2>{title} <PngButton/></h2>
             <p class="formula">{formula}</p>
             {children()}
             <p class="notice-line">"What to notice: " {notice}</p>

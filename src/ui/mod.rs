@@ -4,6 +4,7 @@
 
 mod attention;
 mod controls;
+mod export;
 mod pool;
 mod probe;
 mod results;
@@ -21,6 +22,7 @@ use crate::math::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
 use crate::math::tasks::Part;
 use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
+use export::{ExportBar, Presets};
 use pool::{AttentionRunner, Pool, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
@@ -275,6 +277,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     " (section 4, Figures 1–3) live in WebAssembly: change any control and every chart is recomputed."
                 </p>
             </header>
+            <Presets config set_config/>
             {(!notices.is_empty()).then(|| view! {
                 <section class="notice" role="status">
                     <strong>"Some URL parameters were not used:"</strong>
@@ -357,6 +360,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                             })
                         })
                     />
+                    <ExportBar result/>
                     <ResultsTable result/>
                     <ProbePanel config set_config result/>
                     <Formulas/>

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
+use super::export::PngButton;
+
 use super::controls::NumberControl;
 use super::pool::ProbeRunner;
 use crate::charts::{ProbeEntry, draw_probe};
@@ -308,7 +310,7 @@ pub fn ProbePanel(
     let shown = move || view_data.with(|v| matches!(v, Some(Ok(_))));
     view! {
         <section class="figure probe">
-            <h2>"Single-pair probe"</h2>
+            <h2>"Single-pair probe" <PngButton/></h2>
             <div class="probe-controls">
                 <NumberControl param=Param::Probe config set_config/>
                 <NumberControl param=Param::Trials config set_config/>

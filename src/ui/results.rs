@@ -15,6 +15,7 @@ use crate::math::estimators::{EstimatorId, REGISTRY};
 use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
 use crate::math::tasks::Part;
 
+use super::export::PngButton;
 use super::{ScatterView, Shown};
 use crate::math::experiment::ScatterSeries;
 use crate::math::stats::format_from_log;
@@ -310,12 +311,12 @@ pub fn Charts(
     let display = |shown: bool| if shown { "" } else { "none" };
     view! {
         <section class="figure">
-            <h2>"True against estimated softmax kernel"</h2>
+            <h2>"True against estimated softmax kernel" <PngButton/></h2>
             <div class="scatter-grid">{panels}</div>
             <p class="caption">{scatter_caption}</p>
         </section>
         <section class="figure">
-            <h2>"Errors over many random datasets"</h2>
+            <h2>"Errors over many random datasets" <PngButton/></h2>
             <div class="box-grid" class:wide=move || summaries.with(|r| r.as_ref().is_some_and(|r| r.value.summaries.len() > 6))>
                 <div class="panel"><canvas node_ref=mse_canvas class="chart boxplot" data-chart="mse"></canvas></div>
                 <div class="panel"><canvas node_ref=rel_canvas class="chart boxplot" data-chart="max-rel-err"></canvas></div>
@@ -329,7 +330,7 @@ pub fn Charts(
             </p>
         </section>
         <section class="figure theory">
-            <h2>"Theory beside the measurement"</h2>
+            <h2>"Theory beside the measurement" <PngButton/></h2>
             <div class="theory-row">
                 <div class="panel"><canvas node_ref=canvases.curves class="chart theory-chart" data-chart="mse-vs-m"></canvas></div>
                 <div class="explain">

@@ -1,0 +1,105 @@
+// End-to-end: what a teacher uses in class: presets (each only a URL), copy link, and the
+// exports (the data behind the page as CSV and JSON, the charts as PNG).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { serveDist, launchBrowser, openPage, waitReady } from './harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDist();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** What `kernel-lab experiment` prints for `query` (the debug build `cargo test` made). */
+function cli(args) {
+  return execFileSync('cargo', ['run', '-q', '--bin', 'kernel-lab', '--', ...args],
+    { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8' });
+}
+
+/** Numbers of a JSON value, in document order. */
+function numbers(value, out = []) {
+  if (typeof value === 'number') out.push(value);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) numbers(v, out);
+  return out;
+}
+
+test('a preset is a link: choosing one sets the URL and explains itself, the rest of the page stays', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?n=200&datasets=5&pairs=100`);
+  await waitReady(page, 90_000);
+  assert.equal(await page.$$eval('.preset-explanation', (e) => e.length), 0, 'no preset matches a custom setting');
+  await page.click('a[data-preset="few-features"]');
+  await page.waitForFunction(() => /(^|[?&])m=16(&|$)/.test(location.search));
+  await waitReady(page, 90_000);
+  assert.match(await page.textContent('.preset-explanation'), /m = 16 random features/);
+  assert.equal(await page.getAttribute('a[data-preset="few-features"]', 'aria-current'), 'true');
+  assert.equal(await page.inputValue('#control-m'), '16');
+  // Its href is the same link, usable on its own.
+  const href = await page.getAttribute('a[data-preset="mean-only-explodes"]', 'href');
+  assert.equal(href, '?scale=0.001&xshape=1&yshape=1');
+  const second = await openPage(browser, server.url + href);
+  await waitReady(second.page, 90_000);
+  assert.match(await second.page.textContent('.preset-explanation'), /mean-only A divides/);
+  assert.deepEqual(second.problems, []);
+  await second.context.close();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('exports: CSV and JSON carry what kernel-lab experiment prints for the same URL; PNG at device resolution', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100&seed=3`, { deviceScaleFactor: 2 });
+  await waitReady(page, 90_000);
+  const query = new URL(page.url()).search.slice(1);
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('button.export-json')]);
+  const pageJson = readFileSync(await json.path(), 'utf8');
+  const cliJson = cli(['experiment', '--query', query]);
+  // Same document: every key, every label, the configuration and every count; the numbers
+  // agree to the f32 kernel's rounding (the worker fuses multiply-adds, the native build
+  // does not: README, "Export").
+  const [a, b] = [JSON.parse(pageJson), JSON.parse(cliJson)];
+  assert.equal(JSON.stringify(a, (k, v) => (typeof v === 'number' ? 0 : v)), JSON.stringify(b, (k, v) => (typeof v === 'number' ? 0 : v)));
+  const [na, nb] = [numbers(a), numbers(b)];
+  assert.equal(na.length, nb.length);
+  na.forEach((x, i) => assert.ok(Math.abs(x - nb[i]) <= 1e-5 * Math.max(Math.abs(x), Math.abs(nb[i])), `number ${i}: ${x} vs ${nb[i]}`));
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.click('button.export-csv')]);
+  const pageCsv = readFileSync(await csv.path(), 'utf8').trim().split('\n');
+  const cliCsv = cli(['experiment', '--query', query, '--csv']).trim().split('\n');
+  assert.equal(pageCsv[0], cliCsv[0], 'same header');
+  assert.equal(pageCsv.length, cliCsv.length, 'same rows');
+  assert.deepEqual(pageCsv.map((r) => r.split(',').slice(0, 2).join()), cliCsv.map((r) => r.split(',').slice(0, 2).join()));
+  // PNG: one file per chart of the figure, at the canvas's device-resolution size.
+  const figure = page.locator('section.figure', { has: page.locator('canvas[data-chart="mse"]') });
+  const downloads = [];
+  page.on('download', (d) => downloads.push(d));
+  await figure.locator('button.export-png').click();
+  await page.waitForFunction(() => true);
+  await new Promise((r) => setTimeout(r, 500));
+  const names = downloads.map((d) => d.suggestedFilename()).sort();
+  assert.deepEqual(names, ['max-rel-err.png', 'mse.png']);
+  const png = readFileSync(await downloads.find((d) => d.suggestedFilename() === 'mse.png').path());
+  const width = png.readUInt32BE(16);
+  const cssWidth = await page.$eval('canvas[data-chart="mse"]', (c) => c.clientWidth);
+  assert.equal(width, cssWidth * 2, 'PNG width is the CSS width × devicePixelRatio');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('copy link puts the address on the clipboard', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100&seed=5`);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await waitReady(page, 90_000);
+  await page.click('button.copy-link');
+  await page.waitForFunction(() => /link copied/.test(document.querySelector('.export-note')?.textContent ?? ''));
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert.equal(copied, page.url());
+  assert.deepEqual(problems, []);
+  await context.close();
+});
