@@ -9,6 +9,7 @@ pub mod heuristics;
 pub mod job;
 pub mod kernel;
 pub mod logspace;
+pub mod mathml;
 pub mod optimise_a;
 pub mod presets;
 pub mod probe;

@@ -28,6 +28,7 @@ use crate::math::estimators::Family;
 
 use super::controls::{NumberControl, SeedControl, Slider, commit};
 use super::export::PngButton;
+use super::math::Math;
 use super::pool::AttentionRunner;
 
 /// Where the real heads stand.
@@ -515,7 +516,7 @@ fn Figure(
     view! {
         <section class=format!("figure {class}")>
             <h2>{title} <PngButton/></h2>
-            <p class="formula">{formula}</p>
+            <p class="formula"><Math text=formula/></p>
             {children()}
             <p class="notice-line">"What to notice: " {notice}</p>
         </section>
@@ -1103,7 +1104,7 @@ fn AttentionFormulas() -> impl IntoView {
         .map(|m| {
             view! {
                 <dt data-method=m.id()><span class="swatch" style=format!("background:{}", css_colour(m))></span>{m.label()}" "<code class="param-key">{m.id()}</code></dt>
-                <dd><span class="formula-block">{m.formula()}</span><span class="source">"Source: "{m.source()}"."</span></dd>
+                <dd><Math text=m.formula() block=true/><span class="source">"Source: "{m.source()}"."</span></dd>
             }
         })
         .collect_view();

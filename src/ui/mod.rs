@@ -5,6 +5,7 @@
 mod attention;
 mod controls;
 mod export;
+mod math;
 mod pool;
 mod probe;
 mod results;

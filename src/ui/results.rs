@@ -16,6 +16,7 @@ use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
 use crate::math::tasks::Part;
 
 use super::export::PngButton;
+use super::math::Math;
 use super::{ScatterView, Shown};
 use crate::math::experiment::ScatterSeries;
 use crate::math::stats::format_from_log;
@@ -335,7 +336,7 @@ pub fn Charts(
                 <div class="panel"><canvas node_ref=canvases.curves class="chart theory-chart" data-chart="mse-vs-m"></canvas></div>
                 <div class="explain">
                     <h3>"MSE falls as 1/m"</h3>
-                    <p class="formula-block">"MSE(x, y) = (1/2m) · e^{|z|²} · SM(x, y)² · (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy"</p>
+                    <p class="formula-line"><Math text="MSE(x, y) = (1/2m) · e^{|z|²} · SM(x, y)² · (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy" block=true/></p>
                     <p>
                         "Lemma 3.1 for HCEXP (the positive form has 1/m and the first power); every other estimator draws its own "
                         "formula (listed under \"What is computed\"), all proportional to 1/m for i.i.d. ω. The line is the formula's "
@@ -351,7 +352,7 @@ pub fn Charts(
                 <div class="panel"><canvas node_ref=canvases.sweep class="chart theory-chart" data-chart="mse-vs-theta"></canvas></div>
                 <div class="explain">
                     <h3>"From PRF to random Fourier features: the angle θ"</h3>
-                    <p class="formula-block">"A = e^{iθ}·diag(a),  m·MSE = (E|f|² + Re E f²)/2 − SM²,  f = exp(ω·z − s/2)"</p>
+                    <p class="formula-line"><Math text="A = e^{iθ}·diag(a),  m·MSE = (E|f|² + Re E f²)/2 − SM²,  f = exp(ω·z − s/2)" block=true/></p>
                     <p>
                         "The complex A's MSE formula at the page's m for every θ from 0 to π/2: solid, its mean over the scatter "
                         "dataset's pairs (what the measured MSE estimates); dashed, its median over the pairs (the typical pair). "
@@ -366,7 +367,7 @@ pub fn Charts(
                 <div class="panel"><canvas node_ref=canvases.lemma class="chart theory-chart" data-chart="lemma-3-2"></canvas></div>
                 <div class="explain">
                     <h3>"A bound from the size of the data"</h3>
-                    <p class="formula-block">"√MSE / SM ≤ W(r) / √(2m),  W(r) = e^{2r²} (1 − e^{−4r²})"</p>
+                    <p class="formula-line"><Math text="√MSE / SM ≤ W(r) / √(2m),  W(r) = e^{2r²} (1 − e^{−4r²})" block=true/></p>
                     <p>
                         "Lemma 3.2, corrected: the seed paper prints 1 − e^{4r²}, which would make the bound negative. It holds for "
                         "HCEXP (hyperbolic features with a real diagonal A; only those are drawn) on any region where |Ax| ≤ r and |A⁻ᵀy| ≤ r, because the relative RMSE grows with |z|² ≤ (2r)². "
@@ -379,7 +380,7 @@ pub fn Charts(
                 <div class="panel"><canvas node_ref=canvases.theorem class="chart theory-chart" data-chart="theorem-3-3"></canvas></div>
                 <div class="explain">
                     <h3>"A bound that holds with probability p"</h3>
-                    <p class="formula-block">"r = max(√(λ_Ax χ²_d(q)) + |Aμ_x|, √(λ_A⁻ᵀy χ²_d(q)) + |A⁻ᵀμ_y|),  q = p^{1/(2s)}"</p>
+                    <p class="formula-line"><Math text="r = max(√(λ_Ax χ²_d(q)) + |Aμ_x|, √(λ_A⁻ᵀy χ²_d(q)) + |A⁻ᵀμ_y|),  q = p^{1/(2s)}" block=true/></p>
                     <p>
                         "Theorem 3.3: if queries and keys are Gaussian, then with probability at least p every one of the s pairs has "
                         "relative RMSE at most W(r)/√(2m). λ_Ax = maxᵢ aᵢ² σ²_x,i and λ_A⁻ᵀy = maxᵢ σ²_y,i / aᵢ²; the χ² quantile "
@@ -530,7 +531,7 @@ pub fn Formulas() -> impl IntoView {
                     {e.label()} " " <code class="param-key">{e.id()}</code>
                 </dt>
                 <dd>
-                    <span class="formula-block">{docs.formula}</span>
+                    <Math text=docs.formula block=true/>
                     <span class="what-to-notice">"What to notice: " {docs.notice} "."</span>
                     <span class="source">"Source: " {docs.source} "."</span>
                 </dd>

@@ -1,0 +1,20 @@
+//! A formula on the page: its one line of text (the single source, see
+//! [`crate::math::mathml`]) rendered as native MathML.
+
+use leptos::prelude::*;
+
+use crate::math::mathml::to_mathml;
+
+/// A formula as MathML.
+///
+/// - `text`: the formula in the lab's plain notation (`e^{|z|²}`, `A⁻ᵀy`).
+/// - `block`: displayed on a line of its own (the "What is computed" lists) instead of inline.
+#[component]
+pub fn Math(#[prop(into)] text: String, #[prop(optional)] block: bool) -> impl IntoView {
+    let class = if block {
+        "formula-block"
+    } else {
+        "formula-inline"
+    };
+    view! { <span class=class inner_html=to_mathml(&text)></span> }
+}
