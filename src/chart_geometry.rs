@@ -32,14 +32,39 @@ pub fn tick(v: f64) -> String {
     }
 }
 
-/// Labels of an axis that carries `log10` of a quantity: `1e-3`, `1e0`, `1e12`, … and
-/// `10^0.5` between whole powers.
+/// `n` in superscript digits (`−3` → `⁻³`).
+pub fn superscript(n: i64) -> String {
+    n.to_string()
+        .chars()
+        .map(|c| match c {
+            '-' => '⁻',
+            '0' => '⁰',
+            '1' => '¹',
+            '2' => '²',
+            '3' => '³',
+            '4' => '⁴',
+            '5' => '⁵',
+            '6' => '⁶',
+            '7' => '⁷',
+            '8' => '⁸',
+            _ => '⁹',
+        })
+        .collect()
+}
+
+/// Labels of an axis that carries `log10` of a quantity: `10⁻³`, `10⁰`, `10¹²` at whole
+/// powers; between them the value itself (`3.2`, `0.25`) where it is short, else a mantissa
+/// times a power (`2.5×10⁻⁴`).
 pub fn power_of_ten_label(v: f64) -> String {
     if (v - v.round()).abs() < 1e-9 {
-        format!("1e{}", v.round() as i64)
-    } else {
-        format!("10^{v:.1}")
+        return format!("10{}", superscript(v.round() as i64));
     }
+    if (-2.0..3.0).contains(&v) {
+        return tick(10f64.powf(v));
+    }
+    let exponent = v.floor();
+    let mantissa = 10f64.powf(v - exponent);
+    format!("{mantissa:.1}×10{}", superscript(exponent as i64))
 }
 
 /// The range `[lo, hi]` of finite `values`, widened by `pad` on both sides and to at least

@@ -5,7 +5,7 @@
 //! Values on a log axis are carried as `log10` of the value (as in the rest of
 //! [`crate::chart_geometry`]); [`Axis::on_axis`] maps a value to where it is drawn.
 
-use crate::chart_geometry::{power_of_ten_label, tick};
+use crate::chart_geometry::{power_of_ten_label, superscript, tick};
 use crate::math::stats::quantile;
 
 /// Average width of a character of the charts' 11 px sans-serif labels, in CSS pixels.
@@ -226,8 +226,8 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The label of a tick at `log10 = v`: [`power_of_ten_label`] at whole powers (`1e-3`),
-/// `2e-3` at 2, …, 9 times one, else the value itself ([`tick`]).
+/// The label of a tick at `log10 = v`: [`power_of_ten_label`] at whole powers (`10⁻³`),
+/// `2×10⁻³` at 2, …, 9 times one, else the value itself ([`tick`]).
 pub fn log_label(v: f64) -> String {
     if (v - v.round()).abs() < 1e-9 {
         return power_of_ten_label(v.round());
@@ -236,7 +236,11 @@ pub fn log_label(v: f64) -> String {
     let mantissa = 10f64.powf(v - exponent);
     let whole = mantissa.round();
     if (mantissa - whole).abs() < 1e-6 && (2.0..=9.0).contains(&whole) {
-        format!("{whole:.0}e{}", exponent as i64)
+        if (-2.0..3.0).contains(&v) {
+            tick(10f64.powf(v))
+        } else {
+            format!("{whole:.0}×10{}", superscript(exponent as i64))
+        }
     } else {
         tick(10f64.powf(v))
     }

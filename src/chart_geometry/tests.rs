@@ -64,23 +64,25 @@ fn tick_keeps_four_significant_digits_and_trims_zeros() {
 
 #[test]
 fn power_of_ten_labels_whole_and_fractional_decades() {
-    assert_eq!(power_of_ten_label(0.0), "1e0");
-    assert_eq!(power_of_ten_label(3.0), "1e3");
-    assert_eq!(power_of_ten_label(-12.0), "1e-12");
-    assert_eq!(power_of_ten_label(2.999_999_999_9), "1e3");
-    assert_eq!(power_of_ten_label(0.5), "10^0.5");
-    assert_eq!(power_of_ten_label(-0.5), "10^-0.5");
-    assert_eq!(power_of_ten_label(1.24), "10^1.2");
+    assert_eq!(power_of_ten_label(0.0), "10⁰");
+    assert_eq!(power_of_ten_label(3.0), "10³");
+    assert_eq!(power_of_ten_label(-12.0), "10⁻¹²");
+    assert_eq!(power_of_ten_label(2.999_999_999_9), "10³");
+    assert_eq!(power_of_ten_label(0.5), "3.162");
+    assert_eq!(power_of_ten_label(-0.5), "0.3162");
+    assert_eq!(power_of_ten_label(1.24), "17.38");
+    assert_eq!(power_of_ten_label(-2.6), "2.5×10⁻³");
+    assert_eq!(power_of_ten_label(120.3), "2.0×10¹²⁰");
 }
 
 #[test]
 fn scatter_axis_labels_round_to_a_tenth_of_a_decade_on_log_axes() {
     let log = ScatterPlan::new(&[0.0, 20.0], &signed(&[1.0, 2.0])).unwrap();
     assert!(log.log_axes);
-    assert_eq!(log.axis_label(0.46), "10^0.5");
-    assert_eq!(log.axis_label(0.96), "1e1");
-    assert_eq!(log.axis_label(-2.04), "1e-2");
-    assert_eq!(log.axis_label(3.333), "10^3.3");
+    assert_eq!(log.axis_label(0.46), "3.162");
+    assert_eq!(log.axis_label(0.96), "10¹");
+    assert_eq!(log.axis_label(-2.04), "10⁻²");
+    assert_eq!(log.axis_label(3.333), "2.0×10³");
     let linear = ScatterPlan::new(&positive(&[1.0, 2.0]), &signed(&[1.0, 2.0])).unwrap();
     assert!(!linear.log_axes);
     assert_eq!(linear.axis_label(0.46), "0.46");

@@ -67,6 +67,13 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for Chart
     }
 }
 
+/// Gives a canvas its text alternative: `role="img"` and an `aria-label` holding its key
+/// numbers, so a screen reader hears what the chart shows.
+pub fn describe(canvas: &HtmlCanvasElement, text: &str) {
+    let _ = canvas.set_attribute("role", "img");
+    let _ = canvas.set_attribute("aria-label", text);
+}
+
 /// The colour of an estimator, the same in every chart and in the table.
 pub fn estimator_color(estimator: EstimatorId) -> RGBColor {
     let [r, g, b] = estimator.get().colour();

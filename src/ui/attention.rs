@@ -13,8 +13,8 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::charts::{
-    Distribution, ErrorBarSeries, HeatScale, Series, draw_distributions, draw_heatmap, draw_xy,
-    draw_xy_with_errors,
+    Distribution, ErrorBarSeries, HeatScale, Series, describe, draw_distributions, draw_heatmap,
+    draw_xy, draw_xy_with_errors,
 };
 use crate::math::attention::heads::HEADS_ASSET_PATH;
 use crate::math::attention::method::MethodId;
@@ -451,6 +451,19 @@ fn AttentionControls(
     }
 }
 
+/// `method value` for every method of the main part, for a chart's text alternative.
+fn summary(
+    report: &MainReport,
+    value: impl Fn(&crate::math::attention::report::MethodReport) -> f64,
+) -> String {
+    report
+        .methods
+        .iter()
+        .map(|m| format!("{} {}", m.method.id(), sci(value(m))))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The mean of `values`, NaN when empty (shown as "–").
 fn mean_of(values: &[f64]) -> f64 {
     if values.is_empty() {
@@ -612,6 +625,13 @@ fn Heatmaps(
             .map(|(a, e)| a - e)
             .collect();
         if let Some(c) = exact.get() {
+            describe(
+                &c,
+                &format!(
+                    "softmax attention matrix P on the first {n} tokens, rank {}",
+                    report.exact_rank
+                ),
+            );
             draw_heatmap(
                 &c,
                 "softmax P",
@@ -622,6 +642,15 @@ fn Heatmaps(
             .map_err(|e| e.to_string())?;
         }
         if let Some(c) = approx.get() {
+            describe(
+                &c,
+                &format!(
+                    "P̂ of {} on the first {n} tokens, rank {}, mean |o − ô| {}",
+                    shown.method.label(),
+                    shown.rank,
+                    sci(shown.mean_output_error())
+                ),
+            );
             draw_heatmap(
                 &c,
                 &format!("P̂: {}", shown.method.label()),
@@ -632,6 +661,14 @@ fn Heatmaps(
             .map_err(|e| e.to_string())?;
         }
         if let Some(c) = diff.get() {
+            describe(
+                &c,
+                &format!(
+                    "P̂ − P for {}, largest |difference| {}",
+                    shown.method.label(),
+                    sci(difference.iter().fold(0.0f64, |m, d| m.max(d.abs())))
+                ),
+            );
             draw_heatmap(&c, "P̂ − P", &difference, n, HeatScale::Difference)
                 .map_err(|e| e.to_string())?;
         }
@@ -684,6 +721,13 @@ fn RowErrors(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>) -
                 .collect::<Vec<_>>()
         };
         if let Some(c) = tv.get() {
+            describe(
+                &c,
+                &format!(
+                    "median row total variation per method: {}",
+                    summary(report, |m| m.median_tv())
+                ),
+            );
             draw_distributions(
                 &c,
                 &format!("row total variation ({} rows)", report.tv_rows.len()),
@@ -694,6 +738,13 @@ fn RowErrors(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>) -
             .map_err(|e| e.to_string())?;
         }
         if let Some(c) = out.get() {
+            describe(
+                &c,
+                &format!(
+                    "mean output error per method: {}",
+                    summary(report, |m| m.mean_output_error())
+                ),
+            );
             draw_distributions(
                 &c,
                 &format!("output error per row ({} rows)", report.len),
@@ -779,6 +830,23 @@ fn BiasVarianceChart(
             })
             .collect();
         if let Some(c) = canvas.get() {
+            describe(
+                &c,
+                &format!(
+                    "squared bias against variance per method: {}",
+                    report
+                        .methods
+                        .iter()
+                        .map(|m| format!(
+                            "{} bias² {} variance {}",
+                            m.method.id(),
+                            sci(mean_of(&m.squared_bias)),
+                            sci(mean_of(&m.variance))
+                        ))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            );
             draw_xy(
                 &c,
                 "squared bias against variance of ô (mean over rows)",
@@ -853,6 +921,18 @@ fn TemperatureCharts(
                 .collect()
         }
         if let Some(c) = entropy.get() {
+            describe(
+                &c,
+                &format!(
+                    "mean row entropy of softmax from τ = 0.25 to 16: {}",
+                    report.curves[0]
+                        .entropy
+                        .iter()
+                        .map(|e| e.map_or("–".to_string(), |e| format!("{e:.2}")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
             draw_xy(
                 &c,
                 "mean row entropy",
@@ -865,6 +945,18 @@ fn TemperatureCharts(
             .map_err(|e| e.to_string())?;
         }
         if let Some(c) = gap.get() {
+            describe(
+                &c,
+                &format!(
+                    "spectral gap of softmax from τ = 0.25 to 16: {}",
+                    report.curves[0]
+                        .gap
+                        .iter()
+                        .map(|e| e.map_or("–".to_string(), |e| format!("{e:.3}")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
             draw_xy(
                 &c,
                 "spectral gap 1 − |λ₂|",
@@ -926,6 +1018,20 @@ fn SingularValues(
             line: true,
         }));
         if let Some(c) = canvas.get() {
+            describe(
+                &c,
+                &format!(
+                    "singular values on the first {} tokens; rank of P {}, of P̂: {}",
+                    report.block_len,
+                    report.exact_rank,
+                    report
+                        .methods
+                        .iter()
+                        .map(|m| format!("{} {}", m.method.id(), m.rank))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
             draw_xy(
                 &c,
                 &format!("singular values on the first {} tokens", report.block_len),
@@ -975,6 +1081,18 @@ fn BudgetChart(
             })
             .collect();
         if let Some(c) = canvas.get() {
+            describe(
+                &c,
+                &format!(
+                    "mean output error against features D for {}",
+                    report
+                        .curves
+                        .iter()
+                        .map(|c| c.method.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
             draw_xy_with_errors(
                 &c,
                 &format!(

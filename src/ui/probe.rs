@@ -12,7 +12,7 @@ use super::export::PngButton;
 
 use super::controls::NumberControl;
 use super::pool::ProbeRunner;
-use crate::charts::{ProbeEntry, draw_probe};
+use crate::charts::{ProbeEntry, describe, draw_probe};
 use crate::math::config::{ExperimentConfig, Param};
 use crate::math::dataset::{Dataset, SampleMoments};
 use crate::math::estimators::FitInput;
@@ -280,6 +280,18 @@ pub fn ProbePanel(
                     result,
                 })
                 .collect();
+            describe(
+                &canvas,
+                &format!(
+                    "histograms of {} independent estimates of one pair for {}",
+                    data.results.first().map_or(0, |(_, r)| r.estimates.len()),
+                    data.results
+                        .iter()
+                        .map(|(e, _)| e.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
             // An overflowing pair (SM beyond f64) cannot be drawn as a histogram: say so.
             set_chart_error.set(draw_probe(&canvas, &entries).err().map(|e| {
                 format!(

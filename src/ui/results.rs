@@ -7,7 +7,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 
 use crate::charts::{
-    BoxplotEntry, ScatterLayout, SweepEntry, TheoremEntry, draw_boxplots, draw_lemma_3_2,
+    BoxplotEntry, ScatterLayout, SweepEntry, TheoremEntry, describe, draw_boxplots, draw_lemma_3_2,
     draw_mse_curves, draw_parameter_sweep, draw_scatter, draw_theorem_3_3, estimator_css_color,
 };
 use crate::math::config::OmegaMode;
@@ -89,6 +89,16 @@ fn draw_scatter_part(
             .with_value(|c| c.get(slot).and_then(|c| c.get()))
         {
             drawn[slot] = Some(draw_scatter(&canvas, series, probe).map_err(|e| e.to_string())?);
+            describe(
+                &canvas,
+                &format!(
+                    "{}: true against estimated SM for {} pairs; MSE {}, max relative error {}",
+                    series.estimates.estimator.label(),
+                    view.config.n,
+                    number_text(series.metrics.log_mse),
+                    number_text(series.metrics.log_max_rel_err)
+                ),
+            );
         }
     }
     layouts.set_value(drawn);
@@ -104,6 +114,10 @@ fn draw_scatter_part(
         .collect();
     if let (Some(canvas), false) = (canvases.lemma.get(), radii.is_empty()) {
         draw_lemma_3_2(&canvas, m, &radii).map_err(|e| e.to_string())?;
+        describe(
+            &canvas,
+            &format!("Lemma 3.2's bound on the relative error against the data radius, m = {m}"),
+        );
     }
     let entries: Vec<TheoremEntry> = bounded(view)
         .filter_map(|s| {
@@ -118,10 +132,18 @@ fn draw_scatter_part(
         .collect();
     if let (Some(canvas), false) = (canvases.theorem.get(), entries.is_empty()) {
         draw_theorem_3_3(&canvas, m, &entries).map_err(|e| e.to_string())?;
+        describe(
+            &canvas,
+            &format!("Theorem 3.3's predicted against observed max relative error, m = {m}"),
+        );
     }
     let sweeps = sweep_entries(view);
     if let (Some(canvas), false) = (canvases.sweep.get(), sweeps.is_empty()) {
         draw_parameter_sweep(&canvas, "θ", &sweeps).map_err(|e| e.to_string())?;
+        describe(
+            &canvas,
+            "MSE formula against the angle θ of the complex A, with the measured value at the current θ",
+        );
     }
     Ok(())
 }
@@ -151,7 +173,22 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
             .collect()
     };
     let datasets = result.config.datasets;
+    let medians = |log_median: fn(&crate::math::experiment::EstimatorSummary) -> f64| {
+        result
+            .summaries
+            .iter()
+            .map(|s| format!("{} {}", s.estimator.id(), number_text(log_median(s))))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if let Some(canvas) = canvases.mse.get() {
+        describe(
+            &canvas,
+            &format!(
+                "MSE per dataset over {datasets} datasets, medians: {}",
+                medians(|s| s.log_median_mse)
+            ),
+        );
         draw_boxplots(
             &canvas,
             &format!("MSE per dataset ({datasets} datasets)"),
@@ -161,6 +198,13 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
         .map_err(|e| e.to_string())?;
     }
     if let Some(canvas) = canvases.rel.get() {
+        describe(
+            &canvas,
+            &format!(
+                "max relative error per dataset over {datasets} datasets, medians: {}",
+                medians(|s| s.log_median_max_rel_err)
+            ),
+        );
         draw_boxplots(
             &canvas,
             &format!("max relative error per dataset ({datasets} datasets)"),
@@ -233,7 +277,21 @@ pub fn Charts(
             return;
         };
         let outcome = match canvases.curves.get() {
-            Some(canvas) => draw_mse_curves(&canvas, &shown.value).map_err(|e| e.to_string()),
+            Some(canvas) => {
+                describe(
+                    &canvas,
+                    &format!(
+                        "measured MSE against m from 16 to 8192 for {} and the 1/m line of the formula",
+                        shown
+                            .value
+                            .iter()
+                            .map(|c| c.estimator.id())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+                draw_mse_curves(&canvas, &shown.value).map_err(|e| e.to_string())
+            }
             None => Ok(()),
         };
         on_drawn.run((shown.generation, Part::Curves, outcome));
