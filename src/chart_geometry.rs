@@ -13,6 +13,39 @@ use crate::math::experiment::{CurvePoint, DatasetMetrics, PairEstimates, Scatter
 use crate::math::logspace::SignedLog;
 use crate::math::stats::{format_from_log, quantile};
 
+/// The hover text of scatter pair `index`: its index, SM, the estimate, the relative error and
+/// `|z|²` (numbers beyond f64's range written from their logs).
+pub fn scatter_tooltip(series: &ScatterSeries, index: usize) -> Option<String> {
+    let e = &series.estimates;
+    let log_true = *e.log_true.get(index)?;
+    let estimate = *e.estimates.get(index)?;
+    let ratio = (estimate.ln_abs - log_true).exp();
+    let relative_error = if estimate.negative {
+        ratio + 1.0
+    } else {
+        (ratio - 1.0).abs()
+    };
+    let sign = if estimate.negative { "−" } else { "" };
+    // Within f64's range as a plain number, beyond it from the log.
+    let value = |ln: f64| {
+        if ln.abs() < 700.0 {
+            tick(ln.exp())
+        } else {
+            format_from_log(ln, 4)
+        }
+    };
+    let mut text = format!(
+        "pair {index} · SM = {} · ŜM = {sign}{} · relative error {}",
+        value(log_true),
+        value(estimate.ln_abs),
+        tick(relative_error)
+    );
+    if let Some(z2) = e.z_squared.get(index).filter(|z| z.is_finite()) {
+        text.push_str(&format!(" · |z|² = {}", tick(*z2)));
+    }
+    Some(text)
+}
+
 /// Compact number formatting for axis labels: four significant digits, trailing zeros
 /// trimmed, scientific notation outside [0.001, 10⁴).
 pub fn tick(v: f64) -> String {

@@ -27,6 +27,7 @@ fn series(log_true: Vec<f64>, estimates: Vec<SignedLog>) -> ScatterSeries {
         estimates: PairEstimates {
             estimator: EstimatorId::all().next().unwrap(),
             log_theoretical_mse: vec![f64::NAN; log_true.len()],
+            z_squared: (0..log_true.len()).map(|i| i as f64 + 0.5).collect(),
             log_true,
             estimates,
             fit: Fit::identity(2),
@@ -465,4 +466,23 @@ fn probe_histogram_counts_outliers_in_the_edge_bins() {
     assert_eq!(h.counts.iter().sum::<usize>(), 402);
     assert_eq!(Histogram::new(&[f64::NAN], 1.0, 40), None);
     assert_eq!(Histogram::new(&[], 1.0, 40), None);
+}
+
+#[test]
+fn a_scatter_tooltip_names_the_pair_and_its_numbers() {
+    let s = series(vec![0.0, 2.0f64.ln(), 800.0], signed(&[1.5, -1.0, 1.0]));
+    assert_eq!(
+        scatter_tooltip(&s, 0).unwrap(),
+        "pair 0 · SM = 1 · ŜM = 1.5 · relative error 0.5 · |z|² = 0.5"
+    );
+    // A negative estimate: |ŜM − SM| / SM = (1 + 2) / 2.
+    let negative = scatter_tooltip(&s, 1).unwrap();
+    assert!(
+        negative.contains("ŜM = −1 ") && negative.contains("relative error 1.5"),
+        "{negative}"
+    );
+    // Beyond f64: SM = e^800 is written from its log, and the estimate 1 is 0 % of it.
+    let huge = scatter_tooltip(&s, 2).unwrap();
+    assert!(huge.contains("SM = ") && huge.contains("e347"), "{huge}");
+    assert!(scatter_tooltip(&s, 3).is_none());
 }

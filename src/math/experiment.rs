@@ -197,6 +197,7 @@ mod tests {
             estimates: vec![SignedLog::positive(2.0_f64.ln()), SignedLog::positive(1.0)],
             fit: Fit::identity(1),
             log_theoretical_mse: vec![0.0, 2.0_f64.ln()],
+            z_squared: vec![1.0, 2.0],
             data_radius: 1.0,
             theorem_3_3: Some(
                 Theorem33Inputs::new(&SampleMoments::of_pair(&[1.0], &[1.0]), &[1.0], 1).unwrap(),

@@ -93,6 +93,9 @@ pub struct PairEstimates {
     pub fit: Fit,
     /// `log` of the estimator's MSE formula for each pair (NaN where it has none).
     pub log_theoretical_mse: Vec<f64>,
+    /// `|z|²` of each pair's projected vector (`z = Ax + A⁻ᵀy` for a real A; the first of a
+    /// complex A's two): what the MSE grows with.
+    pub z_squared: Vec<f64>,
     /// `max_i max(|Ax_i|, |A^-T y_i|)`: the data's r in Lemma 3.2.
     pub data_radius: f64,
     /// The sample quantities of Theorem 3.3 for this dataset and A, where it holds.

@@ -18,6 +18,7 @@ use crate::math::tasks::Part;
 use super::export::PngButton;
 use super::math::Math;
 use super::{ScatterView, Shown};
+use crate::chart_geometry::scatter_tooltip;
 use crate::math::experiment::ScatterSeries;
 use crate::math::stats::format_from_log;
 
@@ -317,6 +318,29 @@ pub fn Charts(
                     on_pick.run(index);
                 }
             };
+            // Hover: the nearest pair's numbers beside the pointer.
+            let (hover, set_hover) = signal(None::<(String, f64, f64, bool)>);
+            let on_move = move |ev: ev::MouseEvent| {
+                let slot = estimator.index();
+                let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
+                // Right of the middle the tooltip opens to the left, inside the panel.
+                let flip = canvas
+                    .get_untracked()
+                    .is_some_and(|c| x > 0.5 * f64::from(c.client_width()));
+                let text = scatter.with_untracked(|r| {
+                    let series = r
+                        .as_ref()?
+                        .value
+                        .series
+                        .iter()
+                        .find(|s| s.estimates.estimator == estimator)?;
+                    let index = layouts
+                        .with_value(|l| l.get(slot).copied().flatten())?
+                        .nearest_pair(series, x, y)?;
+                    scatter_tooltip(series, index)
+                });
+                set_hover.set(text.map(|t| (t, x, y, flip)));
+            };
             let shown = move || {
                 scatter.with(|r| {
                     r.as_ref().is_some_and(|r| {
@@ -336,7 +360,18 @@ pub fn Charts(
                         data-chart=format!("scatter-{}", estimator.id())
                         data-estimator=estimator.id()
                         on:click=pick
+                        on:mousemove=on_move
+                        on:mouseleave=move |_| set_hover.set(None)
                     ></canvas>
+                    {move || hover.get().map(|(text, x, y, flip)| view! {
+                        <div
+                            class="tooltip"
+                            class:flip=flip
+                            role="tooltip"
+                            style:left=format!("{}px", if flip { x - 12.0 } else { x + 12.0 })
+                            style:top=format!("{}px", y + 12.0)
+                        >{text}</div>
+                    })}
                 </div>
             }
         })

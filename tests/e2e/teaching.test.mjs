@@ -103,3 +103,22 @@ test('copy link puts the address on the clipboard', async () => {
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('hovering a scatter point shows its pair, SM, estimate, relative error and |z|²', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100`);
+  await waitReady(page, 90_000);
+  const canvas = page.locator('canvas[data-chart="scatter-hcexp-var"]');
+  const box = await canvas.boundingBox();
+  let text = null;
+  // The points crowd along the diagonal: sweep it until one is under the pointer.
+  for (let t = 0.15; t <= 0.9 && !text; t += 0.025) {
+    await page.mouse.move(box.x + box.width * t, box.y + box.height * (1 - t));
+    text = await page.$eval('.panel .tooltip', (e) => e.textContent).catch(() => null);
+  }
+  assert.ok(text, 'a tooltip appeared');
+  assert.match(text, /^pair \d+ · SM = [\d.e-]+ · ŜM = −?[\d.e-]+ · relative error [\d.e-]+ · \|z\|² = [\d.e-]+$/);
+  await page.mouse.move(box.x - 20, box.y - 20);
+  await page.waitForFunction(() => !document.querySelector('.panel .tooltip'));
+  assert.deepEqual(problems, []);
+  await context.close();
+});

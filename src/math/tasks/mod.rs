@@ -121,6 +121,8 @@ pub enum TaskOutput {
         log_true: Vec<f64>,
         estimates: Vec<SignedLog>,
         log_theoretical_mse: Vec<f64>,
+        /// `|z|²` of each pair's projected vector (the first of a complex A's two).
+        z_squared: Vec<f64>,
         data_radius: f64,
     },
     /// Log-sum-exp partial sums, combined over a dataset's chunks by [`ErrorSums::merge`].

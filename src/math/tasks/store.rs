@@ -80,6 +80,7 @@ impl TaskStore {
                     estimates: Vec::with_capacity(config.n),
                     fit: fit.clone(),
                     log_theoretical_mse: Vec::with_capacity(config.n),
+                    z_squared: Vec::with_capacity(config.n),
                     data_radius: 0.0,
                     theorem_3_3: theorem_3_3.clone(),
                     sweep: sweep.clone(),
@@ -89,6 +90,7 @@ impl TaskStore {
                         log_true,
                         estimates,
                         log_theoretical_mse,
+                        z_squared,
                         data_radius,
                     }) = self.get(config, estimator, Piece::ScatterPairs { start, end })
                     else {
@@ -96,6 +98,7 @@ impl TaskStore {
                     };
                     pair_estimates.log_true.extend_from_slice(log_true);
                     pair_estimates.estimates.extend_from_slice(estimates);
+                    pair_estimates.z_squared.extend_from_slice(z_squared);
                     pair_estimates
                         .log_theoretical_mse
                         .extend_from_slice(log_theoretical_mse);

@@ -85,6 +85,7 @@ struct RangeEstimates {
     log_true: Vec<f64>,
     estimates: Vec<SignedLog>,
     log_theoretical_mse: Vec<f64>,
+    z_squared: Vec<f64>,
     data_radius: f64,
 }
 
@@ -217,6 +218,7 @@ impl Workspace {
                     log_true: r.log_true,
                     estimates: r.estimates,
                     log_theoretical_mse: r.log_theoretical_mse,
+                    z_squared: r.z_squared,
                     data_radius: r.data_radius,
                 })
             }
@@ -391,6 +393,7 @@ fn estimate_pairs(
         log_true: Vec::with_capacity(count),
         estimates: Vec::with_capacity(count),
         log_theoretical_mse: Vec::with_capacity(count),
+        z_squared: Vec::with_capacity(count),
         data_radius: 0.0,
     };
     let per_pair = estimator.projections_per_pair().clamp(1, ROWS);
@@ -428,6 +431,7 @@ fn estimate_pairs(
             out.log_true.push(log_true);
             out.log_theoretical_mse
                 .push(estimator.log_mse(fit, x, y, m).unwrap_or(f64::NAN));
+            out.z_squared.push(z64[..d].iter().map(|v| v * v).sum());
             let (mut ax2, mut by2) = (0.0f64, 0.0f64);
             for ((xj, yj), aj) in x.iter().zip(y).zip(&fit.a) {
                 ax2 += (aj * xj) * (aj * xj);
