@@ -119,6 +119,29 @@ pub fn padded_range(
     Some((lo - pad - widen, hi + pad + widen))
 }
 
+/// Decades above the measurements within which a theory curve still sets a chart's range;
+/// a curve beyond them leaves the axis (an arrow and its value mark where).
+pub const FOCUS_DECADES: f64 = 6.0;
+
+/// A `log10` axis range around what must be seen (`must`: measurements, the level 1), widened
+/// to include the `optional` values (theory) that lie within [`FOCUS_DECADES`] above the
+/// highest `must` value, then padded by `pad` decades and to at least `min_span`. Theory
+/// curves spanning 10⁰ to 10¹⁸⁰⁰ no longer flatten the data into a line at the bottom.
+pub fn focus_range(
+    must: impl Iterator<Item = f64>,
+    optional: impl Iterator<Item = f64>,
+    pad: f64,
+    min_span: f64,
+) -> Option<(f64, f64)> {
+    let must: Vec<f64> = must.filter(|v| v.is_finite()).collect();
+    let top = must.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !top.is_finite() {
+        return padded_range(optional, pad, min_span);
+    }
+    let kept = optional.filter(|v| v.is_finite() && *v <= top + FOCUS_DECADES);
+    padded_range(must.into_iter().chain(kept), pad, min_span)
+}
+
 /// SM spanning more than this factor on the scatter dataset switches the panels to log axes.
 pub const LOG_AXES_SPAN: f64 = 1e4;
 

@@ -486,3 +486,20 @@ fn a_scatter_tooltip_names_the_pair_and_its_numbers() {
     assert!(huge.contains("SM = ") && huge.contains("e347"), "{huge}");
     assert!(scatter_tooltip(&s, 3).is_none());
 }
+
+#[test]
+fn focus_range_keeps_the_data_and_near_theory_and_drops_far_theory() {
+    // Measurements between 10⁻³ and 10⁰; one bound at 10⁴ (kept), one at 10¹⁷³³ (left out).
+    let (lo, hi) =
+        focus_range([-3.0, 0.0].into_iter(), [4.0, 1733.0].into_iter(), 0.5, 2.0).unwrap();
+    assert_eq!((lo, hi), (-3.5, 4.5));
+    // Nothing measured: the theory alone.
+    assert_eq!(
+        focus_range(std::iter::empty(), [1.0, 3.0].into_iter(), 0.5, 1.0),
+        Some((0.5, 3.5))
+    );
+    assert_eq!(
+        focus_range([f64::NAN].into_iter(), std::iter::empty(), 0.5, 1.0),
+        None
+    );
+}

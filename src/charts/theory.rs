@@ -6,10 +6,39 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use web_sys::HtmlCanvasElement;
 
 use super::{ChartError, backend, estimator_color, legend, prepare, styled_mesh};
-use crate::chart_geometry::{log10_error_bar, padded_range, power_of_ten_label, tick};
+use crate::chart_geometry::{focus_range, log10_error_bar, padded_range, power_of_ten_label, tick};
 use crate::math::estimators::EstimatorId;
 use crate::math::experiment::MseCurve;
 use crate::math::theory::{Theorem33Inputs, log_lemma_3_2_bound};
+
+/// Marks at the top edge of a chart for curves whose values lie above its axis: a small
+/// triangle at `x` in the curve's colour and its text (`id ↑ 10¹⁷³³`) beside it.
+fn mark_above<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
+    chart: &ChartContext<'_, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    hi: f64,
+    marks: &[(f64, RGBColor, String)],
+    px: &impl Fn(f64) -> i32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for (k, (x, color, text)) in marks.iter().enumerate() {
+        let (bx, by) = chart.backend_coord(&(*x, hi));
+        let size = px(5.0);
+        root.draw(&Polygon::new(
+            vec![
+                (bx, by),
+                (bx - size, by + size + px(2.0)),
+                (bx + size, by + size + px(2.0)),
+            ],
+            color.filled(),
+        ))?;
+        root.draw(&Text::new(
+            text.clone(),
+            (bx + px(8.0), by + px(2.0) + k as i32 * px(13.0)),
+            ("sans-serif", px(11.0)).into_font().color(color),
+        ))?;
+    }
+    Ok(())
+}
 
 /// MSE against m on log-log axes: Lemma 3.1's mean over the pairs (line) and the measured
 /// MSE with ±1 standard error over repeated draws of ω (points with bars).
@@ -19,14 +48,19 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
     let root = backend(canvas)?.into_drawing_area();
     root.fill(&WHITE)?;
     let ln10 = std::f64::consts::LN_10;
-    let values = curves.iter().flat_map(|c| {
+    // The measurements set the range; a formula line far above them (a few pairs with huge
+    // |z|² rule its mean) leaves the axis with a mark instead of flattening the points.
+    let measured = curves.iter().flat_map(|c| {
         c.points.iter().flat_map(|p| {
             let (_, top, bottom) = log10_error_bar(p);
-            [p.log_theoretical_mse / ln10, top, bottom]
+            [top, bottom]
         })
     });
+    let theory = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.log_theoretical_mse / ln10));
     let (lo, hi) =
-        padded_range(values, 0.3, 1.0).ok_or(ChartError::NoFiniteData("MSE against m"))?;
+        focus_range(measured, theory, 0.3, 1.0).ok_or(ChartError::NoFiniteData("MSE against m"))?;
     let (m_lo, m_hi) = curves
         .iter()
         .flat_map(|c| c.points.iter().map(|p| p.m as f64))
@@ -82,6 +116,25 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
                 .then(|| Circle::new((p.m as f64, mid), px(3.0), color.filled()))
         }))?;
     }
+    let above: Vec<(f64, RGBColor, String)> = curves
+        .iter()
+        .filter_map(|c| {
+            let first = c.points.first()?;
+            let v = first.log_theoretical_mse / ln10;
+            (v > hi).then(|| {
+                (
+                    first.m as f64,
+                    estimator_color(c.estimator),
+                    format!(
+                        "{} formula ↑ {}",
+                        c.estimator.id(),
+                        power_of_ten_label(v.round())
+                    ),
+                )
+            })
+        })
+        .collect();
+    mark_above(&chart, &root, hi, &above, &px)?;
     let lines: Vec<(RGBColor, String)> = curves
         .iter()
         .map(|c| {
@@ -92,7 +145,15 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
         })
         .collect();
     let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
-    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    legend(
+        &root,
+        (
+            plot_x + px(10.0),
+            plot_y + px(6.0) + above.len() as i32 * px(13.0),
+        ),
+        &lines,
+        px,
+    )?;
     root.present()?;
     Ok(())
 }
@@ -226,8 +287,20 @@ pub fn draw_lemma_3_2(
         })
         .filter(|(_, v)| v.is_finite())
         .collect();
-    let (lo, hi) = padded_range(curve.iter().map(|p| p.1).chain([0.0]), 0.5, 2.0)
-        .ok_or(ChartError::NoFiniteData("Lemma 3.2"))?;
+    // Around relative RMSE 1 and the smallest radius's bound; larger bounds leave the axis.
+    let at_radii: Vec<f64> = radii
+        .iter()
+        .filter(|r| r.2.is_finite())
+        .map(|r| log_lemma_3_2_bound(r.2, m) / std::f64::consts::LN_10)
+        .collect();
+    let smallest = at_radii.iter().copied().fold(f64::INFINITY, f64::min);
+    let (lo, hi) = focus_range(
+        [0.0, smallest, 1.0].into_iter(),
+        at_radii.iter().copied(),
+        0.5,
+        2.0,
+    )
+    .ok_or(ChartError::NoFiniteData("Lemma 3.2"))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!("Lemma 3.2: bound W(r)/√(2m) on HCEXP's relative RMSE, m = {m}"),
@@ -279,6 +352,21 @@ pub fn draw_lemma_3_2(
         RGBColor(178, 24, 43),
         "relative RMSE = 1 (above: vacuous)".to_string(),
     ));
+    let above: Vec<(f64, RGBColor, String)> = radii
+        .iter()
+        .filter(|r| r.2.is_finite())
+        .filter_map(|(estimator, _, r)| {
+            let v = log_lemma_3_2_bound(*r, m) / std::f64::consts::LN_10;
+            (v > hi).then(|| {
+                (
+                    *r,
+                    estimator_color(*estimator),
+                    format!("↑ {}", power_of_ten_label(v.round())),
+                )
+            })
+        })
+        .collect();
+    mark_above(&chart, &root, hi, &above, &px)?;
     let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
     legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
     root.present()?;
@@ -325,13 +413,15 @@ pub fn draw_theorem_3_3(
             e.log_predicted_max_rel_rmse / ln10,
         ]
     });
-    let values = bounds
-        .iter()
-        .flatten()
-        .map(|p| p.1)
-        .chain(levels)
-        .chain([0.0]);
-    let (lo, hi) = padded_range(values, 0.5, 2.0).ok_or(ChartError::NoFiniteData("Theorem 3.3"))?;
+    // The observed and predicted errors and the level 1 set the range; bounds far above them
+    // leave the axis with a mark.
+    let (lo, hi) = focus_range(
+        levels.chain([0.0, 1.0]),
+        bounds.iter().flatten().map(|p| p.1),
+        0.5,
+        2.0,
+    )
+    .ok_or(ChartError::NoFiniteData("Theorem 3.3"))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!("Theorem 3.3: bound on every pair's relative RMSE, m = {m}"),
@@ -367,6 +457,10 @@ pub fn draw_theorem_3_3(
     }
     let stroke = px(1.5).max(1) as u32;
     let mut lines = Vec::new();
+    let lowest: Vec<f64> = bounds
+        .iter()
+        .map(|b| b.iter().map(|p| p.1).fold(f64::INFINITY, f64::min))
+        .collect();
     for (entry, bound) in entries.iter().zip(bounds) {
         let color = estimator_color(entry.estimator);
         let style = ShapeStyle::from(&color).stroke_width(stroke);
@@ -395,15 +489,17 @@ pub fn draw_theorem_3_3(
             }))?;
         }
         let vacuous = at_95.is_some_and(|v| v > 0.0);
+        let off_axis = at_95.is_some_and(|v| v > hi);
         lines.push((
             color,
             format!(
-                "{}: bound at p = 0.95 {}{}",
+                "{}: bound at p = 0.95 {}{}{}",
                 entry.label,
                 at_95
-                    .map(power_of_ten_label)
+                    .map(|v| power_of_ten_label((v * 10.0).round() / 10.0))
                     .unwrap_or_else(|| "n/a".into()),
-                if vacuous { " (vacuous)" } else { "" }
+                if vacuous { " (vacuous)" } else { "" },
+                if off_axis { " ↑ above the axis" } else { "" }
             ),
         ));
     }
@@ -411,6 +507,14 @@ pub fn draw_theorem_3_3(
         RGBColor(90, 90, 90),
         "solid: bound · dashed: max √MSE/SM (Lemma 3.1) · dots: max observed error".to_string(),
     ));
+    let above: Vec<(f64, RGBColor, String)> = entries
+        .iter()
+        .zip(&lowest)
+        .filter(|(_, low)| **low > hi)
+        // The legend gives the value ("↑ above the axis"); the mark only shows where.
+        .map(|(e, _)| (0.74, estimator_color(e.estimator), String::new()))
+        .collect();
+    mark_above(&chart, &root, hi, &above, &px)?;
     let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
     legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
     root.present()?;
