@@ -636,11 +636,14 @@ pub fn Formulas() -> impl IntoView {
             <h2>"What is computed"</h2>
             <dl>
                 <dt>"Softmax kernel"</dt>
-                <dd>"SM(x, y) = exp(x·y), for queries x and keys y in ℝ^d; ωₖ ~ N(0, I_d) (or orthogonal blocks with orf = 1)."</dd>
+                <dd>
+                    <Math text="SM(x, y) = exp(x·y),  x, y ∈ ℝ^d,  ωₖ ~ N(0, I_d)" block=true/>
+                    "for queries x and keys y; ω drawn i.i.d. (or in orthogonal blocks with orf = 1)."
+                </dd>
                 {estimators}
                 <dt>"MSE (seed paper, Lemma 3.1)"</dt>
                 <dd>
-                    "CEXP: (1/m) e^{|z|²} SM² (1 − e^{−|z|²}); HCEXP: (1/2m) e^{|z|²} SM² (1 − e^{−|z|²})², z = Ax + A⁻ᵀy. "
+                    <Math text="CEXP: (1/m) e^{|z|²} SM² (1 − e^{−|z|²});  HCEXP: (1/2m) e^{|z|²} SM² (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy" block=true/>
                     "A good A makes |z| small on the data. The other estimators' formulas: ../shared/REFERENCE.md, each checked here "
                     "by the statistical harness (tests/estimators.rs)."
                 </dd>
