@@ -5,6 +5,7 @@
 mod attention;
 mod controls;
 mod pool;
+pub use pool::{PageRunner, compute_on_page_without_workers};
 mod probe;
 mod results;
 
