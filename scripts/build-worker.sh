@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Trunk post-build hook: builds the `kernel-worker` binary (the Web Worker that computes the
-# experiment) into Trunk's staging directory, as Trunk's `data-type="worker"` would, but with
-# `+relaxed-simd`: the worker's kernel is about 2.5 times faster with WebAssembly's fused
-# multiply-add and relaxed conversions. The page's own module is built without it, so the page
-# still loads in a browser without relaxed SIMD (the pool then computes on the page).
-# Its own target directory keeps the two flag sets from rebuilding each other's cache.
+# Trunk post-build hook: builds the `kernel-worker` binary (the Web Worker that computes
+# everything) into Trunk's staging directory, twice, as Trunk's `data-type="worker"` would but
+# with other target features:
+# - `kernel-worker` with `+relaxed-simd`: the worker's kernel is about 2.5 times faster with
+#   WebAssembly's fused multiply-add and relaxed conversions;
+# - `kernel-worker-simd128` with `simd128` only, for a browser without relaxed SIMD.
+# The page (src/ui/pool.rs) checks once which one the browser can run and loads only that.
+# Each has its own target directory, so the flag sets do not rebuild each other's cache.
 set -euo pipefail
 root="${TRUNK_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 staging="${TRUNK_STAGING_DIR:?run by trunk, or set TRUNK_STAGING_DIR}"
@@ -12,18 +14,26 @@ profile="${TRUNK_PROFILE:-release}"
 cd "$root"
 release=()
 [[ "$profile" == "release" ]] && release=(--release)
-export CARGO_TARGET_DIR="$root/target/worker"
-export RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd"
-cargo build --quiet --target wasm32-unknown-unknown --bin kernel-worker "${release[@]}"
-wasm-bindgen --target no-modules --no-typescript --out-dir "$staging" --out-name kernel-worker \
-  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile/kernel-worker.wasm"
-if [[ "$profile" == "release" ]]; then
-  wasm-opt -O3 --enable-simd --enable-relaxed-simd --enable-bulk-memory --enable-bulk-memory-opt \
-    --enable-sign-ext --enable-nontrapping-float-to-int --enable-mutable-globals \
-    --enable-reference-types --enable-multivalue \
-    -o "$staging/kernel-worker_bg.wasm" "$staging/kernel-worker_bg.wasm"
-fi
-# The worker's entry script (what Trunk's loader shim would be).
-printf 'importScripts("./kernel-worker.js");wasm_bindgen({ module_or_path: "./kernel-worker_bg.wasm" });\n' \
-  > "$staging/kernel-worker_loader.js"
-echo "build-worker.sh: kernel-worker ($profile, relaxed SIMD) in $(basename "$staging")"
+
+# build NAME TARGET_DIR FEATURES WASM_OPT_FLAGS...
+build() {
+  local name="$1" target_dir="$2" features="$3"
+  shift 3
+  CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
+    cargo build --quiet --target wasm32-unknown-unknown --bin kernel-worker "${release[@]}"
+  wasm-bindgen --target no-modules --no-typescript --out-dir "$staging" --out-name "$name" \
+    "$root/$target_dir/wasm32-unknown-unknown/$profile/kernel-worker.wasm"
+  if [[ "$profile" == "release" ]]; then
+    wasm-opt -O3 "$@" --enable-simd --enable-bulk-memory --enable-bulk-memory-opt \
+      --enable-sign-ext --enable-nontrapping-float-to-int --enable-mutable-globals \
+      --enable-reference-types --enable-multivalue \
+      -o "$staging/${name}_bg.wasm" "$staging/${name}_bg.wasm"
+  fi
+  # The worker's entry script (what Trunk's loader shim would be).
+  printf 'importScripts("./%s.js");wasm_bindgen({ module_or_path: "./%s_bg.wasm" });\n' \
+    "$name" "$name" > "$staging/${name}_loader.js"
+}
+
+build kernel-worker target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
+build kernel-worker-simd128 target/worker-simd128 "+simd128"
+echo "build-worker.sh: kernel-worker (relaxed SIMD) and kernel-worker-simd128 ($profile) in $(basename "$staging")"

@@ -8,7 +8,10 @@ use softmax_kernel_lab::charts::{draw_scatter, estimator_color};
 use softmax_kernel_lab::math::config::{ExperimentConfig, Param};
 use softmax_kernel_lab::math::estimators::{EstimatorId, REGISTRY};
 use softmax_kernel_lab::math::experiment::run_experiment;
-use softmax_kernel_lab::ui::App;
+use softmax_kernel_lab::math::tasks::{Workspace, handle_request};
+use softmax_kernel_lab::ui::{App, compute_on_page_without_workers};
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlElement};
@@ -104,6 +107,12 @@ async fn app_mounts_computes_and_draws_every_chart() {
     document().body().unwrap().append_child(&host).unwrap();
     let config = small_config();
     let expected = run_experiment(&config).unwrap();
+    // This test page has no worker files: the pool runs its tasks here instead (the lab's own
+    // page never installs this runner, so its module does not contain the computation).
+    let workspace = RefCell::new(Workspace::new());
+    compute_on_page_without_workers(Rc::new(move |bytes: &[u8]| {
+        handle_request(&mut workspace.borrow_mut(), bytes)
+    }));
     let handle = leptos::mount::mount_to(
         host.clone(),
         move || view! { <App initial=config.clone()/> },

@@ -231,9 +231,9 @@ fn block_panels<'a>(
 /// [`project_block`] with WebAssembly's relaxed fused multiply-add (`f32x4.relaxed_madd`, one
 /// instruction instead of a multiply and an add where the processor has FMA): with the rest of
 /// the worker built for relaxed SIMD, about 2.5 times the kernel's speed in Chromium. Only the
-/// worker module is built with `+relaxed-simd` (`scripts/build-worker.sh`), so the page itself
-/// still loads in a browser without it; there the worker fails to compile and the pool
-/// computes on the page. The portable version below is the reference; `tests/browser.rs`,
+/// `kernel-worker` module is built with `+relaxed-simd` (`scripts/build-worker.sh`); a browser
+/// without it gets `kernel-worker-simd128`, the same worker built with this portable version
+/// (the page checks which one it can run, `ui::pool`). The portable version below is the reference; `tests/browser.rs`,
 /// run once more with the worker's flags, checks this one against the f64 path.
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
 #[inline(always)]

@@ -15,7 +15,9 @@
 //! - **Progress**: the share of the job's work done, monotone, announced per answer; each part
 //!   (scatter, boxplots, curves) is announced once all of its tasks are in.
 //! - **Worker loss**: a dead worker's tasks go back to the front of the queue; when every
-//!   worker is dead the scheduler runs tasks on the page (`slot: None`).
+//!   worker is dead (or none started) the scheduler hands out one task at a time with
+//!   `slot: None`, for its caller to run itself: the native tests and the browser tests do;
+//!   the page does not (it links no computation) and fails the job instead (`ui::pool`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -65,7 +67,7 @@ pub enum SchedulerEvent {
     },
 }
 
-/// A message to deliver: to worker `slot`, or to run on the page (`slot: None`).
+/// A message to deliver: to worker `slot`, or for the caller to run itself (`slot: None`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dispatch {
     pub slot: Option<usize>,
@@ -102,7 +104,7 @@ struct Job {
 #[derive(Debug)]
 pub struct Scheduler {
     slots: Vec<SlotState>,
-    /// No worker (none could start, or all died): tasks run on the page.
+    /// No worker (none could start, or all died): tasks go to the caller (`slot: None`).
     local: bool,
     queue: VecDeque<(Task, TaskKey)>,
     sent: HashMap<u64, Sent>,
@@ -115,7 +117,7 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// A scheduler for `workers` workers (0: everything runs on the page). Workers start not
+    /// A scheduler for `workers` workers (0: the caller runs everything). Workers start not
     /// ready: [`Scheduler::worker_ready`] says when each can take tasks.
     pub fn new(workers: usize) -> Self {
         Self {
@@ -137,7 +139,7 @@ impl Scheduler {
         }
     }
 
-    /// Live workers (0 when the page computes on the main thread).
+    /// Live workers (0 when none started or all died).
     pub fn workers(&self) -> usize {
         if self.local {
             0
@@ -146,7 +148,7 @@ impl Scheduler {
         }
     }
 
-    /// Whether tasks run on the page.
+    /// Whether tasks go to the caller (no worker).
     pub fn is_local(&self) -> bool {
         self.local
     }
@@ -234,13 +236,13 @@ impl Scheduler {
     }
 
     /// The messages to send now: queued tasks for every ready worker up to its in-flight
-    /// limit, preferring the tasks meant for it; or, on the page, the next task alone.
+    /// limit, preferring the tasks meant for it; or, without workers, the next task alone.
     pub fn dispatch(&mut self) -> Vec<Dispatch> {
         let Some(config) = self.job.as_ref().map(|j| j.config.clone()) else {
             return Vec::new();
         };
         if !self.local && !self.slots.is_empty() && self.slots.iter().all(|s| !s.alive) {
-            // Every worker died: finish on the page.
+            // Every worker died: the caller finishes (or fails) the job.
             self.local = true;
         }
         if self.local {
@@ -391,8 +393,8 @@ impl Scheduler {
         lost
     }
 
-    /// A probe to send: its message id and the least busy ready worker (`None`: run it on
-    /// the page).
+    /// A probe to send: its message id and the least busy ready worker (`None`: no worker is
+    /// ready, or none is alive).
     pub fn start_probe(&mut self) -> (u64, Option<usize>) {
         let id = self.fresh_id();
         let slot = if self.local {
@@ -623,7 +625,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lost_worker_hands_its_tasks_to_the_others_and_the_last_one_to_the_page() {
+    fn a_lost_worker_hands_its_tasks_to_the_others_and_the_last_one_to_the_caller() {
         let mut scheduler = ready(2);
         let mut workspace = Workspace::new();
         scheduler.submit(1, &small("32"), 0.0);
@@ -637,7 +639,7 @@ mod tests {
         }
         events.extend(drain(&mut scheduler, &mut workspace));
         assert!(finished(&events, 1));
-        // Both lost: the next job runs on the page, one task at a time.
+        // Both lost: the next job goes to the caller, one task at a time.
         scheduler.worker_lost(1);
         scheduler.submit(2, &small("64"), 0.0);
         let next = scheduler.dispatch();

@@ -7,6 +7,7 @@ mod controls;
 mod export;
 mod math;
 mod pool;
+pub use pool::{PageRunner, compute_on_page_without_workers};
 mod probe;
 mod results;
 

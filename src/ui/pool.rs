@@ -1,17 +1,27 @@
 //! The Web Worker pool that computes the page's results off the main thread: the transport
 //! for [`Scheduler`], which decides everything (queue, supersede, in-flight limits, affinity,
 //! reuse, progress, worker loss) and is tested natively (`src/math/scheduler.rs`). This file
-//! only starts and stops workers, posts the messages the scheduler dispatches, hands it the
-//! answers, and runs tasks on the page when no worker can start.
+//! only starts and stops workers, posts the messages the scheduler dispatches and hands it the
+//! answers. **The page itself computes nothing**: it does not link the math that the workers
+//! run (the page's module is a third of its former size), so without a worker there is only
+//! a clear error.
 //!
 //! - One worker per core (`navigator.hardwareConcurrency`, capped at [`MAX_WORKERS`]), each
 //!   running `kernel-worker` ([`crate::worker`]). A worker regenerates datasets and ω from the
 //!   seed, so a message is only a configuration and a task.
+//! - Two builds of the worker are shipped (`scripts/build-worker.sh`): with relaxed SIMD (fused
+//!   multiply-add, about 2.5 times faster) and with plain `simd128`. The pool asks the browser
+//!   once ([`relaxed_simd`]: `WebAssembly.validate` on a 36-byte module using a relaxed-SIMD
+//!   instruction) and starts the build it can run; only that one is downloaded.
 //! - Replaced workers are detached before they are terminated (their `onmessage` and
 //!   `onerror` cleared) and their handlers kept until the next replacement, so a message
 //!   already queued by a terminated worker (its "ready", say) never calls a dropped closure.
-//! - If no worker can start (an old browser, a test page without the worker files), tasks run
-//!   on the main thread one per `setTimeout`, so the page still never blocks for long.
+//! - A request outside the job (the probe, an attention part) sent before any worker is ready
+//!   waits for the first one.
+//! - If no worker can start, or every worker died, the job and the waiting requests fail with
+//!   [`NO_WORKER`]. Only the browser tests (`tests/browser.rs`), which have no worker files,
+//!   install a runner on the page ([`compute_on_page_without_workers`]); the page never does,
+//!   so its module does not contain the computation.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -23,14 +33,12 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use crate::math::attention::{AttentionOutput, AttentionRequest, run_attention};
+use crate::math::attention::{AttentionOutput, AttentionRequest};
 use crate::math::config::ExperimentConfig;
-use crate::math::probe::{ProbeResult, probe_pair};
+use crate::math::probe::ProbeResult;
 pub use crate::math::scheduler::SchedulerEvent as PoolEvent;
 use crate::math::scheduler::{Dispatch, Scheduler};
-use crate::math::tasks::{
-    ProbeRequest, WorkerRequest, WorkerResponse, Workspace, decode, encode, handle_request,
-};
+use crate::math::tasks::{ProbeRequest, WorkerRequest, WorkerResponse, decode, encode};
 
 /// Told the outcome of a probe.
 pub type ProbeDone = Box<dyn FnOnce(Result<ProbeResult, String>)>;
@@ -53,8 +61,48 @@ impl SideJob {
     }
 }
 
-/// The loader Trunk writes for the `kernel-worker` binary (`data-loader-shim`).
-const WORKER_SCRIPT: &str = "./kernel-worker_loader.js";
+/// The worker built with relaxed SIMD (`scripts/build-worker.sh`).
+const RELAXED_WORKER_SCRIPT: &str = "./kernel-worker_loader.js";
+/// The same worker built with `simd128` only, for browsers without relaxed SIMD.
+const SIMD128_WORKER_SCRIPT: &str = "./kernel-worker-simd128_loader.js";
+
+/// What the page says when no worker can compute.
+pub const NO_WORKER: &str = "no Web Worker could start: the lab computes only in Web Workers (with WebAssembly SIMD); see the browser console";
+
+/// A module whose one function uses `i8x16.relaxed_swizzle`: valid only where relaxed SIMD is.
+const RELAXED_SIMD_PROBE: [u8; 36] = [
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, // type: () -> v128
+    0x03, 0x02, 0x01, 0x00, // one function of that type
+    0x0a, 0x0f, 0x01, 0x0d, 0x00, // code: one body of 13 bytes, no locals
+    0x41, 0x01, 0xfd, 0x0f, // i32.const 1, i8x16.splat
+    0x41, 0x02, 0xfd, 0x0f, // i32.const 2, i8x16.splat
+    0xfd, 0x80, 0x02, // i8x16.relaxed_swizzle
+    0x0b, // end
+];
+
+/// Whether this browser runs relaxed-SIMD WebAssembly.
+pub fn relaxed_simd() -> bool {
+    let bytes = js_sys::Uint8Array::from(&RELAXED_SIMD_PROBE[..]);
+    js_sys::WebAssembly::validate(&bytes).unwrap_or(false)
+}
+
+/// Runs one encoded [`WorkerRequest`] and returns the encoded [`WorkerResponse`], on the page.
+pub type PageRunner = Rc<dyn Fn(&[u8]) -> Vec<u8>>;
+
+thread_local! {
+    static PAGE_RUNNER: RefCell<Option<PageRunner>> = const { RefCell::new(None) };
+}
+
+/// For the browser tests only (they have no worker files): pools created after this call run
+/// their tasks and requests with `runner` on the page, one per `setTimeout`, when no worker
+/// can start. The page never calls it, so the computation stays out of its module.
+pub fn compute_on_page_without_workers(runner: PageRunner) {
+    PAGE_RUNNER.with(|r| *r.borrow_mut() = Some(runner));
+}
+
+/// A side request that waits for a worker to be ready.
+type Waiting = (Box<dyn FnOnce(u64) -> WorkerRequest>, SideJob);
 /// Workers beyond this many rarely help (the tasks are memory-light but the page is not alone).
 pub const MAX_WORKERS: usize = 8;
 
@@ -87,11 +135,15 @@ pub struct Pool {
     /// The handlers of the workers replaced last time (see [`WorkerHandle::retire`]).
     retired: Vec<RetiredHandlers>,
     scheduler: Scheduler,
-    /// Runs tasks on the main thread when no worker is available.
-    local: Option<Workspace>,
+    /// The worker's script: the relaxed-SIMD build where the browser has it.
+    script: &'static str,
+    /// Runs tasks on the main thread when no worker is available (browser tests only).
+    page_runner: Option<PageRunner>,
     local_scheduled: bool,
     /// Whom to tell each probe's or attention part's outcome.
     side_jobs: HashMap<u64, SideJob>,
+    /// Side requests made before any worker was ready.
+    waiting: Vec<Waiting>,
     listener: Rc<dyn Fn(PoolEvent)>,
     this: Weak<RefCell<Pool>>,
 }
@@ -121,9 +173,15 @@ impl Pool {
                 workers: Vec::new(),
                 retired: Vec::new(),
                 scheduler: Scheduler::new(0),
-                local: None,
+                script: if relaxed_simd() {
+                    RELAXED_WORKER_SCRIPT
+                } else {
+                    SIMD128_WORKER_SCRIPT
+                },
+                page_runner: PAGE_RUNNER.with(|r| r.borrow().clone()),
                 local_scheduled: false,
                 side_jobs: HashMap::new(),
+                waiting: Vec::new(),
                 listener: Rc::new(listener),
                 this: this.clone(),
             })
@@ -136,7 +194,7 @@ impl Pool {
         pool
     }
 
-    /// Starts fresh workers; returns how many started (0: compute on the page).
+    /// Starts fresh workers; returns how many started (0: none can compute).
     fn spawn_workers(&mut self) -> usize {
         let old: Vec<WorkerHandle> = std::mem::take(&mut self.workers);
         self.retired = old.into_iter().map(WorkerHandle::retire).collect();
@@ -145,21 +203,18 @@ impl Pool {
                 Ok(handle) => self.workers.push(handle),
                 Err(error) => {
                     web_sys::console::warn_2(
-                        &"softmax-kernel-lab: no Web Worker, computing on the page".into(),
+                        &"softmax-kernel-lab: cannot start a Web Worker".into(),
                         &error,
                     );
                     break;
                 }
             }
         }
-        if self.workers.is_empty() {
-            self.local.get_or_insert_with(Workspace::new);
-        }
         self.workers.len()
     }
 
     fn spawn(&self, index: usize) -> Result<WorkerHandle, JsValue> {
-        let worker = Worker::new(WORKER_SCRIPT)?;
+        let worker = Worker::new(self.script)?;
         let this = self.this.clone();
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             if let Some(pool) = this.upgrade() {
@@ -188,7 +243,7 @@ impl Pool {
         })
     }
 
-    /// Live workers (0 when the page computes on the main thread).
+    /// Live workers (0: none could start, or all died).
     pub fn workers(&self) -> usize {
         self.scheduler.workers()
     }
@@ -231,45 +286,32 @@ impl Pool {
         }
     }
 
-    /// Runs the single-pair probe in the least busy worker (or, without workers, on the page
-    /// after the current task) and tells `done` the outcome.
+    /// Runs the single-pair probe in the least busy worker and tells `done` the outcome.
     pub fn probe(pool: &Rc<RefCell<Pool>>, request: ProbeRequest, done: ProbeDone) {
-        let local = request.clone();
         Pool::side(
             pool,
-            move |id| WorkerRequest::Probe { id, probe: request },
+            Box::new(move |id| WorkerRequest::Probe { id, probe: request }),
             SideJob::Probe(done),
-            move |job| {
-                if let SideJob::Probe(done) = job {
-                    done(probe_pair(&local).map_err(|e| e.to_string()));
-                }
-            },
         );
     }
 
-    /// Computes one part of the attention view in the least busy worker (or on the page) and
-    /// tells `done` the outcome.
+    /// Computes one part of the attention view in the least busy worker and tells `done` the
+    /// outcome.
     pub fn attention(pool: &Rc<RefCell<Pool>>, request: AttentionRequest, done: AttentionDone) {
-        let local = request.clone();
         Pool::side(
             pool,
-            move |id| WorkerRequest::Attention { id, request },
+            Box::new(move |id| WorkerRequest::Attention { id, request }),
             SideJob::Attention(done),
-            move |job| {
-                if let SideJob::Attention(done) = job {
-                    done(run_attention(&local).map_err(|e| e.to_string()));
-                }
-            },
         );
     }
 
-    /// Sends a request outside the job to the least busy worker; without a ready worker, runs
-    /// `on_page` in a task of its own.
+    /// Sends a request outside the job to the least busy ready worker; while workers are
+    /// still starting, it waits for the first; without any worker it fails (or, in the
+    /// browser tests, runs on the page in a task of its own).
     fn side(
         pool: &Rc<RefCell<Pool>>,
-        message: impl FnOnce(u64) -> WorkerRequest,
+        message: Box<dyn FnOnce(u64) -> WorkerRequest>,
         job: SideJob,
-        on_page: impl FnOnce(SideJob) + 'static,
     ) {
         let mut p = pool.borrow_mut();
         let (id, slot) = p.scheduler.start_probe();
@@ -282,10 +324,42 @@ impl Pool {
                 return;
             }
             p.scheduler.send_failed(id);
+            drop(p);
+            job.fail("the request could not be sent to a worker".into());
+            return;
         }
         p.scheduler.probe_answered(id);
+        if p.scheduler.workers() > 0 {
+            p.waiting.push((message, job));
+            return;
+        }
+        let Some(runner) = p.page_runner.clone() else {
+            drop(p);
+            job.fail(NO_WORKER.into());
+            return;
+        };
+        let (id, _) = p.scheduler.start_probe();
+        p.side_jobs.insert(id, job);
+        let bytes = encode(&message(id));
+        let this = p.this.clone();
         drop(p);
-        set_timeout(move || on_page(job), Duration::ZERO);
+        set_timeout(
+            move || {
+                let answer = bytes.map(|b| runner(&b)).unwrap_or_default();
+                if let Some(pool) = this.upgrade() {
+                    Pool::on_answer(&pool, None, &answer);
+                }
+            },
+            Duration::ZERO,
+        );
+    }
+
+    /// Sends the side requests that waited for a worker (or fails them if none is left).
+    fn flush_waiting(pool: &Rc<RefCell<Pool>>) {
+        let waiting = std::mem::take(&mut pool.borrow_mut().waiting);
+        for (message, job) in waiting {
+            Pool::side(pool, message, job);
+        }
     }
 
     fn emit(pool: &Rc<RefCell<Pool>>, events: Vec<PoolEvent>) {
@@ -298,11 +372,17 @@ impl Pool {
         }
     }
 
-    /// Posts what the scheduler dispatches; on the page, schedules the next task.
+    /// Posts what the scheduler dispatches. Without any worker the job fails with
+    /// [`NO_WORKER`] (in the browser tests: the next task is scheduled on the page).
     fn pump(pool: &Rc<RefCell<Pool>>) {
         let mut p = pool.borrow_mut();
-        if p.scheduler.is_local() {
-            p.local.get_or_insert_with(Workspace::new);
+        if p.scheduler.workers() == 0 {
+            if p.page_runner.is_none() {
+                let events = p.scheduler.fail(NO_WORKER.into());
+                drop(p);
+                Pool::emit(pool, events);
+                return;
+            }
             if p.scheduler.has_queued() && !p.local_scheduled {
                 p.local_scheduled = true;
                 let this = p.this.clone();
@@ -334,14 +414,14 @@ impl Pool {
                 failed = true;
             }
         }
-        if failed || p.scheduler.is_local() {
-            // A worker was lost on the way (or all of them): hand its tasks on.
+        if failed {
+            // A worker was lost on the way: hand its tasks on.
             drop(p);
             Pool::pump(pool);
         }
     }
 
-    /// Runs one task on the main thread, then yields to the browser.
+    /// Runs one task with the page runner (browser tests only), then yields to the browser.
     fn run_local(pool: &Rc<RefCell<Pool>>) {
         let answer = {
             let mut p = pool.borrow_mut();
@@ -349,8 +429,11 @@ impl Pool {
             let Some(Dispatch { request, .. }) = p.scheduler.dispatch().into_iter().next() else {
                 return;
             };
-            match (encode(&request), p.local.as_mut()) {
-                (Ok(bytes), Some(workspace)) => handle_request(workspace, &bytes),
+            match (encode(&request), p.page_runner.clone()) {
+                (Ok(bytes), Some(runner)) => {
+                    drop(p);
+                    runner(&bytes)
+                }
                 _ => return,
             }
         };
@@ -360,6 +443,7 @@ impl Pool {
     fn on_message(pool: &Rc<RefCell<Pool>>, slot: usize, data: JsValue) {
         if data.as_string().as_deref() == Some(crate::worker::READY) {
             pool.borrow_mut().scheduler.worker_ready(slot);
+            Pool::flush_waiting(pool);
             Pool::pump(pool);
             return;
         }
@@ -405,6 +489,10 @@ impl Pool {
         };
         for job in lost {
             job.fail(format!("worker {slot} failed during the computation"));
+        }
+        if pool.borrow().scheduler.workers() == 0 {
+            // None is left to wait for.
+            Pool::flush_waiting(pool);
         }
         Pool::pump(pool);
     }

@@ -389,3 +389,58 @@ test('a probe beyond its limit is refused with a message', async () => {
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+/** A fresh context with `setup(context)` applied before the page loads; records problems. */
+async function openWith(setup, url) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  await setup(context);
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  const wasm = [];
+  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(new URL(r.url()).pathname); });
+  await page.goto(url);
+  return { page, problems, context, wasm };
+}
+
+test('a browser with relaxed SIMD loads the page and the relaxed-SIMD worker only', async () => {
+  const { page, problems, context, wasm } = await openWith(async () => {}, server.url + '?n=200&datasets=5&pairs=100');
+  await waitReady(page);
+  const workers = wasm.filter((w) => w.includes('kernel-worker'));
+  assert.deepEqual([...new Set(workers)], ['/kernel-worker_bg.wasm']);
+  assert.equal(wasm.filter((w) => !w.includes('kernel-worker')).length, 1, `the page's module once: ${wasm}`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('without relaxed SIMD the simd128 worker computes the same table', async () => {
+  const query = '?n=200&datasets=5&pairs=100&est=prf-hyp,hcexp-var,hcexp-opt';
+  const relaxed = await openPage(browser, server.url + query);
+  await waitReady(relaxed.page);
+  const expected = await readTable(relaxed.page);
+  await relaxed.context.close();
+  // The page asks WebAssembly.validate about a 36-byte relaxed-SIMD module: say no.
+  const { page, problems, context, wasm } = await openWith((c) => c.addInitScript(() => {
+    const validate = WebAssembly.validate;
+    WebAssembly.validate = (bytes) => (bytes.byteLength === 36 ? false : validate(bytes));
+  }), server.url + query);
+  await waitReady(page);
+  assert.deepEqual([...new Set(wasm.filter((w) => w.includes('kernel-worker')))], ['/kernel-worker-simd128_bg.wasm']);
+  const table = await readTable(page);
+  assert.deepEqual(Object.keys(table).sort(), Object.keys(expected).sort());
+  for (const [id, row] of Object.entries(expected)) {
+    // f32 kernels with and without fused multiply-add: equal to the table's 3 digits or so.
+    const [a, b] = [row['median-mse'], table[id]['median-mse']];
+    assert.ok(Math.abs(a / b - 1) < 1e-2, `${id}: ${a} (relaxed) against ${b} (simd128)`);
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('without any worker the page says so instead of computing', async () => {
+  const { page, context } = await openWith((c) => c.route(/kernel-worker/, (route) => route.abort()), server.url + '?n=200&datasets=5&pairs=100');
+  await page.waitForFunction(() => document.querySelector('.app')?.dataset.status === 'error', null, { timeout: 30_000 });
+  assert.match(await page.textContent('body'), /no Web Worker could start/);
+  await context.close();
+});

@@ -3,11 +3,16 @@
 // - compute_ms: median over BENCH_RUNS (≥ 5) runs, after a warm-up, of the default page's full
 //   computation in the workers (data-compute-ms: submit to the last task's answer). Each run
 //   uses a new seed, so nothing is reused: every dataset, ω and estimate is computed afresh.
+// - cold_load_ms: median over BENCH_RUNS (≥ 5) fresh browser contexts (no HTTP cache, no
+//   compiled-code cache) of the time from navigation start to the default page's first full
+//   view: data-status="ready", which the app sets once every chart of the result is drawn.
 // - update_ms: median time from changing m through the UI (a new m each run) to
 //   data-status="ready" with every chart drawn.
 // - long_task_max_ms: the longest main-thread task (PerformanceObserver "longtask", which
 //   reports tasks over 50 ms; 0 when there were none) during those updates.
-// - wasm_gzip_bytes: gzipped size of every shipped .wasm (page and worker).
+// - wasm_gzip_bytes: gzipped size of every shipped .wasm (the page and both worker builds);
+//   wasm_first_view_gzip_bytes: what this browser downloads for the first view (the page's
+//   module and the one worker build it loads), from the requests of the cold loads.
 // - numpy_ms, ratio: bench/numpy_experiment.py on the same computation, in the same run.
 // - compute_all_ms: the same with every registered estimator chosen (12 instead of 3);
 // - attention_ms: the attention view's main part (exact attention, one draw of each of the
@@ -65,11 +70,53 @@ function numpy() {
   }
 }
 
+/**
+ * One cold load: a fresh context (nothing cached), from navigation start to data-status="ready"
+ * (every chart drawn), measured inside the page (performance.now() counts from navigation
+ * start). Returns the time and the .wasm files requested.
+ */
+async function coldLoad(browser, url) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  await context.addInitScript(() => {
+    window.__readyAt = new Promise((resolve) => {
+      const ready = () => document.querySelector('.app')?.dataset.status === 'ready';
+      const observer = new MutationObserver(() => {
+        if (ready()) { observer.disconnect(); resolve(performance.now()); }
+      });
+      observer.observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
+    });
+  });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  const wasm = new Set();
+  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.add(new URL(r.url()).pathname.slice(1)); });
+  await page.goto(url);
+  const ms = await page.evaluate(() => window.__readyAt);
+  await context.close();
+  return { ms, wasm: [...wasm], problems };
+}
+
+const gzipBytes = async (file) => gzipSync(await readFile(join(distDir, file)), { level: 9 }).length;
+
 const server = await serveDist();
 const browser = await launchBrowser();
 let seed = 1000;
 let result;
 try {
+  // cold_load_ms first, on a quiet browser.
+  const cold = [];
+  const firstViewWasm = new Set();
+  let coldProblems = 0;
+  for (let i = 0; i < runs; i += 1) {
+    const { ms, wasm, problems } = await coldLoad(browser, server.url);
+    cold.push(ms);
+    wasm.forEach((w) => firstViewWasm.add(w));
+    coldProblems += problems.length;
+  }
+  let firstViewGzipBytes = 0;
+  for (const file of firstViewWasm) firstViewGzipBytes += await gzipBytes(file);
+
   const { page, problems } = await openPage(browser, server.url);
   await waitReady(page, 120_000);
   const workers = await page.evaluate(() => navigator.hardwareConcurrency);
@@ -162,29 +209,35 @@ try {
   }
   await att.context.close();
 
+  const wasmFiles = {};
   let wasmGzipBytes = 0;
   for (const file of (await readdir(distDir)).filter((f) => f.endsWith('.wasm'))) {
-    wasmGzipBytes += gzipSync(await readFile(join(distDir, file)), { level: 9 }).length;
+    wasmFiles[file] = await gzipBytes(file);
+    wasmGzipBytes += wasmFiles[file];
   }
   const computeMs = median(compute);
   result = {
     compute_ms: round(computeMs),
+    cold_load_ms: round(median(cold)),
     compute_all_ms: round(median(computeAll)),
     attention_ms: round(median(attention)),
     attention_samples_ms: attention.map(round),
     update_ms: round(median(update)),
     long_task_max_ms: round(Math.max(0, ...longTasks)),
     wasm_gzip_bytes: wasmGzipBytes,
+    wasm_first_view_gzip_bytes: firstViewGzipBytes,
+    wasm_gzip_files: wasmFiles,
     workers,
     runs,
     compute_samples_ms: compute.map(round),
+    cold_load_samples_ms: cold.map(round),
     update_samples_ms: update.map(round),
     update_compute_samples_ms: updateCompute.map(round),
     long_tasks: longTasks.length,
     sweep,
     sweep_fit: sweepFit,
     compute_all_samples_ms: computeAll.map(round),
-    page_errors: problems.length + all.problems.length + att.problems.length,
+    page_errors: problems.length + all.problems.length + att.problems.length + coldProblems,
   };
 } finally {
   await browser.close();
@@ -195,11 +248,13 @@ const reference = process.env.BENCH_SKIP_NUMPY ? null : numpy();
 const { compute_ms: computeMs, ...rest } = result;
 console.log(JSON.stringify({
   compute_ms: computeMs,
+  cold_load_ms: rest.cold_load_ms,
   compute_all_ms: rest.compute_all_ms,
   attention_ms: rest.attention_ms,
   update_ms: rest.update_ms,
   long_task_max_ms: rest.long_task_max_ms,
   wasm_gzip_bytes: rest.wasm_gzip_bytes,
+  wasm_first_view_gzip_bytes: rest.wasm_first_view_gzip_bytes,
   numpy_ms: reference ? reference.numpy_ms : null,
   ratio: reference ? Number((computeMs / reference.numpy_ms).toFixed(3)) : null,
   ...rest,
