@@ -180,13 +180,13 @@ impl HistogramPlan {
 pub fn bin_caption(set: &HistogramSet) -> String {
     let bins = set.edges.len().saturating_sub(1);
     let scale = if set.log_bins {
-        "log-spaced (the values span more than two decades)"
+        "bins, log-spaced as the values span more than two decades"
     } else {
-        "equal-width"
+        "equal-width bins"
     };
     match set.rule {
-        BinRule::FreedmanDiaconis => format!("{bins} {scale} bins (Freedman–Diaconis, at most 40)"),
-        BinRule::Sturges => format!("{bins} {scale} bins (Sturges: the IQR is 0)"),
+        BinRule::FreedmanDiaconis => format!("{bins} {scale} (Freedman–Diaconis, at most 40)"),
+        BinRule::Sturges => format!("{bins} {scale} (Sturges: the IQR is 0)"),
         BinRule::Single => "one bin: every value is the same".to_string(),
     }
 }
