@@ -6,6 +6,7 @@
 //! the attention view's charts' geometry.
 
 pub mod attention;
+pub mod data;
 
 use std::ops::Range;
 

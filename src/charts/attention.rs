@@ -23,7 +23,7 @@ use crate::chart_geometry::attention::{
 
 type Root = DrawingArea<CanvasBackend, plotters::coord::Shift>;
 
-const INK: RGBColor = RGBColor(40, 40, 40);
+pub(super) const INK: RGBColor = RGBColor(40, 40, 40);
 const MUTED: RGBColor = RGBColor(100, 100, 100);
 
 fn rgb([r, g, b]: [u8; 3]) -> RGBColor {
@@ -31,7 +31,7 @@ fn rgb([r, g, b]: [u8; 3]) -> RGBColor {
 }
 
 /// The canvas's size in CSS pixels after [`prepare`].
-fn css_size(canvas: &HtmlCanvasElement, dpr: f64) -> (f64, f64) {
+pub(super) fn css_size(canvas: &HtmlCanvasElement, dpr: f64) -> (f64, f64) {
     (
         f64::from(canvas.width()) / dpr,
         f64::from(canvas.height()) / dpr,
@@ -40,14 +40,14 @@ fn css_size(canvas: &HtmlCanvasElement, dpr: f64) -> (f64, f64) {
 
 /// A plotters coordinate for an [`Axis`]: its range, with its ticks and light grid lines.
 /// (plotters' `WithKeyPoints` does the same but takes no label formatter.)
-struct KeyAxis {
+pub(super) struct KeyAxis {
     range: RangedCoordf64,
     ticks: Vec<f64>,
     light: Vec<f64>,
 }
 
 impl KeyAxis {
-    fn new(axis: &Axis) -> Self {
+    pub(super) fn new(axis: &Axis) -> Self {
         Self {
             range: (axis.lo..axis.hi).into(),
             ticks: axis.ticks(),
@@ -79,7 +79,7 @@ impl Ranged for KeyAxis {
 
 /// The title centred at the top and `message` centred on the canvas: what a chart shows
 /// when it has nothing to plot.
-fn draw_message(
+pub(super) fn draw_message(
     root: &Root,
     title: &str,
     message: &str,

@@ -12,7 +12,8 @@
 //! - `boxplot`: Figures 2 and 3;
 //! - `theory`: MSE against m, MSE against a parameter, Lemma 3.2 and Theorem 3.3;
 //! - `probe`: the single-pair probe's histograms;
-//! - `attention`: the attention view's heatmaps, distributions and line charts.
+//! - `attention`: the attention view's heatmaps, distributions and line charts;
+//! - `data`: the data panel's per-component chart and overlaid histograms.
 
 use std::fmt;
 
@@ -24,6 +25,7 @@ use crate::math::estimators::EstimatorId;
 
 mod attention;
 mod boxplot;
+mod data;
 mod probe;
 mod scatter;
 mod theory;
@@ -31,6 +33,7 @@ mod theory;
 pub use crate::chart_geometry::ScatterLayout;
 pub use attention::*;
 pub use boxplot::{BoxplotEntry, draw_boxplots};
+pub use data::{draw_components, draw_histogram};
 pub use probe::{ProbeEntry, draw_probe};
 pub use scatter::draw_scatter;
 pub use theory::{

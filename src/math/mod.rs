@@ -2,6 +2,7 @@
 
 pub mod attention;
 pub mod config;
+pub mod data_view;
 pub mod dataset;
 pub mod estimators;
 pub mod experiment;

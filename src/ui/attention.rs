@@ -487,7 +487,7 @@ fn sci(v: f64) -> String {
 }
 
 /// Redraw trigger on window resizes (the canvases follow their CSS size).
-fn resize_counter() -> ReadSignal<u32> {
+pub(super) fn resize_counter() -> ReadSignal<u32> {
     let (resized, set_resized) = signal(0u32);
     let listener = window_event_listener(ev::resize, move |_| set_resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
@@ -519,7 +519,7 @@ fn draw_when<T: 'static>(
 /// - `title`, `formula`, `notice`: the heading, the formula line, the line on what to notice.
 /// - `children`: the canvases, captions and tables.
 #[component]
-fn Figure(
+pub(super) fn Figure(
     class: &'static str,
     title: &'static str,
     formula: &'static str,
@@ -537,7 +537,7 @@ fn Figure(
 }
 
 /// A figure's error line (a chart that could not be drawn says why).
-fn chart_error(error: RwSignal<Option<String>>) -> impl IntoView {
+pub(super) fn chart_error(error: RwSignal<Option<String>>) -> impl IntoView {
     move || {
         error
             .get()

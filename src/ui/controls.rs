@@ -67,12 +67,15 @@ pub struct Slider {
 /// - `param`: which parameter it edits (its label, range and URL key come from [`Param`]).
 /// - `config` / `set_config`: the page's configuration and its setter.
 /// - `slider`: show a range slider as well (it updates while dragged).
+/// - `id_prefix`: put before the box's id `control-<key>`, for a second control of the same
+///   parameter elsewhere on the page (ids are unique; both show the one configuration).
 #[component]
 pub fn NumberControl(
     param: Param,
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
     #[prop(optional)] slider: Option<Slider>,
+    #[prop(optional)] id_prefix: Option<&'static str>,
     #[prop(optional)] children: Option<Children>,
 ) -> impl IntoView {
     let (error, set_error) = signal(None::<ParamError>);
@@ -87,7 +90,7 @@ pub fn NumberControl(
         set_error.set(error);
         set_note.set(note);
     };
-    let id = format!("control-{}", param.key());
+    let id = format!("{}control-{}", id_prefix.unwrap_or(""), param.key());
     let range_hint = param.allowed();
     view! {
         <div class="control" class:invalid=move || error.with(Option::is_some)>
@@ -282,10 +285,12 @@ pub fn EstimatorControls(
 /// The seed's number box with a button that draws a new random seed.
 ///
 /// - `config` / `set_config`: the page's configuration and its setter.
+/// - `id_prefix`: as for [`NumberControl`].
 #[component]
 pub fn SeedControl(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
+    #[prop(optional)] id_prefix: Option<&'static str>,
 ) -> impl IntoView {
     let reroll = move |_| {
         // A uniform 32-bit seed; the page's randomness never needs to be cryptographic.
@@ -293,7 +298,7 @@ pub fn SeedControl(
         commit(config, set_config, Param::Seed, &seed.to_string());
     };
     view! {
-        <NumberControl param=Param::Seed config set_config>
+        <NumberControl param=Param::Seed config set_config id_prefix=id_prefix.unwrap_or("")>
             <button type="button" class="reroll" title="draw a new random seed" on:click=reroll>
                 "re-roll"
             </button>

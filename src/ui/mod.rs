@@ -4,6 +4,7 @@
 
 mod attention;
 mod controls;
+mod data;
 mod export;
 mod math;
 mod pool;
@@ -350,6 +351,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                             <button class="keep-previous" type="button" on:click=keep_previous>"Go back to the previous settings"</button>
                         </div>
                     })}
+                    <data::DataPanel config set_config/>
                     <Charts
                         scatter
                         summaries

@@ -1,0 +1,282 @@
+//! The data panel of the kernel view: what the estimators are adapted to. Per component, the
+//! scatter dataset's query and key means and standard deviations beside each heuristic's
+//! diagonal A; histograms of `|x|`, `|y|` and `x·y`; and per chosen estimator histograms of
+//! `|Ax|`, `|A⁻¹y|` and `|z|`, whose spread is what the MSE `∝ e^{|z|²}` punishes. Computed on
+//! the page from the configuration ([`data_view`], one dataset), next to the data controls.
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+
+use crate::chart_geometry::data::{
+    a_ranges, bin_caption, component_label, component_series, histogram_label, off_log_axis,
+};
+use crate::charts::{draw_components, draw_histogram};
+use crate::math::config::{ExperimentConfig, Param};
+use crate::math::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS, data_view};
+
+use super::attention::{chart_error, resize_counter};
+use super::controls::{NumberControl, SeedControl};
+use super::export::PngButton;
+use super::math::Math;
+
+/// The part of the configuration the panel depends on (so that changing m, the boxplot
+/// datasets or the probe does not recompute it).
+fn data_config(c: &ExperimentConfig) -> ExperimentConfig {
+    ExperimentConfig {
+        d: c.d,
+        n: c.n,
+        seed: c.seed,
+        mean_scale: c.mean_scale,
+        x_shape: c.x_shape,
+        y_shape: c.y_shape,
+        x_norm: c.x_norm,
+        y_norm: c.y_norm,
+        estimators: c.estimators.clone(),
+        theta: c.theta,
+        complex_a: c.complex_a,
+        ..ExperimentConfig::default()
+    }
+}
+
+/// Draws with `draw` whenever the view (or the window's size) changes; returns the error to
+/// show under the chart.
+fn draw_on(
+    view: Memo<Result<DataView, String>>,
+    canvas: NodeRef<Canvas>,
+    draw: impl Fn(&web_sys::HtmlCanvasElement, &DataView) -> Result<(), String> + 'static,
+) -> RwSignal<Option<String>> {
+    let error = RwSignal::new(None::<String>);
+    let resized = resize_counter();
+    Effect::new(move |_| {
+        resized.track();
+        let Some(c) = canvas.get() else {
+            return;
+        };
+        view.with(|v| match v {
+            Ok(v) => error.set(draw(&c, v).err()),
+            Err(e) => error.set(Some(e.clone())),
+        });
+    });
+    error
+}
+
+/// One chart of the panel: its heading, formula, canvas, caption, error and what to notice.
+#[component]
+fn DataChart(
+    key: &'static str,
+    title: &'static str,
+    formula: &'static str,
+    notice: &'static str,
+    canvas: NodeRef<Canvas>,
+    #[prop(into)] label: Signal<String>,
+    #[prop(into)] caption: Signal<String>,
+    error: RwSignal<Option<String>>,
+) -> impl IntoView {
+    view! {
+        <div class="data-chart" data-part=key>
+            <h3>{title}</h3>
+            <p class="formula"><Math text=formula/></p>
+            <canvas node_ref=canvas class=format!("chart data-{key}") data-chart=format!("data-{key}") role="img" aria-label=move || label.get()></canvas>
+            <p class="caption">{move || caption.get()}</p>
+            {chart_error(error)}
+            <p class="notice-line">"What to notice: " {notice}</p>
+        </div>
+    }
+}
+
+/// A histogram chart of one of the view's sets.
+fn histogram_of(
+    view: Memo<Result<DataView, String>>,
+    canvas: NodeRef<Canvas>,
+    title: &'static str,
+    what: &'static str,
+    set: fn(&DataView) -> &HistogramSet,
+) -> (RwSignal<Option<String>>, Signal<String>, Signal<String>) {
+    let error = draw_on(view, canvas, move |c, v| {
+        draw_histogram(c, title, what, set(v)).map_err(|e| e.to_string())
+    });
+    let label = Signal::derive(move || {
+        view.with(|v| {
+            v.as_ref()
+                .map(|v| histogram_label(what, set(v)))
+                .unwrap_or_default()
+        })
+    });
+    let caption = Signal::derive(move || {
+        view.with(|v| {
+            v.as_ref()
+                .map(|v| {
+                    let cap = if v.histogram_pairs < v.n {
+                        format!(
+                            " (the first {} of the {} pairs: at most {MAX_HISTOGRAM_PAIRS})",
+                            v.histogram_pairs, v.n
+                        )
+                    } else {
+                        String::new()
+                    };
+                    let left_out: usize = set(v).series.iter().map(|s| s.left_out).sum();
+                    let left_out = if left_out > 0 {
+                        format!("; {left_out} non-finite values left out")
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "{} pairs of the scatter dataset{cap}; {}{left_out}.",
+                        v.histogram_pairs,
+                        bin_caption(set(v))
+                    )
+                })
+                .unwrap_or_default()
+        })
+    });
+    (error, label, caption)
+}
+
+/// The data panel.
+///
+/// - `config` / `set_config`: the page's configuration and its setter (for the data controls,
+///   which show the same values as the sidebar's).
+#[component]
+pub fn DataPanel(
+    config: ReadSignal<ExperimentConfig>,
+    set_config: WriteSignal<ExperimentConfig>,
+) -> impl IntoView {
+    let inputs = Memo::new(move |_| config.with(data_config));
+    let view = Memo::new(move |_| inputs.with(|c| data_view(c).map_err(|e| e.to_string())));
+
+    let components: NodeRef<Canvas> = NodeRef::new();
+    let components_error = draw_on(view, components, |c, v| {
+        draw_components(c, "per component i", &component_series(v)).map_err(|e| e.to_string())
+    });
+    let components_label =
+        Signal::derive(move || view.with(|v| v.as_ref().map(component_label).unwrap_or_default()));
+    let components_caption = Signal::derive(move || {
+        view.with(|v| match v {
+            Ok(v) => {
+                let off = off_log_axis(&component_series(v));
+                let off = if off > 0 {
+                    format!(" {off} values ≤ 0 (a zero variance or mean) are not on the log axis.")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "Moments of all {} pairs of the scatter dataset. Range of a: {}.{off}",
+                    v.n,
+                    a_ranges(v)
+                )
+            }
+            Err(_) => String::new(),
+        })
+    });
+
+    let norms: NodeRef<Canvas> = NodeRef::new();
+    let (norms_error, norms_label, norms_caption) =
+        histogram_of(view, norms, "|x| and |y|", "|x|, |y|", |v| &v.norms);
+    let dots: NodeRef<Canvas> = NodeRef::new();
+    let (dots_error, dots_label, dots_caption) =
+        histogram_of(view, dots, "x·y = ln SM(x, y)", "x·y", |v| &v.dots);
+    let ax: NodeRef<Canvas> = NodeRef::new();
+    let (ax_error, ax_label, ax_caption) =
+        histogram_of(view, ax, "|Ax| per estimator", "|Ax|", |v| &v.ax);
+    let ay: NodeRef<Canvas> = NodeRef::new();
+    let (ay_error, ay_label, ay_caption) =
+        histogram_of(view, ay, "|A⁻¹y| per estimator", "|A⁻¹y|", |v| &v.ay);
+    let z: NodeRef<Canvas> = NodeRef::new();
+    let (z_error, z_label, z_caption) =
+        histogram_of(view, z, "|z| = |Ax + A⁻ᵀy| per estimator", "|z|", |v| {
+            &v.z
+        });
+
+    let notes = move || {
+        view.with(|v| match v {
+            Ok(v) if !v.notes.is_empty() => Some(view! {
+                <p class="error" role="alert">{format!("Left out of the per-estimator histograms: {}", v.notes.join("; "))}</p>
+            }.into_any()),
+            Err(e) => Some(view! { <p class="error" role="alert">{e.clone()}</p> }.into_any()),
+            _ => None,
+        })
+    };
+
+    view! {
+        <section class="figure data-panel" aria-label="the data and A">
+            <h2>"The data and A" <PngButton/></h2>
+            <p class="caption">
+                "The queries x and keys y of the scatter dataset (dataset 0), the diagonal A each heuristic picks from their moments, and what the estimators then see. These controls are the sidebar's, shown here too."
+            </p>
+            <div class="data-controls" role="group" aria-label="data controls">
+                <NumberControl param=Param::MeanScale config set_config id_prefix="data-"/>
+                <NumberControl param=Param::XShape config set_config id_prefix="data-"/>
+                <NumberControl param=Param::YShape config set_config id_prefix="data-"/>
+                <NumberControl param=Param::XNorm config set_config id_prefix="data-"/>
+                <NumberControl param=Param::YNorm config set_config id_prefix="data-"/>
+                <NumberControl param=Param::D config set_config id_prefix="data-"/>
+                <SeedControl config set_config id_prefix="data-"/>
+            </div>
+            {notes}
+            <DataChart
+                key="components"
+                title="Moments and A per component"
+                formula="|μ_x,i|, σ_x,i, |μ_y,i|, σ_y,i;  a_i = 1, sqrt(|μ_y,i| / |μ_x,i|), ((σ²_y,i + μ²_y,i) / (σ²_x,i + μ²_x,i))^¼"
+                notice="A shrinks the components where queries are large and keys small (a_i < 1) and stretches the others, so that Ax and A⁻¹y come out of similar size; mean-only A ignores the variances and swings much further where a mean is near 0."
+                canvas=components
+                label=components_label
+                caption=components_caption
+                error=components_error
+            />
+            <div class="pair">
+                <DataChart
+                    key="norms"
+                    title="Norms of queries and keys"
+                    formula="|x| = sqrt(Σ_i x_i²),  |y| = sqrt(Σ_i y_i²)"
+                    notice="the generator rescales every query to mean norm xnorm and every key to mean norm ynorm: with A = I the estimators see exactly these."
+                    canvas=norms
+                    label=norms_label
+                    caption=norms_caption
+                    error=norms_error
+                />
+                <DataChart
+                    key="dots"
+                    title="Inner products"
+                    formula="x·y = ln SM(x, y)"
+                    notice="the true kernel is e^{x·y}: a spread of a few units here is a spread of orders of magnitude in SM."
+                    canvas=dots
+                    label=dots_label
+                    caption=dots_caption
+                    error=dots_error
+                />
+            </div>
+            <div class="pair">
+                <DataChart
+                    key="ax"
+                    title="Transformed queries"
+                    formula="|Ax| = sqrt(Σ_i a_i² x_i²)"
+                    notice="a data-chosen A pulls the long queries in; the identity leaves them at |x|."
+                    canvas=ax
+                    label=ax_label
+                    caption=ax_caption
+                    error=ax_error
+                />
+                <DataChart
+                    key="ay"
+                    title="Transformed keys"
+                    formula="|A⁻¹y| = sqrt(Σ_i y_i² / a_i²)"
+                    notice="the same A pushes the short keys out: the two sides meet in between."
+                    canvas=ay
+                    label=ay_label
+                    caption=ay_caption
+                    error=ay_error
+                />
+            </div>
+            <DataChart
+                key="z"
+                title="What the MSE grows with"
+                formula="z = Ax + A⁻ᵀy;  MSE ∝ e^{|z|²} SM²  (a complex A or GERF: with the magnitudes a of its fit)"
+                notice="the estimator whose |z| sits furthest left has the smallest relative MSE; a unit less of |z| near |z| = 5 is a factor e^9 less MSE."
+                canvas=z
+                label=z_label
+                caption=z_caption
+                error=z_error
+            />
+        </section>
+    }
+}
