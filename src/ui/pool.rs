@@ -223,12 +223,14 @@ impl Pool {
         });
         let this = self.this.clone();
         let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
+            // A worker script that cannot load fires a plain `Event`, without `message`:
+            // read it without assuming an `ErrorEvent` (a throw here would lose the error).
+            let message = js_sys::Reflect::get(&event, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+                .unwrap_or_else(|| "its script did not load".into());
             web_sys::console::error_1(
-                &format!(
-                    "softmax-kernel-lab: worker {index} failed: {}",
-                    event.message()
-                )
-                .into(),
+                &format!("softmax-kernel-lab: worker {index} failed: {message}").into(),
             );
             if let Some(pool) = this.upgrade() {
                 Pool::on_worker_error(&pool, index);

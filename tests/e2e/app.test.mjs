@@ -229,7 +229,7 @@ test('the computation runs in Web Workers, and a newer setting supersedes the on
   }
   await waitReady(page, 60_000);
   assert.match(await page.url(), /[?&]m=112(&|$)/);
-  assert.match(await page.textContent('.caption'), /m = 112\b/);
+  assert.match(await page.textContent('section.figure:has(canvas[data-chart^="scatter-"]) .caption'), /m = 112\b/);
   assert.match(await page.textContent('table caption'), /m = 112\b/);
   // Going back to m = 32 reuses the stored outputs of that earlier request, if it finished,
   // and in any case gives the same numbers as a fresh page with m = 32.
@@ -304,7 +304,7 @@ async function assertConsistent(page, label) {
 test('dragging every slider end to end, through the budget prompt and the work limit, keeps one consistent state', async () => {
   const { page, problems, context } = await openPage(browser, server.url);
   await waitReady(page, 90_000);
-  const sliders = await page.$$eval('.control-row input[type="range"]', (ranges) => ranges.map((r) => r.closest('.control-row').querySelector('input[type="text"]').id.slice(8)));
+  const sliders = await page.$$eval('.controls .control-row input[type="range"]', (ranges) => ranges.map((r) => r.closest('.control-row').querySelector('input[type="text"]').id.slice(8)));
   assert.ok(sliders.includes('m') && sliders.includes('d'), sliders.join());
   // The sequence of the bug report first: m to its right end, then d to its right end.
   await dragSlider(page, 'm', true);

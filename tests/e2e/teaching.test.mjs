@@ -108,6 +108,7 @@ test('hovering a scatter point shows its pair, SM, estimate, relative error and 
   const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100`);
   await waitReady(page, 90_000);
   const canvas = page.locator('canvas[data-chart="scatter-hcexp-var"]');
+  await canvas.scrollIntoViewIfNeeded();
   const box = await canvas.boundingBox();
   let text = null;
   // The points crowd along the diagonal: sweep it until one is under the pointer.
