@@ -178,10 +178,10 @@ impl HistogramPlan {
 
 impl HistogramPlan {
     /// This plan with its y axis raised so that a legend of its lines in the top
-    /// `LEGEND_LINE · lines + 14` CSS px of a plot `plot_height` CSS px tall covers no bar
+    /// `LEGEND_LINE · lines + 24` CSS px (the box and a margin) of a plot `plot_height` CSS px tall covers no bar
     /// (at most 60 % of the plot is given to it).
     pub fn with_legend_room(self, plot_height: f64) -> Self {
-        let legend = LEGEND_LINE * self.legend.len() as f64 + 14.0;
+        let legend = LEGEND_LINE * self.legend.len() as f64 + 24.0;
         let fraction = if plot_height > 0.0 {
             (legend / plot_height).min(0.6)
         } else {

@@ -136,8 +136,8 @@ fn the_legend_gets_room_above_the_bars() {
     ]);
     let plan = HistogramPlan::new(&set).unwrap();
     let most = plan.y.hi / 1.15;
-    // Legend 2 · 15 + 14 = 44 px of a 220 px plot: the bars stay below 80 % of the axis.
-    let roomy = plan.clone().with_legend_room(220.0);
+    // Legend 2 · 15 + 24 = 54 px of a 270 px plot: the bars stay below 80 % of the axis.
+    let roomy = plan.clone().with_legend_room(270.0);
     assert!((most / roomy.y.hi - 0.8).abs() < 1e-12);
     // A tall plot keeps the 15 % headroom; a tiny one gives the legend at most 60 %.
     assert_eq!(plan.clone().with_legend_room(1e6).y.hi, plan.y.hi);
