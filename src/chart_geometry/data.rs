@@ -3,7 +3,7 @@
 //! histograms' axes and bars, and the words around them (legends, bin captions, the numbers
 //! the canvases' `aria-label`s read out).
 
-use super::attention::Axis;
+use super::attention::{Axis, LEGEND_LINE};
 use super::tick;
 use crate::math::data_view::{BinRule, DataView, HistogramSet, KEY_COLOUR, QUERY_COLOUR};
 
@@ -173,6 +173,26 @@ impl HistogramPlan {
             bars,
             legend,
         })
+    }
+}
+
+impl HistogramPlan {
+    /// This plan with its y axis raised so that a legend of its lines in the top
+    /// `LEGEND_LINE · lines + 24` CSS px (the box and a margin) of a plot `plot_height` CSS px tall covers no bar
+    /// (at most 60 % of the plot is given to it).
+    pub fn with_legend_room(self, plot_height: f64) -> Self {
+        let legend = LEGEND_LINE * self.legend.len() as f64 + 24.0;
+        let fraction = if plot_height > 0.0 {
+            (legend / plot_height).min(0.6)
+        } else {
+            0.0
+        };
+        let most = self.y.hi / 1.15;
+        let hi = self.y.hi.max(most / (1.0 - fraction));
+        Self {
+            y: Axis { hi, ..self.y },
+            ..self
+        }
     }
 }
 

@@ -56,6 +56,9 @@ pub fn draw_histogram(
     let Some(plan) = HistogramPlan::new(set) else {
         return draw_message(&root, title, "no values", &px);
     };
+    // The plot's height: the canvas less the caption, the margins and the x labels.
+    let (w, h) = css_size(canvas, dpr);
+    let plan = plan.with_legend_room(h - 24.0 - 16.0 - 40.0);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", px(15.0)).into_font())
         .margin(px(8.0))
@@ -83,7 +86,6 @@ pub fn draw_histogram(
     // The legend: inside the plot's top-right corner, on translucent white.
     let (x_range, y_range) = chart.plotting_area().get_pixel_range();
     let labels: Vec<&str> = plan.legend.iter().map(|l| l.1.as_str()).collect();
-    let (w, _) = css_size(canvas, dpr);
     let legend_w = legend_width(&labels).min(w * 0.6);
     let height = plan.legend.len() as f64 * LEGEND_LINE + 8.0;
     let lx = x_range.end - px(6.0) - px(legend_w);

@@ -238,7 +238,7 @@ pub fn DataPanel(
                     key="dots"
                     title="Inner products"
                     formula="x·y = ln SM(x, y)"
-                    notice="the true kernel is e^{x·y}: a spread of a few units here is a spread of orders of magnitude in SM."
+                    notice="the true kernel is e^(x·y): a spread of a few units here is a spread of orders of magnitude in SM."
                     canvas=dots
                     label=dots_label
                     caption=dots_caption

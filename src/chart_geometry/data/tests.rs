@@ -127,3 +127,19 @@ fn degenerate_sets_have_a_plan_or_none_but_never_panic() {
         "histogram of |z|, median: z 2.5"
     );
 }
+
+#[test]
+fn the_legend_gets_room_above_the_bars() {
+    let set = histogram_set(vec![
+        ("a".into(), [1, 2, 3], vec![1.0, 1.1, 1.2, 1.9, 2.0]),
+        ("b".into(), [4, 5, 6], vec![2.0, 2.0]),
+    ]);
+    let plan = HistogramPlan::new(&set).unwrap();
+    let most = plan.y.hi / 1.15;
+    // Legend 2 · 15 + 24 = 54 px of a 270 px plot: the bars stay below 80 % of the axis.
+    let roomy = plan.clone().with_legend_room(270.0);
+    assert!((most / roomy.y.hi - 0.8).abs() < 1e-12);
+    // A tall plot keeps the 15 % headroom; a tiny one gives the legend at most 60 %.
+    assert_eq!(plan.clone().with_legend_room(1e6).y.hi, plan.y.hi);
+    assert!((most / plan.with_legend_room(10.0).y.hi - 0.4).abs() < 1e-12);
+}

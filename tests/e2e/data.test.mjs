@@ -1,0 +1,78 @@
+// End-to-end: the kernel view's data panel ("The data and A", src/ui/data.rs). Its charts are
+// drawn from the configuration on the page; its data controls edit the same configuration as
+// the sidebar's.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serveDist, launchBrowser, openPage, waitReady } from './harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDist();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const CHARTS = ['data-components', 'data-norms', 'data-dots', 'data-ax', 'data-ay', 'data-z'];
+
+/** Fraction of non-white pixels of each of the data panel's canvases, keyed by data-chart. */
+function panelInk(page) {
+  return page.$$eval('.data-panel canvas[data-chart]', (canvases) => Object.fromEntries(canvases.map((c) => {
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let ink = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i] < 245 || data[i + 1] < 245 || data[i + 2] < 245) ink += 1;
+    return [c.dataset.chart, ink / (data.length / 4)];
+  })));
+}
+
+/** A digest of the panel's pixels, to tell a redraw. */
+function panelPixels(page) {
+  return page.$$eval('.data-panel canvas[data-chart]', (canvases) => canvases.map((c) => {
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let hash = 0;
+    for (let i = 0; i < data.length; i += 7) hash = (hash * 31 + data[i]) >>> 0;
+    return hash;
+  }).join(','));
+}
+
+test('the data panel draws its charts, and its xshape control changes the URL and redraws them', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  await waitReady(page);
+  const ink = await panelInk(page);
+  for (const chart of CHARTS) {
+    assert.ok(ink[chart] > 0.02, `chart ${chart} looks blank (ink ${ink[chart]})`);
+  }
+  const labels = await page.$$eval('.data-panel canvas[role="img"]', (cs) => cs.map((c) => c.getAttribute('aria-label')));
+  assert.equal(labels.length, CHARTS.length);
+  assert.match(labels[0], /a per component: identity 1 to 1; mean-only .* to .*; variance-adjusted/);
+  assert.equal(await page.$$eval('.data-panel .error', (e) => e.length), 0, 'no chart error');
+  // The panel's control and the sidebar's show the one configuration.
+  assert.equal(await page.inputValue('#data-control-xshape'), '0.02');
+  assert.equal(await page.inputValue('#control-xshape'), '0.02');
+  const before = await panelPixels(page);
+  await page.fill('#data-control-xshape', '2');
+  await page.press('#data-control-xshape', 'Enter');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('xshape') === '2');
+  await page.waitForFunction((old) => {
+    const hashes = [...document.querySelectorAll('.data-panel canvas[data-chart]')].map((c) => {
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      let hash = 0;
+      for (let i = 0; i < data.length; i += 7) hash = (hash * 31 + data[i]) >>> 0;
+      return hash;
+    }).join(',');
+    return hashes !== old;
+  }, before, { timeout: 30_000, polling: 100 });
+  assert.equal(await page.inputValue('#control-xshape'), '2', 'the sidebar follows');
+  await waitReady(page);
+  const after = await panelInk(page);
+  for (const chart of CHARTS) {
+    assert.ok(after[chart] > 0.02, `chart ${chart} blank after the change (ink ${after[chart]})`);
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
