@@ -89,6 +89,8 @@ export function readTable(page) {
 /** Drags the slider of control `key` from one end to the other with the mouse. */
 export async function dragSlider(page, key, toEnd, steps = 24) {
   const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
+  // Sliders low in the sidebar may be below the fold: a pointer cannot drag them there.
+  await slider.scrollIntoViewIfNeeded();
   const box = await slider.boundingBox();
   const y = box.y + box.height / 2;
   const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
