@@ -1,10 +1,11 @@
 // Shared by the end-to-end tests, the screenshot script and the benchmark: a static server for
-// dist/ on a free loopback port, and Debian's Chromium launched headless through playwright-core.
+// dist/ on a free loopback port, and a headless browser launched through playwright-core:
+// Debian's Chromium, or Debian's Firefox ESR with E2E_BROWSER=firefox.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, firefox } from 'playwright-core';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 export const distDir = resolve(here, '..', '..', 'dist');
@@ -50,8 +51,22 @@ export const chromiumArgs = [
   '--no-first-run', '--disable-quic',
 ];
 
-/** Debian's Chromium, headless. */
+/** The browser the tests drive: `chromium` (the default) or `firefox`, from E2E_BROWSER. */
+export const browserName = process.env.E2E_BROWSER || 'chromium';
+if (!['chromium', 'firefox'].includes(browserName)) {
+  throw new Error(`E2E_BROWSER must be chromium or firefox, not ${JSON.stringify(browserName)}`);
+}
+
+/** Debian's Chromium or Firefox ESR (per E2E_BROWSER), headless. */
 export function launchBrowser() {
+  if (browserName === 'firefox') {
+    // Stock Firefox speaks WebDriver BiDi, not Playwright's own protocol: `channel` says so.
+    return firefox.launch({
+      channel: 'moz-firefox',
+      executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
+      headless: true,
+    });
+  }
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: chromiumArgs,
@@ -61,12 +76,30 @@ export function launchBrowser() {
 /** A page that records every page error and console error into `problems`. */
 export async function openPage(browser, url, { deviceScaleFactor = 1, width = 1400, height = 1000 } = {}) {
   const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor });
+  // Firefox reports a blocked script or connection only to its own console: have the page say it.
+  await context.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => {
+    console.error(`Content-Security-Policy violation: ${e.effectiveDirective} blocked ${e.blockedURI || 'an inline script'}`);
+  }));
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
   await page.goto(url);
   return { page, problems, context };
+}
+
+/**
+ * Types `text` into the field `selector` as a person would (click, select all, delete, type key
+ * by key) and, unless `enter` is false, presses Enter. The page's fields update on `change`:
+ * `page.fill()` sends an untrusted `input` event, on which Firefox never fires `change`.
+ */
+export async function typeInto(page, selector, text, { enter = true } = {}) {
+  const field = page.locator(selector);
+  await field.click();
+  await field.press('Control+A');
+  await field.press('Delete');
+  await field.pressSequentially(String(text));
+  if (enter) await field.press('Enter');
 }
 
 /** Waits until the app's root says `ready` (or fails on `error`). */
@@ -89,6 +122,8 @@ export function readTable(page) {
 /** Drags the slider of control `key` from one end to the other with the mouse. */
 export async function dragSlider(page, key, toEnd, steps = 24) {
   const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
+  // WebDriver (Firefox) refuses a pointer outside the viewport, where CDP (Chromium) does not.
+  await slider.scrollIntoViewIfNeeded();
   const box = await slider.boundingBox();
   const y = box.y + box.height / 2;
   const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
