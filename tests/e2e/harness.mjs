@@ -3,6 +3,7 @@
 // Debian's Chromium, or Debian's Firefox ESR with E2E_BROWSER=firefox.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, firefox } from 'playwright-core';
@@ -131,4 +132,36 @@ export async function dragSlider(page, key, toEnd, steps = 24) {
   await page.mouse.down();
   for (let i = 1; i <= steps; i += 1) await page.mouse.move(from + ((to - from) * i) / steps, y);
   await page.mouse.up();
+}
+
+
+/**
+ * Runs axe-core on the page (`options` go to `axe.run`) and returns its violations as
+ * [{ id, impact, help, targets }], `targets` one selector per node.
+ *
+ * axe-core is injected as a script of the page's own origin (a path Playwright answers with
+ * `axe.source`): an inline `addScriptTag({ content })` is refused by the page's
+ * Content-Security-Policy, and Firefox over WebDriver BiDi has no `bypassCSP`.
+ */
+export async function axeViolations(page, options = {}) {
+  if (!(await page.evaluate(() => typeof window.axe !== 'undefined'))) {
+    // Loaded here, not at the top: the screenshot and bench scripts need no axe-core.
+    const { source } = createRequire(import.meta.url)('axe-core');
+    const url = new URL('/__e2e__/axe.js', page.url()).href;
+    await page.route(url, (route) => route.fulfill({ body: source, contentType: 'text/javascript; charset=utf-8' }));
+    await page.addScriptTag({ url });
+    await page.unroute(url);
+  }
+  const violations = await page.evaluate((opts) => window.axe.run(document, opts).then((r) => r.violations), options);
+  return violations.map((v) => ({
+    id: v.id,
+    impact: v.impact,
+    help: v.help,
+    targets: v.nodes.map((n) => n.target.join(' ')),
+  }));
+}
+
+/** Violations as readable lines, for an assertion message. */
+export function formatViolations(violations) {
+  return violations.map((v) => `${v.id} (${v.impact}): ${v.help}\n${v.targets.map((t) => `    ${t}`).join('\n')}`).join('\n');
 }
