@@ -72,7 +72,10 @@ if [[ $with_browser == true ]]; then
     say "installing Firefox ESR from Debian"
     apt_install firefox-esr
   fi
-  if ! geckodriver --version 2>/dev/null | grep -q "^geckodriver $GECKODRIVER_VERSION\b"; then
+  # Not `geckodriver --version | grep -q`: grep exits at the first line, geckodriver then dies
+  # of SIGPIPE, and pipefail calls the pipeline failed (a needless 3-minute reinstall).
+  read -r _ geckodriver_version _ < <(geckodriver --version 2>/dev/null || true)
+  if [[ "${geckodriver_version:-}" != "$GECKODRIVER_VERSION" ]]; then
     say "installing geckodriver $GECKODRIVER_VERSION (about 3 minutes; Debian has none)"
     cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
   fi
@@ -85,5 +88,5 @@ if [[ $with_browser == true ]]; then
 fi
 say "tools ready: $(trunk --version), $(wasm-bindgen --version), $(wasm-opt --version)"
 if [[ $with_browser == true ]]; then
-  say "browsers ready: $(chromium --version 2>/dev/null), $(firefox-esr --version), $(geckodriver --version | head -n 1)"
+  say "browsers ready: $(chromium --version 2>/dev/null), $(firefox-esr --version), geckodriver $(geckodriver --version 2>/dev/null | sed -n 1p | cut -d" " -f2)"
 fi
