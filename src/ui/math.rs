@@ -16,5 +16,7 @@ pub fn Math(#[prop(into)] text: String, #[prop(optional)] block: bool) -> impl I
     } else {
         "formula-inline"
     };
-    view! { <span class=class inner_html=to_mathml(&text)></span> }
+    // A long formula scrolls inside its box; the box takes the focus so that a keyboard can
+    // scroll it too.
+    view! { <span class=class tabindex="0" inner_html=to_mathml(&text)></span> }
 }
