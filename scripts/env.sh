@@ -6,3 +6,4 @@ export PATH="$HOME/.cargo/bin:$ROOT/tools/node_modules/.bin:$PATH"
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 TRUNK_VERSION="0.21.14"
 WASM_BINDGEN_VERSION="0.2.130"   # must equal the wasm-bindgen crate pinned in Cargo.toml
+GECKODRIVER_VERSION="0.37.1"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs whatever is missing, at the pinned versions (../shared/TOOLCHAIN.md):
 # the wasm target, Trunk, the wasm-bindgen CLI, binaryen's wasm-opt (npm), and with
-# --browser also Debian's Chromium + ChromeDriver and the end-to-end tests' npm packages.
+# --browser also Debian's Chromium + ChromeDriver, Debian's Firefox ESR + geckodriver (cargo)
+# and the end-to-end tests' npm packages.
 # Safe to run again: every step checks first.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -67,9 +68,25 @@ if [[ $with_browser == true ]]; then
     say "installing Chromium and ChromeDriver from Debian"
     apt_install chromium chromium-driver
   fi
-  if [[ ! -d tests/e2e/node_modules/playwright-core ]]; then
-    say "installing playwright-core for the end-to-end tests"
+  if [[ ! -x /usr/bin/firefox-esr ]]; then
+    say "installing Firefox ESR from Debian"
+    apt_install firefox-esr
+  fi
+  # Not `geckodriver --version | grep -q`: grep exits at the first line, geckodriver then dies
+  # of SIGPIPE, and pipefail calls the pipeline failed (a needless 3-minute reinstall).
+  read -r _ geckodriver_version _ < <(geckodriver --version 2>/dev/null || true)
+  if [[ "${geckodriver_version:-}" != "$GECKODRIVER_VERSION" ]]; then
+    say "installing geckodriver $GECKODRIVER_VERSION (about 3 minutes; Debian has none)"
+    cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
+  fi
+  # npm ci again whenever the lockfile is newer than the installed tree (a new or bumped package).
+  if [[ ! -f tests/e2e/node_modules/.package-lock.json \
+        || tests/e2e/package-lock.json -nt tests/e2e/node_modules/.package-lock.json ]]; then
+    say "installing the end-to-end tests' npm packages (playwright-core, axe-core)"
     (cd tests/e2e && npm ci --no-audit --no-fund)
   fi
 fi
 say "tools ready: $(trunk --version), $(wasm-bindgen --version), $(wasm-opt --version)"
+if [[ $with_browser == true ]]; then
+  say "browsers ready: $(chromium --version 2>/dev/null), $(firefox-esr --version), geckodriver $(geckodriver --version 2>/dev/null | sed -n 1p | cut -d" " -f2)"
+fi

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs: installs what is missing, then runs every
 # check: formatting, clippy (native and wasm), the native tests, the browser tests
-# (wasm-bindgen-test in headless Chromium) and the end-to-end tests on the release build.
+# (wasm-bindgen-test in headless Chromium and Firefox ESR) and the end-to-end tests on the
+# release build (in both browsers too).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$ROOT/scripts/install-tools.sh" --browser
 cd "$ROOT"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints the seconds since the start, so a slow step shows in CI's log.
+step() { printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
+trap 'printf "\n==> [%4d s] done (exit %d)\n" "$SECONDS" "$?"' EXIT
 
 step "cargo fmt --check"
 cargo fmt --all --check
@@ -19,15 +22,30 @@ cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
 step "native tests (math, statistics)"
 cargo test
 
-step "browser tests (wasm-bindgen-test, headless Chromium)"
-cargo test --target wasm32-unknown-unknown --test browser
+# wasm-bindgen-test-runner prefers GECKODRIVER to CHROMEDRIVER, and with neither set takes the
+# first driver on PATH: each run names its driver and unsets the other. (No `cargo test -q`
+# here: cargo would pass --quiet on to the runner, which rejects it.)
+in_chromium() { env -u GECKODRIVER CHROMEDRIVER=/usr/bin/chromedriver "$@"; }
+in_firefox() { env -u CHROMEDRIVER GECKODRIVER="$(command -v geckodriver)" "$@"; }
+worker_like=(env CARGO_TARGET_DIR="$ROOT/target/worker" RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd")
 
-step "browser tests again, built like the worker (+relaxed-simd, its own target dir)"
-CARGO_TARGET_DIR="$ROOT/target/worker" RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd" \
-  cargo test --target wasm32-unknown-unknown --test browser
+step "browser tests (wasm-bindgen-test, headless Chromium)"
+in_chromium cargo test --target wasm32-unknown-unknown --test browser
+
+step "browser tests (wasm-bindgen-test, headless Firefox ESR)"
+in_firefox cargo test --target wasm32-unknown-unknown --test browser
+
+step "browser tests again in Chromium, built like the worker (+relaxed-simd, its own target dir)"
+in_chromium "${worker_like[@]}" cargo test --target wasm32-unknown-unknown --test browser
+
+step "browser tests again in Firefox ESR, built like the worker (+relaxed-simd)"
+in_firefox "${worker_like[@]}" cargo test --target wasm32-unknown-unknown --test browser
 
 step "release build (trunk)"
 trunk build --release
 
-step "end-to-end tests (release build in headless Chromium, Playwright)"
-(cd tests/e2e && npm test)
+step "end-to-end tests in headless Chromium (release build, Playwright)"
+(cd tests/e2e && E2E_BROWSER=chromium npm test)
+
+step "end-to-end tests in headless Firefox ESR (release build, Playwright over WebDriver BiDi)"
+(cd tests/e2e && E2E_BROWSER=firefox npm test)

@@ -1,8 +1,9 @@
 // End-to-end: the release build (dist/) served on loopback, opened in Debian's headless
-// Chromium. Every test fails on any page error or console error.
+// Chromium or Firefox ESR (E2E_BROWSER, see harness.mjs). Every test fails on any page error or
+// console error.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage, waitReady, readTable, dragSlider } from './harness.mjs';
+import { serveDist, launchBrowser, openPage, waitReady, readTable, dragSlider, typeInto } from './harness.mjs';
 
 let server;
 let browser;
@@ -53,8 +54,7 @@ test('changing m through the UI recomputes the table and updates the URL', async
   await waitReady(page);
   const before = JSON.stringify(await readTable(page));
   const rowsBefore = JSON.stringify(await page.$$eval('tr[data-estimator]', (rows) => rows.map((r) => r.textContent)));
-  await page.fill('#control-m', '64');
-  await page.press('#control-m', 'Enter');
+  await typeInto(page, '#control-m', '64');
   await page.waitForFunction((old) => {
     const rows = [...document.querySelectorAll('tr[data-estimator]')];
     return document.querySelector('.app').dataset.status === 'ready'
@@ -99,8 +99,7 @@ test('invalid typing shows an inline message and keeps the last results', async 
   const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=4&pairs=50');
   await waitReady(page);
   const before = await readTable(page);
-  await page.fill('#control-m', 'lots');
-  await page.press('#control-m', 'Enter');
+  await typeInto(page, '#control-m', 'lots');
   await page.waitForSelector('.control.invalid .control-error');
   assert.match(await page.textContent('.control.invalid .control-error'), /m: must be an integer from 1 to 16384/);
   assert.equal(await page.getAttribute('.app', 'data-status'), 'ready');
@@ -132,8 +131,8 @@ test('clicking a scatter point probes that pair: histogram drawn, URL follows', 
   const ink = await chartInk(page);
   assert.ok(ink.probe > 0.02, `probe chart looks blank (ink ${ink.probe})`);
   // A typed pair of the wrong shape gives an inline message, not an error.
-  await page.fill('input[name="probe-x"]', '1, 2, 3');
-  await page.fill('input[name="probe-y"]', '1, 2');
+  await typeInto(page, 'input[name="probe-x"]', '1, 2, 3', { enter: false });
+  await typeInto(page, 'input[name="probe-y"]', '1, 2', { enter: false });
   await page.click('.typed-pair button');
   assert.match(await page.textContent('.typed-pair .control-error'), /same dimension/);
   assert.deepEqual(problems, []);
@@ -224,8 +223,7 @@ test('the computation runs in Web Workers, and a newer setting supersedes the on
   assert.match(await page.textContent('.status'), new RegExp(`by ${Math.min(8, Math.max(1, workers))} workers`));
   // Five values typed in quick succession, without waiting: only the last one must show.
   for (const m of [32, 48, 80, 96, 112]) {
-    await page.fill('#control-m', String(m));
-    await page.press('#control-m', 'Enter');
+    await typeInto(page, '#control-m', String(m));
   }
   await waitReady(page, 60_000);
   assert.match(await page.url(), /[?&]m=112(&|$)/);
@@ -233,8 +231,7 @@ test('the computation runs in Web Workers, and a newer setting supersedes the on
   assert.match(await page.textContent('table caption'), /m = 112\b/);
   // Going back to m = 32 reuses the stored outputs of that earlier request, if it finished,
   // and in any case gives the same numbers as a fresh page with m = 32.
-  await page.fill('#control-m', '32');
-  await page.press('#control-m', 'Enter');
+  await typeInto(page, '#control-m', '32');
   await page.waitForFunction(() => /m=32(&|$)/.test(location.search) && document.querySelector('.app').dataset.status === 'ready');
   const again = await readTable(page);
   const fresh = await openPage(browser, server.url + '?m=32');
@@ -252,13 +249,11 @@ test('above the work budget the page asks first, and going back restores the las
   const before = await readTable(page);
   // (200 + 5 × 1000) pairs × 16384 features × d 50 × 3 estimators ≈ 1.3e10 multiply-adds:
   // above the budget (1e10), below the hard limit (1.5e10).
-  await page.fill('#control-pairs', '1000');
-  await page.press('#control-pairs', 'Enter');
+  await typeInto(page, '#control-pairs', '1000');
   await waitReady(page, 120_000);
   const shown = await readTable(page);
   assert.notDeepEqual(shown, before);
-  await page.fill('#control-m', '16384');
-  await page.press('#control-m', 'Enter');
+  await typeInto(page, '#control-m', '16384');
   await page.waitForSelector('.confirm-run', { timeout: 10_000 });
   assert.equal(await page.getAttribute('.app', 'data-status'), 'confirm');
   assert.match(await page.textContent('.confirm-run'), /multiply-adds/);
@@ -331,14 +326,12 @@ test('a long run shows progress and can be cancelled; the previous results stay'
   await waitReady(page);
   const table = await readTable(page);
   const generation = await page.getAttribute('.app', 'data-generation');
-  await page.fill('#control-pairs', '1000');
-  await page.press('#control-pairs', 'Enter');
+  await typeInto(page, '#control-pairs', '1000');
   await waitReady(page, 120_000);
   const afterPairs = await readTable(page);
   const readyGeneration = await page.getAttribute('.app', 'data-generation');
   assert.notEqual(readyGeneration, generation);
-  await page.fill('#control-m', '16384');
-  await page.press('#control-m', 'Enter');
+  await typeInto(page, '#control-m', '16384');
   await page.click('.run-anyway');
   await page.waitForSelector('progress.progress', { timeout: 10_000 });
   await page.click('button.cancel');
@@ -350,8 +343,7 @@ test('a long run shows progress and can be cancelled; the previous results stay'
   assert.equal(await page.getAttribute('.app', 'data-generation'), readyGeneration);
   assert.deepEqual(await readTable(page), afterPairs);
   // And the page still works.
-  await page.fill('#control-m', '64');
-  await page.press('#control-m', 'Enter');
+  await typeInto(page, '#control-m', '64');
   await waitReady(page, 60_000);
   assert.notDeepEqual(await readTable(page), afterPairs);
   assert.ok(Object.keys(table).length === 3);
@@ -367,8 +359,7 @@ test('a long run shows each finished part before the whole run ends', async () =
   assert.match(await page.textContent(caption), /m = 1024/);
   // The scatter (100 pairs) is a sliver of this run; the boxplots (200 × 100 pairs) are not.
   const generation = await page.getAttribute('.app', 'data-generation');
-  await page.fill('#control-m', '4096');
-  await page.press('#control-m', 'Enter');
+  await typeInto(page, '#control-m', '4096');
   await page.click('.run-anyway');
   // The new scatter is on screen while the run is unfinished (data-generation changes only
   // when every task is in).

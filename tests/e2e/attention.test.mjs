@@ -2,7 +2,7 @@
 // all-MiniLM-L6-v2, in the release build. Every test fails on any page error or console error.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage, dragSlider } from './harness.mjs';
+import { serveDist, launchBrowser, openPage, dragSlider, typeInto } from './harness.mjs';
 
 let server;
 let browser;
@@ -84,8 +84,7 @@ test('attention view on real heads: the asset is fetched, the head table compute
   const href = await page.$eval('.heads-table a.download', (a) => a.href);
   assert.match(href, /^data:text\/csv/);
   // Another head: the URL follows and the view recomputes.
-  await page.fill('#control-layer', '3');
-  await page.press('#control-layer', 'Enter');
+  await typeInto(page, '#control-layer', '3');
   await page.waitForFunction(() => /layer=3/.test(location.search));
   await waitAttention(page, CHARTS, 120_000);
   assert.equal(await page.$$eval('.attention-view .error', (e) => e.length), 0);
@@ -100,8 +99,7 @@ test('a large attention run asks first; a smaller setting runs without asking', 
   assert.match(await page.textContent('.attention-view .confirm-run'), /multiply-adds/);
   // Nothing was computed while it waits.
   assert.match(await page.textContent('.attention-table tbody'), /computing/);
-  await page.fill('#control-len', '64');
-  await page.press('#control-len', 'Enter');
+  await typeInto(page, '#control-len', '64');
   await page.waitForFunction(() => /len=64(&|$)/.test(location.search));
   await waitAttention(page, ['heatmap-exact', 'output-error'], 120_000);
   assert.equal(await page.$$('.attention-view .confirm-run').then((e) => e.length), 0);

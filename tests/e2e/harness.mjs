@@ -1,10 +1,12 @@
 // Shared by the end-to-end tests, the screenshot script and the benchmark: a static server for
-// dist/ on a free loopback port, and Debian's Chromium launched headless through playwright-core.
+// dist/ on a free loopback port, and a headless browser launched through playwright-core:
+// Debian's Chromium, or Debian's Firefox ESR with E2E_BROWSER=firefox.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, firefox } from 'playwright-core';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 export const distDir = resolve(here, '..', '..', 'dist');
@@ -50,8 +52,22 @@ export const chromiumArgs = [
   '--no-first-run', '--disable-quic',
 ];
 
-/** Debian's Chromium, headless. */
+/** The browser the tests drive: `chromium` (the default) or `firefox`, from E2E_BROWSER. */
+export const browserName = process.env.E2E_BROWSER || 'chromium';
+if (!['chromium', 'firefox'].includes(browserName)) {
+  throw new Error(`E2E_BROWSER must be chromium or firefox, not ${JSON.stringify(browserName)}`);
+}
+
+/** Debian's Chromium or Firefox ESR (per E2E_BROWSER), headless. */
 export function launchBrowser() {
+  if (browserName === 'firefox') {
+    // Stock Firefox speaks WebDriver BiDi, not Playwright's own protocol: `channel` says so.
+    return firefox.launch({
+      channel: 'moz-firefox',
+      executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
+      headless: true,
+    });
+  }
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: chromiumArgs,
@@ -61,12 +77,30 @@ export function launchBrowser() {
 /** A page that records every page error and console error into `problems`. */
 export async function openPage(browser, url, { deviceScaleFactor = 1, width = 1400, height = 1000 } = {}) {
   const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor });
+  // Firefox reports a blocked script or connection only to its own console: have the page say it.
+  await context.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => {
+    console.error(`Content-Security-Policy violation: ${e.effectiveDirective} blocked ${e.blockedURI || 'an inline script'}`);
+  }));
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
   await page.goto(url);
   return { page, problems, context };
+}
+
+/**
+ * Types `text` into the field `selector` as a person would (click, select all, delete, type key
+ * by key) and, unless `enter` is false, presses Enter. The page's fields update on `change`:
+ * `page.fill()` sends an untrusted `input` event, on which Firefox never fires `change`.
+ */
+export async function typeInto(page, selector, text, { enter = true } = {}) {
+  const field = page.locator(selector);
+  await field.click();
+  await field.press('Control+A');
+  await field.press('Delete');
+  await field.pressSequentially(String(text));
+  if (enter) await field.press('Enter');
 }
 
 /** Waits until the app's root says `ready` (or fails on `error`). */
@@ -89,7 +123,8 @@ export function readTable(page) {
 /** Drags the slider of control `key` from one end to the other with the mouse. */
 export async function dragSlider(page, key, toEnd, steps = 24) {
   const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
-  // Sliders low in the sidebar may be below the fold: a pointer cannot drag them there.
+  // Sliders low in the sidebar may be below the fold; WebDriver (Firefox) refuses a pointer
+  // outside the viewport anyway.
   await slider.scrollIntoViewIfNeeded();
   const box = await slider.boundingBox();
   const y = box.y + box.height / 2;
@@ -98,4 +133,36 @@ export async function dragSlider(page, key, toEnd, steps = 24) {
   await page.mouse.down();
   for (let i = 1; i <= steps; i += 1) await page.mouse.move(from + ((to - from) * i) / steps, y);
   await page.mouse.up();
+}
+
+
+/**
+ * Runs axe-core on the page (`options` go to `axe.run`) and returns its violations as
+ * [{ id, impact, help, targets }], `targets` one selector per node.
+ *
+ * axe-core is injected as a script of the page's own origin (a path Playwright answers with
+ * `axe.source`): an inline `addScriptTag({ content })` is refused by the page's
+ * Content-Security-Policy, and Firefox over WebDriver BiDi has no `bypassCSP`.
+ */
+export async function axeViolations(page, options = {}) {
+  if (!(await page.evaluate(() => typeof window.axe !== 'undefined'))) {
+    // Loaded here, not at the top: the screenshot and bench scripts need no axe-core.
+    const { source } = createRequire(import.meta.url)('axe-core');
+    const url = new URL('/__e2e__/axe.js', page.url()).href;
+    await page.route(url, (route) => route.fulfill({ body: source, contentType: 'text/javascript; charset=utf-8' }));
+    await page.addScriptTag({ url });
+    await page.unroute(url);
+  }
+  const violations = await page.evaluate((opts) => window.axe.run(document, opts).then((r) => r.violations), options);
+  return violations.map((v) => ({
+    id: v.id,
+    impact: v.impact,
+    help: v.help,
+    targets: v.nodes.map((n) => n.target.join(' ')),
+  }));
+}
+
+/** Violations as readable lines, for an assertion message. */
+export function formatViolations(violations) {
+  return violations.map((v) => `${v.id} (${v.impact}): ${v.help}\n${v.targets.map((t) => `    ${t}`).join('\n')}`).join('\n');
 }
