@@ -3,7 +3,7 @@
 // the sidebar's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage, waitReady } from './harness.mjs';
+import { serveDist, launchBrowser, openPage, waitReady, typeInto } from './harness.mjs';
 
 let server;
 let browser;
@@ -55,8 +55,7 @@ test('the data panel draws its charts, and its xshape control changes the URL an
   assert.equal(await page.inputValue('#data-control-xshape'), '0.02');
   assert.equal(await page.inputValue('#control-xshape'), '0.02');
   const before = await panelPixels(page);
-  await page.fill('#data-control-xshape', '2');
-  await page.press('#data-control-xshape', 'Enter');
+  await typeInto(page, '#data-control-xshape', '2');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('xshape') === '2');
   await page.waitForFunction((old) => {
     const hashes = [...document.querySelectorAll('.data-panel canvas[data-chart]')].map((c) => {
