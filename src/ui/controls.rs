@@ -252,6 +252,10 @@ pub fn EstimatorControls(
                         <option value="variance-adjusted">"variance-adjusted"</option>
                     </select>
                 </label>
+                // Said in words, not only greyed out: faded text would fail contrast (axe).
+                <p class="control-note complex-note">
+                    {move || (!uses_complex()).then_some("Used only by the complex-A estimators (cplx, hcplx); neither is chosen.")}
+                </p>
             </div>
             <label class="check">
                 <input

@@ -1,5 +1,5 @@
-// End-to-end accessibility: axe-core (harness.mjs `axeViolations`) on the default page, the
-// attention view and the single-pair probe of the release build, once each is computed. Every
+// End-to-end accessibility: axe-core (harness.mjs `axeViolations`) on the default page, a
+// preset, the attention view and the single-pair probe of the release build, once each is computed. Every
 // test asserts zero violations and no page or console error (the page keeps its
 // Content-Security-Policy: axe-core comes in as a script of the page's own origin).
 import { test, before, after } from 'node:test';
@@ -19,22 +19,31 @@ after(async () => {
   await server?.close();
 });
 
-// Known violations, being fixed in the app: color-contrast on the dimmed θ and cplxa controls of
-// the kernel view (#777b80 and #9da2a9 on white). Until then those tests run and print what
-// they find, but do not fail the suite; the attention view has none and must stay so.
-const pending = { todo: 'issue 12: violations being fixed' };
-
 async function assertAccessible(page, problems, label) {
   const violations = await axeViolations(page);
   assert.deepEqual(problems, [], `${label}: page or console errors`);
   assert.equal(violations.length, 0, `${label}: ${violations.length} axe violation(s):\n${formatViolations(violations)}`);
 }
 
-test('axe: the default page, once computed', pending, async () => {
+test('axe: the default page, once computed', async () => {
   const { page, problems, context } = await openPage(browser, server.url);
   try {
     await waitReady(page, 90_000);
     await assertAccessible(page, problems, 'default page');
+  } finally {
+    await context.close();
+  }
+});
+
+test('axe: a preset chosen from the presets row (large norms), with the complex-A controls in use', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?est=cexp-var,hcplx&theta=0.7`);
+  try {
+    await waitReady(page, 90_000);
+    await page.click('a.preset[data-preset="large-norms"]');
+    await page.waitForSelector('.preset-explanation');
+    await waitReady(page, 90_000);
+    assert.match(page.url(), /xnorm=50/);
+    await assertAccessible(page, problems, 'large-norms preset');
   } finally {
     await context.close();
   }
@@ -50,7 +59,7 @@ test('axe: the attention view (len=64), once computed', async () => {
   }
 });
 
-test('axe: the single-pair probe (probe=3), once computed', pending, async () => {
+test('axe: the single-pair probe (probe=3), once computed', async () => {
   const { page, problems, context } = await openPage(browser, `${server.url}?probe=3`);
   try {
     await waitReady(page, 90_000);
