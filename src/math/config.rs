@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::dataset::{DatasetError, DatasetParams};
 use super::estimators::{EstimatorId, EstimatorParams, all_ids};
 use super::heuristics::AHeuristic;
 
@@ -47,6 +48,12 @@ pub struct ExperimentConfig {
     /// "Laplace(0, 50)" as rate 50 (scale 1/50): only that reading reproduces its Figures 1–3
     /// (see README, "The Laplace parameter"); `scale=50` gives the scale reading.
     pub mean_scale: f64,
+    /// The query means' own Laplace scale `b_x`, set apart from `b` (`None`: `b`).
+    #[serde(default)]
+    pub x_mean_scale: Option<f64>,
+    /// The key means' own Laplace scale `b_y`, set apart from `b` (`None`: `b`).
+    #[serde(default)]
+    pub y_mean_scale: Option<f64>,
     /// Gamma shape of the query variances.
     pub x_shape: f64,
     /// Gamma shape of the key variances.
@@ -87,6 +94,8 @@ impl Default for ExperimentConfig {
             pairs: 250,
             seed: 0,
             mean_scale: 0.02,
+            x_mean_scale: None,
+            y_mean_scale: None,
             x_shape: 0.02,
             y_shape: 0.01,
             x_norm: 5.0,
@@ -135,6 +144,10 @@ pub enum Param {
     Pairs,
     Seed,
     MeanScale,
+    /// The query means' own Laplace scale (`same`: follow `scale`).
+    XMeanScale,
+    /// The key means' own Laplace scale (`same`: follow `scale`).
+    YMeanScale,
     XShape,
     YShape,
     XNorm,
@@ -185,12 +198,19 @@ const PROBE_RANGE: NumericRange = NumericRange {
     integer: true,
 };
 
+/// The Laplace scales of the means (`scale`, `xscale`, `yscale`).
+const MEAN_SCALE_RANGE: NumericRange = NumericRange {
+    min: 0.001,
+    max: 1000.0,
+    integer: false,
+};
+
 /// Longest parameter text considered; longer text is rejected without being parsed.
 const MAX_VALUE_LEN: usize = 256;
 
 impl Param {
     /// Every parameter, in the order of the URL and the README table.
-    pub const ALL: [Param; 18] = [
+    pub const ALL: [Param; 20] = [
         Param::D,
         Param::M,
         Param::N,
@@ -198,6 +218,8 @@ impl Param {
         Param::Pairs,
         Param::Seed,
         Param::MeanScale,
+        Param::XMeanScale,
+        Param::YMeanScale,
         Param::XShape,
         Param::YShape,
         Param::XNorm,
@@ -243,6 +265,8 @@ impl Param {
             Param::Pairs => "pairs",
             Param::Seed => "seed",
             Param::MeanScale => "scale",
+            Param::XMeanScale => "xscale",
+            Param::YMeanScale => "yscale",
             Param::XShape => "xshape",
             Param::YShape => "yshape",
             Param::XNorm => "xnorm",
@@ -288,6 +312,8 @@ impl Param {
             Param::Pairs => "pairs per dataset",
             Param::Seed => "seed",
             Param::MeanScale => "Laplace scale b of the means",
+            Param::XMeanScale => "Laplace scale of the query means",
+            Param::YMeanScale => "Laplace scale of the key means",
             Param::XShape => "Gamma shape of query variances",
             Param::YShape => "Gamma shape of key variances",
             Param::XNorm => "mean query norm",
@@ -335,7 +361,7 @@ impl Param {
             Param::Datasets => Some(int(1.0, 200.0)),
             Param::Pairs => Some(int(2.0, 5000.0)),
             Param::Seed => Some(int(0.0, 4_294_967_295.0)),
-            Param::MeanScale => Some(real(0.001, 1000.0)),
+            Param::MeanScale => Some(MEAN_SCALE_RANGE),
             Param::XShape | Param::YShape => Some(real(0.001, 100.0)),
             Param::XNorm | Param::YNorm => Some(real(0.01, 50.0)),
             Param::Trials => Some(int(2.0, 100_000.0)),
@@ -350,6 +376,8 @@ impl Param {
             Param::Draws => Some(int(2.0, 64.0)),
             Param::RaSamples => Some(int(1.0, 64.0)),
             Param::View | Param::Source | Param::Methods | Param::Focus => None,
+            // Numbers or `same`: parsed apart (see `allowed`).
+            Param::XMeanScale | Param::YMeanScale => None,
             Param::Estimators
             | Param::Hyperbolic
             | Param::Omega
@@ -368,6 +396,10 @@ impl Param {
                 Param::Estimators => format!(
                     "a comma-separated, non-empty subset of the estimator ids {} (the old names prf, mean, var also work)",
                     all_ids()
+                ),
+                Param::XMeanScale | Param::YMeanScale => format!(
+                    "same (the scale b of scale) or a number from {} to {}",
+                    MEAN_SCALE_RANGE.min, MEAN_SCALE_RANGE.max
                 ),
                 Param::Hyperbolic => "1 or 0 (true or false)".to_string(),
                 Param::Orthogonal => "1 or 0 (true or false)".to_string(),
@@ -493,6 +525,31 @@ fn parse_estimators(text: &str) -> Result<Vec<EstimatorId>, ParamError> {
 }
 
 impl ExperimentConfig {
+    /// The Laplace scales of the query and the key means: `xscale` and `yscale` where set,
+    /// else `scale` for both (the paper's one `b`).
+    pub fn mean_scales(&self) -> (f64, f64) {
+        (
+            self.x_mean_scale.unwrap_or(self.mean_scale),
+            self.y_mean_scale.unwrap_or(self.mean_scale),
+        )
+    }
+
+    /// The generator's parameters for `n` pairs in dimension `d` (the distributions, scales
+    /// and norms of this configuration).
+    pub fn dataset_params(&self, d: usize, n: usize) -> Result<DatasetParams, DatasetError> {
+        let (x_scale, y_scale) = self.mean_scales();
+        DatasetParams::new(
+            d,
+            n,
+            self.mean_scale,
+            self.x_shape,
+            self.y_shape,
+            self.x_norm,
+            self.y_norm,
+        )?
+        .with_mean_scales(x_scale, y_scale)
+    }
+
     /// The value of `param` as URL text (the inverse of [`ExperimentConfig::set`]).
     pub fn get(&self, param: Param) -> String {
         match param {
@@ -503,6 +560,12 @@ impl ExperimentConfig {
             Param::Pairs => self.pairs.to_string(),
             Param::Seed => self.seed.to_string(),
             Param::MeanScale => number_text(self.mean_scale),
+            Param::XMeanScale => self
+                .x_mean_scale
+                .map_or_else(|| "same".to_string(), number_text),
+            Param::YMeanScale => self
+                .y_mean_scale
+                .map_or_else(|| "same".to_string(), number_text),
             Param::XShape => number_text(self.x_shape),
             Param::YShape => number_text(self.y_shape),
             Param::XNorm => number_text(self.x_norm),
@@ -631,6 +694,19 @@ impl ExperimentConfig {
                 }
                 Param::ComplexA => {
                     next.complex_a = text.trim().parse::<AHeuristic>().map_err(|_| bad())?
+                }
+                Param::XMeanScale | Param::YMeanScale => {
+                    let value = match text.trim() {
+                        "" | "same" => None,
+                        number => {
+                            Some(parse_number(param, MEAN_SCALE_RANGE, number).map_err(|_| bad())?)
+                        }
+                    };
+                    if param == Param::XMeanScale {
+                        next.x_mean_scale = value;
+                    } else {
+                        next.y_mean_scale = value;
+                    }
                 }
                 Param::Probe => {
                     next.probe = match text.trim() {
@@ -773,6 +849,18 @@ impl ExperimentConfig {
                 });
             }
         }
+        for (param, scale) in [
+            (Param::XMeanScale, self.x_mean_scale),
+            (Param::YMeanScale, self.y_mean_scale),
+        ] {
+            let r = MEAN_SCALE_RANGE;
+            if scale.is_some_and(|b| !(b.is_finite() && b >= r.min && b <= r.max)) {
+                return Err(ParamError {
+                    key: param.key().to_string(),
+                    message: format!("must be {}", param.allowed()),
+                });
+            }
+        }
         if self.probe.is_some_and(|i| i as f64 > PROBE_RANGE.max) {
             return Err(ParamError {
                 key: Param::Probe.key().to_string(),
@@ -821,6 +909,7 @@ impl ExperimentConfig {
             Param::Draws => self.attention.draws as f64,
             Param::RaSamples => self.attention.ra_samples as f64,
             Param::View | Param::Source | Param::Methods | Param::Focus => return None,
+            Param::XMeanScale | Param::YMeanScale => return None,
             Param::Estimators
             | Param::ComplexA
             | Param::Orthogonal
@@ -899,9 +988,16 @@ impl ExperimentConfig {
             View::Kernel => &[][..],
             View::Attention => &Param::ATTENTION[..],
         };
+        // A side's own mean scale is written only when set: links stay as they were.
+        let unset = |p: Param| match p {
+            Param::XMeanScale => self.x_mean_scale.is_none(),
+            Param::YMeanScale => self.y_mean_scale.is_none(),
+            _ => false,
+        };
         let pairs: Vec<(&str, String)> = Param::ALL
             .iter()
             .chain(attention)
+            .filter(|&&p| !unset(p))
             .map(|&p| (p.key(), self.get(p)))
             .collect();
         serde_urlencoded::to_string(pairs).unwrap_or_default()
@@ -910,6 +1006,53 @@ impl ExperimentConfig {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn per_side_mean_scales_follow_scale_until_set_and_round_trip_through_a_link() {
+        let (config, notices) = ExperimentConfig::from_query("scale=0.5&yscale=100");
+        assert!(notices.is_empty(), "{notices:?}");
+        assert_eq!(config.mean_scales(), (0.5, 100.0));
+        assert_eq!(config.get(Param::XMeanScale), "same");
+        let query = config.to_query();
+        assert!(
+            query.contains("yscale=100") && !query.contains("xscale"),
+            "{query}"
+        );
+        assert_eq!(ExperimentConfig::from_query(&query).0, config);
+        // `same` (or nothing) gives the side back to `scale`.
+        let mut edited = config.clone();
+        edited.set(Param::YMeanScale, "same").unwrap();
+        assert_eq!(edited.mean_scales(), (0.5, 0.5));
+        edited.set(Param::YMeanScale, " 0.25 ").unwrap();
+        assert_eq!(edited.y_mean_scale, Some(0.25));
+        edited.set(Param::YMeanScale, "").unwrap();
+        assert_eq!(edited.y_mean_scale, None);
+        // Out of range or not a number: refused with what is allowed, nothing changed.
+        for bad in ["0", "1e9", "NaN", "wide"] {
+            let before = edited.clone();
+            let error = edited.set(Param::XMeanScale, bad).unwrap_err();
+            assert_eq!(error.key, "xscale");
+            assert!(
+                error.message.contains("same (the scale b of scale)"),
+                "{error}"
+            );
+            assert_eq!(edited, before);
+        }
+        // A message from elsewhere (a worker) is checked too.
+        let forged = ExperimentConfig {
+            x_mean_scale: Some(f64::NAN),
+            ..ExperimentConfig::default()
+        };
+        assert_eq!(forged.validate().unwrap_err().key, "xscale");
+        // The generator sees the side's own scale.
+        let params = config.dataset_params(config.d, 10).unwrap();
+        let same = ExperimentConfig::from_query("scale=0.5")
+            .0
+            .dataset_params(50, 10)
+            .unwrap();
+        assert_ne!(params, same);
+    }
+
     use super::*;
 
     #[test]

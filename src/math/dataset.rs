@@ -1,7 +1,7 @@
 //! The seed paper's synthetic query/key datasets (section 4), with every parameter adjustable.
 //!
 //! Per dataset (REFERENCE.md, "The seed paper's experiment"):
-//! `μ_x,j, μ_y,j ~ Laplace(0, b)`, `v_x,j ~ Gamma(k_x, 1)`, `v_y,j ~ Gamma(k_y, 1)`,
+//! `μ_x,j ~ Laplace(0, b_x)`, `μ_y,j ~ Laplace(0, b_y)` (the paper: one `b` for both sides), `v_x,j ~ Gamma(k_x, 1)`, `v_y,j ~ Gamma(k_y, 1)`,
 //! `x_i ~ N(μ_x, diag(v_x))`, `y_i ~ N(μ_y, diag(v_y))`, then every `x_i` is multiplied by
 //! `t_x / mean_i |x_i|` and every `y_i` by `t_y / mean_i |y_i|` so that the mean norms are the
 //! targets `t_x`, `t_y` (5 and 0.5 in the paper).
@@ -16,7 +16,8 @@ use rand_distr::{Distribution, Exp1, Gamma, StandardNormal};
 pub struct DatasetParams {
     d: usize,
     n: usize,
-    mean_scale: f64,
+    x_mean_scale: f64,
+    y_mean_scale: f64,
     x_shape: f64,
     y_shape: f64,
     x_norm: f64,
@@ -86,11 +87,27 @@ impl DatasetParams {
         Ok(Self {
             d,
             n,
-            mean_scale: positive_finite("mean_scale", mean_scale)?,
+            x_mean_scale: positive_finite("mean_scale", mean_scale)?,
+            y_mean_scale: mean_scale,
             x_shape: positive_finite("x_shape", x_shape)?,
             y_shape: positive_finite("y_shape", y_shape)?,
             x_norm: positive_finite("x_norm", x_norm)?,
             y_norm: positive_finite("y_norm", y_norm)?,
+        })
+    }
+
+    /// Separate Laplace scales for the query means (`b_x`) and the key means (`b_y`), in place
+    /// of the one `mean_scale` given to [`DatasetParams::new`]: how far each side's means
+    /// spread, set apart. Both must be positive and finite.
+    pub fn with_mean_scales(
+        self,
+        x_mean_scale: f64,
+        y_mean_scale: f64,
+    ) -> Result<Self, DatasetError> {
+        Ok(Self {
+            x_mean_scale: positive_finite("x_mean_scale", x_mean_scale)?,
+            y_mean_scale: positive_finite("y_mean_scale", y_mean_scale)?,
+            ..self
         })
     }
 
@@ -188,11 +205,12 @@ fn laplace<R: Rng + ?Sized>(rng: &mut R, scale: f64) -> f64 {
     scale * (e1 - e2)
 }
 
-/// Draws one side (queries or keys): Laplace means, Gamma variances, Gaussian samples,
+/// Draws one side (queries or keys): Laplace(0, `mean_scale`) means, Gamma variances, Gaussian samples,
 /// rescaled to mean norm `target_norm`.
 fn sample_side<R: Rng + ?Sized>(
     rng: &mut R,
     params: &DatasetParams,
+    mean_scale: f64,
     shape: f64,
     target_norm: f64,
     side: &'static str,
@@ -206,7 +224,7 @@ fn sample_side<R: Rng + ?Sized>(
         },
         reason: e.to_string(),
     })?;
-    let means: Vec<f64> = (0..d).map(|_| laplace(rng, params.mean_scale)).collect();
+    let means: Vec<f64> = (0..d).map(|_| laplace(rng, mean_scale)).collect();
     let std_devs: Vec<f64> = (0..d).map(|_| gamma.sample(rng).sqrt()).collect();
     let mut samples = Vec::with_capacity(params.n * d);
     for _ in 0..params.n {
@@ -233,8 +251,9 @@ pub fn generate<R: Rng + ?Sized>(
     params: &DatasetParams,
     rng: &mut R,
 ) -> Result<Dataset, DatasetError> {
-    let x = sample_side(rng, params, params.x_shape, params.x_norm, "query")?;
-    let y = sample_side(rng, params, params.y_shape, params.y_norm, "key")?;
+    let p = params;
+    let x = sample_side(rng, p, p.x_mean_scale, p.x_shape, p.x_norm, "query")?;
+    let y = sample_side(rng, p, p.y_mean_scale, p.y_shape, p.y_norm, "key")?;
     Ok(Dataset {
         d: params.d,
         n: params.n,
@@ -315,6 +334,49 @@ mod tests {
         assert_eq!(m.mean_x, vec![2.0, 1.0]);
         assert_eq!(m.var_x, vec![1.0, 3.0]);
         assert_eq!(m.var_y, vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn per_side_mean_scales_move_only_their_side() {
+        let both = DatasetParams::new(40, 400, 0.5, 1.0, 1.0, 5.0, 0.5).unwrap();
+        let apart = both.with_mean_scales(0.5, 100.0).unwrap();
+        let draw = |p: &DatasetParams| {
+            generate(p, &mut stream_rng(4, StreamPurpose::Dataset, 0, 0)).unwrap()
+        };
+        let (same, keys_apart) = (draw(&both), draw(&apart));
+        // Queries are drawn first from the same stream with the same parameters: identical.
+        assert_eq!(same.x, keys_apart.x);
+        assert_ne!(same.y, keys_apart.y);
+        // Mean over components of |sample mean| / sample sd. With b = 100 against a standard
+        // deviation near 1 (Gamma(1, 1) variances) it is about E|Laplace(0, 100)| = 100 over a
+        // typical sd; with b = 0.5 about 0.5. The rescaling to a target norm multiplies means
+        // and sds alike, so the ratio survives it.
+        let mean_to_sd = |data: &Dataset, keys: bool| {
+            let m = data.moments();
+            let (mean, var) = if keys {
+                (&m.mean_y, &m.var_y)
+            } else {
+                (&m.mean_x, &m.var_x)
+            };
+            mean.iter()
+                .zip(var)
+                .map(|(mu, v)| mu.abs() / v.sqrt())
+                .sum::<f64>()
+                / mean.len() as f64
+        };
+        assert!(
+            mean_to_sd(&keys_apart, true) > 20.0,
+            "{}",
+            mean_to_sd(&keys_apart, true)
+        );
+        assert!(mean_to_sd(&same, true) < 3.0, "{}", mean_to_sd(&same, true));
+        assert!(
+            both.with_mean_scales(0.0, 1.0)
+                .unwrap_err()
+                .to_string()
+                .contains("x_mean_scale")
+        );
+        assert!(both.with_mean_scales(1.0, f64::INFINITY).is_err());
     }
 
     #[test]

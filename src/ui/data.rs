@@ -27,6 +27,8 @@ fn data_config(c: &ExperimentConfig) -> ExperimentConfig {
         n: c.n,
         seed: c.seed,
         mean_scale: c.mean_scale,
+        x_mean_scale: c.x_mean_scale,
+        y_mean_scale: c.y_mean_scale,
         x_shape: c.x_shape,
         y_shape: c.y_shape,
         x_norm: c.x_norm,
@@ -205,6 +207,8 @@ pub fn DataPanel(
             </p>
             <div class="data-controls" role="group" aria-label="data controls">
                 <NumberControl param=Param::MeanScale config set_config id_prefix="data-"/>
+                <NumberControl param=Param::XMeanScale config set_config id_prefix="data-"/>
+                <NumberControl param=Param::YMeanScale config set_config id_prefix="data-"/>
                 <NumberControl param=Param::XShape config set_config id_prefix="data-"/>
                 <NumberControl param=Param::YShape config set_config id_prefix="data-"/>
                 <NumberControl param=Param::XNorm config set_config id_prefix="data-"/>

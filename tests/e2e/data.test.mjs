@@ -75,3 +75,24 @@ test('the data panel draws its charts, and its xshape control changes the URL an
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('the data panel sets each side\'s means apart: yscale changes the keys, same gives them back to scale', async () => {
+  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  await waitReady(page);
+  const label = () => page.$eval('.data-panel canvas[role="img"]', (c) => c.getAttribute('aria-label'));
+  const before = await label();
+  assert.equal(await page.inputValue('#data-control-yscale'), 'same');
+  await typeInto(page, '#data-control-yscale', '100');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('yscale') === '100');
+  await page.waitForFunction((old) => document.querySelector('.data-panel canvas[role="img"]').getAttribute('aria-label') !== old, before, { timeout: 30_000 });
+  await waitReady(page);
+  // A bad value is refused in place, with what is allowed; the URL keeps the last good one.
+  await typeInto(page, '#data-control-yscale', 'wide');
+  await page.waitForSelector('.data-panel .control.invalid .control-error:has-text("same (the scale b of scale)")');
+  assert.equal(new URL(page.url()).searchParams.get('yscale'), '100');
+  await typeInto(page, '#data-control-yscale', 'same');
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('yscale'));
+  await page.waitForFunction((old) => document.querySelector('.data-panel canvas[role="img"]').getAttribute('aria-label') === old, before, { timeout: 30_000 });
+  assert.deepEqual(problems, []);
+  await context.close();
+});

@@ -1,7 +1,7 @@
 //! The attention view's inputs: L queries, keys and values, synthetic or from a real head.
 
 use crate::math::config::{ExperimentConfig, HeadSource};
-use crate::math::dataset::{self, DatasetParams};
+use crate::math::dataset;
 use crate::math::rng::{StreamPurpose, stream_rng};
 use rand_distr::{Distribution, StandardNormal};
 
@@ -101,16 +101,9 @@ pub fn attention_data(
     match settings.source {
         HeadSource::Synthetic => {
             let (len, d, dv) = settings.shape(config.d);
-            let params = DatasetParams::new(
-                d,
-                len,
-                config.mean_scale,
-                config.x_shape,
-                config.y_shape,
-                config.x_norm,
-                config.y_norm,
-            )
-            .map_err(|e| AttentionError::Data(e.to_string()))?;
+            let params = config
+                .dataset_params(d, len)
+                .map_err(|e| AttentionError::Data(e.to_string()))?;
             let mut rng = stream_rng(config.seed, StreamPurpose::Attention, 0, 0);
             let data = dataset::generate(&params, &mut rng)
                 .map_err(|e| AttentionError::Data(e.to_string()))?;

@@ -74,7 +74,7 @@ pub struct DatasetKey {
     d: usize,
     n: usize,
     seed: u64,
-    generator: [u64; 5],
+    generator: [u64; 6],
 }
 
 impl DatasetKey {
@@ -86,7 +86,10 @@ impl DatasetKey {
             d: c.d,
             n: if index == 0 { c.n } else { c.pairs },
             seed: c.seed,
-            generator: [c.mean_scale, c.x_shape, c.y_shape, c.x_norm, c.y_norm].map(f64::to_bits),
+            generator: {
+                let (x_scale, y_scale) = c.mean_scales();
+                [x_scale, y_scale, c.x_shape, c.y_shape, c.x_norm, c.y_norm].map(f64::to_bits)
+            },
         }
     }
 }
@@ -149,15 +152,7 @@ pub fn task_key(config: &ExperimentConfig, task: &Task) -> TaskKey {
 /// The generator parameters of dataset `index` (0: scatter dataset, else a boxplot dataset).
 fn dataset_params(config: &ExperimentConfig, index: usize) -> Result<DatasetParams, DatasetError> {
     let n = if index == 0 { config.n } else { config.pairs };
-    DatasetParams::new(
-        config.d,
-        n,
-        config.mean_scale,
-        config.x_shape,
-        config.y_shape,
-        config.x_norm,
-        config.y_norm,
-    )
+    config.dataset_params(config.d, n)
 }
 
 /// Dataset `index` of the experiment, regenerated from the seed.
