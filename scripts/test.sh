@@ -49,3 +49,6 @@ step "end-to-end tests in headless Chromium (release build, Playwright)"
 
 step "end-to-end tests in headless Firefox ESR (release build, Playwright over WebDriver BiDi)"
 (cd tests/e2e && E2E_BROWSER=firefox npm test)
+
+step "end-to-end test of the served page (./scripts/serve.sh, loaded in both browsers)"
+(cd tests/e2e && npm run test:serve)

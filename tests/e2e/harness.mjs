@@ -58,9 +58,9 @@ if (!['chromium', 'firefox'].includes(browserName)) {
   throw new Error(`E2E_BROWSER must be chromium or firefox, not ${JSON.stringify(browserName)}`);
 }
 
-/** Debian's Chromium or Firefox ESR (per E2E_BROWSER), headless. */
-export function launchBrowser() {
-  if (browserName === 'firefox') {
+/** Debian's Chromium or Firefox ESR (per E2E_BROWSER unless `name` is given), headless. */
+export function launchBrowser(name = browserName) {
+  if (name === 'firefox') {
     // Stock Firefox speaks WebDriver BiDi, not Playwright's own protocol: `channel` says so.
     return firefox.launch({
       channel: 'moz-firefox',

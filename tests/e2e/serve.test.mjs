@@ -2,7 +2,7 @@
 // free loopback port. The page it serves (with Trunk's injected auto-reload script) must load
 // and compute with no console error and no page error. From a fresh clone the command builds
 // first, hence the generous timeouts. The server's whole process group is stopped afterwards.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -88,27 +88,30 @@ async function waitServing(serve, timeout) {
   throw new Error(`serve.sh did not serve within ${timeout / 1000} s:\n${serve.log()}`);
 }
 
-before(async () => {
-  browser = await launchBrowser();
-});
-
 after(async () => {
   await server?.stop();
   await browser?.close();
 });
 
-test('the served page (./scripts/serve.sh) computes with no console error and no page error', { timeout: FIRST_BUILD + 5 * 60_000 }, async () => {
+// One server (one build, minutes on two cores), both browsers: the test command runs this file
+// once, not once per E2E_BROWSER.
+test('the served page (./scripts/serve.sh) computes with no console error and no page error, in Chromium and Firefox ESR', { timeout: FIRST_BUILD + 5 * 60_000 }, async () => {
   server = await startServe();
   await waitServing(server, FIRST_BUILD);
-  const { page, problems, context } = await openPage(browser, server.url);
-  await waitReady(page, 120_000);
-  // Trunk's auto-reload script ran: its websocket to the server is open.
-  const html = await page.content();
-  assert.match(html, /\.well-known\/trunk\/ws/, 'the served page carries Trunk\'s auto-reload script');
-  // Give the auto-reload websocket and any late error a moment to show.
-  await page.waitForTimeout(1_000);
-  assert.deepEqual(problems, [], `console or page errors on the served page:\n${problems.join('\n')}`);
-  await context.close();
+  for (const name of ['chromium', 'firefox']) {
+    browser = await launchBrowser(name);
+    const { page, problems, context } = await openPage(browser, server.url);
+    await waitReady(page, 120_000);
+    // Trunk's auto-reload script ran: its websocket to the server is open.
+    const html = await page.content();
+    assert.match(html, /\.well-known\/trunk\/ws/, `${name}: the served page carries Trunk's auto-reload script`);
+    // Give the auto-reload websocket and any late error a moment to show.
+    await page.waitForTimeout(1_000);
+    assert.deepEqual(problems, [], `${name}: console or page errors on the served page:\n${problems.join('\n')}`);
+    await context.close();
+    await browser.close();
+    browser = undefined;
+  }
   await server.stop();
   assert.equal(server.running, false);
 });
