@@ -66,6 +66,17 @@ pub fn draw_boxplots(
         .bold_line_style(RGBColor(215, 215, 215))
         .draw()?;
     let stroke = px(1.5).max(1) as u32;
+    let plot_width = {
+        let (x_range, _) = chart.plotting_area().get_pixel_range();
+        f64::from(x_range.end - x_range.start)
+    };
+    let slot_width = plot_width / k.max(1) as f64 - px(4.0) as f64;
+    let label_font = ("sans-serif", px(11.0)).into_font();
+    // Every box by its estimator's name where all names fit under their boxes, else all by
+    // their ids (names ran into each other at 1280 px).
+    let names_fit = entries
+        .iter()
+        .all(|e| widest_fitting(&root, &label_font, slot_width, &[e.label]).is_some());
     for (i, entry) in entries.iter().enumerate() {
         let values: Vec<f64> = entry.values.iter().copied().filter(plottable).collect();
         let Some(summary) = BoxSummary::of(&values) else {
@@ -108,11 +119,16 @@ pub fn draw_boxplots(
             Circle::new((x + offset, *v), px(2.0).max(1), color.mix(0.45).filled())
         }))?;
         let (label_x, label_y) = chart.backend_coord(&(x, lo));
+        let label = if names_fit {
+            entry.label
+        } else {
+            entry.estimator.id()
+        };
         root.draw(&Text::new(
-            entry.label,
+            label,
             (label_x, label_y + px(8.0)),
-            ("sans-serif", px(11.0))
-                .into_font()
+            label_font
+                .clone()
                 .color(&RGBColor(40, 40, 40))
                 .pos(Pos::new(HPos::Center, VPos::Top)),
         ))?;
@@ -128,14 +144,39 @@ pub fn draw_boxplots(
     }
     if with_theory {
         let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
+        let font = ("sans-serif", px(11.0)).into_font();
+        let legend = widest_fitting(
+            &root,
+            &font,
+            plot_width - px(16.0) as f64,
+            &[
+                "◆ MSE formula (Lemma 3.1 for HCEXP): median of each dataset's expected MSE",
+                "◆ Lemma 3.1: median of each dataset's expected MSE",
+                "◆ Lemma 3.1: median expected MSE",
+            ],
+        )
+        .unwrap_or("◆ Lemma 3.1");
         root.draw(&Text::new(
-            "◆ MSE formula (Lemma 3.1 for HCEXP): median of each dataset's expected MSE",
+            legend,
             (plot_x + px(8.0), plot_y - px(15.0)),
-            ("sans-serif", px(11.0)).into_font().color(&BLACK),
+            font.color(&BLACK),
         ))?;
     }
     root.present()?;
     Ok(())
+}
+
+/// The first of `candidates` (longest first) whose width in `font` is at most `width` pixels.
+fn widest_fitting<'t>(
+    root: &DrawingArea<CanvasBackend, plotters::coord::Shift>,
+    font: &FontDesc<'_>,
+    width: f64,
+    candidates: &[&'t str],
+) -> Option<&'t str> {
+    candidates.iter().copied().find(|text| {
+        root.estimate_text_size(text, &TextStyle::from(font.clone()))
+            .is_ok_and(|(w, _)| f64::from(w) <= width)
+    })
 }
 
 type LogChart<'a> = ChartContext<

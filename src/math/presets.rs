@@ -52,7 +52,7 @@ pub const PRESETS: [Preset; 8] = [
         id: "high-dimension",
         label: "high dimension",
         query: "d=200",
-        explanation: "d = 200 instead of 50: |z|² = |Ax + A⁻ᵀy|² grows with d, so every estimator's MSE grows as e^{|z|²}; a good A matters more.",
+        explanation: "d = 200 instead of 50: |z|² = |Ax + A⁻ᵀy|² grows with d, so every estimator's MSE grows as exp(|z|²); a good A matters more.",
     },
     Preset {
         id: "few-features",
@@ -85,6 +85,20 @@ impl Preset {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn explanations_and_estimator_notes_are_prose_without_tex() {
+        // They are shown as text, not through the MathML converter: no braces or `sqrt(`.
+        let notices = crate::math::estimators::REGISTRY
+            .iter()
+            .map(|e| e.docs().notice);
+        for text in PRESETS.iter().map(|p| p.explanation).chain(notices) {
+            assert!(
+                !text.contains(['{', '}']) && !text.contains("sqrt("),
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn every_preset_is_a_clean_link_and_they_differ() {

@@ -1189,7 +1189,7 @@ fn HeadsTableView(
         <Show when=minilm>
             <section class="figure heads-table">
                 <h2>"Every real head: does a data-chosen A or OPRF beat Performer?"</h2>
-                <p class="formula">"all 6 layers × 12 heads of all-MiniLM-L6-v2, both passages, q and k scaled by 32^{-1/4}; same m for every method"</p>
+                <p class="formula">"all 6 layers × 12 heads of all-MiniLM-L6-v2, both passages, q and k scaled by " <Math text="32^{−1/4}"/> "; same m for every method"</p>
                 {body}
             </section>
         </Show>
@@ -1231,7 +1231,7 @@ fn AttentionFormulas() -> impl IntoView {
             <h2>"What is computed"</h2>
             <dl>
                 <dt>"Softmax attention"</dt>
-                <dd>"P_ij = exp(q_i·k_j) / Σ_l exp(q_i·k_l), o_i = Σ_j P_ij v_j; a model scales q and k by d^{-1/4} each (real heads: d = 32)."</dd>
+                <dd><Math text="P_{ij} = exp(q_i·k_j) / Σ_l exp(q_i·k_l),  o_i = Σ_j P_{ij} v_j" block=true/> "A model scales q and k by " <Math text="d^{−1/4}"/> " each (real heads: d = 32)."</dd>
                 {methods}
                 <dt>"Every other estimator"</dt>
                 <dd>"Its features φ(q), ψ(k) from the kernel view's registry, with A fitted to these queries and keys."</dd>

@@ -220,7 +220,7 @@ pub fn DataPanel(
             <DataChart
                 key="components"
                 title="Moments and A per component"
-                formula="|μ_x,i|, σ_x,i, |μ_y,i|, σ_y,i;  a_i = 1, sqrt(|μ_y,i| / |μ_x,i|), ((σ²_y,i + μ²_y,i) / (σ²_x,i + μ²_x,i))^¼"
+                formula="|μ_x,i|, σ_x,i, |μ_y,i|, σ_y,i;  a_i = 1, √(|μ_y,i| / |μ_x,i|), ((σ²_y,i + μ²_y,i) / (σ²_x,i + μ²_x,i))^¼"
                 notice="A shrinks the components where queries are large and keys small (a_i < 1) and stretches the others, so that Ax and A⁻¹y come out of similar size; mean-only A ignores the variances and swings much further where a mean is near 0."
                 canvas=components
                 label=components_label
@@ -231,7 +231,7 @@ pub fn DataPanel(
                 <DataChart
                     key="norms"
                     title="Norms of queries and keys"
-                    formula="|x| = sqrt(Σ_i x_i²),  |y| = sqrt(Σ_i y_i²)"
+                    formula="|x| = √(Σ_i x_i²),  |y| = √(Σ_i y_i²)"
                     notice="the generator rescales every query to mean norm xnorm and every key to mean norm ynorm: with A = I the estimators see exactly these."
                     canvas=norms
                     label=norms_label
@@ -253,7 +253,7 @@ pub fn DataPanel(
                 <DataChart
                     key="ax"
                     title="Transformed queries"
-                    formula="|Ax| = sqrt(Σ_i a_i² x_i²)"
+                    formula="|Ax| = √(Σ_i a_i² x_i²)"
                     notice="a data-chosen A pulls the long queries in; the identity leaves them at |x|."
                     canvas=ax
                     label=ax_label
@@ -263,7 +263,7 @@ pub fn DataPanel(
                 <DataChart
                     key="ay"
                     title="Transformed keys"
-                    formula="|A⁻¹y| = sqrt(Σ_i y_i² / a_i²)"
+                    formula="|A⁻¹y| = √(Σ_i y_i² / a_i²)"
                     notice="the same A pushes the short keys out: the two sides meet in between."
                     canvas=ay
                     label=ay_label

@@ -351,7 +351,6 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                             <button class="keep-previous" type="button" on:click=keep_previous>"Go back to the previous settings"</button>
                         </div>
                     })}
-                    <data::DataPanel config set_config/>
                     <Charts
                         scatter
                         summaries
@@ -364,6 +363,8 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                             })
                         })
                     />
+                    // After the figures: a projector's first screen shows Figure 1.
+                    <data::DataPanel config set_config/>
                     <ExportBar result/>
                     <ResultsTable result/>
                     <ProbePanel config set_config result/>

@@ -156,12 +156,8 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
             .summaries
             .iter()
             .map(|s| BoxplotEntry {
-                // Beyond four boxes the labels would overlap: the short ids instead.
-                label: if result.summaries.len() > 4 {
-                    s.estimator.id()
-                } else {
-                    s.estimator.label()
-                },
+                // The chart falls back to the ids where the names do not fit.
+                label: s.estimator.label(),
                 estimator: s.estimator,
                 values: s
                     .per_dataset
@@ -420,7 +416,7 @@ pub fn Charts(
                 "(max over its pairs of |ŜM − SM| / SM). Boxes span the quartiles with the median inside; whiskers reach "
                 "the furthest value within 1.5 IQR; circles are values beyond. The black diamond is Lemma 3.1's "
                 "prediction: the median over the datasets of each dataset's expected MSE (an arrow with its value "
-                "when it lies beyond the axis). With more than four estimators the boxes are labelled by their ids."
+                "when it lies beyond the axis). Where the names do not fit under their boxes, the boxes are labelled by their ids."
             </p>
         </section>
         <section class="figure theory">
@@ -462,10 +458,10 @@ pub fn Charts(
                     <h3>"A bound from the size of the data"</h3>
                     <p class="formula-line"><Math text="√MSE / SM ≤ W(r) / √(2m),  W(r) = e^{2r²} (1 − e^{−4r²})" block=true/></p>
                     <p>
-                        "Lemma 3.2, corrected: the seed paper prints 1 − e^{4r²}, which would make the bound negative. It holds for "
+                        "Lemma 3.2, corrected: the seed paper prints 1 − e⁴ʳ², which would make the bound negative. It holds for "
                         "HCEXP (hyperbolic features with a real diagonal A; only those are drawn) on any region where |Ax| ≤ r and |A⁻ᵀy| ≤ r, because the relative RMSE grows with |z|² ≤ (2r)². "
                         "The vertical lines mark each estimator's r on the scatter dataset: a good A keeps r small, and the bound "
-                        "grows like e^{2r²}."
+                        "grows like e²ʳ²."
                     </p>
                 </div>
             </div>

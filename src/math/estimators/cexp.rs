@@ -34,7 +34,7 @@ pub const PRF_POSITIVE: RealDiagonal = RealDiagonal {
     form: FeatureForm::Positive,
     colour: [204, 102, 119],
     twin: "prf-hyp",
-    notice: "the baseline: with |x + y|² near 25 its MSE is e^{25}/m times SM², and the scatter fans out",
+    notice: "the baseline: with |x + y|² near 25 its MSE is e²⁵/m times SM², and the scatter fans out",
 };
 
 /// Performer's hyperbolic positive features, `A = I`: the seed paper's PRF.

@@ -71,7 +71,7 @@ impl Estimator for Oprf {
     fn docs(&self) -> Docs {
         Docs {
             formula: "ŜM = (1/m) Σₖ (1 − 4α)^{d/2} exp(2α|ωₖ|² + √(1 − 4α) ωₖ·z − (|x'|²+|y'|²)/2), α* = (1 − 2ρ − √((2ρ+1)² + 8ρ))/16, ρ = mean |z|²/d",
-            notice: "α* < 0 shrinks the heavy tail of exp(ω·z) by weighing each feature with e^{2α|ω|²}: positive and much tighter than PRF",
+            notice: "α* < 0 shrinks the heavy tail of exp(ω·z) by weighing each feature with exp(2α|ω|²): positive and much tighter than PRF",
             source: match self.heuristic {
                 AHeuristic::Identity => "Chefs' Random Tables (Likhosherstov et al., NeurIPS 2022)",
                 _ => {
