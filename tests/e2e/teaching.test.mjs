@@ -129,3 +129,33 @@ test('hovering a scatter point shows its pair, SM, estimate, relative error and 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('layouts: at 1280 × 800 and at 800 px wide, both views, nothing scrolls sideways and no chart sticks out', async () => {
+  for (const [width, height] of [[1280, 800], [800, 1000]]) {
+    for (const query of ['?n=200&datasets=5&pairs=100', '?view=attention&len=64']) {
+      const { page, problems, context } = await openPage(browser, server.url + query, { width, height });
+      if (query.includes('attention')) {
+        await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 120_000 });
+      } else {
+        await waitReady(page, 90_000);
+      }
+      const where = `${width}x${height} ${query}`;
+      const layout = await page.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        clientWidth: document.documentElement.clientWidth,
+        // Every drawn chart lies inside the page's width and inside its figure box.
+        outside: [...document.querySelectorAll('canvas')].filter((c) => c.getBoundingClientRect().width > 0).flatMap((c) => {
+          const r = c.getBoundingClientRect();
+          const box = (c.closest('.figure') ?? document.body).getBoundingClientRect();
+          return r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.right > document.documentElement.clientWidth + 0.5
+            ? [`${c.dataset.chart ?? c.getAttribute('aria-label')?.slice(0, 40)}: ${r.left.toFixed(0)}–${r.right.toFixed(0)} in ${box.left.toFixed(0)}–${box.right.toFixed(0)}`]
+            : [];
+        }),
+      }));
+      assert.ok(layout.scrollWidth <= layout.clientWidth, `${where}: the page is ${layout.scrollWidth} px wide in a ${layout.clientWidth} px window`);
+      assert.deepEqual(layout.outside, [], `${where}: charts outside their box`);
+      assert.deepEqual(problems, [], where);
+      await context.close();
+    }
+  }
+});
