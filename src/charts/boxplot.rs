@@ -5,7 +5,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use super::{ChartError, backend, estimator_color, prepare};
+use super::{ChartError, backend, estimator_color, prepare, widest_fitting, y_label_area};
 use crate::chart_geometry::{TheoryMarker, boxplot_range, power_of_ten_label};
 use crate::math::estimators::EstimatorId;
 use crate::math::stats::BoxSummary;
@@ -51,7 +51,7 @@ pub fn draw_boxplots(
             px(if with_theory { 18.0 } else { 0.0 }),
         )
         .x_label_area_size(px(34.0))
-        .y_label_area_size(px(64.0))
+        .y_label_area_size(y_label_area(&root, &px, (lo, hi), power_of_ten_label, 64.0))
         .build_cartesian_2d(-0.5..k as f64 - 0.5, lo..hi)?;
     // Estimator names are drawn under each box below; the numeric x ticks stay blank.
     chart
@@ -164,19 +164,6 @@ pub fn draw_boxplots(
     }
     root.present()?;
     Ok(())
-}
-
-/// The first of `candidates` (longest first) whose width in `font` is at most `width` pixels.
-fn widest_fitting<'t>(
-    root: &DrawingArea<CanvasBackend, plotters::coord::Shift>,
-    font: &FontDesc<'_>,
-    width: f64,
-    candidates: &[&'t str],
-) -> Option<&'t str> {
-    candidates.iter().copied().find(|text| {
-        root.estimate_text_size(text, &TextStyle::from(font.clone()))
-            .is_ok_and(|(w, _)| f64::from(w) <= width)
-    })
 }
 
 type LogChart<'a> = ChartContext<

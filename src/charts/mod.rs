@@ -157,3 +157,69 @@ fn legend<DB: DrawingBackend>(
     }
     Ok(())
 }
+
+/// The root drawing area of a chart.
+type Root = DrawingArea<CanvasBackend, plotters::coord::Shift>;
+
+/// The width in pixels of `text` drawn in `font` (0 if the backend cannot tell).
+fn text_width(root: &Root, font: &FontDesc<'_>, text: &str) -> f64 {
+    root.estimate_text_size(text, &TextStyle::from(font.clone()))
+        .map_or(0.0, |(w, _)| f64::from(w))
+}
+
+/// The first of `candidates` (longest first) whose width in `font` is at most `width` pixels.
+fn widest_fitting<'t>(
+    root: &Root,
+    font: &FontDesc<'_>,
+    width: f64,
+    candidates: &[&'t str],
+) -> Option<&'t str> {
+    candidates
+        .iter()
+        .copied()
+        .find(|text| text_width(root, font, text) <= width)
+}
+
+/// `text` broken into lines of at most `width` pixels at its `separator`s (a part wider than
+/// `width` alone keeps its own line): long panel notes wrap instead of being cut at both ends.
+fn wrap_at(
+    root: &Root,
+    font: &FontDesc<'_>,
+    width: f64,
+    text: &str,
+    separator: &str,
+) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in text.split(separator) {
+        match lines.last_mut() {
+            Some(line) if text_width(root, font, &format!("{line}{separator}{part}")) <= width => {
+                line.push_str(separator);
+                line.push_str(part);
+            }
+            _ => lines.push(part.to_string()),
+        }
+    }
+    lines
+}
+
+/// Room for a y axis's tick labels and its title: the widest of `label` over `samples`
+/// values spread across `lo..hi` (plotters picks its ticks among such values), plus the
+/// title's line, and never less than `minimum` CSS pixels. Labels such as 1.6×10²⁴⁴ are wider
+/// than a fixed area and ran into the axis title.
+fn y_label_area(
+    root: &Root,
+    px: &impl Fn(f64) -> i32,
+    (lo, hi): (f64, f64),
+    label: impl Fn(f64) -> String,
+    minimum: f64,
+) -> i32 {
+    let font = ("sans-serif", px(11.0)).into_font();
+    let samples = 24;
+    let widest = (0..=samples)
+        .map(|i| lo + (hi - lo) * f64::from(i) / f64::from(samples))
+        .filter(|v| v.is_finite())
+        .map(|v| text_width(root, &font, &label(v)))
+        .fold(0.0f64, f64::max);
+    // Tick marks, a gap, then the rotated axis title (about 12 px tall) and its margin.
+    (widest.ceil() as i32 + px(28.0)).max(px(minimum))
+}

@@ -6,7 +6,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
-use super::{ChartError, backend, estimator_color, prepare, styled_mesh};
+use super::{ChartError, backend, estimator_color, prepare, styled_mesh, wrap_at};
 use crate::chart_geometry::{PixelBounds, ScatterLayout, ScatterPlan};
 use crate::math::experiment::ScatterSeries;
 
@@ -54,8 +54,19 @@ pub fn draw_scatter(
         ScatterPlan::of(&series.estimates).ok_or(ChartError::NoFiniteData("the scatter plot"))?;
     let ((lo, hi), (y_lo, y_hi)) = (plan.x_range, plan.y_range);
     let color = estimator_color(estimator);
-    // A header with the title and the panel's numbers, above the plotting area.
-    let (header, body) = root.split_vertically(px(42.0));
+    // A header with the title and the panel's numbers, above the plotting area; the numbers
+    // wrap at their separators where they do not fit on one line.
+    let note_font = ("sans-serif", px(11.0)).into_font();
+    let (width, _) = root.dim_in_pixel();
+    let note_lines = wrap_at(
+        &root,
+        &note_font,
+        f64::from(width) - f64::from(px(8.0)),
+        &plan.note(&series.metrics),
+        " · ",
+    );
+    let extra_lines = note_lines.len().saturating_sub(1) as i32;
+    let (header, body) = root.split_vertically(px(42.0) + extra_lines * px(13.0));
     let mut chart = ChartBuilder::on(&body)
         .margin(px(8.0))
         .margin_top(px(4.0))
@@ -77,7 +88,6 @@ pub fn draw_scatter(
     // one path and fill) per dot, which took most of the main thread's drawing time.
     let centres: Vec<(i32, i32)> = plan.dots().map(|d| chart.backend_coord(&d)).collect();
     fill_dots(canvas, &centres, f64::from(radius), color.mix(0.5))?;
-    let note = plan.note(&series.metrics);
     let (w, _) = header.dim_in_pixel();
     header.draw(&Text::new(
         estimator.label(),
@@ -87,14 +97,16 @@ pub fn draw_scatter(
             .color(&BLACK)
             .pos(Pos::new(HPos::Center, VPos::Top)),
     ))?;
-    header.draw(&Text::new(
-        note,
-        (w as i32 / 2, px(24.0)),
-        ("sans-serif", px(11.0))
-            .into_font()
-            .color(&RGBColor(60, 60, 60))
-            .pos(Pos::new(HPos::Center, VPos::Top)),
-    ))?;
+    for (i, line) in note_lines.iter().enumerate() {
+        header.draw(&Text::new(
+            line.as_str(),
+            (w as i32 / 2, px(24.0) + i as i32 * px(13.0)),
+            note_font
+                .clone()
+                .color(&RGBColor(60, 60, 60))
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))?;
+    }
     if let Some(ring) = highlight.and_then(|i| plan.ring(i)) {
         chart.draw_series(std::iter::once(Circle::new(
             ring,

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use web_sys::HtmlCanvasElement;
 
-use super::{ChartError, backend, estimator_color, legend, prepare, styled_mesh};
+use super::{ChartError, backend, estimator_color, legend, prepare, styled_mesh, y_label_area};
 use crate::chart_geometry::{focus_range, log10_error_bar, padded_range, power_of_ten_label, tick};
 use crate::math::estimators::EstimatorId;
 use crate::math::experiment::MseCurve;
@@ -75,7 +75,7 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
         )
         .margin(px(8.0))
         .x_label_area_size(px(40.0))
-        .y_label_area_size(px(56.0))
+        .y_label_area_size(y_label_area(&root, &px, (lo, hi), power_of_ten_label, 56.0))
         .build_cartesian_2d((m_lo / 1.3..m_hi * 1.3).log_scale(), lo..hi)?;
     styled_mesh(
         &mut chart,
@@ -204,7 +204,7 @@ pub fn draw_parameter_sweep(
         )
         .margin(px(8.0))
         .x_label_area_size(px(40.0))
-        .y_label_area_size(px(56.0))
+        .y_label_area_size(y_label_area(&root, &px, (lo, hi), power_of_ten_label, 56.0))
         .build_cartesian_2d(0.0..x_hi, lo..hi)?;
     styled_mesh(
         &mut chart,
@@ -308,7 +308,7 @@ pub fn draw_lemma_3_2(
         )
         .margin(px(8.0))
         .x_label_area_size(px(40.0))
-        .y_label_area_size(px(56.0))
+        .y_label_area_size(y_label_area(&root, &px, (lo, hi), power_of_ten_label, 56.0))
         .build_cartesian_2d(0.0..r_max, lo..hi)?;
     styled_mesh(
         &mut chart,
@@ -429,7 +429,7 @@ pub fn draw_theorem_3_3(
         )
         .margin(px(8.0))
         .x_label_area_size(px(40.0))
-        .y_label_area_size(px(56.0))
+        .y_label_area_size(y_label_area(&root, &px, (lo, hi), power_of_ten_label, 56.0))
         .build_cartesian_2d(0.5..1.0, lo..hi)?;
     styled_mesh(
         &mut chart,
