@@ -158,6 +158,36 @@ fn legend<DB: DrawingBackend>(
     Ok(())
 }
 
+/// [`legend`] for long entries: each wraps at its spaces to at most `width` pixels, its
+/// continuation lines indented under its text.
+fn wrapped_legend(
+    root: &Root,
+    origin: (i32, i32),
+    lines: &[(RGBColor, String)],
+    width: f64,
+    px: impl Fn(f64) -> i32,
+) -> Result<(), DrawingAreaErrorKind<<CanvasBackend as DrawingBackend>::ErrorType>> {
+    let font = ("sans-serif", px(11.0)).into_font();
+    let text_room = width - f64::from(px(20.0));
+    let mut row = 0;
+    for (color, text) in lines {
+        let y = origin.1 + row * px(15.0);
+        root.draw(&Rectangle::new(
+            [(origin.0, y + px(3.0)), (origin.0 + px(14.0), y + px(6.0))],
+            color.filled(),
+        ))?;
+        for part in wrap_at(root, &font, text_room, text, " ") {
+            root.draw(&Text::new(
+                part,
+                (origin.0 + px(20.0), origin.1 + row * px(15.0)),
+                font.clone().color(&RGBColor(40, 40, 40)),
+            ))?;
+            row += 1;
+        }
+    }
+    Ok(())
+}
+
 /// The root drawing area of a chart.
 type Root = DrawingArea<CanvasBackend, plotters::coord::Shift>;
 

@@ -5,7 +5,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use web_sys::HtmlCanvasElement;
 
-use super::{ChartError, backend, estimator_color, legend, prepare, styled_mesh, y_label_area};
+use super::{
+    ChartError, backend, estimator_color, legend, prepare, styled_mesh, wrapped_legend,
+    y_label_area,
+};
 use crate::chart_geometry::{focus_range, log10_error_bar, padded_range, power_of_ten_label, tick};
 use crate::math::estimators::EstimatorId;
 use crate::math::experiment::MseCurve;
@@ -516,7 +519,18 @@ pub fn draw_theorem_3_3(
         .collect();
     mark_above(&chart, &root, hi, &above, &px)?;
     let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
-    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    let plot_width = {
+        let (x_range, _) = chart.plotting_area().get_pixel_range();
+        f64::from(x_range.end - x_range.start)
+    };
+    // Its entries carry long numbers and notes: wrapped inside the plot, not cut at its edge.
+    wrapped_legend(
+        &root,
+        (plot_x + px(10.0), plot_y + px(6.0)),
+        &lines,
+        plot_width - f64::from(px(20.0)),
+        px,
+    )?;
     root.present()?;
     Ok(())
 }
