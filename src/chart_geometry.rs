@@ -7,6 +7,7 @@
 
 pub mod attention;
 pub mod data;
+pub mod hover;
 
 use std::ops::Range;
 
@@ -446,6 +447,17 @@ impl ScatterLayout {
             self.left + fraction(true_value, self.lo, self.hi) * (self.right - self.left),
             self.bottom - fraction(estimate, self.y_lo, self.y_hi) * (self.bottom - self.top),
         )
+    }
+
+    /// Where pair `index` of `series` is drawn, so where the ring of a highlighted pair goes:
+    /// [`Self::position`], with an estimate off a log axis (`ŜM ≤ 0`, which no click picks)
+    /// on the bottom edge as [`ScatterPlan::shown`] draws it. `None` for no such pair or a
+    /// true value off the axis (not drawn).
+    pub fn pair_position(&self, series: &ScatterSeries, index: usize) -> Option<(f64, f64)> {
+        let e = &series.estimates;
+        let (x, y) = self.position(*e.log_true.get(index)?, *e.estimates.get(index)?);
+        x.is_finite()
+            .then_some((x, if y.is_nan() { self.bottom } else { y }))
     }
 
     /// The pair whose point is nearest to a click at `(x, y)` CSS pixels, within

@@ -503,3 +503,22 @@ fn focus_range_keeps_the_data_and_near_theory_and_drops_far_theory() {
         None
     );
 }
+
+#[test]
+fn a_highlighted_pair_is_ringed_where_its_dot_is_drawn() {
+    let s = series(
+        vec![10.0f64.ln(), 1000.0f64.ln(), f64::NAN],
+        signed(&[-1.0, 100.0, 5.0]),
+    );
+    let layout = ScatterLayout::new(BOUNDS, (0.0, 5.0), (0.0, 5.0), true, 1);
+    // ŜM ≤ 0 on log axes: on the bottom edge, where its dot is drawn (no click picks it).
+    let (x, y) = layout.pair_position(&s, 0).unwrap();
+    assert_close!(x, 130.0);
+    assert_close!(y, 310.0);
+    let (x, y) = layout.pair_position(&s, 1).unwrap();
+    assert_close!(x, 290.0);
+    assert_close!(y, 190.0);
+    // A true value off the axis is not drawn; no such pair, no ring.
+    assert_eq!(layout.pair_position(&s, 2), None);
+    assert_eq!(layout.pair_position(&s, 3), None);
+}

@@ -6,7 +6,10 @@ use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use super::{ChartError, backend, estimator_color, prepare, widest_fitting, y_label_area};
-use crate::chart_geometry::{TheoryMarker, boxplot_range, power_of_ten_label};
+use crate::chart_geometry::hover::{
+    BOX_HALF_WIDTH, BoxHover, BoxplotLayout, PlotFrame, THEORY_OFFSET, box_dots,
+};
+use crate::chart_geometry::{PixelBounds, TheoryMarker, boxplot_range, power_of_ten_label};
 use crate::math::estimators::EstimatorId;
 use crate::math::stats::BoxSummary;
 
@@ -18,18 +21,22 @@ pub struct BoxplotEntry {
     pub values: Vec<f64>,
     /// `log10` of a theoretical value to mark on the box (Lemma 3.1's median expected MSE).
     pub theory: Option<f64>,
+    /// `ln` of the median the results table shows, which the box's tooltip repeats.
+    pub log_median: Option<f64>,
 }
 
 /// Figures 2 and 3: one box per estimator on a log axis (Tukey whiskers at 1.5 IQR, outliers
 /// as circles, every dataset's value as a faint dot). Entries carry `log10` of the values
 /// (the quartiles are those of the logs), so values far beyond f64's range are still drawn;
-/// non-finite logs (an exact estimate gives −inf) are left out.
+/// non-finite logs (an exact estimate gives −inf) are left out. Returns where everything went,
+/// for hover; `metric` names the values in its tooltips.
 pub fn draw_boxplots(
     canvas: &HtmlCanvasElement,
     title: &str,
     y_label: &str,
+    metric: &'static str,
     entries: &[BoxplotEntry],
-) -> Result<(), ChartError> {
+) -> Result<BoxplotLayout, ChartError> {
     let dpr = prepare(canvas, 320);
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
@@ -79,13 +86,14 @@ pub fn draw_boxplots(
         .all(|e| widest_fitting(&root, &label_font, slot_width, &[e.label]).is_some());
     for (i, entry) in entries.iter().enumerate() {
         let values: Vec<f64> = entry.values.iter().copied().filter(plottable).collect();
+        let dots = box_dots(&entry.values);
         let Some(summary) = BoxSummary::of(&values) else {
             continue;
         };
         let x = i as f64;
         let color = estimator_color(entry.estimator);
         let line = ShapeStyle::from(&color).stroke_width(stroke);
-        let half = 0.28;
+        let half = BOX_HALF_WIDTH;
         chart.draw_series(std::iter::once(Rectangle::new(
             [(x - half, summary.q1), (x + half, summary.q3)],
             color.mix(0.25).filled(),
@@ -113,10 +121,8 @@ pub fn draw_boxplots(
                 .map(|s| PathElement::new(s.to_vec(), line)),
         )?;
         // Every dataset's value, spread horizontally so that equal values stay visible.
-        let count = values.len().max(1) as f64;
-        chart.draw_series(values.iter().enumerate().map(|(j, v)| {
-            let offset = half * 0.8 * ((j as f64 + 0.5) / count - 0.5);
-            Circle::new((x + offset, *v), px(2.0).max(1), color.mix(0.45).filled())
+        chart.draw_series(dots.iter().map(|&(_, offset, v)| {
+            Circle::new((x + offset, v), px(2.0).max(1), color.mix(0.45).filled())
         }))?;
         let (label_x, label_y) = chart.backend_coord(&(x, lo));
         let label = if names_fit {
@@ -139,7 +145,7 @@ pub fn draw_boxplots(
                 .map(|v| Circle::new((x, *v), px(3.5).max(2), line)),
         )?;
         if let Some(theory) = entry.theory.filter(|t| t.is_finite()) {
-            draw_theory_marker(&root, &chart, x + half + 0.06, theory, (lo, hi), &px)?;
+            draw_theory_marker(&root, &chart, x + THEORY_OFFSET, theory, (lo, hi), &px)?;
         }
     }
     if with_theory {
@@ -162,8 +168,26 @@ pub fn draw_boxplots(
             font.color(&BLACK),
         ))?;
     }
+    let (x_range, y_range) = chart.plotting_area().get_pixel_range();
     root.present()?;
-    Ok(())
+    Ok(BoxplotLayout {
+        frame: PlotFrame {
+            bounds: PixelBounds::from_device(x_range, y_range, dpr),
+            x_range: (-0.5, k as f64 - 0.5),
+            y_range: (lo, hi),
+            log_x: false,
+        },
+        metric,
+        boxes: entries
+            .iter()
+            .map(|e| BoxHover {
+                label: e.estimator.label().to_string(),
+                values: e.values.clone(),
+                log_median: e.log_median,
+                theory: e.theory,
+            })
+            .collect(),
+    })
 }
 
 type LogChart<'a> = ChartContext<

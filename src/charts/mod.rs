@@ -35,7 +35,7 @@ pub use attention::*;
 pub use boxplot::{BoxplotEntry, draw_boxplots};
 pub use data::{draw_components, draw_histogram};
 pub use probe::{ProbeEntry, draw_probe};
-pub use scatter::draw_scatter;
+pub use scatter::{draw_highlight, draw_scatter};
 pub use theory::{
     SweepEntry, TheoremEntry, draw_lemma_3_2, draw_mse_curves, draw_parameter_sweep,
     draw_theorem_3_3,

@@ -118,3 +118,51 @@ pub fn draw_scatter(
     root.present()?;
     Ok(plan.layout(PixelBounds::from_device(x_range, y_range, dpr)))
 }
+
+/// Draws the ring of a highlighted pair at `at` (CSS pixels) on `overlay`, a transparent
+/// canvas laid over a scatter panel; `None` clears it. Redrawing only this layer keeps hover
+/// cheap: the panel itself, with its thousands of dots, is not redrawn.
+pub fn draw_highlight(
+    overlay: &HtmlCanvasElement,
+    at: Option<(f64, f64)>,
+) -> Result<(), ChartError> {
+    let dpr = web_sys::window()
+        .map(|w| w.device_pixel_ratio())
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .unwrap_or(1.0)
+        .min(4.0);
+    let (width, height) = (
+        (f64::from(overlay.client_width()) * dpr).round() as u32,
+        (f64::from(overlay.client_height()) * dpr).round() as u32,
+    );
+    // Resizing clears the canvas; otherwise clear it by hand.
+    if overlay.width() != width || overlay.height() != height {
+        overlay.set_width(width);
+        overlay.set_height(height);
+    }
+    let context = overlay
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+        .ok_or(ChartError::NoContext)?;
+    context.clear_rect(0.0, 0.0, f64::from(width), f64::from(height));
+    let Some((x, y)) = at.filter(|(x, y)| x.is_finite() && y.is_finite()) else {
+        return Ok(());
+    };
+    let (x, y) = (x * dpr, y * dpr);
+    let ring = |radius: f64, width: f64, color: &str| -> Result<(), ChartError> {
+        context.begin_path();
+        context
+            .arc(x, y, radius * dpr, 0.0, std::f64::consts::TAU)
+            .map_err(|_| ChartError::Draw("the highlight could not be drawn".into()))?;
+        context.set_line_width(width * dpr);
+        context.set_stroke_style_str(color);
+        context.stroke();
+        Ok(())
+    };
+    // Orange (Okabe–Ito) on a white halo, visible on the dots and on the probe's black ring.
+    ring(9.0, 5.0, "rgba(255, 255, 255, 0.9)")?;
+    ring(9.0, 2.5, "#d55e00")?;
+    Ok(())
+}

@@ -9,7 +9,10 @@ use super::{
     ChartError, backend, estimator_color, legend, prepare, styled_mesh, wrapped_legend,
     y_label_area,
 };
-use crate::chart_geometry::{focus_range, log10_error_bar, padded_range, power_of_ten_label, tick};
+use crate::chart_geometry::hover::{AxisFormat, CurveLayout, HoverSeries, PlotFrame};
+use crate::chart_geometry::{
+    PixelBounds, focus_range, log10_error_bar, padded_range, power_of_ten_label, tick,
+};
 use crate::math::estimators::EstimatorId;
 use crate::math::experiment::MseCurve;
 use crate::math::theory::{Theorem33Inputs, log_lemma_3_2_bound};
@@ -43,9 +46,40 @@ fn mark_above<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
     Ok(())
 }
 
+/// The hover layout of a chart drawn into `chart`'s plotting area at `dpr` backing pixels per
+/// CSS pixel.
+fn curve_layout<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
+    chart: &ChartContext<'_, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    dpr: f64,
+    ranges: ((f64, f64), (f64, f64), bool),
+    x: (&'static str, AxisFormat),
+    y: (&'static str, AxisFormat),
+    series: Vec<HoverSeries>,
+) -> CurveLayout {
+    let (x_pixels, y_pixels) = chart.plotting_area().get_pixel_range();
+    let (x_range, y_range, log_x) = ranges;
+    CurveLayout {
+        frame: PlotFrame {
+            bounds: PixelBounds::from_device(x_pixels, y_pixels, dpr),
+            x_range,
+            y_range,
+            log_x,
+        },
+        x_name: x.0,
+        x_format: x.1,
+        y_name: y.0,
+        y_format: y.1,
+        series,
+    }
+}
+
 /// MSE against m on log-log axes: Lemma 3.1's mean over the pairs (line) and the measured
-/// MSE with ±1 standard error over repeated draws of ω (points with bars).
-pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Result<(), ChartError> {
+/// MSE with ±1 standard error over repeated draws of ω (points with bars). Returns where the
+/// lines and points went, for hover.
+pub fn draw_mse_curves(
+    canvas: &HtmlCanvasElement,
+    curves: &[MseCurve],
+) -> Result<CurveLayout, ChartError> {
     let dpr = prepare(canvas, 340);
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
@@ -157,8 +191,43 @@ pub fn draw_mse_curves(canvas: &HtmlCanvasElement, curves: &[MseCurve]) -> Resul
         &lines,
         px,
     )?;
+    let mut series = Vec::new();
+    for c in curves {
+        let label = c.estimator.label();
+        let formula: Vec<(f64, f64)> = c
+            .points
+            .iter()
+            .map(|p| (p.m as f64, p.log_theoretical_mse / ln10))
+            .collect();
+        // The formula's arrow (its first point, above the axis) is hovered on the edge.
+        if let Some(&(m, v)) = formula.first().filter(|p| p.1 > hi) {
+            series.push(HoverSeries::on_edge(
+                format!("{label}, formula (mean over the pairs)"),
+                vec![(m, v)],
+            ));
+        }
+        series.push(HoverSeries::new(
+            format!("{label}, formula (mean over the pairs)"),
+            formula,
+        ));
+        series.push(HoverSeries::new(
+            format!("{label}, measured (mean of 4 draws of ω)"),
+            c.points
+                .iter()
+                .map(|p| (p.m as f64, p.log_measured_mse / ln10))
+                .collect(),
+        ));
+    }
+    let layout = curve_layout(
+        &chart,
+        dpr,
+        ((m_lo / 1.3, m_hi * 1.3), (lo, hi), true),
+        ("m", AxisFormat::Whole),
+        ("MSE", AxisFormat::PowerOfTen),
+        series,
+    );
     root.present()?;
-    Ok(())
+    Ok(layout)
 }
 
 /// One estimator's line of the MSE-against-parameter chart: its formula's mean over the
@@ -176,12 +245,12 @@ pub struct SweepEntry {
 }
 
 /// MSE against an estimator parameter (θ of the complex A): lines from the formula, a dot
-/// for each measurement at the current value.
+/// for each measurement at the current value. Returns where they went, for hover.
 pub fn draw_parameter_sweep(
     canvas: &HtmlCanvasElement,
-    parameter: &str,
+    parameter: &'static str,
     entries: &[SweepEntry],
-) -> Result<(), ChartError> {
+) -> Result<CurveLayout, ChartError> {
     let dpr = prepare(canvas, 340);
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
@@ -261,17 +330,42 @@ pub fn draw_parameter_sweep(
         .collect();
     let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
     legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    let mut series = Vec::new();
+    for e in entries {
+        let label = e.estimator.label();
+        let line = |ys: &[f64]| e.values.iter().copied().zip(ys.iter().copied()).collect();
+        series.push(HoverSeries::on_edge(
+            format!("{label}, measured at the {parameter} in use"),
+            vec![e.measured],
+        ));
+        series.push(HoverSeries::new(
+            format!("{label}, formula (mean over the pairs)"),
+            line(&e.log10_mse),
+        ));
+        series.push(HoverSeries::new(
+            format!("{label}, formula (median over the pairs)"),
+            line(&e.log10_median_mse),
+        ));
+    }
+    let layout = curve_layout(
+        &chart,
+        dpr,
+        ((0.0, x_hi), (lo, hi), false),
+        (parameter, AxisFormat::TwoDecimals),
+        ("MSE", AxisFormat::PowerOfTen),
+        series,
+    );
     root.present()?;
-    Ok(())
+    Ok(layout)
 }
 
 /// Lemma 3.2 (corrected): `W(r)/sqrt(2m)` against r, with a vertical mark at each
-/// estimator's data radius `max_i max(|Ax_i|, |A^-T y_i|)`.
+/// estimator's data radius `max_i max(|Ax_i|, |A^-T y_i|)`. Returns where they went, for hover.
 pub fn draw_lemma_3_2(
     canvas: &HtmlCanvasElement,
     m: usize,
     radii: &[(EstimatorId, &'static str, f64)],
-) -> Result<(), ChartError> {
+) -> Result<CurveLayout, ChartError> {
     let dpr = prepare(canvas, 340);
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
@@ -328,9 +422,10 @@ pub fn draw_lemma_3_2(
         ShapeStyle::from(&RGBColor(178, 24, 43)).stroke_width(px(1.0).max(1) as u32),
     ))?;
     chart.draw_series(LineSeries::new(
-        curve,
+        curve.iter().copied(),
         ShapeStyle::from(&BLACK).stroke_width(stroke),
     ))?;
+    let mut series = Vec::new();
     let mut lines = vec![(RGBColor(0, 0, 0), "W(r)/√(2m)".to_string())];
     for (estimator, label, r) in radii {
         if !r.is_finite() {
@@ -342,6 +437,11 @@ pub fn draw_lemma_3_2(
             ShapeStyle::from(&color).stroke_width(stroke),
         ))?;
         let at = log_lemma_3_2_bound(*r, m) / std::f64::consts::LN_10;
+        // Where its vertical line meets the bound (an arrow on the top edge above the axis).
+        series.push(HoverSeries::on_edge(
+            format!("{label}: the data's radius, and the bound there"),
+            vec![(*r, at)],
+        ));
         lines.push((
             color,
             format!(
@@ -372,8 +472,17 @@ pub fn draw_lemma_3_2(
     mark_above(&chart, &root, hi, &above, &px)?;
     let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
     legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    series.push(HoverSeries::new("W(r)/√(2m)", curve));
+    let layout = curve_layout(
+        &chart,
+        dpr,
+        ((0.0, r_max), (lo, hi), false),
+        ("r", AxisFormat::Tick),
+        ("bound on √MSE/SM", AxisFormat::PowerOfTen),
+        series,
+    );
     root.present()?;
-    Ok(())
+    Ok(layout)
 }
 
 /// One estimator's line in the Theorem 3.3 chart.
@@ -390,11 +499,12 @@ pub struct TheoremEntry {
 /// Theorem 3.3: the high-probability bound against p (solid), the largest relative RMSE that
 /// Lemma 3.1 predicts (dashed) and the largest relative error observed (dotted), per
 /// estimator. Above 1 the bound says nothing; the chart shades that region and says so.
+/// Returns where the lines went, for hover.
 pub fn draw_theorem_3_3(
     canvas: &HtmlCanvasElement,
     m: usize,
     entries: &[TheoremEntry],
-) -> Result<(), ChartError> {
+) -> Result<CurveLayout, ChartError> {
     let dpr = prepare(canvas, 340);
     let px = |v: f64| (v * dpr).round() as i32;
     let root = backend(canvas)?.into_drawing_area();
@@ -460,6 +570,7 @@ pub fn draw_theorem_3_3(
     }
     let stroke = px(1.5).max(1) as u32;
     let mut lines = Vec::new();
+    let mut series = Vec::new();
     let lowest: Vec<f64> = bounds
         .iter()
         .map(|b| b.iter().map(|p| p.1).fold(f64::INFINITY, f64::min))
@@ -471,8 +582,23 @@ pub fn draw_theorem_3_3(
             .iter()
             .min_by(|a, b| (a.0 - 0.95).abs().total_cmp(&(b.0 - 0.95).abs()))
             .map(|p| p.1);
-        chart.draw_series(LineSeries::new(bound, style))?;
+        chart.draw_series(LineSeries::new(bound.iter().copied(), style))?;
+        let label = entry.label;
+        // The mark of a bound entirely above the axis: its point nearest p = 0.74.
+        if let Some(&low) = bound
+            .iter()
+            .filter(|p| p.1 > hi)
+            .min_by(|a, b| (a.0 - 0.74).abs().total_cmp(&(b.0 - 0.74).abs()))
+            .filter(|_| bound.iter().all(|p| p.1 > hi))
+        {
+            series.push(HoverSeries::on_edge(format!("{label}: bound"), vec![low]));
+        }
+        series.push(HoverSeries::new(format!("{label}: bound"), bound.clone()));
         let predicted = entry.log_predicted_max_rel_rmse / ln10;
+        series.push(HoverSeries::new(
+            format!("{label}: largest √MSE/SM (Lemma 3.1)"),
+            ps.iter().map(|&p| (p, predicted)).collect(),
+        ));
         if predicted.is_finite() {
             chart.draw_series(DashedLineSeries::new(
                 [(0.5, predicted), (1.0, predicted)],
@@ -482,6 +608,12 @@ pub fn draw_theorem_3_3(
             ))?;
         }
         let observed = entry.observed_max_rel_err.log10();
+        series.push(HoverSeries::new(
+            format!("{label}: largest relative error observed"),
+            (0..=25)
+                .map(|i| (0.5 + 0.5 * i as f64 / 25.0, observed))
+                .collect(),
+        ));
         if observed.is_finite() {
             chart.draw_series((0..=25).map(|i| {
                 Circle::new(
@@ -531,6 +663,14 @@ pub fn draw_theorem_3_3(
         plot_width - f64::from(px(20.0)),
         px,
     )?;
+    let layout = curve_layout(
+        &chart,
+        dpr,
+        ((0.5, 1.0), (lo, hi), false),
+        ("p", AxisFormat::Tick),
+        ("relative error", AxisFormat::PowerOfTen),
+        series,
+    );
     root.present()?;
-    Ok(())
+    Ok(layout)
 }

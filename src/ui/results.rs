@@ -6,9 +6,11 @@ use leptos::ev;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
+use crate::chart_geometry::hover::HoverLayout;
 use crate::charts::{
-    BoxplotEntry, ScatterLayout, SweepEntry, TheoremEntry, describe, draw_boxplots, draw_lemma_3_2,
-    draw_mse_curves, draw_parameter_sweep, draw_scatter, draw_theorem_3_3, estimator_css_color,
+    BoxplotEntry, ScatterLayout, SweepEntry, TheoremEntry, describe, draw_boxplots, draw_highlight,
+    draw_lemma_3_2, draw_mse_curves, draw_parameter_sweep, draw_scatter, draw_theorem_3_3,
+    estimator_css_color,
 };
 use crate::math::config::OmegaMode;
 use crate::math::estimators::{EstimatorId, REGISTRY};
@@ -39,6 +41,187 @@ struct Canvases {
     lemma: NodeRef<Canvas>,
     theorem: NodeRef<Canvas>,
     sweep: NodeRef<Canvas>,
+    /// What each chart's last drawing put where, for hover (`None` before it is drawn).
+    hover: HoverLayouts,
+}
+
+/// The hover layouts of the boxplots and the theory charts.
+#[derive(Clone, Copy)]
+struct HoverLayouts {
+    mse: StoredValue<Option<HoverLayout>>,
+    rel: StoredValue<Option<HoverLayout>>,
+    curves: StoredValue<Option<HoverLayout>>,
+    lemma: StoredValue<Option<HoverLayout>>,
+    theorem: StoredValue<Option<HoverLayout>>,
+    sweep: StoredValue<Option<HoverLayout>>,
+}
+
+impl HoverLayouts {
+    fn new() -> Self {
+        Self {
+            mse: StoredValue::new(None),
+            rel: StoredValue::new(None),
+            curves: StoredValue::new(None),
+            lemma: StoredValue::new(None),
+            theorem: StoredValue::new(None),
+            sweep: StoredValue::new(None),
+        }
+    }
+}
+
+/// Keeps what a chart's drawing returned for hover, and writes the points hover can reach into
+/// the canvas' `data-hover-targets` (what the end-to-end tests point at); a failed drawing
+/// leaves no hover.
+fn keep_hover<L>(
+    canvas: &web_sys::HtmlCanvasElement,
+    store: StoredValue<Option<HoverLayout>>,
+    drawn: Result<L, crate::charts::ChartError>,
+    wrap: fn(L) -> HoverLayout,
+) -> Result<(), String> {
+    match drawn {
+        Ok(layout) => {
+            let layout = wrap(layout);
+            let _ = canvas.set_attribute("data-hover-targets", &layout.targets_json());
+            store.set_value(Some(layout));
+            Ok(())
+        }
+        Err(e) => {
+            store.set_value(None);
+            Err(e.to_string())
+        }
+    }
+}
+
+/// A tooltip's text and the pointer's place, in CSS pixels of its canvas, with the canvas'
+/// size (to keep the tooltip inside its panel).
+#[derive(Clone, Debug, PartialEq)]
+struct Tip {
+    text: String,
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+}
+
+impl Tip {
+    /// The tip for the pointer at `(x, y)` on `canvas`, saying `text`.
+    fn at(canvas: Option<web_sys::HtmlCanvasElement>, text: String, x: f64, y: f64) -> Self {
+        let (width, height) = canvas.map_or((0.0, 0.0), |c| {
+            (f64::from(c.client_width()), f64::from(c.client_height()))
+        });
+        Self {
+            text,
+            x,
+            y,
+            width,
+            height,
+        }
+    }
+}
+
+/// The tooltip beside the pointer, inside its `.panel` (which its canvas fills): right of and
+/// below the pointer, or left of it in the right half and above it in the lower part; never
+/// wider than the panel nor past its sides (CSS `min`/`max` against the panel's width), so
+/// it stays in the viewport and adds no horizontal scroll. The numbers it shows are also in
+/// the canvas' `aria-label`, the table or the exports: it is not the only way to read them.
+///
+/// - `tip`: what to show and where, `None` for no tooltip.
+#[component]
+fn Tooltip(tip: ReadSignal<Option<Tip>>) -> impl IntoView {
+    move || {
+        tip.get().map(|t| {
+            // Left (or right) edge 12 px from the pointer, clamped into the panel for a
+            // tooltip of the stylesheet's largest width.
+            let side = |gap: f64| format!("max(0px, min({gap:.1}px, calc(100% - 260px)))");
+            let flip = t.x > 0.5 * t.width;
+            let above = t.y > 0.6 * t.height;
+            let (left, right) = if flip {
+                ("auto".to_string(), side(t.width - t.x + 12.0))
+            } else {
+                (side(t.x + 12.0), "auto".to_string())
+            };
+            let (top, bottom) = if above {
+                (
+                    "auto".to_string(),
+                    format!("{:.1}px", t.height - t.y + 12.0),
+                )
+            } else {
+                (format!("{:.1}px", t.y + 14.0), "auto".to_string())
+            };
+            view! {
+                <div
+                    class="tooltip"
+                    role="tooltip"
+                    style:left=left
+                    style:right=right
+                    style:top=top
+                    style:bottom=bottom
+                >{t.text}</div>
+            }
+        })
+    }
+}
+
+/// A chart canvas in its panel, with a tooltip for whatever its last drawing put under the
+/// pointer.
+///
+/// - `canvas`: the canvas' node, which the drawing effects draw into.
+/// - `class`: the canvas' classes (`chart boxplot`, `chart theory-chart`).
+/// - `chart`: its `data-chart` name (the PNG export's file name).
+/// - `layout`: what the last drawing put where ([`HoverLayout`]).
+#[component]
+fn HoverChart(
+    canvas: NodeRef<Canvas>,
+    class: &'static str,
+    chart: &'static str,
+    layout: StoredValue<Option<HoverLayout>>,
+) -> impl IntoView {
+    let (tip, set_tip) = signal(None::<Tip>);
+    let on_move = move |ev: ev::MouseEvent| {
+        let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
+        let next = layout
+            .with_value(|l| l.as_ref()?.tooltip_at(x, y))
+            .map(|text| Tip::at(canvas.get_untracked(), text, x, y));
+        if tip.with_untracked(|t| *t != next) {
+            set_tip.set(next);
+        }
+    };
+    view! {
+        <div class="panel">
+            <canvas
+                node_ref=canvas
+                class=class
+                data-chart=chart
+                on:mousemove=on_move
+                on:mouseleave=move |_| set_tip.set(None)
+            ></canvas>
+            <Tooltip tip/>
+        </div>
+    }
+}
+
+/// Rings pair `pair` on the overlay of every drawn scatter panel (clears them for `None`): the
+/// same pair highlighted across the estimators, drawing nothing else and computing nothing.
+fn draw_highlights(
+    view: &ScatterView,
+    overlays: StoredValue<Vec<NodeRef<Canvas>>>,
+    layouts: StoredValue<Vec<Option<ScatterLayout>>>,
+    pair: Option<usize>,
+) -> Result<(), String> {
+    for series in &view.series {
+        let slot = series.estimates.estimator.index();
+        let Some(overlay) = overlays.with_value(|o| o.get(slot).and_then(|o| o.get_untracked()))
+        else {
+            continue;
+        };
+        let at = pair.and_then(|i| {
+            layouts
+                .with_value(|l| l.get(slot).copied().flatten())?
+                .pair_position(series, i)
+        });
+        draw_highlight(&overlay, at).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// The series Lemma 3.2 and Theorem 3.3 hold for (hyperbolic features, real diagonal A).
@@ -114,7 +297,12 @@ fn draw_scatter_part(
         })
         .collect();
     if let (Some(canvas), false) = (canvases.lemma.get(), radii.is_empty()) {
-        draw_lemma_3_2(&canvas, m, &radii).map_err(|e| e.to_string())?;
+        keep_hover(
+            &canvas,
+            canvases.hover.lemma,
+            draw_lemma_3_2(&canvas, m, &radii),
+            HoverLayout::Curves,
+        )?;
         describe(
             &canvas,
             &format!("Lemma 3.2's bound on the relative error against the data radius, m = {m}"),
@@ -132,7 +320,12 @@ fn draw_scatter_part(
         })
         .collect();
     if let (Some(canvas), false) = (canvases.theorem.get(), entries.is_empty()) {
-        draw_theorem_3_3(&canvas, m, &entries).map_err(|e| e.to_string())?;
+        keep_hover(
+            &canvas,
+            canvases.hover.theorem,
+            draw_theorem_3_3(&canvas, m, &entries),
+            HoverLayout::Curves,
+        )?;
         describe(
             &canvas,
             &format!("Theorem 3.3's predicted against observed max relative error, m = {m}"),
@@ -140,7 +333,12 @@ fn draw_scatter_part(
     }
     let sweeps = sweep_entries(view);
     if let (Some(canvas), false) = (canvases.sweep.get(), sweeps.is_empty()) {
-        draw_parameter_sweep(&canvas, "θ", &sweeps).map_err(|e| e.to_string())?;
+        keep_hover(
+            &canvas,
+            canvases.hover.sweep,
+            draw_parameter_sweep(&canvas, "θ", &sweeps),
+            HoverLayout::Curves,
+        )?;
         describe(
             &canvas,
             "MSE formula against the angle θ of the complex A, with the measured value at the current θ",
@@ -151,7 +349,11 @@ fn draw_scatter_part(
 
 /// Figures 2 and 3.
 fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<(), String> {
-    let entries = |metric: fn(&DatasetMetrics) -> f64, with_theory: bool| -> Vec<BoxplotEntry> {
+    type Median = fn(&crate::math::experiment::EstimatorSummary) -> f64;
+    let entries = |metric: fn(&DatasetMetrics) -> f64,
+                   log_median: Median,
+                   with_theory: bool|
+     -> Vec<BoxplotEntry> {
         result
             .summaries
             .iter()
@@ -166,6 +368,7 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
                     .collect(),
                 theory: with_theory
                     .then_some(s.log_median_theoretical_mse / std::f64::consts::LN_10),
+                log_median: Some(log_median(s)),
             })
             .collect()
     };
@@ -186,13 +389,18 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
                 medians(|s| s.log_median_mse)
             ),
         );
-        draw_boxplots(
+        keep_hover(
             &canvas,
-            &format!("MSE per dataset ({datasets} datasets)"),
-            "mean squared error (log scale)",
-            &entries(|m| m.log_mse, true),
-        )
-        .map_err(|e| e.to_string())?;
+            canvases.hover.mse,
+            draw_boxplots(
+                &canvas,
+                &format!("MSE per dataset ({datasets} datasets)"),
+                "mean squared error (log scale)",
+                "MSE",
+                &entries(|m| m.log_mse, |s| s.log_median_mse, true),
+            ),
+            HoverLayout::Boxes,
+        )?;
     }
     if let Some(canvas) = canvases.rel.get() {
         describe(
@@ -202,13 +410,18 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
                 medians(|s| s.log_median_max_rel_err)
             ),
         );
-        draw_boxplots(
+        keep_hover(
             &canvas,
-            &format!("max relative error per dataset ({datasets} datasets)"),
-            "max |ŜM − SM| / SM (log scale)",
-            &entries(|m| m.log_max_rel_err, false),
-        )
-        .map_err(|e| e.to_string())?;
+            canvases.hover.rel,
+            draw_boxplots(
+                &canvas,
+                &format!("max relative error per dataset ({datasets} datasets)"),
+                "max |ŜM − SM| / SM (log scale)",
+                "max relative error",
+                &entries(|m| m.log_max_rel_err, |s| s.log_median_max_rel_err, false),
+            ),
+            HoverLayout::Boxes,
+        )?;
     }
     Ok(())
 }
@@ -223,6 +436,12 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
 /// - `on_drawn`: told `(generation, part, outcome)` after each part is drawn.
 /// - `probe`: the pair to ring on the scatter panels.
 /// - `on_pick`: told the index of a scatter point the user clicked.
+///
+/// Hovering a scatter point shows its numbers beside the pointer and rings the same pair on
+/// every panel (on an overlay canvas: nothing is recomputed or redrawn but the rings); each
+/// panel says which pair is hovered and which is probed in `data-hovered-pair` and
+/// `data-probe-pair`. Hovering a box, a dataset's dot or a theory curve's point shows its
+/// numbers too.
 #[component]
 pub fn Charts(
     scatter: ReadSignal<Option<Shown<ScatterView>>>,
@@ -234,6 +453,10 @@ pub fn Charts(
 ) -> impl IntoView {
     let layouts = StoredValue::new(vec![None::<ScatterLayout>; REGISTRY.len()]);
     let scatter_canvases: Vec<NodeRef<Canvas>> = REGISTRY.iter().map(|_| NodeRef::new()).collect();
+    let overlay_canvases: Vec<NodeRef<Canvas>> = REGISTRY.iter().map(|_| NodeRef::new()).collect();
+    let overlays = StoredValue::new(overlay_canvases.clone());
+    // The scatter pair under the pointer, on whichever panel.
+    let (hovered, set_hovered) = signal(None::<usize>);
     let canvases = Canvases {
         scatter: StoredValue::new(scatter_canvases.clone()),
         mse: NodeRef::new(),
@@ -242,12 +465,9 @@ pub fn Charts(
         lemma: NodeRef::new(),
         theorem: NodeRef::new(),
         sweep: NodeRef::new(),
+        hover: HoverLayouts::new(),
     };
-    let Canvases {
-        mse: mse_canvas,
-        rel: rel_canvas,
-        ..
-    } = canvases;
+    let hover = canvases.hover;
     let (resized, set_resized) = signal(0u32);
     let listener = window_event_listener(ev::resize, move |_| set_resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
@@ -257,8 +477,23 @@ pub fn Charts(
         let Some(shown) = scatter.get() else {
             return;
         };
-        let outcome = draw_scatter_part(&shown.value, canvases, probe.get(), layouts);
+        let outcome =
+            draw_scatter_part(&shown.value, canvases, probe.get(), layouts).and_then(|()| {
+                draw_highlights(&shown.value, overlays, layouts, hovered.get_untracked())
+            });
         on_drawn.run((shown.generation, Part::Scatter, outcome));
+    });
+    // Hover rings the pair on every panel's overlay: the charts themselves are not redrawn.
+    Effect::new(move |_| {
+        let pair = hovered.get();
+        let outcome = scatter.with_untracked(|r| {
+            r.as_ref().map_or(Ok(()), |r| {
+                draw_highlights(&r.value, overlays, layouts, pair)
+            })
+        });
+        if let Err(e) = outcome {
+            leptos::logging::warn!("the hovered pair could not be ringed: {e}");
+        }
     });
     Effect::new(move |_| {
         resized.track();
@@ -287,7 +522,12 @@ pub fn Charts(
                             .join(", ")
                     ),
                 );
-                draw_mse_curves(&canvas, &shown.value).map_err(|e| e.to_string())
+                keep_hover(
+                    &canvas,
+                    hover.curves,
+                    draw_mse_curves(&canvas, &shown.value),
+                    HoverLayout::Curves,
+                )
             }
             None => Ok(()),
         };
@@ -296,7 +536,8 @@ pub fn Charts(
 
     let panels = EstimatorId::all()
         .zip(scatter_canvases)
-        .map(|(estimator, canvas)| {
+        .zip(overlay_canvases)
+        .map(|((estimator, canvas), overlay)| {
             let pick = move |ev: ev::MouseEvent| {
                 let slot = estimator.index();
                 let picked = scatter.with_untracked(|r| {
@@ -314,16 +555,13 @@ pub fn Charts(
                     on_pick.run(index);
                 }
             };
-            // Hover: the nearest pair's numbers beside the pointer.
-            let (hover, set_hover) = signal(None::<(String, f64, f64, bool)>);
+            // Hover: the nearest pair's numbers beside the pointer, and the pair ringed on
+            // every panel.
+            let (tip, set_tip) = signal(None::<Tip>);
             let on_move = move |ev: ev::MouseEvent| {
                 let slot = estimator.index();
-                let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
-                // Right of the middle the tooltip opens to the left, inside the panel.
-                let flip = canvas
-                    .get_untracked()
-                    .is_some_and(|c| x > 0.5 * f64::from(c.client_width()));
-                let text = scatter.with_untracked(|r| {
+                let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
+                let found = scatter.with_untracked(|r| {
                     let series = r
                         .as_ref()?
                         .value
@@ -333,9 +571,20 @@ pub fn Charts(
                     let index = layouts
                         .with_value(|l| l.get(slot).copied().flatten())?
                         .nearest_pair(series, x, y)?;
-                    scatter_tooltip(series, index)
+                    Some((index, scatter_tooltip(series, index)?))
                 });
-                set_hover.set(text.map(|t| (t, x, y, flip)));
+                let pair = found.as_ref().map(|f| f.0);
+                if hovered.get_untracked() != pair {
+                    set_hovered.set(pair);
+                }
+                let next = found.map(|(_, text)| Tip::at(canvas.get_untracked(), text, x, y));
+                if tip.with_untracked(|t| *t != next) {
+                    set_tip.set(next);
+                }
+            };
+            let leave = move |_| {
+                set_tip.set(None);
+                set_hovered.set(None);
             };
             let shown = move || {
                 scatter.with(|r| {
@@ -348,7 +597,12 @@ pub fn Charts(
                 })
             };
             view! {
-                <div class="panel" style:display=move || if shown() { "block" } else { "none" }>
+                <div
+                    class="panel"
+                    style:display=move || if shown() { "block" } else { "none" }
+                    data-hovered-pair=move || hovered.get().map(|i| i.to_string())
+                    data-probe-pair=move || probe.get().map(|i| i.to_string())
+                >
                     <canvas
                         node_ref=canvas
                         class="chart scatter"
@@ -357,17 +611,10 @@ pub fn Charts(
                         data-estimator=estimator.id()
                         on:click=pick
                         on:mousemove=on_move
-                        on:mouseleave=move |_| set_hover.set(None)
+                        on:mouseleave=leave
                     ></canvas>
-                    {move || hover.get().map(|(text, x, y, flip)| view! {
-                        <div
-                            class="tooltip"
-                            class:flip=flip
-                            role="tooltip"
-                            style:left=format!("{}px", if flip { x - 12.0 } else { x + 12.0 })
-                            style:top=format!("{}px", y + 12.0)
-                        >{text}</div>
-                    })}
+                    <canvas node_ref=overlay class="highlight-overlay" aria-hidden="true"></canvas>
+                    <Tooltip tip/>
                 </div>
             }
         })
@@ -408,8 +655,8 @@ pub fn Charts(
         <section class="figure">
             <h2>"Errors over many random datasets" <PngButton/></h2>
             <div class="box-grid" class:wide=move || summaries.with(|r| r.as_ref().is_some_and(|r| r.value.summaries.len() > 6))>
-                <div class="panel"><canvas node_ref=mse_canvas class="chart boxplot" data-chart="mse"></canvas></div>
-                <div class="panel"><canvas node_ref=rel_canvas class="chart boxplot" data-chart="max-rel-err"></canvas></div>
+                <HoverChart canvas=canvases.mse class="chart boxplot" chart="mse" layout=hover.mse/>
+                <HoverChart canvas=canvases.rel class="chart boxplot" chart="max-rel-err" layout=hover.rel/>
             </div>
             <p class="caption">
                 "Figures 2 and 3: each dot is one dataset's MSE (mean over its pairs of (ŜM − SM)²) or max relative error "
@@ -422,7 +669,7 @@ pub fn Charts(
         <section class="figure theory">
             <h2>"Theory beside the measurement" <PngButton/></h2>
             <div class="theory-row">
-                <div class="panel"><canvas node_ref=canvases.curves class="chart theory-chart" data-chart="mse-vs-m"></canvas></div>
+                <HoverChart canvas=canvases.curves class="chart theory-chart" chart="mse-vs-m" layout=hover.curves/>
                 <div class="explain">
                     <h3>"MSE falls as 1/m"</h3>
                     <p class="formula-line"><Math text="MSE(x, y) = (1/2m) · e^{|z|²} · SM(x, y)² · (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy" block=true/></p>
@@ -438,7 +685,7 @@ pub fn Charts(
                 </div>
             </div>
             <div class="theory-row" style:display=move || display(has_sweep())>
-                <div class="panel"><canvas node_ref=canvases.sweep class="chart theory-chart" data-chart="mse-vs-theta"></canvas></div>
+                <HoverChart canvas=canvases.sweep class="chart theory-chart" chart="mse-vs-theta" layout=hover.sweep/>
                 <div class="explain">
                     <h3>"From PRF to random Fourier features: the angle θ"</h3>
                     <p class="formula-line"><Math text="A = e^{iθ}·diag(a),  m·MSE = (E|f|² + Re E f²)/2 − SM²,  f = exp(ω·z − s/2)" block=true/></p>
@@ -453,7 +700,7 @@ pub fn Charts(
                 </div>
             </div>
             <div class="theory-row" style:display=move || display(has_bounds())>
-                <div class="panel"><canvas node_ref=canvases.lemma class="chart theory-chart" data-chart="lemma-3-2"></canvas></div>
+                <HoverChart canvas=canvases.lemma class="chart theory-chart" chart="lemma-3-2" layout=hover.lemma/>
                 <div class="explain">
                     <h3>"A bound from the size of the data"</h3>
                     <p class="formula-line"><Math text="√MSE / SM ≤ W(r) / √(2m),  W(r) = e^{2r²} (1 − e^{−4r²})" block=true/></p>
@@ -466,7 +713,7 @@ pub fn Charts(
                 </div>
             </div>
             <div class="theory-row" style:display=move || display(has_bounds())>
-                <div class="panel"><canvas node_ref=canvases.theorem class="chart theory-chart" data-chart="theorem-3-3"></canvas></div>
+                <HoverChart canvas=canvases.theorem class="chart theory-chart" chart="theorem-3-3" layout=hover.theorem/>
                 <div class="explain">
                     <h3>"A bound that holds with probability p"</h3>
                     <p class="formula-line"><Math text="r = max(√(λ_Ax χ²_d(q)) + |Aμ_x|, √(λ_A⁻ᵀy χ²_d(q)) + |A⁻ᵀμ_y|),  q = p^{1/(2s)}" block=true/></p>

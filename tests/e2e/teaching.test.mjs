@@ -159,3 +159,187 @@ test('layouts: at 1280 × 800 and at 800 px wide, both views, nothing scrolls si
     }
   }
 });
+
+/** A number as a chart writes it: `2.46×10⁻⁴`, `10³`, `0.2512`, `1.2345e-3`. */
+function chartNumber(text) {
+  const digits = { '⁻': '-', '⁰': '0', '¹': '1', '²': '2', '³': '3', '⁴': '4', '⁵': '5', '⁶': '6', '⁷': '7', '⁸': '8', '⁹': '9' };
+  const sup = (s) => [...s].map((c) => digits[c] ?? c).join('');
+  let m = /^([\d.]+)×10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)$/.exec(text);
+  if (m) return Number(m[1]) * 10 ** Number(sup(m[2]));
+  m = /^10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)$/.exec(text);
+  if (m) return 10 ** Number(sup(m[1]));
+  return Number(text);
+}
+
+const near = (a, b, relative) => Math.abs(a - b) <= relative * Math.max(Math.abs(a), Math.abs(b));
+
+/** The page's own JSON export (the numbers behind the charts). */
+async function exported(page) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('button.export-json')]);
+  return JSON.parse(readFileSync(await download.path(), 'utf8'));
+}
+
+/**
+ * Moves the mouse over `chart` at a point from its `data-hover-targets` (CSS pixels of the
+ * canvas) picked by `pick`, and returns that target and the tooltip's text.
+ */
+async function hoverTarget(page, chart, pick) {
+  const canvas = page.locator(`canvas[data-chart="${chart}"]`);
+  await canvas.scrollIntoViewIfNeeded();
+  const targets = JSON.parse(await canvas.getAttribute('data-hover-targets'));
+  const target = targets.find(pick);
+  assert.ok(target, `a hover target on ${chart} among ${JSON.stringify(targets)}`);
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + target.x, box.y + target.y);
+  const tooltip = page.locator(`.panel:has(canvas[data-chart="${chart}"]) .tooltip`);
+  await tooltip.waitFor({ timeout: 5000 });
+  const text = await tooltip.textContent();
+  // Inside the viewport.
+  const tip = await tooltip.boundingBox();
+  const viewport = page.viewportSize();
+  assert.ok(tip.x >= 0 && tip.x + tip.width <= viewport.width, `tooltip inside the viewport: ${JSON.stringify(tip)}`);
+  return { target, text };
+}
+
+test('hovering a box gives the estimator, its median (as the table), quartiles and whiskers; a dataset dot its value', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=6&pairs=100&seed=2`);
+  await waitReady(page, 90_000);
+  const report = await exported(page);
+  const labels = Object.fromEntries(report.estimators.map((e) => [e.label, e]));
+  const tableText = (id, metric) => page.textContent(`tr[data-estimator="${id}"] [data-metric="${metric}"]`);
+  for (const [chart, metric, name, perDataset] of [
+    ['mse', 'median-mse', 'MSE', 'per_dataset_mse'],
+    ['max-rel-err', 'median-max-rel-err', 'max relative error', 'per_dataset_max_rel_err'],
+  ]) {
+    for (const label of Object.keys(labels)) {
+      const { text } = await hoverTarget(page, chart, (t) => t.kind === 'box' && t.box === label);
+      const m = new RegExp(`^(.+): median ${name} (\\S+) · quartiles (\\S+) to (\\S+) · whiskers (\\S+) to (\\S+) · (\\d+) outliers? · 6 of 6 datasets$`).exec(text);
+      assert.ok(m, `box tooltip: ${text}`);
+      const e = labels[m[1]];
+      assert.ok(e, `the box names an estimator: ${m[1]}`);
+      assert.equal(m[2], (await tableText(e.id, metric)).trim(), 'the median the table gives');
+      const [q1, q3, low, high] = m.slice(3, 7).map(Number);
+      const values = e[perDataset];
+      const [min, max] = [Math.min(...values), Math.max(...values)];
+      assert.ok(low <= q1 && q1 <= Number(m[2]) * 1.0001 && Number(m[2]) <= q3 * 1.0001 && q3 <= high, text);
+      // Whiskers end on datasets' values (Tukey: the most extreme within 1.5 IQR).
+      for (const w of [low, high]) assert.ok(values.some((v) => near(v, w, 1e-3)), `whisker ${w} is a dataset's value: ${values}`);
+      assert.ok(low >= min * 0.999 && high <= max * 1.001);
+      // A dataset's dot: its number (as in the CSV export, from 1) and its value.
+      const dot = await hoverTarget(page, chart, (t) => t.kind === 'dataset' && t.box === label);
+      const d = new RegExp(`^(.+): dataset (\\d+) of 6 · ${name} (\\S+)( \\(outlier\\))?$`).exec(dot.text);
+      assert.ok(d, `dataset tooltip: ${dot.text}`);
+      assert.equal(d[1], label);
+      assert.ok(near(Number(d[3]), values[Number(d[2]) - 1], 1e-3), `${dot.text} against ${values}`);
+    }
+  }
+  // Leaving the chart hides the tooltip.
+  await page.mouse.move(1, 1);
+  await page.waitForFunction(() => !document.querySelector('.box-grid .tooltip'));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('hovering a theory curve gives the series, x and y as the axes write them', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100`);
+  await waitReady(page, 90_000);
+  const report = await exported(page);
+  // Theorem 3.3: the line of the largest relative error observed is the scatter dataset's.
+  for (const e of report.estimators.filter((e) => e.id !== 'prf-pos')) {
+    const { text } = await hoverTarget(page, 'theorem-3-3', (t) => t.kind === 'point' && t.series === `${e.label}: largest relative error observed`);
+    const m = /^(.+): largest relative error observed · p = ([\d.]+) · relative error = (\S+)$/.exec(text);
+    assert.ok(m, `theorem tooltip: ${text}`);
+    assert.equal(m[1], e.label);
+    assert.ok(Number(m[2]) >= 0.5 && Number(m[2]) <= 1);
+    assert.ok(near(chartNumber(m[3]), e.scatter_max_rel_err, 5e-3), `${text} against ${e.scatter_max_rel_err}`);
+  }
+  // MSE against m: a measured point at one of the curve's m, its MSE in the axis' notation.
+  const curve = await hoverTarget(page, 'mse-vs-m', (t) => t.kind === 'point' && / measured /.test(t.series));
+  const c = /^(.+), measured \(mean of 4 draws of ω\) · m = (\d+) · MSE = (\S+)$/.exec(curve.text);
+  assert.ok(c, `curve tooltip: ${curve.text}`);
+  assert.ok([16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192].includes(Number(c[2])), curve.text);
+  assert.ok(chartNumber(c[3]) > 0 && Number.isFinite(chartNumber(c[3])), curve.text);
+  // Lemma 3.2: where an estimator's radius meets the bound.
+  const lemma = await hoverTarget(page, 'lemma-3-2', (t) => /the data's radius/.test(t.series));
+  assert.match(lemma.text, /^.+: the data's radius, and the bound there · r = [\d.]+ · bound on √MSE\/SM = \S+( \(above the axis\))?$/);
+  await page.mouse.move(1, 1);
+  await page.waitForFunction(() => !document.querySelector('.theory .tooltip'));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('hovering a scatter point rings the same pair on every panel (no redraw, no long task); the probe is marked on every panel', async (t) => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100&probe=7`);
+  await waitReady(page, 90_000);
+  const panels = 'section.figure .panel:has(canvas[data-chart^="scatter-"])';
+  const shown = await page.$$eval(panels, (ps) => ps.filter((p) => p.style.display !== 'none').map((p) => p.querySelector('canvas').dataset.estimator));
+  assert.deepEqual(shown.sort(), ['hcexp-mean', 'hcexp-var', 'prf-hyp']);
+  // The probed pair (picked by a click or probe= in the URL) is named by every panel.
+  assert.deepEqual(await page.$$eval(panels, (ps) => ps.filter((p) => p.style.display !== 'none').map((p) => p.dataset.probePair)), ['7', '7', '7']);
+  // The probe's histograms are drawn after the page is ready: let that finish first, so that
+  // the long tasks counted below are the hover's own.
+  await page.waitForFunction(() => document.querySelector('.probe .caption')?.textContent.includes('pair 7 of the scatter dataset'));
+  await new Promise((ok) => setTimeout(ok, 300));
+  if (browserName === 'chromium') {
+    assert.ok(await page.evaluate(() => PerformanceObserver.supportedEntryTypes.includes('longtask')), 'Chromium reports long tasks');
+    await page.evaluate(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => [Math.round(e.startTime), Math.round(e.duration)]))).observe({ type: 'longtask' });
+    });
+  }
+  const canvas = page.locator('canvas[data-chart="scatter-hcexp-var"]');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const mark = () => page.evaluate(() => Math.round(performance.now()));
+  const marks = [await mark()];
+  let text = null;
+  const started = Date.now();
+  let moves = 0;
+  for (let f = 0.15; f <= 0.9 && !text; f += 0.025) {
+    await page.mouse.move(box.x + box.width * f, box.y + box.height * (1 - f));
+    moves += 1;
+    text = await page.$eval('.panel .tooltip', (e) => e.textContent).catch(() => null);
+  }
+  marks.push(await mark());
+  assert.ok(text, 'a tooltip appeared');
+  const pair = /^pair (\d+) /.exec(text)[1];
+  t.diagnostic(`${moves} mouse moves over the scatter panel in ${Date.now() - started} ms (driver round trips included)`);
+  await page.waitForFunction((p) => [...document.querySelectorAll('.panel:has(canvas[data-chart^="scatter-"])')]
+    .filter((e) => e.style.display !== 'none').every((e) => e.dataset.hoveredPair === p), pair);
+  // Each shown panel's overlay has the ring, and only the ring: the chart underneath is unchanged.
+  const ink = () => page.$$eval(panels, (ps) => ps.filter((p) => p.style.display !== 'none').map((p) => {
+    const o = p.querySelector('canvas.highlight-overlay');
+    const data = o.getContext('2d').getImageData(0, 0, o.width, o.height).data;
+    let n = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n += 1;
+    return n;
+  }));
+  const rings = await ink();
+  assert.ok(rings.every((n) => n > 50 && n < 5000), `a ring on every overlay: ${rings}`);
+  await page.mouse.move(1, 1);
+  await page.waitForFunction(() => [...document.querySelectorAll('.panel:has(canvas[data-chart^="scatter-"])')].every((e) => !('hoveredPair' in e.dataset)));
+  marks.push(await mark());
+  assert.deepEqual(await ink(), [0, 0, 0], 'the rings go with the pointer');
+  if (browserName === 'chromium') {
+    const long = await page.evaluate(() => window.__longTasks);
+    assert.deepEqual(long, [], `no long task while hovering (${moves} moves in ${Date.now() - started} ms; marks ${marks})`);
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('tooltips stay inside the viewport at 800 px, without horizontal scrolling', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100`, { width: 800, height: 900 });
+  await waitReady(page, 90_000);
+  for (const chart of ['mse', 'max-rel-err']) {
+    const canvas = page.locator(`canvas[data-chart="${chart}"]`);
+    await canvas.scrollIntoViewIfNeeded();
+    const targets = JSON.parse(await canvas.getAttribute('data-hover-targets'));
+    // The rightmost box: its tooltip opens to the left, clamped into the panel.
+    const last = targets.filter((t) => t.kind === 'box').at(-1);
+    await hoverTarget(page, chart, (t) => t === last || (t.kind === last.kind && t.box === last.box));
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, 'no horizontal scroll');
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
