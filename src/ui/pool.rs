@@ -64,7 +64,7 @@ impl SideJob {
 /// The worker built with relaxed SIMD (`scripts/build-worker.sh`).
 const RELAXED_WORKER_SCRIPT: &str = "./kernel-worker_loader.js";
 /// The same worker built with `simd128` only, for browsers without relaxed SIMD.
-const SIMD128_WORKER_SCRIPT: &str = "./kernel-worker-simd128_loader.js";
+pub(super) const SIMD128_WORKER_SCRIPT: &str = "./kernel-worker-simd128_loader.js";
 
 /// What the page says when no worker can compute.
 pub const NO_WORKER: &str = "no Web Worker could start: the lab computes only in Web Workers (with WebAssembly SIMD); see the browser console";
@@ -156,7 +156,7 @@ fn now_ms() -> f64 {
 }
 
 /// How many workers to start: one per logical core, at least one, at most [`MAX_WORKERS`].
-fn worker_count() -> usize {
+pub(super) fn worker_count() -> usize {
     web_sys::window()
         .map(|w| w.navigator().hardware_concurrency())
         .filter(|n| n.is_finite() && *n >= 1.0)
