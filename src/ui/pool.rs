@@ -13,6 +13,9 @@
 //!   multiply-add, about 2.5 times faster) and with plain `simd128`. The pool asks the browser
 //!   once ([`relaxed_simd`]: `WebAssembly.validate` on a 36-byte module using a relaxed-SIMD
 //!   instruction) and starts the build it can run; only that one is downloaded.
+//!   The relaxed build is not bit-for-bit the native one (a relaxed fused multiply-add may
+//!   round once or twice): the CSV/JSON export then computes in simd128 workers of its own
+//!   (`ui::export`), so that it prints what `kernel-lab experiment` prints.
 //! - Replaced workers are detached before they are terminated (their `onmessage` and
 //!   `onerror` cleared) and their handlers kept until the next replacement, so a message
 //!   already queued by a terminated worker (its "ready", say) never calls a dropped closure.
