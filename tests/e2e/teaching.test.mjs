@@ -51,8 +51,8 @@ test('exports: CSV and JSON are byte for byte what kernel-lab experiment prints 
   const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100&seed=3&est=prf-pos,hcexp-var,hcexp-opt,rff,cplx,oprf-var`, { deviceScaleFactor: 2 });
   await waitReady(page, 90_000);
   const query = new URL(page.url()).search.slice(1);
-  // Under relaxed SIMD (Chromium) the export is computed again by simd128 workers and says
-  // so while it runs; without it (Firefox ESR) the page's own results are already exact.
+  // Under relaxed SIMD (Chromium, and Firefox ESR here too) the export is computed again by
+  // simd128 workers and says so while it runs; without it the page's own results are exact.
   const relaxed = await page.evaluate(() => WebAssembly.validate(new Uint8Array([
     0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 15, 1, 13, 0,
     65, 1, 253, 15, 65, 2, 253, 15, 253, 128, 2, 11])));
