@@ -8,8 +8,8 @@
 
 use std::fmt;
 
+use super::portable::{Exp1, Gamma, StandardNormal};
 use rand::Rng;
-use rand_distr::{Distribution, Exp1, Gamma, StandardNormal};
 
 /// Parameters of the generator. Build with [`DatasetParams::new`], which validates them.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,6 +1,7 @@
 //! Choices of the diagonal matrix `A = diag(a)` for CEXP/HCEXP (REFERENCE.md, "Choosing a
 //! diagonal A").
 
+use crate::math::portable::Libm;
 use std::fmt;
 use std::str::FromStr;
 
@@ -108,7 +109,7 @@ fn clamped_power_ratio(numerator: f64, denominator: f64, exponent: f64) -> (f64,
     if numerator == 0.0 && denominator == 0.0 {
         return (1.0, true);
     }
-    let value = (numerator / denominator).powf(exponent);
+    let value = (numerator / denominator).libm_powf(exponent);
     if value.is_nan() {
         (1.0, true)
     } else if value < A_MIN {

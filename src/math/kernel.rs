@@ -17,6 +17,7 @@
 
 use super::estimators::{FastSum, FeatureForm, Projections, reduce};
 use super::logspace::SignedLog;
+use crate::math::portable::Libm;
 
 /// Pairs projected together against the same block of ω (register blocking).
 pub const ROWS: usize = 4;
@@ -348,7 +349,7 @@ fn log_sum_exp_f32(t: &[f32]) -> f64 {
     if !max.is_finite() {
         return f64::from(max);
     }
-    f64::from(max) + f64::from(exp_sum(t, 1.0, max)).ln()
+    f64::from(max) + f64::from(exp_sum(t, 1.0, max)).libm_ln()
 }
 
 /// `Σ_k exp(sign · t_k − shift)` with COLUMNS lane accumulators, for `sign · t_k ≤ shift`.
@@ -385,10 +386,10 @@ fn log_sum_cosh_f32(t: &[f32]) -> f64 {
         // Shift by K·ln 2 ≥ M with K an integer, so that the shift is exact in the exponent.
         let k = (max * LOG2_E).ceil();
         let sum = cosh_sum_shifted(t, k as i32);
-        return f64::from(k) * std::f64::consts::LN_2 + f64::from(0.5 * sum).ln();
+        return f64::from(k) * std::f64::consts::LN_2 + f64::from(0.5 * sum).libm_ln();
     }
     let sum = exp_sum(t, 1.0, max) + exp_sum(t, -1.0, max);
-    f64::from(max) + f64::from(0.5 * sum).ln()
+    f64::from(max) + f64::from(0.5 * sum).libm_ln()
 }
 
 /// Largest `max |t_k|` for [`cosh_sum_shifted`]: `n = round(t / ln 2)` then stays below 2^14,
@@ -442,7 +443,11 @@ fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
             sums[l] += cosh_term(chunk[l], k);
         }
     }
-    sums.iter().sum()
+    // The simd128 version's reduction, in its order: its two f32x4 accumulators (lanes 0–3
+    // and 4–7) added lane by lane, then the four lanes in turn. The same rounding, so the
+    // native build and the simd128 worker give the same bits.
+    let both: [f32; 4] = std::array::from_fn(|l| sums[l] + sums[l + 4]);
+    both[0] + both[1] + both[2] + both[3]
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -513,7 +518,7 @@ mod tests {
         let mut worst = 0.0f64;
         for i in 0..=100_000 {
             let x = -87.0 * i as f32 / 100_000.0;
-            let exact = f64::from(x).exp();
+            let exact = f64::from(x).libm_exp();
             let relative = (f64::from(exp_nonpositive(x)) - exact).abs() / exact;
             worst = worst.max(relative);
         }

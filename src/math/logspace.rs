@@ -2,6 +2,7 @@
 //! stored as `sign · exp(ln|v|)`, so that an estimate beyond f64's range (`exp(x·y)` with
 //! `x·y > 709`) or below zero (trigonometric features, a complex A) is still one number.
 
+use crate::math::portable::Libm;
 use serde::{Deserialize, Serialize};
 
 /// A real number `v` stored as `ln|v|` and the sign of `v`. Zero is `ln_abs = −∞`.
@@ -31,14 +32,14 @@ impl SignedLog {
     /// `value`, as its log magnitude and sign.
     pub fn from_value(value: f64) -> Self {
         Self {
-            ln_abs: value.abs().ln(),
+            ln_abs: value.abs().libm_ln(),
             negative: value < 0.0,
         }
     }
 
     /// The value as an f64 (±∞ beyond its range).
     pub fn value(self) -> f64 {
-        let magnitude = self.ln_abs.exp();
+        let magnitude = self.ln_abs.libm_exp();
         if self.negative { -magnitude } else { magnitude }
     }
 
@@ -57,9 +58,9 @@ impl SignedLog {
         if self.negative {
             // ln(1 + e^δ), the softplus.
             if delta > 0.0 {
-                delta + (-delta).exp().ln_1p()
+                delta + (-delta).libm_exp().libm_ln_1p()
             } else {
-                delta.exp().ln_1p()
+                delta.libm_exp().libm_ln_1p()
             }
         } else if self.ln_abs == f64::NEG_INFINITY {
             0.0
@@ -75,7 +76,7 @@ pub fn log_add(a: f64, b: f64) -> f64 {
     if max == f64::NEG_INFINITY || max.is_nan() {
         return max;
     }
-    max + ((a - max).exp() + (b - max).exp()).ln()
+    max + ((a - max).libm_exp() + (b - max).libm_exp()).libm_ln()
 }
 
 /// `ln Σ exp(l)` over an iterator, pairwise through [`log_add`].
@@ -89,7 +90,11 @@ pub fn log_sum_exp(t: &[f64]) -> f64 {
     if !max.is_finite() {
         return max;
     }
-    max + t.iter().map(|v| (v - max).exp()).sum::<f64>().ln()
+    max + t
+        .iter()
+        .map(|v| (v - max).libm_exp())
+        .sum::<f64>()
+        .libm_ln()
 }
 
 /// `ln Σ_k cosh(t_k) = M + ln Σ_k (exp(t_k − M) + exp(−t_k − M))/2` with `M = max |t_k|`.
@@ -101,17 +106,19 @@ pub fn log_sum_cosh(t: &[f64]) -> f64 {
     let sum: f64 = if max < 350.0 {
         // One exp per term: e^{−t−M} = e^{−2M} / e^{t−M}, and e^{t−M} ≥ e^{−2M} > 0 because
         // t ≥ −M, so the division cannot overflow while e^{−2M} stays a normal number.
-        let shift = (-2.0 * max).exp();
+        let shift = (-2.0 * max).libm_exp();
         t.iter()
             .map(|v| {
-                let up = (v - max).exp();
+                let up = (v - max).libm_exp();
                 up + shift / up
             })
             .sum()
     } else {
-        t.iter().map(|v| (v - max).exp() + (-v - max).exp()).sum()
+        t.iter()
+            .map(|v| (v - max).libm_exp() + (-v - max).libm_exp())
+            .sum()
     };
-    max + (0.5 * sum).ln()
+    max + (0.5 * sum).libm_ln()
 }
 
 /// `Σ_k sign_k · exp(l_k)` for terms given as `(negative, ln|term|)`, shifted by the largest
@@ -131,7 +138,7 @@ pub fn signed_log_sum(terms: impl IntoIterator<Item = (bool, f64)> + Clone) -> S
     let sum: f64 = terms
         .into_iter()
         .map(|(negative, l)| {
-            let v = (l - max).exp();
+            let v = (l - max).libm_exp();
             if negative { -v } else { v }
         })
         .sum();
@@ -153,7 +160,7 @@ pub fn log_of_median(logs: &[f64]) -> f64 {
 
 /// `ln(1 − e^{−s})` for `s ≥ 0`, accurate for small s (`−∞` at 0).
 pub fn log_one_minus_exp_neg(s: f64) -> f64 {
-    (-(-s).exp_m1()).ln()
+    (-(-s).libm_exp_m1()).libm_ln()
 }
 
 #[cfg(test)]
@@ -169,10 +176,10 @@ mod tests {
         }
         // Estimate −1 of SM = 1: relative error 2.
         let e = SignedLog::from_value(-1.0);
-        assert!((e.log_relative_error(0.0) - 2f64.ln()).abs() < 1e-15);
+        assert!((e.log_relative_error(0.0) - 2f64.libm_ln()).abs() < 1e-15);
         // Estimate 3 of SM = 1: relative error 2.
         let e = SignedLog::from_value(3.0);
-        assert!((e.log_relative_error(0.0) - 2f64.ln()).abs() < 1e-15);
+        assert!((e.log_relative_error(0.0) - 2f64.libm_ln()).abs() < 1e-15);
         // Zero estimate: relative error 1.
         assert_eq!(SignedLog::ZERO.log_relative_error(5.0), 0.0);
         // Beyond f64: −e^2000 of SM = e^1000 is off by 1 + e^1000.
@@ -185,11 +192,11 @@ mod tests {
 
     #[test]
     fn signed_sum_cancels_and_handles_huge_terms() {
-        let s = signed_log_sum([(false, 3f64.ln()), (true, 1f64.ln())]);
+        let s = signed_log_sum([(false, 3f64.libm_ln()), (true, 1f64.libm_ln())]);
         assert!((s.value() - 2.0).abs() < 1e-15);
         let s = signed_log_sum([(true, 1000.0), (false, 999.0)]);
         assert!(s.negative);
-        let expected = 1000.0 + (1.0 - (-1f64).exp()).ln();
+        let expected = 1000.0 + (1.0 - (-1f64).libm_exp()).libm_ln();
         assert!((s.ln_abs - expected).abs() < 1e-12);
         assert_eq!(signed_log_sum(std::iter::empty()).ln_abs, f64::NEG_INFINITY);
     }
@@ -197,11 +204,15 @@ mod tests {
     #[test]
     fn log_sum_cosh_matches_the_direct_sum_on_both_branches() {
         let small = [0.3, -1.2, 2.5, 0.0];
-        let direct: f64 = small.iter().map(|v: &f64| v.cosh()).sum::<f64>().ln();
+        let direct: f64 = small
+            .iter()
+            .map(|v: &f64| v.libm_cosh())
+            .sum::<f64>()
+            .libm_ln();
         assert!((log_sum_cosh(&small) - direct).abs() < 1e-12);
         // Beyond 350 the two-exp branch: cosh(400) + cosh(-399) = e^400 (1 + e^-1) / 2 (+ tiny).
         let large = [400.0, -399.0];
-        let expected = 400.0 + (0.5 * (1.0 + (-1.0f64).exp())).ln();
+        let expected = 400.0 + (0.5 * (1.0 + (-1.0f64).libm_exp())).libm_ln();
         assert!((log_sum_cosh(&large) - expected).abs() < 1e-12);
     }
 }

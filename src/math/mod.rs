@@ -12,6 +12,7 @@ pub mod kernel;
 pub mod logspace;
 pub mod mathml;
 pub mod optimise_a;
+pub mod portable;
 pub mod presets;
 pub mod probe;
 pub mod projections;

@@ -62,6 +62,7 @@
 //!   `L = −inf` at an exact fit) make the cost function return an error, which argmin turns
 //!   into a graceful stop; nothing here unwraps anything that depends on the data.
 
+use crate::math::portable::Libm;
 use std::cell::{Cell, RefCell};
 use std::f64::consts::LN_2;
 use std::fmt;
@@ -167,12 +168,12 @@ impl std::error::Error for OptimiseError {}
 /// `ln(cosh s − 1) = s + 2 ln(1 − e^{−s}) − ln 2` for `s ≥ 0`: exact for tiny `s`
 /// (`≈ 2 ln s − ln 2`), `−inf` at 0, finite where `cosh s` overflows.
 fn log_cosh_minus_one(s: f64) -> f64 {
-    s + 2.0 * (-(-s).exp_m1()).ln() - LN_2
+    s + 2.0 * (-(-s).libm_exp_m1()).libm_ln() - LN_2
 }
 
 /// `ln sinh s = s + ln(1 − e^{−2s}) − ln 2` for `s ≥ 0` (`−inf` at 0).
 fn log_sinh(s: f64) -> f64 {
-    s + (-(-2.0 * s).exp_m1()).ln() - LN_2
+    s + (-(-2.0 * s).libm_exp_m1()).libm_ln() - LN_2
 }
 
 /// The lowest objective evaluated so far and its (in-box) point `b`.
@@ -209,8 +210,8 @@ impl<'a> Objective<'a> {
             n,
             x,
             y,
-            lo: A_MIN.ln(),
-            hi: A_MAX.ln(),
+            lo: A_MIN.libm_ln(),
+            hi: A_MAX.libm_ln(),
             best: RefCell::new(Best {
                 log_objective: f64::INFINITY,
                 b: Vec::new(),
@@ -227,8 +228,8 @@ impl<'a> Objective<'a> {
         let d = self.d;
         self.evaluations
             .set(self.evaluations.get().saturating_add(1));
-        let a: Vec<f64> = b.iter().map(|v| v.exp()).collect();
-        let inv: Vec<f64> = b.iter().map(|v| (-v).exp()).collect();
+        let a: Vec<f64> = b.iter().map(|v| v.libm_exp()).collect();
+        let inv: Vec<f64> = b.iter().map(|v| (-v).libm_exp()).collect();
         let mut s = Vec::with_capacity(self.n);
         for (xi, yi) in self.x.chunks_exact(d).zip(self.y.chunks_exact(d)) {
             let si: f64 = xi
@@ -251,9 +252,14 @@ impl<'a> Objective<'a> {
         let value = if max == f64::NEG_INFINITY {
             f64::NEG_INFINITY
         } else {
-            let log_sum = max + logs.iter().map(|l| (l - max).exp()).sum::<f64>().ln();
+            let log_sum = max
+                + logs
+                    .iter()
+                    .map(|l| (l - max).libm_exp())
+                    .sum::<f64>()
+                    .libm_ln();
             for ((xi, yi), &si) in self.x.chunks_exact(d).zip(self.y.chunks_exact(d)).zip(&s) {
-                let weight = (log_sinh(si) - log_sum).exp();
+                let weight = (log_sinh(si) - log_sum).libm_exp();
                 if weight == 0.0 {
                     continue;
                 }
@@ -267,7 +273,7 @@ impl<'a> Objective<'a> {
                     *gj += weight * 2.0 * (ax + ya) * (ax - ya);
                 }
             }
-            log_sum - (self.n as f64).ln()
+            log_sum - (self.n as f64).libm_ln()
         };
         if value.is_nan() || value == f64::INFINITY || gradient.iter().any(|g| !g.is_finite()) {
             return None;
@@ -290,8 +296,8 @@ impl<'a> Objective<'a> {
         let Some((_, gradient)) = self.log_objective(b) else {
             return diag;
         };
-        let a: Vec<f64> = b.iter().map(|v| v.exp()).collect();
-        let inv: Vec<f64> = b.iter().map(|v| (-v).exp()).collect();
+        let a: Vec<f64> = b.iter().map(|v| v.libm_exp()).collect();
+        let inv: Vec<f64> = b.iter().map(|v| (-v).libm_exp()).collect();
         let pairs = self.x.chunks_exact(d).zip(self.y.chunks_exact(d));
         let s: Vec<f64> = pairs
             .clone()
@@ -308,10 +314,15 @@ impl<'a> Objective<'a> {
         if !max.is_finite() {
             return diag;
         }
-        let log_sum = max + logs.iter().map(|l| (l - max).exp()).sum::<f64>().ln();
+        let log_sum = max
+            + logs
+                .iter()
+                .map(|l| (l - max).libm_exp())
+                .sum::<f64>()
+                .libm_ln();
         for ((xi, yi), &si) in pairs.zip(&s) {
-            let w2 = (si + (-2.0 * si).exp().ln_1p() - LN_2 - log_sum).exp();
-            let w1 = (log_sinh(si) - log_sum).exp();
+            let w2 = (si + (-2.0 * si).libm_exp().libm_ln_1p() - LN_2 - log_sum).libm_exp();
+            let w1 = (log_sinh(si) - log_sum).libm_exp();
             for ((hj, (xv, yv)), (av, iv)) in diag
                 .iter_mut()
                 .zip(xi.iter().zip(yi))
@@ -460,7 +471,7 @@ fn validate(data: &Dataset, start: &[f64]) -> Result<Vec<f64>, OptimiseError> {
 /// `a_j = e^{b_j}` clamped into `[A_MIN, A_MAX]` (exactly `A_MIN`/`A_MAX` on the bounds), with
 /// the number of entries on a bound.
 fn diagonal_from_logs(b: &[f64]) -> (Vec<f64>, usize) {
-    let (lo, hi) = (A_MIN.ln(), A_MAX.ln());
+    let (lo, hi) = (A_MIN.libm_ln(), A_MAX.libm_ln());
     let a: Vec<f64> = b
         .iter()
         .map(|&v| {
@@ -469,7 +480,7 @@ fn diagonal_from_logs(b: &[f64]) -> (Vec<f64>, usize) {
             } else if v >= hi {
                 A_MAX
             } else {
-                v.exp().clamp(A_MIN, A_MAX)
+                v.libm_exp().clamp(A_MIN, A_MAX)
             }
         })
         .collect();
@@ -485,7 +496,7 @@ pub fn optimised_a(data: &Dataset, start: &[f64]) -> Result<OptimisedA, Optimise
     let d = data.d;
     let n = data.n.min(MAX_PAIRS);
     let objective = Objective::new(d, n, &data.x[..n * d], &data.y[..n * d]);
-    let b0: Vec<f64> = start.iter().map(|v| v.ln()).collect();
+    let b0: Vec<f64> = start.iter().map(|v| v.libm_ln()).collect();
     let start_clamped = start.iter().filter(|&&v| v == A_MIN || v == A_MAX).count();
     let Some((log_objective_start, _)) = objective.log_objective(&b0) else {
         return Err(OptimiseError::ObjectiveOverflow);
@@ -596,14 +607,14 @@ mod tests {
     fn log_objective(data: &Dataset, a: &[f64]) -> f64 {
         let n = data.n.min(MAX_PAIRS);
         let objective = Objective::new(data.d, n, &data.x[..n * data.d], &data.y[..n * data.d]);
-        let b: Vec<f64> = a.iter().map(|v| v.ln()).collect();
+        let b: Vec<f64> = a.iter().map(|v| v.libm_ln()).collect();
         objective.log_objective(&b).expect("finite").0
     }
 
     /// `L` at `b` with coordinate `j` moved by `step`, clamped into the box.
     fn log_objective_moved(data: &Dataset, a: &[f64], j: usize, step: f64) -> f64 {
         let mut moved = a.to_vec();
-        moved[j] = (a[j].ln() + step).exp().clamp(A_MIN, A_MAX);
+        moved[j] = (a[j].libm_ln() + step).libm_exp().clamp(A_MIN, A_MAX);
         log_objective(data, &moved)
     }
 
@@ -611,14 +622,14 @@ mod tests {
     fn log_helpers_match_the_direct_formulas_and_survive_overflow() {
         for s in [1e-3_f64, 0.1, 1.0, 5.0, 30.0, 300.0] {
             // cosh s − 1 = 2 sinh²(s/2), without the cancellation of cosh s − 1 at small s.
-            let direct = (2.0 * (s / 2.0).sinh().powi(2)).ln();
+            let direct = (2.0 * (s / 2.0).libm_sinh().powi(2)).libm_ln();
             assert!((log_cosh_minus_one(s) - direct).abs() <= 1e-12 * direct.abs().max(1.0));
-            let direct = s.sinh().ln();
+            let direct = s.libm_sinh().libm_ln();
             assert!((log_sinh(s) - direct).abs() <= 1e-12 * direct.abs().max(1.0));
         }
         // cosh s − 1 ≈ s²/2 for tiny s, where the naive formula gives ln 0.
         let s = 1e-12_f64;
-        assert!((log_cosh_minus_one(s) - (2.0 * s.ln() - LN_2)).abs() < 1e-12);
+        assert!((log_cosh_minus_one(s) - (2.0 * s.libm_ln() - LN_2)).abs() < 1e-12);
         assert_eq!(log_cosh_minus_one(0.0), f64::NEG_INFINITY);
         assert_eq!(log_sinh(0.0), f64::NEG_INFINITY);
         // cosh 5000 overflows; its log is 5000 − ln 2.
@@ -665,7 +676,7 @@ mod tests {
                 variance_adjusted(&data)
             };
             let objective = Objective::new(data.d, data.n, &data.x, &data.y);
-            let b0: Vec<f64> = start.iter().map(|v| v.ln()).collect();
+            let b0: Vec<f64> = start.iter().map(|v| v.libm_ln()).collect();
             let iterations = minimise(&objective, b0);
             let evaluations = objective.evaluations.get();
             println!(
@@ -687,7 +698,10 @@ mod tests {
         for (j, (p, q)) in from_heuristic.a.iter().zip(&from_ones.a).enumerate() {
             let on_bound = |v: f64| v == A_MIN || v == A_MAX;
             if !on_bound(*p) && !on_bound(*q) {
-                assert!((p.ln() - q.ln()).abs() < 1e-3, "entry {j}: {p} vs {q}");
+                assert!(
+                    (p.libm_ln() - q.libm_ln()).abs() < 1e-3,
+                    "entry {j}: {p} vs {q}"
+                );
             }
         }
         assert!(
@@ -897,9 +911,9 @@ mod tests {
                  {:.6} (from a = 1: {} iterations, ratio {:.3e})",
                 elapsed * 1e3,
                 result.iterations,
-                (result.log_objective_end - result.log_objective_start).exp(),
+                (result.log_objective_end - result.log_objective_start).libm_exp(),
                 from_ones.iterations,
-                (from_ones.log_objective_end - from_ones.log_objective_start).exp()
+                (from_ones.log_objective_end - from_ones.log_objective_start).libm_exp()
             );
         }
     }

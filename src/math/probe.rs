@@ -8,9 +8,10 @@
 //! Gaussian draws instead of m·d. The others (GERF's `|ω_k|²` weights, a complex A's two
 //! correlated projections) and orthogonal features draw the full ω for every estimate.
 
+use crate::math::portable::Libm;
 use std::fmt;
 
-use rand_distr::{Distribution, StandardNormal};
+use super::portable::StandardNormal;
 use serde::{Deserialize, Serialize};
 
 use super::estimators::{
@@ -151,12 +152,12 @@ pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
     let sum = estimator.fast_sum(fit);
     let per_pair = estimator.projections_per_pair();
     let log_true = log_softmax_kernel(x, y);
-    let true_value = log_true.exp();
+    let true_value = log_true.libm_exp();
     let estimates: Vec<f64> = if draws_one_gaussian_per_feature(sum, per_pair) && !orthogonal {
         let mut z = vec![0.0; d];
         let collapsed = estimator.collapse(fit, x, y, &mut z);
         let z_norm = dot(&z, &z).sqrt();
-        let log_prefactor = collapsed.log_prefactor - (m as f64).ln();
+        let log_prefactor = collapsed.log_prefactor - (m as f64).libm_ln();
         let mut projected = vec![0.0; m];
         (0..trials)
             .map(|trial| {
@@ -200,7 +201,7 @@ pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
         mse_standard_error,
         theoretical_mse: estimator
             .log_mse(fit, x, y, m)
-            .map_or(f64::NAN, |log_mse| log_mse.exp()),
+            .map_or(f64::NAN, |log_mse| log_mse.libm_exp()),
     })
 }
 

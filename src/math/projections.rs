@@ -3,8 +3,8 @@
 
 use std::fmt;
 
+use super::portable::StandardNormal;
 use rand::Rng;
-use rand_distr::{Distribution, StandardNormal};
 
 /// Why projections could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! What the page shows, as plain data: per-dataset metrics, the scatter series, the boxplot
 //! summaries and the MSE-against-m curves, with the errors an experiment can meet.
 
+use crate::math::portable::Libm;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -71,9 +72,9 @@ impl DatasetMetrics {
     /// The metrics from their logs.
     pub fn from_logs(log_mse: f64, log_max_rel_err: f64, log_theoretical_mse: f64) -> Self {
         Self {
-            mse: log_mse.exp(),
-            max_rel_err: log_max_rel_err.exp(),
-            theoretical_mse: log_theoretical_mse.exp(),
+            mse: log_mse.libm_exp(),
+            max_rel_err: log_max_rel_err.libm_exp(),
+            theoretical_mse: log_theoretical_mse.libm_exp(),
             log_mse,
             log_max_rel_err,
             log_theoretical_mse,
@@ -185,9 +186,9 @@ impl EstimatorSummary {
         let log_median_theoretical_mse = log_median(|m| m.log_theoretical_mse);
         Self {
             estimator,
-            median_mse: log_median_mse.exp(),
-            median_max_rel_err: log_median_max_rel_err.exp(),
-            median_theoretical_mse: log_median_theoretical_mse.exp(),
+            median_mse: log_median_mse.libm_exp(),
+            median_max_rel_err: log_median_max_rel_err.libm_exp(),
+            median_theoretical_mse: log_median_theoretical_mse.libm_exp(),
             log_median_mse,
             log_median_max_rel_err,
             log_median_theoretical_mse,

@@ -1,5 +1,6 @@
 //! Summary statistics for the boxplots and the results table.
 
+use crate::math::portable::Libm;
 use serde::{Deserialize, Serialize};
 
 /// The `p`-quantile of finite `values` by linear interpolation between order statistics
@@ -46,17 +47,17 @@ pub fn log_mean_exp(logs: &[f64]) -> f64 {
     if !max.is_finite() {
         return max;
     }
-    let sum: f64 = logs.iter().map(|l| (l - max).exp()).sum();
-    max + (sum / logs.len() as f64).ln()
+    let sum: f64 = logs.iter().map(|l| (l - max).libm_exp()).sum();
+    max + (sum / logs.len() as f64).libm_ln()
 }
 
 /// `ln |e^δ − 1|`, the log of the relative error `|ŜM/SM − 1|` for `δ = log ŜM − log SM`;
 /// finite for every finite `δ ≠ 0`, so a relative error of `e^1000` is still a number.
 pub fn log_relative_error(delta: f64) -> f64 {
     if delta > 0.0 {
-        delta + (-(-delta).exp_m1()).ln()
+        delta + (-(-delta).libm_exp_m1()).libm_ln()
     } else {
-        (-delta.exp_m1()).ln()
+        (-delta.libm_exp_m1()).libm_ln()
     }
 }
 
@@ -71,7 +72,7 @@ pub fn format_from_log(ln_value: f64, digits: usize) -> String {
     }
     let log10 = ln_value / std::f64::consts::LN_10;
     let mut exponent = log10.floor();
-    let mut mantissa = 10f64.powf(log10 - exponent);
+    let mut mantissa = 10f64.libm_powf(log10 - exponent);
     // Rounding can carry the mantissa to 10.
     if format!("{mantissa:.digits$}").starts_with("10") {
         mantissa /= 10.0;
@@ -140,12 +141,12 @@ mod tests {
     #[test]
     fn log_helpers_match_direct_computation_and_survive_overflow() {
         let logs = [0.0, 1.0, 2.0];
-        let direct = ((1.0 + 1f64.exp() + 2f64.exp()) / 3.0).ln();
+        let direct = ((1.0 + 1f64.libm_exp() + 2f64.libm_exp()) / 3.0).libm_ln();
         assert!((log_mean_exp(&logs) - direct).abs() < 1e-12);
         assert!((log_mean_exp(&[1000.0, 1000.0]) - 1000.0).abs() < 1e-9);
         assert_eq!(log_mean_exp(&[]), f64::NEG_INFINITY);
         for delta in [-3.0f64, -1e-6, 1e-6, 0.5, 4.0] {
-            let direct = (delta.exp() - 1.0f64).abs().ln();
+            let direct = (delta.libm_exp() - 1.0f64).abs().libm_ln();
             assert!((log_relative_error(delta) - direct).abs() < 1e-9, "{delta}");
         }
         assert!((log_relative_error(2000.0) - 2000.0).abs() < 1e-9);
@@ -155,17 +156,17 @@ mod tests {
     #[test]
     fn format_from_log_goes_beyond_f64() {
         assert_eq!(
-            format_from_log(1234.5f64.ln(), 4),
+            format_from_log(1234.5f64.libm_ln(), 4),
             format!("{:.4e}", 1234.5)
         );
-        assert_eq!(format_from_log(0.00123f64.ln(), 3), "1.230e-3");
+        assert_eq!(format_from_log(0.00123f64.libm_ln(), 3), "1.230e-3");
         assert_eq!(
             format_from_log(5000.0 * std::f64::consts::LN_10, 2),
             "1.00e5000"
         );
         assert_eq!(format_from_log(f64::NEG_INFINITY, 2), "0");
         assert_eq!(format_from_log(f64::NAN, 2), "n/a");
-        assert_eq!(format_from_log(10f64.ln() * 2.99999999, 2), "1.00e3");
+        assert_eq!(format_from_log(10f64.libm_ln() * 2.99999999, 2), "1.00e3");
     }
 
     #[test]

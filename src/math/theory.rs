@@ -4,6 +4,7 @@
 //! bound with its sign typo corrected, and Theorem 3.3's high-probability bound.
 //! Formulas: `../shared/REFERENCE.md`, "Estimators" and "Bounds".
 
+use crate::math::portable::Libm;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -46,7 +47,7 @@ impl std::error::Error for TheoryError {}
 pub fn log_trigonometric_mse(x: &[f64], y: &[f64], m: usize) -> f64 {
     let sum_sq: f64 = x.iter().zip(y).map(|(p, q)| (p + q) * (p + q)).sum();
     let diff_sq: f64 = x.iter().zip(y).map(|(p, q)| (p - q) * (p - q)).sum();
-    -((2 * m) as f64).ln() + sum_sq - 2.0 * dot(x, y) + 2.0 * log_one_minus_exp_neg(diff_sq)
+    -((2 * m) as f64).libm_ln() + sum_sq - 2.0 * dot(x, y) + 2.0 * log_one_minus_exp_neg(diff_sq)
 }
 
 /// `log` of the relative RMSE `sqrt(MSE)/SM` that Lemma 3.1 gives for `s = |z|²`:
@@ -54,9 +55,11 @@ pub fn log_trigonometric_mse(x: &[f64], y: &[f64], m: usize) -> f64 {
 /// `(2m)^-1/2 e^{s/2} (1 − e^{−s})`. Both increase with `s`.
 pub fn log_relative_rmse(s: f64, form: FeatureForm, m: usize) -> f64 {
     match form {
-        FeatureForm::Positive => -0.5 * (m as f64).ln() + 0.5 * s + 0.5 * log_one_minus_exp_neg(s),
+        FeatureForm::Positive => {
+            -0.5 * (m as f64).libm_ln() + 0.5 * s + 0.5 * log_one_minus_exp_neg(s)
+        }
         FeatureForm::Hyperbolic => {
-            -0.5 * ((2 * m) as f64).ln() + 0.5 * s + log_one_minus_exp_neg(s)
+            -0.5 * ((2 * m) as f64).libm_ln() + 0.5 * s + log_one_minus_exp_neg(s)
         }
     }
 }
@@ -71,7 +74,7 @@ pub fn log_w(r: f64) -> f64 {
 /// where `|Ax| ≤ r` and `|A^-T y| ≤ r`. It is Lemma 3.1's hyperbolic relative RMSE at the
 /// largest possible `s = |z|² = (2r)²`.
 pub fn log_lemma_3_2_bound(r: f64, m: usize) -> f64 {
-    log_w(r) - 0.5 * ((2 * m) as f64).ln()
+    log_w(r) - 0.5 * ((2 * m) as f64).libm_ln()
 }
 
 /// `max(|Ax|, |A^-T y|)` for one pair: the smallest `r` for which Lemma 3.2 covers it.
@@ -135,7 +138,7 @@ impl Theorem33Inputs {
         if !(p > 0.0 && p < 1.0) {
             return Err(TheoryError::InvalidProbability(p));
         }
-        let q = p.powf(1.0 / (2.0 * self.samples as f64));
+        let q = p.libm_powf(1.0 / (2.0 * self.samples as f64));
         let chi2 = ChiSquared::new(self.d as f64)
             .map_err(|_| TheoryError::EmptySample)?
             .inverse_cdf(q);
@@ -160,9 +163,9 @@ mod tests {
     #[test]
     fn corrected_w_is_positive_and_matches_its_definition() {
         for r in [0.1f64, 0.5, 1.0, 2.0] {
-            let w: f64 = (2.0 * r * r).exp() * (1.0 - (-4.0 * r * r).exp());
+            let w: f64 = (2.0 * r * r).libm_exp() * (1.0 - (-4.0 * r * r).libm_exp());
             assert!(w > 0.0);
-            assert!((log_w(r) - w.ln()).abs() < 1e-12);
+            assert!((log_w(r) - w.libm_ln()).abs() < 1e-12);
         }
     }
 
@@ -203,9 +206,9 @@ mod tests {
         let m = 10;
         let plus: f64 = 0.01 + 0.25;
         let minus: f64 = 0.25 + 0.09;
-        let sm = (-0.06f64 + 0.04).exp();
-        let direct = plus.exp() / sm / sm * (1.0 - (-minus).exp()).powi(2) / 20.0;
-        assert!((log_trigonometric_mse(&x, &y, m) - direct.ln()).abs() < 1e-12);
+        let sm = (-0.06f64 + 0.04).libm_exp();
+        let direct = plus.libm_exp() / sm / sm * (1.0 - (-minus).libm_exp()).powi(2) / 20.0;
+        assert!((log_trigonometric_mse(&x, &y, m) - direct.libm_ln()).abs() < 1e-12);
     }
 
     #[test]

@@ -2,16 +2,24 @@
 //! CSV and JSON (byte for byte what `kernel-lab experiment` prints for the same URL), and each
 //! figure's charts as PNG at device resolution.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use leptos::ev;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{MessageEvent, Worker};
+
+use super::pool::{SIMD128_WORKER_SCRIPT, relaxed_simd, worker_count};
 
 use crate::cli::{experiment_csv, experiment_json};
 use crate::math::config::ExperimentConfig;
 use crate::math::experiment::ExperimentResult;
 use crate::math::presets::{PRESETS, Preset};
+use crate::math::tasks::ExportRun;
 
 /// Starts a download of `href` (a data URL) as `filename`.
 fn download(filename: &str, href: &str) -> Option<()> {
@@ -23,6 +31,150 @@ fn download(filename: &str, href: &str) -> Option<()> {
     anchor.click();
     anchor.remove();
     Some(())
+}
+
+/// Downloads `result` as the command line prints it: `experiment --csv` or `experiment`.
+fn download_export(format: &str, result: &ExperimentResult) {
+    if format == "csv" {
+        download(
+            "softmax-kernel-lab.csv",
+            &text_url("text/csv", &experiment_csv(result)),
+        );
+    } else if let Ok(json) = experiment_json(result) {
+        download(
+            "softmax-kernel-lab.json",
+            &text_url("application/json", &json),
+        );
+    }
+}
+
+/// Told the outcome of an export's computation.
+type ExportDone = Box<dyn FnOnce(Result<ExperimentResult, String>)>;
+
+/// An export's workers and what it reports to.
+struct ExactExport {
+    run: ExportRun,
+    workers: Vec<Worker>,
+    handlers: Vec<Closure<dyn FnMut(MessageEvent)>>,
+    progress: Box<dyn Fn(usize, usize)>,
+    done: Option<ExportDone>,
+}
+
+impl ExactExport {
+    /// Stops the workers and tells the outcome (once). The handlers are dropped in a later
+    /// browser task, not inside the one that runs.
+    fn finish(this: &Rc<RefCell<ExactExport>>, outcome: Result<ExperimentResult, String>) {
+        let (done, handlers) = {
+            let mut export = this.borrow_mut();
+            for worker in &export.workers {
+                worker.set_onmessage(None);
+                worker.set_onerror(None);
+                worker.terminate();
+            }
+            export.workers.clear();
+            (export.done.take(), std::mem::take(&mut export.handlers))
+        };
+        let current = EXPORT.with(|e| e.borrow_mut().take());
+        set_timeout(move || drop((handlers, current)), Duration::ZERO);
+        if let Some(done) = done {
+            done(outcome);
+        }
+    }
+
+    fn on_message(this: &Rc<RefCell<ExactExport>>, slot: usize, data: JsValue) {
+        if data.as_string().as_deref() == Some(crate::worker::READY) {
+            // The worker listens now: send it its share of the tasks.
+            let export = this.borrow();
+            let workers = export.workers.len();
+            let sent = (0..export.run.len())
+                .filter(|i| export.run.worker_for(*i, workers) == slot)
+                .try_for_each(|i| {
+                    let bytes = export.run.request(i)?;
+                    let array = js_sys::Uint8Array::from(bytes.as_slice());
+                    export.workers[slot]
+                        .post_message(&array)
+                        .map_err(|_| "a task could not be sent to the export worker".to_string())
+                });
+            drop(export);
+            if let Err(message) = sent {
+                ExactExport::finish(this, Err(message));
+            }
+            return;
+        }
+        let bytes = js_sys::Uint8Array::new(&data).to_vec();
+        let answered = this.borrow_mut().run.answer(&bytes);
+        if let Err(message) = answered {
+            ExactExport::finish(this, Err(message));
+            return;
+        }
+        let (done, total, result) = {
+            let export = this.borrow();
+            (export.run.done(), export.run.len(), export.run.result())
+        };
+        (this.borrow().progress)(done, total);
+        if let Some(result) = result {
+            ExactExport::finish(this, Ok(result));
+        } else if done == total {
+            ExactExport::finish(this, Err("the export's tasks left a piece out".into()));
+        }
+    }
+}
+
+/// Computes `config`'s experiment (without the curve) in fresh workers of the simd128 build
+/// (`kernel-worker-simd128`, what a browser without relaxed SIMD runs), which give the native
+/// build's numbers bit for bit; `progress(done, total)` after each task, then `done`. The
+/// page's own workers keep their relaxed-SIMD build for everything interactive.
+fn compute_exactly(
+    config: &ExperimentConfig,
+    progress: impl Fn(usize, usize) + 'static,
+    done: impl FnOnce(Result<ExperimentResult, String>) + 'static,
+) {
+    let run = match ExportRun::new(config) {
+        Ok(run) => run,
+        Err(message) => return done(Err(message)),
+    };
+    let count = worker_count().min(run.len()).max(1);
+    let this = Rc::new(RefCell::new(ExactExport {
+        run,
+        workers: Vec::new(),
+        handlers: Vec::new(),
+        progress: Box::new(progress),
+        done: Some(Box::new(done)),
+    }));
+    for slot in 0..count {
+        let worker = match Worker::new(SIMD128_WORKER_SCRIPT) {
+            Ok(worker) => worker,
+            Err(_) => {
+                ExactExport::finish(&this, Err("no export worker could start".into()));
+                return;
+            }
+        };
+        let weak = Rc::downgrade(&this);
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            if let Some(this) = weak.upgrade() {
+                ExactExport::on_message(&this, slot, event.data());
+            }
+        });
+        let weak = Rc::downgrade(&this);
+        let on_error = Closure::<dyn FnMut(MessageEvent)>::new(move |_: MessageEvent| {
+            if let Some(this) = weak.upgrade() {
+                ExactExport::finish(&this, Err("the export worker failed".into()));
+            }
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        let mut export = this.borrow_mut();
+        export.workers.push(worker);
+        export.handlers.push(on_message);
+        export.handlers.push(on_error);
+    }
+    // The workers' handlers hold only weak references: the export lives here until it ends.
+    EXPORT.with(|e| *e.borrow_mut() = Some(this));
+}
+
+thread_local! {
+    /// The export computing now (the buttons wait while one does).
+    static EXPORT: RefCell<Option<Rc<RefCell<ExactExport>>>> = const { RefCell::new(None) };
 }
 
 /// A data URL of `text`.
@@ -99,34 +251,52 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
             }));
         });
     };
+    // What the export bar says while an export computes (or why one failed).
+    let (status, set_status) = signal(None::<String>);
+    let busy = RwSignal::new(false);
     let export = move |format: &'static str| {
-        result.with_untracked(|r| {
-            let Some(result) = r else { return };
-            match format {
-                "csv" => {
-                    download(
-                        "softmax-kernel-lab.csv",
-                        &text_url("text/csv", &experiment_csv(result)),
-                    );
-                }
-                _ => {
-                    if let Ok(json) = experiment_json(result) {
-                        download(
-                            "softmax-kernel-lab.json",
-                            &text_url("application/json", &json),
-                        );
+        let Some(result) = result.get_untracked() else {
+            return;
+        };
+        if busy.get_untracked() {
+            return;
+        }
+        if !relaxed_simd() {
+            // The results on screen came from the simd128 worker: already the command line's.
+            download_export(format, &result);
+            return;
+        }
+        busy.set(true);
+        set_status.set(Some(
+            "computing the export without relaxed SIMD, as the command line does…".into(),
+        ));
+        compute_exactly(
+            &result.config,
+            move |done, total| {
+                set_status.set(Some(format!(
+                    "computing the export without relaxed SIMD, as the command line does: {done} of {total} tasks…"
+                )));
+            },
+            move |outcome| {
+                busy.set(false);
+                match outcome {
+                    Ok(exact) => {
+                        set_status.set(None);
+                        download_export(format, &exact);
                     }
+                    Err(message) => set_status.set(Some(format!("export failed: {message}"))),
                 }
-            }
-        });
+            },
+        );
     };
-    let missing = move || result.with(Option::is_none);
+    let missing = move || result.with(Option::is_none) || busy.get();
     view! {
         <div class="export-bar" role="group" aria-label="share and export">
             <button type="button" class="copy-link" on:click=copy_link>"Copy link"</button>
             <button type="button" class="export-csv" disabled=missing on:click=move |_| export("csv")>"Download CSV"</button>
             <button type="button" class="export-json" disabled=missing on:click=move |_| export("json")>"Download JSON"</button>
             <span class="export-note" aria-live="polite">{move || copied.get()}</span>
+            <span class="export-status" role="status">{move || status.get()}</span>
         </div>
     }
 }

@@ -13,6 +13,9 @@
 //!   multiply-add, about 2.5 times faster) and with plain `simd128`. The pool asks the browser
 //!   once ([`relaxed_simd`]: `WebAssembly.validate` on a 36-byte module using a relaxed-SIMD
 //!   instruction) and starts the build it can run; only that one is downloaded.
+//!   The relaxed build is not bit-for-bit the native one (a relaxed fused multiply-add may
+//!   round once or twice): the CSV/JSON export then computes in simd128 workers of its own
+//!   (`ui::export`), so that it prints what `kernel-lab experiment` prints.
 //! - Replaced workers are detached before they are terminated (their `onmessage` and
 //!   `onerror` cleared) and their handlers kept until the next replacement, so a message
 //!   already queued by a terminated worker (its "ready", say) never calls a dropped closure.
@@ -64,7 +67,7 @@ impl SideJob {
 /// The worker built with relaxed SIMD (`scripts/build-worker.sh`).
 const RELAXED_WORKER_SCRIPT: &str = "./kernel-worker_loader.js";
 /// The same worker built with `simd128` only, for browsers without relaxed SIMD.
-const SIMD128_WORKER_SCRIPT: &str = "./kernel-worker-simd128_loader.js";
+pub(super) const SIMD128_WORKER_SCRIPT: &str = "./kernel-worker-simd128_loader.js";
 
 /// What the page says when no worker can compute.
 pub const NO_WORKER: &str = "no Web Worker could start: the lab computes only in Web Workers (with WebAssembly SIMD); see the browser console";
@@ -156,7 +159,7 @@ fn now_ms() -> f64 {
 }
 
 /// How many workers to start: one per logical core, at least one, at most [`MAX_WORKERS`].
-fn worker_count() -> usize {
+pub(super) fn worker_count() -> usize {
     web_sys::window()
         .map(|w| w.navigator().hardware_concurrency())
         .filter(|n| n.is_finite() && *n >= 1.0)

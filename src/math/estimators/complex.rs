@@ -19,6 +19,7 @@ use super::{
     ParameterSweep, Projections, Side, dot, transformed_side,
 };
 use crate::math::dataset::Dataset;
+use crate::math::portable::Libm;
 use crate::math::stats::log_mean_exp;
 
 /// Steps of the MSE-against-θ sweep between 0 and π/2.
@@ -111,8 +112,8 @@ impl Estimator for ComplexDiagonal {
 
     fn fast_sum(&self, fit: &Fit) -> FastSum {
         FastSum::Complex {
-            cos_theta: fit.theta.cos(),
-            sin_theta: fit.theta.sin(),
+            cos_theta: fit.theta.libm_cos(),
+            sin_theta: fit.theta.libm_sin(),
             hyperbolic: self.hyperbolic,
         }
     }
@@ -127,8 +128,8 @@ impl Estimator for ComplexDiagonal {
         let (ax2, by2, _) = pair_norms(&fit.a, x, y);
         let two_theta = 2.0 * fit.theta;
         Collapsed {
-            log_prefactor: -0.5 * two_theta.cos() * (ax2 + by2),
-            phase: 0.5 * two_theta.sin() * (ax2 - by2),
+            log_prefactor: -0.5 * two_theta.libm_cos() * (ax2 + by2),
+            phase: 0.5 * two_theta.libm_sin() * (ax2 - by2),
         }
     }
 
@@ -139,15 +140,15 @@ impl Estimator for ComplexDiagonal {
             u2 += (a * x + y / a) * (a * x + y / a);
             v2 += (a * x - y / a) * (a * x - y / a);
         }
-        let (c, s) = (fit.theta.cos(), fit.theta.sin());
+        let (c, s) = (fit.theta.libm_cos(), fit.theta.libm_sin());
         let two_theta = 2.0 * fit.theta;
-        let re_s = two_theta.cos() * (ax2 + by2);
-        let im_s = two_theta.sin() * (ax2 - by2);
+        let re_s = two_theta.libm_cos() * (ax2 + by2);
+        let im_s = two_theta.libm_sin() * (ax2 - by2);
         let re_z2 = c * c * u2;
         let im_z2 = s * s * v2;
-        let cos_im = im_s.cos();
-        let ln_cos = cos_im.abs().ln();
-        let half = 0.5f64.ln();
+        let cos_im = im_s.libm_cos();
+        let ln_cos = cos_im.abs().libm_ln();
+        let half = 0.5f64.libm_ln();
         // E|f|²/2 and Re E f²/2: Q.
         let mut terms = vec![
             (false, half + 2.0 * re_z2 - re_s),
@@ -158,7 +159,7 @@ impl Estimator for ComplexDiagonal {
             for term in &mut terms {
                 term.1 += half;
             }
-            let quarter = 0.25f64.ln();
+            let quarter = 0.25f64.libm_ln();
             terms.push((cos_im < 0.0, quarter + ln_cos - re_s));
             terms.push((false, quarter - 2.0 * im_z2 - re_s));
         }
@@ -168,7 +169,7 @@ impl Estimator for ComplexDiagonal {
             // Exact zero variance lost to rounding.
             f64::NEG_INFINITY
         } else {
-            per_feature.ln_abs - (m as f64).ln()
+            per_feature.ln_abs - (m as f64).libm_ln()
         })
     }
 
@@ -211,22 +212,25 @@ impl Estimator for ComplexDiagonal {
         let mut t = vec![0.0; m];
         omega.project(&w, &mut t);
         let w2 = dot(&w, &w);
-        let (c, s) = (fit.theta.cos(), sign * fit.theta.sin());
-        let (c2, s2) = ((2.0 * fit.theta).cos(), sign * (2.0 * fit.theta).sin());
+        let (c, s) = (fit.theta.libm_cos(), sign * fit.theta.libm_sin());
+        let (c2, s2) = (
+            (2.0 * fit.theta).libm_cos(),
+            sign * (2.0 * fit.theta).libm_sin(),
+        );
         let copies: &[f64] = if self.hyperbolic {
             &[1.0, -1.0]
         } else {
             &[1.0]
         };
-        let ln_scale = -0.5 * ((m * copies.len()) as f64).ln();
+        let ln_scale = -0.5 * ((m * copies.len()) as f64).libm_ln();
         let mut real = Vec::with_capacity(m * copies.len());
         let mut imaginary = Vec::with_capacity(m * copies.len());
         for &direction in copies {
             for tk in &t {
-                let magnitude = (ln_scale + c * direction * tk - 0.5 * c2 * w2).exp();
+                let magnitude = (ln_scale + c * direction * tk - 0.5 * c2 * w2).libm_exp();
                 let angle = s * direction * tk - 0.5 * s2 * w2;
-                real.push(magnitude * angle.cos());
-                imaginary.push(sign * magnitude * angle.sin());
+                real.push(magnitude * angle.libm_cos());
+                imaginary.push(sign * magnitude * angle.libm_sin());
             }
         }
         real.extend(imaginary);

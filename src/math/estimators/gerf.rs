@@ -21,6 +21,7 @@ use super::{
 };
 use crate::math::heuristics::{AHeuristic, diagonal_a};
 use crate::math::logspace::signed_log_sum;
+use crate::math::portable::Libm;
 
 /// GERF with OPRF's α on the pair transformed by a heuristic's diagonal A.
 #[derive(Clone, Copy, Debug)]
@@ -111,7 +112,7 @@ impl Estimator for Oprf {
         let squared_norms = transform(x, y, &fit.a, z);
         let d = x.len() as f64;
         Collapsed {
-            log_prefactor: 0.5 * d * (1.0 - 4.0 * fit.alpha).ln() - 0.5 * squared_norms,
+            log_prefactor: 0.5 * d * (1.0 - 4.0 * fit.alpha).libm_ln() - 0.5 * squared_norms,
             phase: 0.0,
         }
     }
@@ -121,7 +122,7 @@ impl Estimator for Oprf {
         let s = transform(x, y, &fit.a, &mut z);
         let z2 = super::dot(&z, &z);
         let (d, alpha) = (x.len() as f64, fit.alpha);
-        let second = d * (1.0 - 4.0 * alpha).ln() - 0.5 * d * (1.0 - 8.0 * alpha).ln()
+        let second = d * (1.0 - 4.0 * alpha).libm_ln() - 0.5 * d * (1.0 - 8.0 * alpha).libm_ln()
             + 2.0 * (1.0 - 4.0 * alpha) * z2 / (1.0 - 8.0 * alpha)
             - s;
         let xy = super::dot(x, y);
@@ -129,14 +130,14 @@ impl Estimator for Oprf {
         Some(if per_feature.negative {
             f64::NEG_INFINITY
         } else {
-            per_feature.ln_abs - (m as f64).ln()
+            per_feature.ln_abs - (m as f64).libm_ln()
         })
     }
 
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64> {
         let w = transformed_side(&fit.a, u, side);
         let alpha = fit.alpha;
-        let ln_power = 0.25 * u.len() as f64 * (1.0 - 4.0 * alpha).ln();
+        let ln_power = 0.25 * u.len() as f64 * (1.0 - 4.0 * alpha).libm_ln();
         let norms = omega.squared_norms();
         exponential_features(
             &w,

@@ -19,6 +19,7 @@
 //! **Signed log magnitudes.** Estimates are [`SignedLog`]s: trigonometric features and a
 //! complex A can go negative, and `exp(x·y)` overflows f64 beyond `x·y = 709`.
 
+use crate::math::portable::Libm;
 pub mod cexp;
 pub mod complex;
 pub mod gerf;
@@ -389,7 +390,7 @@ pub fn reduce(sum: FastSum, t: &[f64], v: &[f64], norms: &[f64], phase: f64) -> 
     match sum {
         FastSum::Exp => SignedLog::positive(log_sum_exp(t)),
         FastSum::Cosh => SignedLog::positive(log_sum_cosh(t)),
-        FastSum::Cos => SignedLog::from_value(t.iter().map(|t| t.cos()).sum()),
+        FastSum::Cos => SignedLog::from_value(t.iter().map(|t| t.libm_cos()).sum()),
         FastSum::ScaledExp { scale, norm_weight } => {
             let terms = t
                 .iter()
@@ -399,7 +400,7 @@ pub fn reduce(sum: FastSum, t: &[f64], v: &[f64], norms: &[f64], phase: f64) -> 
             if !max.is_finite() {
                 return SignedLog::positive(max);
             }
-            SignedLog::positive(max + terms.map(|l| (l - max).exp()).sum::<f64>().ln())
+            SignedLog::positive(max + terms.map(|l| (l - max).libm_exp()).sum::<f64>().libm_ln())
         }
         FastSum::Complex {
             cos_theta,
@@ -421,9 +422,9 @@ pub fn reduce(sum: FastSum, t: &[f64], v: &[f64], norms: &[f64], phase: f64) -> 
                 .zip(v)
                 .map(|(u, v)| {
                     let (r, i) = (cos_theta * u, sin_theta * v);
-                    let up = (r - max).exp() * (i - phase).cos();
+                    let up = (r - max).libm_exp() * (i - phase).libm_cos();
                     if hyperbolic {
-                        0.5 * (up + (-r - max).exp() * (-i - phase).cos())
+                        0.5 * (up + (-r - max).libm_exp() * (-i - phase).libm_cos())
                     } else {
                         up
                     }
@@ -468,7 +469,7 @@ pub fn reference_estimate(
         _ => Vec::new(),
     };
     Ok(reduce(sum, &t, &v, &norms, collapsed.phase)
-        .scaled(collapsed.log_prefactor - (m as f64).ln()))
+        .scaled(collapsed.log_prefactor - (m as f64).libm_ln()))
 }
 
 /// `z = Ax + A^-T y` for a real diagonal A, and `|Ax|² + |A^-T y|²`.
@@ -510,9 +511,9 @@ pub fn log_theoretical_mse_of(s: f64, log_sm: f64, form: FeatureForm, m: usize) 
     let log_one_minus = super::logspace::log_one_minus_exp_neg(s);
     let log_sm_squared = 2.0 * log_sm;
     match form {
-        FeatureForm::Positive => -(m as f64).ln() + s + log_sm_squared + log_one_minus,
+        FeatureForm::Positive => -(m as f64).libm_ln() + s + log_sm_squared + log_one_minus,
         FeatureForm::Hyperbolic => {
-            -((2 * m) as f64).ln() + s + log_sm_squared + 2.0 * log_one_minus
+            -((2 * m) as f64).libm_ln() + s + log_sm_squared + 2.0 * log_one_minus
         }
     }
 }
@@ -540,17 +541,17 @@ pub fn exponential_features(
     omega.project(w, &mut t);
     let half_norm = 0.5 * dot(w, w);
     let ln_scale = if hyperbolic {
-        -0.5 * ((2 * m) as f64).ln()
+        -0.5 * ((2 * m) as f64).libm_ln()
     } else {
-        -0.5 * (m as f64).ln()
+        -0.5 * (m as f64).libm_ln()
     };
     let mut out = Vec::with_capacity(if hyperbolic { 2 * m } else { m });
     for (k, tk) in t.iter().enumerate() {
-        out.push((ln_scale - half_norm + ln_extra(k) + projection_scale * tk).exp());
+        out.push((ln_scale - half_norm + ln_extra(k) + projection_scale * tk).libm_exp());
     }
     if hyperbolic {
         for (k, tk) in t.iter().enumerate() {
-            out.push((ln_scale - half_norm + ln_extra(k) - projection_scale * tk).exp());
+            out.push((ln_scale - half_norm + ln_extra(k) - projection_scale * tk).libm_exp());
         }
     }
     out
@@ -593,15 +594,15 @@ mod tests {
         let n: [f64; 3] = [1.5, 0.5, 2.5];
         let direct = |f: &dyn Fn(usize) -> f64| (0..3).map(f).sum::<f64>();
         let cases: Vec<(FastSum, f64)> = vec![
-            (FastSum::Exp, direct(&|k| t[k].exp())),
-            (FastSum::Cosh, direct(&|k| t[k].cosh())),
-            (FastSum::Cos, direct(&|k| t[k].cos())),
+            (FastSum::Exp, direct(&|k| t[k].libm_exp())),
+            (FastSum::Cosh, direct(&|k| t[k].libm_cosh())),
+            (FastSum::Cos, direct(&|k| t[k].libm_cos())),
             (
                 FastSum::ScaledExp {
                     scale: 0.8,
                     norm_weight: -0.1,
                 },
-                direct(&|k| (0.8 * t[k] - 0.1 * n[k]).exp()),
+                direct(&|k| (0.8 * t[k] - 0.1 * n[k]).libm_exp()),
             ),
             (
                 FastSum::Complex {
@@ -609,7 +610,7 @@ mod tests {
                     sin_theta: 0.8,
                     hyperbolic: false,
                 },
-                direct(&|k| (0.6 * t[k]).exp() * (0.8 * v[k] - 0.3).cos()),
+                direct(&|k| (0.6 * t[k]).libm_exp() * (0.8 * v[k] - 0.3).libm_cos()),
             ),
             (
                 FastSum::Complex {
@@ -618,8 +619,8 @@ mod tests {
                     hyperbolic: true,
                 },
                 direct(&|k| {
-                    0.5 * ((0.6 * t[k]).exp() * (0.8 * v[k] - 0.3).cos()
-                        + (-0.6 * t[k]).exp() * (-0.8 * v[k] - 0.3).cos())
+                    0.5 * ((0.6 * t[k]).libm_exp() * (0.8 * v[k] - 0.3).libm_cos()
+                        + (-0.6 * t[k]).libm_exp() * (-0.8 * v[k] - 0.3).libm_cos())
                 }),
             ),
         ];

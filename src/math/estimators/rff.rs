@@ -9,6 +9,7 @@ use super::{
     Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit, FitInput,
     Projections, Side, dot,
 };
+use crate::math::portable::Libm;
 use crate::math::theory::log_trigonometric_mse;
 
 /// Random Fourier features.
@@ -69,9 +70,9 @@ impl Estimator for RandomFourier {
         let m = omega.m();
         let mut t = vec![0.0; m];
         omega.project(u, &mut t);
-        let scale = (0.5 * dot(u, u) - 0.5 * (m as f64).ln()).exp();
-        let mut out: Vec<f64> = t.iter().map(|t| scale * t.sin()).collect();
-        out.extend(t.iter().map(|t| scale * t.cos()));
+        let scale = (0.5 * dot(u, u) - 0.5 * (m as f64).libm_ln()).libm_exp();
+        let mut out: Vec<f64> = t.iter().map(|t| scale * t.libm_sin()).collect();
+        out.extend(t.iter().map(|t| scale * t.libm_cos()));
         out
     }
 }

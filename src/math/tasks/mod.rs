@@ -18,6 +18,7 @@
 //! [`workspace`] (running a task), [`store`] (finished outputs and the page's results) and
 //! [`protocol`] (the worker messages).
 
+mod export;
 mod plan;
 mod protocol;
 mod store;
@@ -27,10 +28,12 @@ use serde::{Deserialize, Serialize};
 
 use super::estimators::{EstimatorId, Fit, ParameterSweep};
 use super::logspace::{SignedLog, log_add};
+use super::portable::Libm;
 use super::results::{CurvePoint, DatasetMetrics};
 use super::theory::Theorem33Inputs;
 
 pub use super::probe::ProbeRequest;
+pub use export::ExportRun;
 pub use plan::{DatasetKey, TASK_WORK, TaskKey, generate_dataset, plan, task_key, task_work};
 pub use protocol::{
     TaskRequest, TaskResponse, WorkerRequest, WorkerResponse, decode, encode, handle_request,
@@ -158,7 +161,7 @@ impl ErrorSums {
 
     /// The dataset's metrics (means from sums).
     pub fn metrics(&self) -> DatasetMetrics {
-        let log_n = (self.pairs.max(1) as f64).ln();
+        let log_n = (self.pairs.max(1) as f64).libm_ln();
         DatasetMetrics::from_logs(
             self.log_sum_squared - log_n,
             self.log_max_rel_err,

@@ -1,6 +1,7 @@
 //! Running one task: datasets and ω regenerated from their seeded streams and cached, each
 //! estimator's fit cached, the pairs estimated through the f32 kernel.
 
+use crate::math::portable::Libm;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -351,19 +352,19 @@ impl Workspace {
                 .iter()
                 .zip(&r.estimates)
                 .map(|(t, e)| 2.0 * t + 2.0 * e.log_relative_error(*t));
-            log_mses.push(log_sum(log_squared) - (pairs as f64).ln());
+            log_mses.push(log_sum(log_squared) - (pairs as f64).libm_ln());
             log_theory = r.log_theoretical_mse;
         }
         // Mean and standard error of the repeats' MSEs, scaled by the largest so nothing
         // overflows.
         let scale = log_mses.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).exp()).collect();
+        let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).libm_exp()).collect();
         let (mean, standard_error) = mean_and_standard_error(&scaled);
         Ok(TaskOutput::Curve(CurvePoint {
             m,
-            log_measured_mse: scale + mean.ln(),
-            log_standard_error: scale + standard_error.ln(),
-            log_theoretical_mse: log_sum(log_theory) - (pairs as f64).ln(),
+            log_measured_mse: scale + mean.libm_ln(),
+            log_standard_error: scale + standard_error.libm_ln(),
+            log_theoretical_mse: log_sum(log_theory) - (pairs as f64).libm_ln(),
         }))
     }
 }
@@ -406,7 +407,7 @@ fn estimate_pairs(
         OmegaSource::Fresh { .. } => Some(Projections::zeroed(m, d)?),
         OmegaSource::Shared(_) => None,
     };
-    let log_m = (m as f64).ln();
+    let log_m = (m as f64).libm_ln();
     let mut z64 = vec![0.0f64; per_pair * d];
     let mut z = vec![0.0f32; ROWS * d];
     let mut prefactor = [0.0f64; ROWS];
@@ -502,7 +503,7 @@ impl KernelCheck {
     pub fn difference(&self) -> f64 {
         let scale = self.f64.ln_abs.max(self.f32.ln_abs);
         let value = |s: SignedLog| s.scaled(-scale).value();
-        ((value(self.f32) - value(self.f64)).abs().ln() + scale - self.log_true).exp()
+        ((value(self.f32) - value(self.f64)).abs().libm_ln() + scale - self.log_true).libm_exp()
     }
 
     /// Whether f32 costs less than 1 % of the Monte Carlo error, and, for the positive
@@ -573,7 +574,7 @@ pub fn check_kernel_against_f64(
                     &omega,
                 )?,
                 log_true: log_true[pair],
-                relative_rmse: (0.5 * log_theoretical_mse[pair] - log_true[pair]).exp(),
+                relative_rmse: (0.5 * log_theoretical_mse[pair] - log_true[pair]).libm_exp(),
             });
         }
     }
