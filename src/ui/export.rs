@@ -185,31 +185,80 @@ fn text_url(mime: &str, text: &str) -> String {
     )
 }
 
-/// The canvases of the figure around `button`, each downloaded as `<data-chart>.png` at the
-/// canvas's backing-store size (CSS size × device pixel ratio).
+/// The drawn charts of the figure around `button`, as one `<chart>+<chart>….png` at the
+/// charts' backing-store resolution (CSS size × device pixel ratio), laid out as on screen.
 fn download_figure_pngs(button: &web_sys::Element) -> Option<usize> {
     let figure = button.closest("section").ok()??;
     let canvases = figure.query_selector_all("canvas[data-chart]").ok()?;
-    let mut count = 0;
-    for i in 0..canvases.length() {
-        let Some(canvas) = canvases
-            .item(i)
-            .and_then(|n| n.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        else {
-            continue;
-        };
-        if canvas.width() == 0 || canvas.client_width() == 0 {
-            continue;
-        }
-        let name = canvas
-            .get_attribute("data-chart")
-            .unwrap_or_else(|| "chart".into());
-        if let Ok(url) = canvas.to_data_url() {
-            download(&format!("{name}.png"), &url)?;
-            count += 1;
-        }
+    // The drawn charts and where they sit on screen (hidden panels have no size).
+    let charts: Vec<(web_sys::HtmlCanvasElement, web_sys::DomRect)> = (0..canvases.length())
+        .filter_map(|i| {
+            canvases
+                .item(i)?
+                .dyn_into::<web_sys::HtmlCanvasElement>()
+                .ok()
+        })
+        .filter(|c| c.width() > 0 && c.client_width() > 0)
+        .map(|c| {
+            let rect = c.get_bounding_client_rect();
+            (c, rect)
+        })
+        .collect();
+    let first = charts.first()?;
+    // Backing-store pixels per CSS pixel (the charts size their stores by devicePixelRatio).
+    let scale = f64::from(first.0.width()) / f64::from(first.0.client_width().max(1));
+    let left = charts
+        .iter()
+        .map(|(_, r)| r.left())
+        .fold(f64::INFINITY, f64::min);
+    let top = charts
+        .iter()
+        .map(|(_, r)| r.top())
+        .fold(f64::INFINITY, f64::min);
+    let right = charts
+        .iter()
+        .map(|(_, r)| r.right())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let bottom = charts
+        .iter()
+        .map(|(_, r)| r.bottom())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let document = web_sys::window()?.document()?;
+    let sheet: web_sys::HtmlCanvasElement =
+        document.create_element("canvas").ok()?.dyn_into().ok()?;
+    sheet.set_width(((right - left) * scale).round().clamp(1.0, 16_384.0) as u32);
+    sheet.set_height(((bottom - top) * scale).round().clamp(1.0, 16_384.0) as u32);
+    let context: web_sys::CanvasRenderingContext2d =
+        sheet.get_context("2d").ok()??.dyn_into().ok()?;
+    context.set_fill_style_str("#ffffff");
+    context.fill_rect(
+        0.0,
+        0.0,
+        f64::from(sheet.width()),
+        f64::from(sheet.height()),
+    );
+    for (canvas, rect) in &charts {
+        context
+            .draw_image_with_html_canvas_element(
+                canvas,
+                ((rect.left() - left) * scale).round(),
+                ((rect.top() - top) * scale).round(),
+            )
+            .ok()?;
     }
-    Some(count)
+    // One file per figure, its charts laid out as on screen: several downloads started at once
+    // are not all kept (Firefox keeps the last).
+    let name = charts
+        .iter()
+        .map(|(c, _)| {
+            c.get_attribute("data-chart")
+                .unwrap_or_else(|| "chart".into())
+        })
+        .collect::<Vec<_>>()
+        .join("+");
+    let name: String = name.chars().take(120).collect();
+    download(&format!("{name}.png"), &sheet.to_data_url().ok()?)?;
+    Some(charts.len())
 }
 
 /// A button that downloads every chart of the figure it stands in as PNG.

@@ -72,19 +72,23 @@ test('exports: CSV and JSON are byte for byte what kernel-lab experiment prints 
   const pageCsv = readFileSync(await csv.path(), 'utf8');
   assert.equal(pageCsv, cli(['experiment', '--query', query, '--csv']), 'the CSV, byte for byte');
   assert.equal(await page.textContent('.export-status'), '', 'nothing left to say');
-  // PNG: one file per chart of the figure, at the canvas's device-resolution size.
+  // PNG: one file per figure, its charts laid out as on screen at device resolution.
   const figure = page.locator('section.figure', { has: page.locator('canvas[data-chart="mse"]') });
   const downloads = [];
   page.on('download', (d) => downloads.push(d));
   await figure.locator('button.export-png').click();
-  await page.waitForFunction(() => true);
-  await new Promise((r) => setTimeout(r, 500));
-  const names = downloads.map((d) => d.suggestedFilename()).sort();
-  assert.deepEqual(names, ['max-rel-err.png', 'mse.png']);
-  const png = readFileSync(await downloads.find((d) => d.suggestedFilename() === 'mse.png').path());
-  const width = png.readUInt32BE(16);
-  const cssWidth = await page.$eval('canvas[data-chart="mse"]', (c) => c.clientWidth);
-  assert.equal(width, cssWidth * 2, 'PNG width is the CSS width × devicePixelRatio');
+  await page.waitForTimeout(1_000);
+  assert.deepEqual(downloads.map((d) => d.suggestedFilename()), ['mse+max-rel-err.png']);
+  const png = readFileSync(await downloads[0].path());
+  assert.equal(png.toString('latin1', 1, 4), 'PNG');
+  const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+  const span = await figure.evaluate((f) => {
+    const rects = [...f.querySelectorAll('canvas[data-chart]')].map((c) => c.getBoundingClientRect());
+    return [Math.max(...rects.map((r) => r.right)) - Math.min(...rects.map((r) => r.left)),
+      Math.max(...rects.map((r) => r.bottom)) - Math.min(...rects.map((r) => r.top))];
+  });
+  assert.ok(Math.abs(width - span[0] * 2) <= 1 && Math.abs(height - span[1] * 2) <= 1,
+    `PNG ${width}x${height} is the charts' span ${span} × devicePixelRatio 2`);
   assert.deepEqual(problems, []);
   await context.close();
 });
