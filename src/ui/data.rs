@@ -5,7 +5,8 @@
 //! a worker from the configuration ([`crate::math::data_view::data_view`], one dataset: it
 //! fits every chosen estimator, which the page's module does not link), drawn here next to the
 //! data controls; the panel keeps its last view until the next one arrives
-//! (`data-status` on the section: `computing`, then `ready` or `error`).
+//! (`data-status` on the section: `computing`, then `ready` or `error`). It asks once the
+//! experiment's job is not computing, so that its request never delays the job's tasks.
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -146,10 +147,13 @@ fn histogram_of(
 ///
 /// - `config` / `set_config`: the page's configuration and its setter (for the data controls,
 ///   which show the same values as the sidebar's).
+/// - `job_running`: whether the experiment is computing; the panel asks its worker only once
+///   it is not, so that its request never queues in front of the experiment's tasks.
 #[component]
 pub fn DataPanel(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
+    #[prop(into)] job_running: Signal<bool>,
 ) -> impl IntoView {
     let inputs = Memo::new(move |_| config.with(data_config));
     // The latest answer for the latest inputs: an answer to older inputs is dropped.
@@ -157,11 +161,19 @@ pub fn DataPanel(
     let computing = RwSignal::new(true);
     let asked = StoredValue::new(0u64);
     let runner = use_context::<DataViewRunner>();
+    let sent = StoredValue::new(None::<ExperimentConfig>);
     Effect::new(move |_| {
         let request = inputs.get();
+        if sent.with_value(|s| s.as_ref() == Some(&request)) {
+            return;
+        }
+        computing.set(true);
+        if job_running.get() {
+            return;
+        }
+        sent.set_value(Some(request.clone()));
         let ticket = asked.get_value() + 1;
         asked.set_value(ticket);
-        computing.set(true);
         let done = Box::new(move |output: Result<DataView, String>| {
             if asked.try_get_value() == Some(ticket) {
                 state.try_set(Some(output));

@@ -352,7 +352,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                             <button class="keep-previous" type="button" on:click=keep_previous>"Go back to the previous settings"</button>
                         </div>
                     })}
-                    <data::DataPanel config set_config/>
+                    <data::DataPanel config set_config job_running=Signal::derive(move || status.get() == Status::Computing)/>
                     <Charts
                         scatter
                         summaries
