@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Trunk post-build hook: builds the `kernel-worker` binary (the Web Worker that computes
-# everything) into Trunk's staging directory, twice, as Trunk's `data-type="worker"` would but
-# with other target features:
-# - `kernel-worker` with `+relaxed-simd`: the worker's kernel is about 2.5 times faster with
+# Trunk post-build hook: builds the two Web Workers that compute everything into Trunk's
+# staging directory, each twice, as Trunk's `data-type="worker"` would but with other target
+# features:
+# - `kernel-worker` (the kernel view's tasks, the probe, the data panel: what the first view
+#   needs) and `attention-worker` (the attention view's parts, started only when that view is
+#   first shown), built in one cargo invocation;
+# - `NAME` with `+relaxed-simd`: the worker's kernel is about 2.5 times faster with
 #   WebAssembly's fused multiply-add and relaxed conversions;
-# - `kernel-worker-simd128` with `simd128` only, for a browser without relaxed SIMD.
+# - `NAME-simd128` with `simd128` only, for a browser without relaxed SIMD.
 # The page (src/ui/pool.rs) checks once which one the browser can run and loads only that.
-# Each has its own target directory, so the flag sets do not rebuild each other's cache.
+# Each flag set has its own target directory, so they do not rebuild each other's cache.
 set -euo pipefail
 root="${TRUNK_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 staging="${TRUNK_STAGING_DIR:?run by trunk, or set TRUNK_STAGING_DIR}"
@@ -15,14 +18,12 @@ cd "$root"
 release=()
 [[ "$profile" == "release" ]] && release=(--release)
 
-# build NAME TARGET_DIR FEATURES WASM_OPT_FLAGS...
-build() {
-  local name="$1" target_dir="$2" features="$3"
+# bindgen BIN NAME TARGET_DIR WASM_OPT_FLAGS...: one built worker into the staging directory.
+bindgen() {
+  local bin="$1" name="$2" target_dir="$3"
   shift 3
-  CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
-    cargo build --quiet --target wasm32-unknown-unknown --bin kernel-worker "${release[@]}"
   wasm-bindgen --target no-modules --no-typescript --out-dir "$staging" --out-name "$name" \
-    "$root/$target_dir/wasm32-unknown-unknown/$profile/kernel-worker.wasm"
+    "$root/$target_dir/wasm32-unknown-unknown/$profile/$bin.wasm"
   if [[ "$profile" == "release" ]]; then
     wasm-opt -O3 "$@" --enable-simd --enable-bulk-memory --enable-bulk-memory-opt \
       --enable-sign-ext --enable-nontrapping-float-to-int --enable-mutable-globals \
@@ -34,6 +35,17 @@ build() {
     "$name" "$name" > "$staging/${name}_loader.js"
 }
 
-build kernel-worker target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
-build kernel-worker-simd128 target/worker-simd128 "+simd128"
-echo "build-worker.sh: kernel-worker (relaxed SIMD) and kernel-worker-simd128 ($profile) in $(basename "$staging")"
+# build SUFFIX TARGET_DIR FEATURES WASM_OPT_FLAGS...: both workers with one flag set.
+build() {
+  local suffix="$1" target_dir="$2" features="$3"
+  shift 3
+  CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
+    cargo build --quiet --target wasm32-unknown-unknown --bin kernel-worker \
+    --bin attention-worker "${release[@]}"
+  bindgen kernel-worker "kernel-worker$suffix" "$target_dir" "$@"
+  bindgen attention-worker "attention-worker$suffix" "$target_dir" "$@"
+}
+
+build "" target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
+build -simd128 target/worker-simd128 "+simd128"
+echo "build-worker.sh: kernel-worker and attention-worker, each with relaxed SIMD and simd128 only ($profile) in $(basename "$staging")"

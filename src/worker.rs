@@ -1,6 +1,9 @@
-//! The worker side of the pool (WebAssembly only): each message is a postcard-encoded
-//! [`TaskRequest`](crate::math::tasks::TaskRequest); the answer goes back the same way.
-//! All the work is [`handle_request`]; this file only wires it to `onmessage`.
+//! The worker side of the pools (WebAssembly only): each message is a postcard-encoded
+//! [`WorkerRequest`](crate::math::tasks::WorkerRequest); the answer goes back the same way.
+//! Two workers: `kernel-worker` ([`start`]: the kernel view's tasks, the probe, the data panel,
+//! [`handle_kernel_request`]) and `attention-worker` ([`start_attention`]: the attention view,
+//! [`handle_attention_request`]), so that the first view never downloads the attention math.
+//! All the work is in those handlers; this file only wires one to `onmessage`.
 
 use std::cell::RefCell;
 
@@ -8,13 +11,23 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::math::tasks::{Workspace, handle_request};
+use crate::math::tasks::{Workspace, handle_attention_request, handle_kernel_request};
 
 /// The word a worker posts once it listens, so that the page never sends into the void.
 pub const READY: &str = "ready";
 
-/// Installs the message handler and tells the page the worker is ready.
+/// The kernel worker: installs its message handler and tells the page it is ready.
 pub fn start() {
+    serve(handle_kernel_request);
+}
+
+/// The attention worker: installs its message handler and tells the page it is ready.
+pub fn start_attention() {
+    serve(handle_attention_request);
+}
+
+/// Installs `handle` as the message handler and tells the page the worker is ready.
+fn serve(handle: fn(&mut Workspace, &[u8]) -> Vec<u8>) {
     let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
         web_sys::console::error_1(&"kernel-worker: not running in a dedicated worker".into());
         return;
@@ -24,7 +37,7 @@ pub fn start() {
     let reply_scope = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
         let bytes = js_sys::Uint8Array::new(&event.data()).to_vec();
-        let answer = handle_request(&mut workspace.borrow_mut(), &bytes);
+        let answer = handle(&mut workspace.borrow_mut(), &bytes);
         let array = js_sys::Uint8Array::from(answer.as_slice());
         let buffer = array.buffer();
         let transfer = js_sys::Array::of1(&buffer);

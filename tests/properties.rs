@@ -218,6 +218,7 @@ proptest! {
             let fit = Fit { theta, alpha, ..Fit::diagonal(a.clone(), 0) };
             let request = ProbeRequest {
                 estimator, fit, x: x.clone(), y: y.clone(), m, trials, seed, orthogonal,
+                fit_to_pair: None,
             };
             match probe_pair(&request) {
                 Ok(result) => {
@@ -249,6 +250,7 @@ proptest! {
             let fit = Fit { theta, alpha: -0.05, ..Fit::diagonal(a.clone(), 0) };
             let request = ProbeRequest {
                 estimator, fit, x: x.clone(), y: y.clone(), m, trials, seed, orthogonal,
+                fit_to_pair: None,
             };
             match probe_pair(&request) {
                 Ok(result) => {

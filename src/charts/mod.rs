@@ -79,7 +79,7 @@ pub fn describe(canvas: &HtmlCanvasElement, text: &str) {
 
 /// The colour of an estimator, the same in every chart and in the table.
 pub fn estimator_color(estimator: EstimatorId) -> RGBColor {
-    let [r, g, b] = estimator.get().colour();
+    let [r, g, b] = estimator.info().colour();
     RGBColor(r, g, b)
 }
 

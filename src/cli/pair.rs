@@ -153,7 +153,7 @@ impl PairRequest {
             Some(text) => parse_integer("--seed", text, 0, u64::MAX)?,
             None => 0,
         };
-        let work = trials as f64 * m as f64 * x.len() as f64 * estimator.get().cost_factor();
+        let work = trials as f64 * m as f64 * x.len() as f64 * estimator.info().cost_factor();
         if work > MAX_WORK {
             return Err(CliError::new(
                 "--trials",

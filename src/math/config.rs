@@ -475,7 +475,7 @@ fn with_form(estimators: &[EstimatorId], hyperbolic: bool) -> Vec<EstimatorId> {
     let mut mapped: Vec<EstimatorId> = estimators
         .iter()
         .map(|&id| {
-            let estimator = id.get();
+            let estimator = id.info();
             match estimator.twin().and_then(EstimatorId::from_id) {
                 Some(twin) if estimator.is_hyperbolic() != hyperbolic => twin,
                 _ => id,
@@ -580,7 +580,7 @@ impl ExperimentConfig {
             Param::ComplexA => self.complex_a.cli_name().to_string(),
             Param::Orthogonal => if self.orthogonal { "1" } else { "0" }.to_string(),
             Param::Hyperbolic => {
-                let hyperbolic = self.estimators.iter().any(|e| e.get().is_hyperbolic());
+                let hyperbolic = self.estimators.iter().any(|e| e.info().is_hyperbolic());
                 if hyperbolic { "1" } else { "0" }.to_string()
             }
             Param::Omega => match self.omega {
@@ -793,7 +793,8 @@ impl ExperimentConfig {
         let pairs = self.n as f64 + self.datasets as f64 * self.pairs as f64;
         let curve_projections =
             (CURVE_PAIRS.min(self.n) * CURVE_REPEATS * CURVE_MS.iter().sum::<usize>()) as f64;
-        let projections_per_pair: f64 = self.estimators.iter().map(|e| e.get().cost_factor()).sum();
+        let projections_per_pair: f64 =
+            self.estimators.iter().map(|e| e.info().cost_factor()).sum();
         (pairs * self.m as f64 + curve_projections) * self.d as f64 * projections_per_pair
     }
 

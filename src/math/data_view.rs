@@ -12,8 +12,14 @@
 //! (the edges span them all); non-finite ones are counted apart ([`HistogramSeries::left_out`]).
 //!
 //! The histograms use the first [`MAX_HISTOGRAM_PAIRS`] pairs; moments and fits use all of them.
+//!
+//! **Computed in a worker** ([`super::tasks::WorkerRequest::DataView`]): it fits every chosen
+//! estimator (the optimised A by L-BFGS), which the page's module does not link; the page
+//! only draws the [`DataView`] it gets back.
 
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 use super::config::ExperimentConfig;
 use super::dataset::{Dataset, DatasetError, SampleMoments};
@@ -52,7 +58,7 @@ impl fmt::Display for DataViewError {
 impl std::error::Error for DataViewError {}
 
 /// How a histogram's bins were chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BinRule {
     /// Freedman–Diaconis: width `2·IQR·n^{-1/3}`.
     FreedmanDiaconis,
@@ -63,7 +69,7 @@ pub enum BinRule {
 }
 
 /// One series of a histogram: counts per bin of the set's edges.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HistogramSeries {
     pub label: String,
     pub colour: [u8; 3],
@@ -76,7 +82,7 @@ pub struct HistogramSeries {
 }
 
 /// Histograms drawn on one chart: shared bin edges, one series each.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HistogramSet {
     /// Increasing bin edges, in the values' units (log-spaced when `log_bins`).
     pub edges: Vec<f64>,
@@ -87,7 +93,7 @@ pub struct HistogramSet {
 }
 
 /// One diagonal of A for the per-component chart.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ADiagonal {
     /// "identity", "mean-only", "variance-adjusted", "optimised".
     pub label: String,
@@ -98,7 +104,7 @@ pub struct ADiagonal {
 }
 
 /// Everything the data panel shows.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DataView {
     pub d: usize,
     /// Pairs of the scatter dataset.
@@ -229,7 +235,7 @@ pub fn histogram_set(series: Vec<(String, [u8; 3], Vec<f64>)>) -> HistogramSet {
 
 /// The colour of the page's hyperbolic estimator with this A.
 fn heuristic_colour(id: &str) -> [u8; 3] {
-    EstimatorId::from_id(id).map_or([120, 120, 120], |e| e.get().colour())
+    EstimatorId::from_id(id).map_or([120, 120, 120], |e| e.info().colour())
 }
 
 /// The data panel of `config`: its scatter dataset (dataset 0) and chosen estimators.
@@ -298,7 +304,7 @@ pub fn data_view_of(
     if let Some((estimator, fit)) = fits.iter().find(|(e, _)| e.id() == "hcexp-opt") {
         diagonals.push(ADiagonal {
             label: "optimised".to_string(),
-            colour: estimator.get().colour(),
+            colour: estimator.info().colour(),
             a: fit.a.clone(),
             clamped: fit.clamped,
         });
@@ -328,7 +334,7 @@ pub fn data_view_of(
             })
             .collect();
         let label = estimator.id().to_string();
-        let colour = estimator.get().colour();
+        let colour = estimator.info().colour();
         ax.push((label.clone(), colour, norms.iter().map(|n| n.0).collect()));
         ay.push((label.clone(), colour, norms.iter().map(|n| n.1).collect()));
         z.push((label, colour, norms.iter().map(|n| n.2).collect()));

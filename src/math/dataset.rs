@@ -156,7 +156,7 @@ impl Dataset {
 }
 
 /// Component-wise sample statistics, the input of the A heuristics.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SampleMoments {
     pub mean_x: Vec<f64>,
     pub var_x: Vec<f64>,

@@ -14,8 +14,10 @@ use std::fmt;
 use super::portable::StandardNormal;
 use serde::{Deserialize, Serialize};
 
+use super::dataset::{Dataset, SampleMoments};
 use super::estimators::{
-    EstimatorId, FastSum, Fit, Projections, dot, log_softmax_kernel, reduce, reference_estimate,
+    EstimatorId, EstimatorParams, FastSum, Fit, FitInput, Projections, dot, log_softmax_kernel,
+    reduce, reference_estimate,
 };
 use super::rng::{StreamPurpose, stream_rng};
 use super::stats::mean_and_standard_error;
@@ -34,6 +36,8 @@ pub enum ProbeError {
     NoFeatures,
     /// The number of estimates must be between 2 and [`MAX_TRIALS`].
     Trials(usize),
+    /// The estimator could not be fitted to the pair itself ([`ProbeRequest::fit_to_pair`]).
+    Fit(String),
 }
 
 impl fmt::Display for ProbeError {
@@ -45,6 +49,7 @@ impl fmt::Display for ProbeError {
             ),
             ProbeError::NotFinite(what) => write!(f, "{what} must be finite (and a non-zero)"),
             ProbeError::NoFeatures => write!(f, "m must be at least 1"),
+            ProbeError::Fit(message) => f.write_str(message),
             ProbeError::Trials(t) => {
                 write!(
                     f,
@@ -70,6 +75,11 @@ pub struct ProbeRequest {
     pub seed: u64,
     /// Orthogonal random features.
     pub orthogonal: bool,
+    /// Fit the estimator to the pair itself (a one-pair dataset: the pair as the means,
+    /// variance 0) with these parameters instead of using `fit`: a typed pair. The worker
+    /// fits, so that the page never links the estimators' fits.
+    #[serde(default)]
+    pub fit_to_pair: Option<EstimatorParams>,
 }
 
 /// `trials` independent estimates of one pair and their summary.
@@ -98,18 +108,40 @@ fn draws_one_gaussian_per_feature(sum: FastSum, projections_per_pair: usize) -> 
 /// per feature is exact, else the full `m × d` projections (and, for orthogonal blocks, their
 /// `chi(d)` lengths: `m × (d + 1)`), for the page's limit on one probe's time.
 pub fn probe_draws(request: &ProbeRequest) -> f64 {
-    let estimator = request.estimator.get();
-    let per_estimate = if !request.orthogonal
-        && draws_one_gaussian_per_feature(
-            estimator.fast_sum(&request.fit),
-            estimator.projections_per_pair(),
-        ) {
+    let per_estimate = if !request.orthogonal && !request.estimator.info().draws_full_omega() {
         request.m as f64
     } else {
         let d = request.x.len() as f64;
         request.m as f64 * if request.orthogonal { d + 1.0 } else { d }
     };
     per_estimate * request.trials as f64
+}
+
+/// The estimator's fit to `(x, y)` as a one-pair dataset (the pair as the means, variance 0),
+/// as `kernel-lab pair` does for a typed pair.
+pub fn fit_to_pair(
+    estimator: EstimatorId,
+    x: &[f64],
+    y: &[f64],
+    params: &EstimatorParams,
+) -> Result<Fit, ProbeError> {
+    let data = Dataset {
+        d: x.len(),
+        n: 1,
+        x: x.to_vec(),
+        y: y.to_vec(),
+    };
+    let moments = SampleMoments::of_pair(x, y);
+    estimator
+        .get()
+        .fit(
+            FitInput {
+                data: &data,
+                moments: &moments,
+            },
+            params,
+        )
+        .map_err(|e| ProbeError::Fit(e.to_string()))
 }
 
 /// Draws `request.trials` independent estimates of `SM(x, y)`; estimate `t` uses the stream
@@ -124,8 +156,24 @@ pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
         trials,
         seed,
         orthogonal,
+        fit_to_pair: refit,
     } = request;
     let (m, trials, seed) = (*m, *trials, *seed);
+    let refitted;
+    let fit = match refit {
+        Some(params) => {
+            if x.len() != y.len() {
+                return Err(ProbeError::DimensionMismatch {
+                    x: x.len(),
+                    y: y.len(),
+                    a: x.len(),
+                });
+            }
+            refitted = fit_to_pair(*estimator, x, y, params)?;
+            &refitted
+        }
+        None => fit,
+    };
     let a = &fit.a;
     if x.is_empty() || x.len() != y.len() || x.len() != a.len() {
         return Err(ProbeError::DimensionMismatch {
@@ -219,6 +267,7 @@ mod tests {
             trials,
             seed,
             orthogonal: false,
+            fit_to_pair: None,
         }
     }
 

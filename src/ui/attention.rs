@@ -392,7 +392,7 @@ fn AttentionControls(
         .into_iter()
         .map(|family| {
             let boxes = MethodId::all()
-                .filter(|m| matches!(m, MethodId::Kernel(e) if e.get().family() == family))
+                .filter(|m| matches!(m, MethodId::Kernel(e) if e.info().family() == family))
                 .map(method_box)
                 .collect_view();
             view! { <fieldset class="group"><legend>{family.label()}</legend>{boxes}</fieldset> }
@@ -1127,11 +1127,14 @@ fn HeadsTableView(
     let body = move || {
         table.with(|t| match t {
             Some(Ok(t)) => {
-                let header = t
-                    .methods
-                    .iter()
-                    .map(|m| view! { <th>{m.id()}</th> })
-                    .collect_view();
+                // Built for each of the two tables (a view is not `Clone` when components are
+                // erased, .cargo/config.toml).
+                let header = || {
+                    t.methods
+                        .iter()
+                        .map(|m| view! { <th>{m.id()}</th> })
+                        .collect_view()
+                };
                 let wins = t
                     .wins
                     .iter()
@@ -1164,7 +1167,7 @@ fn HeadsTableView(
                 view! {
                     <p class="caption">{format!("m = {} projections for every method, {} draws of ω per head and passage; error: mean over rows of |o_i − ô_i|.", t.features, TABLE_DRAWS)}</p>
                     <table class="leaderboard heads-summary">
-                        <thead><tr><th></th><th></th>{header.clone()}</tr></thead>
+                        <thead><tr><th></th><th></th>{header()}</tr></thead>
                         <tbody>
                             <tr class="wins"><td colspan="2">{format!("heads won against prf-pos (of {heads})")}</td>{wins}</tr>
                             <tr><td colspan="2">"median error ratio to prf-pos"</td>{ratios}</tr>
@@ -1174,7 +1177,7 @@ fn HeadsTableView(
                     <details>
                         <summary>"every head"</summary>
                         <table class="small-table">
-                            <thead><tr><th>"layer"</th><th>"head"</th>{header}</tr></thead>
+                            <thead><tr><th>"layer"</th><th>"head"</th>{header()}</tr></thead>
                             <tbody>{rows}</tbody>
                         </table>
                     </details>

@@ -157,12 +157,12 @@ pub fn EstimatorControls(
         .into_iter()
         .map(|family| {
             let boxes = EstimatorId::all()
-                .filter(|e| e.get().family() == family)
+                .filter(|e| e.info().family() == family)
                 .map(|estimator| {
                     let checked = move || config.with(|c| c.estimators.contains(&estimator));
-                    let [r, g, b] = estimator.get().colour();
+                    let [r, g, b] = estimator.info().colour();
                     view! {
-                        <label class="check" title=format!("{} (est id {})", estimator.get().docs().formula, estimator.id())>
+                        <label class="check" title=format!("{} (est id {})", estimator.info().docs().formula, estimator.id())>
                             <input
                                 type="checkbox"
                                 name=format!("est-{}", estimator.id())
@@ -187,7 +187,7 @@ pub fn EstimatorControls(
     // From the registry, so a new estimator joins "every estimator" by itself.
     let twin_of = |id: &'static str| -> &'static str {
         EstimatorId::from_id(id)
-            .and_then(|e| e.get().twin())
+            .and_then(|e| e.info().twin())
             .unwrap_or(id)
     };
     let presets = [
@@ -220,7 +220,7 @@ pub fn EstimatorControls(
         config.with(|c| {
             c.estimators
                 .iter()
-                .any(|e| e.get().family() == Family::Complex)
+                .any(|e| e.info().family() == Family::Complex)
         })
     };
     view! {

@@ -1,8 +1,12 @@
 //! The data panel of the kernel view: what the estimators are adapted to. Per component, the
 //! scatter dataset's query and key means and standard deviations beside each heuristic's
 //! diagonal A; histograms of `|x|`, `|y|` and `x·y`; and per chosen estimator histograms of
-//! `|Ax|`, `|A⁻¹y|` and `|z|`, whose spread is what the MSE `∝ e^{|z|²}` punishes. Computed on
-//! the page from the configuration ([`data_view`], one dataset), next to the data controls.
+//! `|Ax|`, `|A⁻¹y|` and `|z|`, whose spread is what the MSE `∝ e^{|z|²}` punishes. Computed in
+//! a worker from the configuration ([`crate::math::data_view::data_view`], one dataset: it
+//! fits every chosen estimator, which the page's module does not link), drawn here next to the
+//! data controls; the panel keeps its last view until the next one arrives
+//! (`data-status` on the section: `computing`, then `ready` or `error`). It asks once the
+//! experiment's job is not computing, so that its request never delays the job's tasks.
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -12,12 +16,16 @@ use crate::chart_geometry::data::{
 };
 use crate::charts::{draw_components, draw_histogram};
 use crate::math::config::{ExperimentConfig, Param};
-use crate::math::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS, data_view};
+use crate::math::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS};
 
 use super::attention::{chart_error, resize_counter};
 use super::controls::{NumberControl, SeedControl};
 use super::export::PngButton;
 use super::math::Math;
+use super::pool::DataViewRunner;
+
+/// The panel's view: none yet, or the worker's answer.
+type ViewState = Signal<Option<Result<DataView, String>>>;
 
 /// The part of the configuration the panel depends on (so that changing m, the boxplot
 /// datasets or the probe does not recompute it).
@@ -43,7 +51,7 @@ fn data_config(c: &ExperimentConfig) -> ExperimentConfig {
 /// Draws with `draw` whenever the view (or the window's size) changes; returns the error to
 /// show under the chart.
 fn draw_on(
-    view: Memo<Result<DataView, String>>,
+    view: ViewState,
     canvas: NodeRef<Canvas>,
     draw: impl Fn(&web_sys::HtmlCanvasElement, &DataView) -> Result<(), String> + 'static,
 ) -> RwSignal<Option<String>> {
@@ -55,8 +63,9 @@ fn draw_on(
             return;
         };
         view.with(|v| match v {
-            Ok(v) => error.set(draw(&c, v).err()),
-            Err(e) => error.set(Some(e.clone())),
+            Some(Ok(v)) => error.set(draw(&c, v).err()),
+            Some(Err(e)) => error.set(Some(e.clone())),
+            None => {}
         });
     });
     error
@@ -88,7 +97,7 @@ fn DataChart(
 
 /// A histogram chart of one of the view's sets.
 fn histogram_of(
-    view: Memo<Result<DataView, String>>,
+    view: ViewState,
     canvas: NodeRef<Canvas>,
     title: &'static str,
     what: &'static str,
@@ -100,6 +109,7 @@ fn histogram_of(
     let label = Signal::derive(move || {
         view.with(|v| {
             v.as_ref()
+                .and_then(|v| v.as_ref().ok())
                 .map(|v| histogram_label(what, set(v)))
                 .unwrap_or_default()
         })
@@ -107,6 +117,7 @@ fn histogram_of(
     let caption = Signal::derive(move || {
         view.with(|v| {
             v.as_ref()
+                .and_then(|v| v.as_ref().ok())
                 .map(|v| {
                     let cap = if v.histogram_pairs < v.n {
                         format!(
@@ -138,23 +149,70 @@ fn histogram_of(
 ///
 /// - `config` / `set_config`: the page's configuration and its setter (for the data controls,
 ///   which show the same values as the sidebar's).
+/// - `job_running`: whether the experiment is computing; the panel asks its worker only once
+///   it is not, so that its request never queues in front of the experiment's tasks.
 #[component]
 pub fn DataPanel(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
+    #[prop(into)] job_running: Signal<bool>,
 ) -> impl IntoView {
     let inputs = Memo::new(move |_| config.with(data_config));
-    let view = Memo::new(move |_| inputs.with(|c| data_view(c).map_err(|e| e.to_string())));
+    // The latest answer for the latest inputs: an answer to older inputs is dropped.
+    let state = RwSignal::new(None::<Result<DataView, String>>);
+    let computing = RwSignal::new(true);
+    let asked = StoredValue::new(0u64);
+    let runner = use_context::<DataViewRunner>();
+    let sent = StoredValue::new(None::<ExperimentConfig>);
+    Effect::new(move |_| {
+        let request = inputs.get();
+        if sent.with_value(|s| s.as_ref() == Some(&request)) {
+            return;
+        }
+        computing.set(true);
+        if job_running.get() {
+            return;
+        }
+        sent.set_value(Some(request.clone()));
+        let ticket = asked.get_value() + 1;
+        asked.set_value(ticket);
+        let done = Box::new(move |output: Result<DataView, String>| {
+            if asked.try_get_value() == Some(ticket) {
+                state.try_set(Some(output));
+                computing.try_set(false);
+            }
+        });
+        match runner {
+            Some(runner) => runner.run(request, done),
+            None => done(Err("no worker pool to compute the data panel".into())),
+        }
+    });
+    let view: ViewState = state.into();
+    let status = move || {
+        if computing.get() {
+            "computing"
+        } else if state.with(|v| matches!(v, Some(Ok(_)))) {
+            "ready"
+        } else {
+            "error"
+        }
+    };
 
     let components: NodeRef<Canvas> = NodeRef::new();
     let components_error = draw_on(view, components, |c, v| {
         draw_components(c, "per component i", &component_series(v)).map_err(|e| e.to_string())
     });
-    let components_label =
-        Signal::derive(move || view.with(|v| v.as_ref().map(component_label).unwrap_or_default()));
+    let components_label = Signal::derive(move || {
+        view.with(|v| {
+            v.as_ref()
+                .and_then(|v| v.as_ref().ok())
+                .map(component_label)
+                .unwrap_or_default()
+        })
+    });
     let components_caption = Signal::derive(move || {
         view.with(|v| match v {
-            Ok(v) => {
+            Some(Ok(v)) => {
                 let off = off_log_axis(&component_series(v));
                 let off = if off > 0 {
                     format!(" {off} values ≤ 0 (a zero variance or mean) are not on the log axis.")
@@ -167,7 +225,7 @@ pub fn DataPanel(
                     a_ranges(v)
                 )
             }
-            Err(_) => String::new(),
+            _ => String::new(),
         })
     });
 
@@ -191,16 +249,16 @@ pub fn DataPanel(
 
     let notes = move || {
         view.with(|v| match v {
-            Ok(v) if !v.notes.is_empty() => Some(view! {
+            Some(Ok(v)) if !v.notes.is_empty() => Some(view! {
                 <p class="error" role="alert">{format!("Left out of the per-estimator histograms: {}", v.notes.join("; "))}</p>
             }.into_any()),
-            Err(e) => Some(view! { <p class="error" role="alert">{e.clone()}</p> }.into_any()),
+            Some(Err(e)) => Some(view! { <p class="error" role="alert">{e.clone()}</p> }.into_any()),
             _ => None,
         })
     };
 
     view! {
-        <section class="figure data-panel" aria-label="the data and A">
+        <section class="figure data-panel" aria-label="the data and A" data-status=status>
             <h2>"The data and A" <PngButton/></h2>
             <p class="caption">
                 "The queries x and keys y of the scatter dataset (dataset 0), the diagonal A each heuristic picks from their moments, and what the estimators then see. These controls are the sidebar's, shown here too."

@@ -26,7 +26,7 @@ use crate::math::tasks::Part;
 use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
-use pool::{AttentionRunner, Pool, ProbeRunner};
+use pool::{AttentionRunner, DataViewRunner, Pool, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 
@@ -194,7 +194,8 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     pool_cell.set_value(Some(pool.get_value()));
     on_cleanup(move || pool.with_value(Pool::cancel));
     provide_context(ProbeRunner(pool));
-    provide_context(AttentionRunner(pool));
+    provide_context(AttentionRunner::lazy());
+    provide_context(DataViewRunner(pool));
 
     // The outside world follows the configuration: the address bar shows it (bad URL values
     // were replaced by defaults and listed in the notice), and the job state machine decides
@@ -364,7 +365,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                         })
                     />
                     // After the figures: a projector's first screen shows Figure 1.
-                    <data::DataPanel config set_config/>
+                    <data::DataPanel config set_config job_running=Signal::derive(move || status.get() == Status::Computing)/>
                     <ExportBar result/>
                     <ResultsTable result/>
                     <ProbePanel config set_config result/>

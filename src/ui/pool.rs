@@ -9,7 +9,11 @@
 //! - One worker per core (`navigator.hardwareConcurrency`, capped at [`MAX_WORKERS`]), each
 //!   running `kernel-worker` ([`crate::worker`]). A worker regenerates datasets and ω from the
 //!   seed, so a message is only a configuration and a task.
-//! - Two builds of the worker are shipped (`scripts/build-worker.sh`): with relaxed SIMD (fused
+//! - Two workers ([`WorkerKind`]): the page's pool runs `kernel-worker` (the kernel view's
+//!   tasks, the probe, the data panel); the attention view gets a pool of `attention-worker`s
+//!   of its own ([`AttentionRunner`]), started by its first request, so that a first view of
+//!   the kernel view never downloads the attention math.
+//! - Two builds of each worker are shipped (`scripts/build-worker.sh`): with relaxed SIMD (fused
 //!   multiply-add, about 2.5 times faster) and with plain `simd128`. The pool asks the browser
 //!   once ([`relaxed_simd`]: `WebAssembly.validate` on a 36-byte module using a relaxed-SIMD
 //!   instruction) and starts the build it can run; only that one is downloaded.
@@ -19,8 +23,8 @@
 //! - Replaced workers are detached before they are terminated (their `onmessage` and
 //!   `onerror` cleared) and their handlers kept until the next replacement, so a message
 //!   already queued by a terminated worker (its "ready", say) never calls a dropped closure.
-//! - A request outside the job (the probe, an attention part) sent before any worker is ready
-//!   waits for the first one.
+//! - A request outside the job (the probe, the data panel, an attention part) sent before any
+//!   worker is ready waits for the first one.
 //! - If no worker can start, or every worker died, the job and the waiting requests fail with
 //!   [`NO_WORKER`]. Only the browser tests (`tests/browser.rs`), which have no worker files,
 //!   install a runner on the page ([`compute_on_page_without_workers`]); the page never does,
@@ -31,13 +35,14 @@ use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
-use leptos::prelude::{LocalStorage, StoredValue, WithValue, set_timeout};
+use leptos::prelude::{LocalStorage, StoredValue, UpdateValue, WithValue, set_timeout};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use crate::math::attention::{AttentionOutput, AttentionRequest};
 use crate::math::config::ExperimentConfig;
+use crate::math::data_view::DataView;
 use crate::math::probe::ProbeResult;
 pub use crate::math::scheduler::SchedulerEvent as PoolEvent;
 use crate::math::scheduler::{Dispatch, Scheduler};
@@ -47,11 +52,14 @@ use crate::math::tasks::{ProbeRequest, WorkerRequest, WorkerResponse, decode, en
 pub type ProbeDone = Box<dyn FnOnce(Result<ProbeResult, String>)>;
 /// Told the outcome of one part of the attention view.
 pub type AttentionDone = Box<dyn FnOnce(Result<AttentionOutput, String>)>;
+/// Told the outcome of the data panel's view.
+pub type DataViewDone = Box<dyn FnOnce(Result<DataView, String>)>;
 
 /// A request outside the scheduler's job (a probe, an attention part) and whom to tell.
 enum SideJob {
     Probe(ProbeDone),
     Attention(AttentionDone),
+    DataView(DataViewDone),
 }
 
 impl SideJob {
@@ -60,14 +68,36 @@ impl SideJob {
         match self {
             SideJob::Probe(done) => done(Err(message)),
             SideJob::Attention(done) => done(Err(message)),
+            SideJob::DataView(done) => done(Err(message)),
         }
     }
 }
 
-/// The worker built with relaxed SIMD (`scripts/build-worker.sh`).
-const RELAXED_WORKER_SCRIPT: &str = "./kernel-worker_loader.js";
-/// The same worker built with `simd128` only, for browsers without relaxed SIMD.
+/// The kernel worker built with `simd128` only (the export's bit-exact path uses it too).
 pub(super) const SIMD128_WORKER_SCRIPT: &str = "./kernel-worker-simd128_loader.js";
+
+/// Which worker a pool runs (`scripts/build-worker.sh` builds each twice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerKind {
+    /// `kernel-worker`: the kernel view's tasks, the probe, the data panel.
+    Kernel,
+    /// `attention-worker`: the attention view's parts (a pool of its own, started when the
+    /// attention view first asks, so that the first view never downloads it).
+    Attention,
+}
+
+impl WorkerKind {
+    /// The loader script of the relaxed-SIMD build, or of the `simd128`-only build for
+    /// browsers without relaxed SIMD.
+    fn script(self, relaxed: bool) -> &'static str {
+        match (self, relaxed) {
+            (WorkerKind::Kernel, true) => "./kernel-worker_loader.js",
+            (WorkerKind::Kernel, false) => SIMD128_WORKER_SCRIPT,
+            (WorkerKind::Attention, true) => "./attention-worker_loader.js",
+            (WorkerKind::Attention, false) => "./attention-worker-simd128_loader.js",
+        }
+    }
+}
 
 /// What the page says when no worker can compute.
 pub const NO_WORKER: &str = "no Web Worker could start: the lab computes only in Web Workers (with WebAssembly SIMD); see the browser console";
@@ -168,19 +198,20 @@ pub(super) fn worker_count() -> usize {
 }
 
 impl Pool {
-    /// Starts the workers. `listener` receives every [`PoolEvent`] (outside any borrow of the
-    /// pool, so it may call back into it).
+    /// Starts the kernel workers. `listener` receives every [`PoolEvent`] (outside any borrow
+    /// of the pool, so it may call back into it).
     pub fn new(listener: impl Fn(PoolEvent) + 'static) -> Rc<RefCell<Pool>> {
+        Pool::of(WorkerKind::Kernel, listener)
+    }
+
+    /// Starts workers of `kind`; see [`Pool::new`].
+    pub fn of(kind: WorkerKind, listener: impl Fn(PoolEvent) + 'static) -> Rc<RefCell<Pool>> {
         let pool = Rc::new_cyclic(|this| {
             RefCell::new(Pool {
                 workers: Vec::new(),
                 retired: Vec::new(),
                 scheduler: Scheduler::new(0),
-                script: if relaxed_simd() {
-                    RELAXED_WORKER_SCRIPT
-                } else {
-                    SIMD128_WORKER_SCRIPT
-                },
+                script: kind.script(relaxed_simd()),
                 page_runner: PAGE_RUNNER.with(|r| r.borrow().clone()),
                 local_scheduled: false,
                 side_jobs: HashMap::new(),
@@ -307,6 +338,16 @@ impl Pool {
             pool,
             Box::new(move |id| WorkerRequest::Attention { id, request }),
             SideJob::Attention(done),
+        );
+    }
+
+    /// Computes the data panel of `config` in the least busy worker and tells `done` the
+    /// outcome.
+    pub fn data_view(pool: &Rc<RefCell<Pool>>, config: ExperimentConfig, done: DataViewDone) {
+        Pool::side(
+            pool,
+            Box::new(move |id| WorkerRequest::DataView { id, config }),
+            SideJob::DataView(done),
         );
     }
 
@@ -479,6 +520,15 @@ impl Pool {
                     }
                     return;
                 }
+                Ok(WorkerResponse::DataView { id, output }) => {
+                    p.scheduler.probe_answered(id);
+                    let job = p.side_jobs.remove(&id);
+                    drop(p);
+                    if let Some(SideJob::DataView(done)) = job {
+                        done(output.map(|view| *view));
+                    }
+                    return;
+                }
                 Err(message) => p.scheduler.fail(message),
             }
         };
@@ -516,15 +566,40 @@ impl ProbeRunner {
 }
 
 /// The narrow handle the attention view gets through context: it can compute attention parts
-/// in the pool, nothing else.
+/// in a pool of attention workers ([`WorkerKind::Attention`]), started on its first request,
+/// nothing else.
 #[derive(Clone, Copy)]
-pub struct AttentionRunner(pub StoredValue<Rc<RefCell<Pool>>, LocalStorage>);
+pub struct AttentionRunner(pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>);
 
 impl AttentionRunner {
+    /// A runner whose pool starts with its first request.
+    pub fn lazy() -> Self {
+        AttentionRunner(StoredValue::new_local(None))
+    }
+
     /// Computes `request` in a worker; `done` is told the outcome.
     pub fn run(&self, request: AttentionRequest, done: AttentionDone) {
+        let pool = self.0.try_update_value(|pool| {
+            pool.get_or_insert_with(|| Pool::of(WorkerKind::Attention, |_| {}))
+                .clone()
+        });
+        match pool {
+            Some(pool) => Pool::attention(&pool, request, done),
+            None => done(Err(NO_WORKER.into())),
+        }
+    }
+}
+
+/// The narrow handle the data panel gets through context: it can compute the panel's view in
+/// the pool, nothing else.
+#[derive(Clone, Copy)]
+pub struct DataViewRunner(pub StoredValue<Rc<RefCell<Pool>>, LocalStorage>);
+
+impl DataViewRunner {
+    /// Computes the data panel of `config` in a worker; `done` is told the outcome.
+    pub fn run(&self, config: ExperimentConfig, done: DataViewDone) {
         self.0
-            .with_value(|pool| Pool::attention(pool, request, done));
+            .with_value(|pool| Pool::data_view(pool, config, done));
     }
 }
 

@@ -14,8 +14,6 @@ use super::controls::NumberControl;
 use super::pool::ProbeRunner;
 use crate::charts::{ProbeEntry, describe, draw_probe};
 use crate::math::config::{ExperimentConfig, Param};
-use crate::math::dataset::{Dataset, SampleMoments};
-use crate::math::estimators::FitInput;
 use crate::math::experiment::{EstimatorId, ExperimentResult, generate_dataset};
 use crate::math::probe::{ProbeResult, probe_draws};
 use crate::math::tasks::ProbeRequest;
@@ -124,44 +122,28 @@ fn prepare_probe(
         trials,
         config.m
     );
-    // A typed pair is its own one-pair dataset: the estimators fit to it (means = the pair,
-    // variance 0), as `kernel-lab pair` does.
-    let typed_data = matches!(pair, ProbedPair::Typed(..)).then(|| {
-        (
-            Dataset {
-                d: x.len(),
-                n: 1,
-                x: x.clone(),
-                y: y.clone(),
-            },
-            SampleMoments::of_pair(&x, &y),
-        )
-    });
-    let requests = result
+    // A typed pair is its own one-pair dataset: the worker fits the estimators to it (means =
+    // the pair, variance 0), as `kernel-lab pair` does.
+    let typed = matches!(pair, ProbedPair::Typed(..));
+    let requests: Vec<_> = result
         .scatter
         .iter()
         .map(|series| {
             let estimator = series.estimates.estimator;
-            let fit = match &typed_data {
-                Some((data, moments)) => estimator
-                    .get()
-                    .fit(FitInput { data, moments }, &config.estimator_params())
-                    .map_err(|e| e.to_string())?,
-                None => series.estimates.fit.clone(),
-            };
             let request = ProbeRequest {
                 estimator,
-                fit,
+                fit: series.estimates.fit.clone(),
                 x: x.clone(),
                 y: y.clone(),
                 m: config.m,
                 trials,
                 seed: config.seed,
                 orthogonal: config.orthogonal,
+                fit_to_pair: typed.then(|| config.estimator_params()),
             };
-            Ok((estimator, request))
+            (estimator, request)
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect();
     let draws: f64 = requests.iter().map(|(_, r)| probe_draws(r)).sum();
     if draws > PROBE_DRAW_LIMIT {
         return Err(format!(

@@ -13,7 +13,7 @@ use crate::charts::{
     estimator_css_color,
 };
 use crate::math::config::OmegaMode;
-use crate::math::estimators::{EstimatorId, REGISTRY};
+use crate::math::estimators::{DESCRIPTIONS, EstimatorId};
 use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
 use crate::math::tasks::Part;
 
@@ -228,7 +228,7 @@ fn draw_highlights(
 fn bounded(view: &ScatterView) -> impl Iterator<Item = &ScatterSeries> {
     view.series
         .iter()
-        .filter(|s| s.estimates.estimator.get().bounds().hyperbolic_real_a)
+        .filter(|s| s.estimates.estimator.info().bounds().hyperbolic_real_a)
 }
 
 /// The sweep chart's lines: every chosen estimator that has a parameter sweep.
@@ -265,7 +265,7 @@ fn draw_scatter_part(
     probe: Option<usize>,
     layouts: StoredValue<Vec<Option<ScatterLayout>>>,
 ) -> Result<(), String> {
-    let mut drawn = vec![None; REGISTRY.len()];
+    let mut drawn = vec![None; DESCRIPTIONS.len()];
     for series in &view.series {
         let slot = series.estimates.estimator.index();
         if let Some(canvas) = canvases
@@ -451,9 +451,11 @@ pub fn Charts(
     probe: Signal<Option<usize>>,
     on_pick: Callback<usize>,
 ) -> impl IntoView {
-    let layouts = StoredValue::new(vec![None::<ScatterLayout>; REGISTRY.len()]);
-    let scatter_canvases: Vec<NodeRef<Canvas>> = REGISTRY.iter().map(|_| NodeRef::new()).collect();
-    let overlay_canvases: Vec<NodeRef<Canvas>> = REGISTRY.iter().map(|_| NodeRef::new()).collect();
+    let layouts = StoredValue::new(vec![None::<ScatterLayout>; DESCRIPTIONS.len()]);
+    let scatter_canvases: Vec<NodeRef<Canvas>> =
+        DESCRIPTIONS.iter().map(|_| NodeRef::new()).collect();
+    let overlay_canvases: Vec<NodeRef<Canvas>> =
+        DESCRIPTIONS.iter().map(|_| NodeRef::new()).collect();
     let overlays = StoredValue::new(overlay_canvases.clone());
     // The scatter pair under the pointer, on whichever panel.
     let (hovered, set_hovered) = signal(None::<usize>);
@@ -799,7 +801,7 @@ pub fn ResultsTable(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoV
                         <tr data-estimator=id>
                             <td class="num">{rank + 1}</td>
                             <td><span class="swatch" style=swatch></span>{s.estimator.label()}</td>
-                            <td class="fitted" title=s.estimator.get().docs().formula>{fitted_text(scatter)}</td>
+                            <td class="fitted" title=s.estimator.info().docs().formula>{fitted_text(scatter)}</td>
                             <td class="num" data-metric="median-mse">{number_text(s.log_median_mse)}</td>
                             <td class="num" data-metric="median-max-rel-err">{number_text(s.log_median_max_rel_err)}</td>
                             <td class="num" data-metric="scatter-mse">{number_text(scatter.metrics.log_mse)}</td>
@@ -856,7 +858,7 @@ fn paired_comparison(r: &ExperimentResult) -> Option<String> {
 /// notice and source, then the data and the heuristics.
 #[component]
 pub fn Formulas() -> impl IntoView {
-    let estimators = REGISTRY
+    let estimators = DESCRIPTIONS
         .iter()
         .map(|e| {
             let docs = e.docs();

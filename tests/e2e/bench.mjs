@@ -10,9 +10,11 @@
 //   data-status="ready" with every chart drawn.
 // - long_task_max_ms: the longest main-thread task (PerformanceObserver "longtask", which
 //   reports tasks over 50 ms; 0 when there were none) during those updates.
-// - wasm_gzip_bytes: gzipped size of every shipped .wasm (the page and both worker builds);
-//   wasm_first_view_gzip_bytes: what this browser downloads for the first view (the page's
-//   module and the one worker build it loads), from the requests of the cold loads.
+// - wasm_gzip_bytes: gzipped size of every shipped .wasm (the page and both builds of each of
+//   the two workers); wasm_first_view_gzip_bytes: what this browser downloads for the first
+//   view (the page's module and the one kernel-worker build it loads), from the requests of
+//   the cold loads; wasm_attention_gzip_bytes: what it downloads later, when the attention
+//   view is first shown (the attention-worker build matching the kernel-worker it loaded).
 // - numpy_ms, ratio: bench/numpy_experiment.py on the same computation, in the same run.
 // - compute_all_ms: the same with every registered estimator chosen (12 instead of 3);
 // - attention_ms: the attention view's main part (exact attention, one draw of each of the
@@ -116,6 +118,11 @@ try {
   }
   let firstViewGzipBytes = 0;
   for (const file of firstViewWasm) firstViewGzipBytes += await gzipBytes(file);
+  let attentionGzipBytes = 0;
+  for (const file of firstViewWasm) {
+    const build = file.match(/^kernel-worker(.*)_bg\.wasm$/);
+    if (build) attentionGzipBytes += await gzipBytes(`attention-worker${build[1]}_bg.wasm`);
+  }
 
   const { page, problems } = await openPage(browser, server.url);
   await waitReady(page, 120_000);
@@ -226,6 +233,7 @@ try {
     long_task_max_ms: round(Math.max(0, ...longTasks)),
     wasm_gzip_bytes: wasmGzipBytes,
     wasm_first_view_gzip_bytes: firstViewGzipBytes,
+    wasm_attention_gzip_bytes: attentionGzipBytes,
     wasm_gzip_files: wasmFiles,
     workers,
     runs,
@@ -255,6 +263,7 @@ console.log(JSON.stringify({
   long_task_max_ms: rest.long_task_max_ms,
   wasm_gzip_bytes: rest.wasm_gzip_bytes,
   wasm_first_view_gzip_bytes: rest.wasm_first_view_gzip_bytes,
+  wasm_attention_gzip_bytes: rest.wasm_attention_gzip_bytes,
   numpy_ms: reference ? reference.numpy_ms : null,
   ratio: reference ? Number((computeMs / reference.numpy_ms).toFixed(3)) : null,
   ...rest,

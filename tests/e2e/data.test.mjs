@@ -1,6 +1,6 @@
-// End-to-end: the kernel view's data panel ("The data and A", src/ui/data.rs). Its charts are
-// drawn from the configuration on the page; its data controls edit the same configuration as
-// the sidebar's.
+// End-to-end: the kernel view's data panel ("The data and A", src/ui/data.rs). Its view is
+// computed in a worker from the configuration (data-status="ready" on the panel once it is
+// drawn); its data controls edit the same configuration as the sidebar's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serveDist, launchBrowser, openPage, waitReady, typeInto } from './harness.mjs';
@@ -19,6 +19,9 @@ after(async () => {
 });
 
 const CHARTS = ['data-components', 'data-norms', 'data-dots', 'data-ax', 'data-ay', 'data-z'];
+
+/** Waits for the panel's view to come back from its worker and be drawn. */
+const waitPanel = (page) => page.waitForSelector('.data-panel[data-status="ready"]', { timeout: 30_000 });
 
 /** Fraction of non-white pixels of each of the data panel's canvases, keyed by data-chart. */
 function panelInk(page) {
@@ -43,6 +46,7 @@ function panelPixels(page) {
 test('the data panel draws its charts, and its xshape control changes the URL and redraws them', async () => {
   const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
+  await waitPanel(page);
   const ink = await panelInk(page);
   for (const chart of CHARTS) {
     assert.ok(ink[chart] > 0.02, `chart ${chart} looks blank (ink ${ink[chart]})`);
@@ -68,6 +72,7 @@ test('the data panel draws its charts, and its xshape control changes the URL an
   }, before, { timeout: 30_000, polling: 100 });
   assert.equal(await page.inputValue('#control-xshape'), '2', 'the sidebar follows');
   await waitReady(page);
+  await waitPanel(page);
   const after = await panelInk(page);
   for (const chart of CHARTS) {
     assert.ok(after[chart] > 0.02, `chart ${chart} blank after the change (ink ${after[chart]})`);

@@ -101,7 +101,7 @@ impl MethodId {
     /// The colour of its marks: the registry's for estimators, distinct Tol colours otherwise.
     pub fn colour(self) -> [u8; 3] {
         match self {
-            MethodId::Kernel(e) => e.get().colour(),
+            MethodId::Kernel(e) => e.info().colour(),
             MethodId::Taylor => [102, 37, 6],
             MethodId::Power => [170, 68, 153],
             MethodId::Lln => [51, 34, 136],

@@ -26,7 +26,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::math::estimators::{EstimatorId, Fit, Projections, Side};
+use crate::math::estimators::EstimatorId;
 
 pub use data::AttentionData;
 pub use method::MethodId;
@@ -77,12 +77,5 @@ impl std::error::Error for AttentionError {}
 /// Features per projection ω of a registry estimator: 1 (positive), 2 (hyperbolic `±ω`, or the
 /// cos and sin of RFA), 4 (a complex A's hyperbolic features, real and imaginary parts).
 pub fn features_per_projection(id: EstimatorId) -> usize {
-    let omega = match Projections::zeroed(1, 1) {
-        Ok(omega) => omega,
-        Err(_) => return 1,
-    };
-    id.get()
-        .features(&Fit::identity(1), &[0.0], Side::Query, &omega)
-        .len()
-        .max(1)
+    id.info().features_per_projection()
 }

@@ -168,7 +168,7 @@ impl AttentionSettings {
         match (method, size) {
             (MethodId::Randomized, _) => self.ra_samples as f64 * quadratic + quadratic,
             (MethodId::Kernel(e), Some(size)) => {
-                let projections = 2.0 * l * self.features as f64 * d * e.get().cost_factor();
+                let projections = 2.0 * l * self.features as f64 * d * e.info().cost_factor();
                 projections + l * size as f64 * (2.0 * dv + 1.0) + TV_ROWS as f64 * l * size as f64
             }
             (_, Some(size)) if size <= DETERMINISTIC_FEATURE_BUDGET => {

@@ -8,7 +8,7 @@
 //! `(1/2m) e^{|z|²} SM² (1 − e^{−|z|²})²`. A comes from a heuristic ([`AHeuristic`]).
 
 use super::{
-    Bounds, Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
+    Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
     FeatureForm, Fit, FitInput, Projections, Side, exponential_features, log_softmax_kernel,
     log_theoretical_mse_of, transform, transformed_side,
 };
@@ -92,7 +92,7 @@ pub const HCEXP_VARIANCE: RealDiagonal = RealDiagonal {
     notice: "the paper's winner: a strong linear relationship for SM below about 2",
 };
 
-impl Estimator for RealDiagonal {
+impl Describe for RealDiagonal {
     fn id(&self) -> &'static str {
         self.id
     }
@@ -156,6 +156,14 @@ impl Estimator for RealDiagonal {
         self.form == FeatureForm::Hyperbolic
     }
 
+    fn bounds(&self) -> Bounds {
+        Bounds {
+            hyperbolic_real_a: self.form == FeatureForm::Hyperbolic,
+        }
+    }
+}
+
+impl Estimator for RealDiagonal {
     fn fit(&self, input: FitInput<'_>, _params: &EstimatorParams) -> Result<Fit, EstimatorError> {
         let diagonal = diagonal_a(self.heuristic, input.moments);
         Ok(Fit::diagonal(diagonal.a, diagonal.clamped))
@@ -189,12 +197,6 @@ impl Estimator for RealDiagonal {
 
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64> {
         real_diagonal_features(&fit.a, u, side, self.form, omega)
-    }
-
-    fn bounds(&self) -> Bounds {
-        Bounds {
-            hyperbolic_real_a: self.form == FeatureForm::Hyperbolic,
-        }
     }
 }
 

@@ -15,8 +15,8 @@
 //! `C = (e^{−Re s} cos(Im s) + exp(−2|Im z|² − Re s))/2`, `m·MSE = (Q + C)/2 − SM²`.
 
 use super::{
-    Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit, FitInput,
-    ParameterSweep, Projections, Side, dot, transformed_side,
+    Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
+    FitInput, ParameterSweep, Projections, Side, dot, transformed_side,
 };
 use crate::math::dataset::Dataset;
 use crate::math::portable::Libm;
@@ -49,7 +49,7 @@ fn pair_norms(a: &[f64], x: &[f64], y: &[f64]) -> (f64, f64, f64) {
     (ax2, by2, xy)
 }
 
-impl Estimator for ComplexDiagonal {
+impl Describe for ComplexDiagonal {
     fn id(&self) -> &'static str {
         if self.hyperbolic { "hcplx" } else { "cplx" }
     }
@@ -98,16 +98,26 @@ impl Estimator for ComplexDiagonal {
         format!("theta={} a={}", params.theta, params.complex_a.url_name())
     }
 
+    fn projections_per_pair(&self) -> usize {
+        2
+    }
+
+    fn draws_full_omega(&self) -> bool {
+        true
+    }
+
+    fn features_per_projection(&self) -> usize {
+        if self.hyperbolic { 4 } else { 2 }
+    }
+}
+
+impl Estimator for ComplexDiagonal {
     fn fit(&self, input: FitInput<'_>, params: &EstimatorParams) -> Result<Fit, EstimatorError> {
         let diagonal = diagonal_a(params.complex_a, input.moments);
         Ok(Fit {
             theta: params.theta,
             ..Fit::diagonal(diagonal.a, diagonal.clamped)
         })
-    }
-
-    fn projections_per_pair(&self) -> usize {
-        2
     }
 
     fn fast_sum(&self, fit: &Fit) -> FastSum {

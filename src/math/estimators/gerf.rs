@@ -16,8 +16,8 @@
 //! does not call this estimator DERF.
 
 use super::{
-    Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit, FitInput,
-    Projections, Side, exponential_features, transform, transformed_side,
+    Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
+    FitInput, Projections, Side, exponential_features, transform, transformed_side,
 };
 use crate::math::heuristics::{AHeuristic, diagonal_a};
 use crate::math::logspace::signed_log_sum;
@@ -43,7 +43,7 @@ pub fn optimal_alpha(rho: f64) -> f64 {
     (1.0 - 2.0 * rho - ((2.0 * rho + 1.0).powi(2) + 8.0 * rho).sqrt()) / 16.0
 }
 
-impl Estimator for Oprf {
+impl Describe for Oprf {
     fn id(&self) -> &'static str {
         match self.heuristic {
             AHeuristic::Identity => "oprf",
@@ -82,6 +82,12 @@ impl Estimator for Oprf {
         }
     }
 
+    fn draws_full_omega(&self) -> bool {
+        true
+    }
+}
+
+impl Estimator for Oprf {
     fn fit(&self, input: FitInput<'_>, _params: &EstimatorParams) -> Result<Fit, EstimatorError> {
         let diagonal = diagonal_a(self.heuristic, input.moments);
         let data = input.data;

@@ -108,7 +108,7 @@ impl Bounds {
 }
 
 /// The page's parameters that some estimators read when they fit.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EstimatorParams {
     /// The angle θ of the complex A `e^{iθ}·diag(a)`, from 0 (real A) to π/2.
     pub theta: f64,
@@ -235,8 +235,10 @@ pub enum Side {
     Key,
 }
 
-/// Everything the lab needs from an estimator of `SM(x, y)`.
-pub trait Estimator: Send + Sync {
+/// What the page shows and plans with about an estimator, and nothing it computes: the
+/// page's module links only this half ([`DESCRIPTIONS`]), so that no `fit` (argmin's L-BFGS
+/// for the optimised A) stays reachable through a vtable the page uses for labels and colours.
+pub trait Describe: Send + Sync {
     /// The stable id: URL `est=`, `data-estimator`, CSV, `--estimator`.
     fn id(&self) -> &'static str;
     /// A short human-readable name.
@@ -261,12 +263,37 @@ pub trait Estimator: Send + Sync {
     fn parameter_key(&self, _params: &EstimatorParams) -> String {
         String::new()
     }
-    /// Its parameters, fitted to one dataset.
-    fn fit(&self, input: FitInput<'_>, params: &EstimatorParams) -> Result<Fit, EstimatorError>;
     /// How many vectors z one pair projects (1, or 2 for a complex A).
     fn projections_per_pair(&self) -> usize {
         1
     }
+    /// Which of the seed paper's bounds hold.
+    fn bounds(&self) -> Bounds {
+        Bounds::NONE
+    }
+    /// Multiply-adds per pair and projection relative to one projection of z (for the work
+    /// estimate and the budget).
+    fn cost_factor(&self) -> f64 {
+        self.projections_per_pair() as f64
+    }
+    /// Whether its estimate depends on more than `t = ω·z ~ N(0, |z|²)` of one z (GERF's
+    /// `|ω|²` weights, a complex A's two projections): the probe then draws the full ω.
+    fn draws_full_omega(&self) -> bool {
+        false
+    }
+    /// Features per projection ω ([`Estimator::features`] has `m` times this many): 1
+    /// (positive), 2 (hyperbolic `±ω`, or the cos and sin of RFF), 4 (a complex A's hyperbolic
+    /// features, real and imaginary parts).
+    fn features_per_projection(&self) -> usize {
+        if self.is_hyperbolic() { 2 } else { 1 }
+    }
+}
+
+/// Everything the lab computes with an estimator of `SM(x, y)` (the workers, the command
+/// line and the tests; never the page), on top of its [`Describe`] half.
+pub trait Estimator: Describe {
+    /// Its parameters, fitted to one dataset.
+    fn fit(&self, input: FitInput<'_>, params: &EstimatorParams) -> Result<Fit, EstimatorError>;
     /// How the projections are summed.
     fn fast_sum(&self, fit: &Fit) -> FastSum;
     /// Writes the pair's `projections_per_pair` vectors z (each of length d, one after the
@@ -277,36 +304,38 @@ pub trait Estimator: Send + Sync {
     /// The explicit real feature map: `features(x, Query) · features(y, Key)` is the estimate
     /// with the same ω (complex features stacked as real and imaginary parts).
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64>;
-    /// Which of the seed paper's bounds hold.
-    fn bounds(&self) -> Bounds {
-        Bounds::NONE
-    }
     /// Its MSE formula against one of its parameters on a dataset (θ for a complex A), for
     /// the page's sweep chart. `None` for estimators without such a parameter.
     fn parameter_sweep(&self, _fit: &Fit, _data: &Dataset) -> Option<ParameterSweep> {
         None
     }
-    /// Multiply-adds per pair and projection relative to one projection of z (for the work
-    /// estimate and the budget).
-    fn cost_factor(&self) -> f64 {
-        self.projections_per_pair() as f64
-    }
 }
 
-/// Every estimator, in the page's order. **One line per estimator.**
-pub static REGISTRY: &[&dyn Estimator] = &[
-    &cexp::PRF_POSITIVE,
-    &cexp::PRF_HYPERBOLIC,
-    &cexp::CEXP_MEAN,
-    &cexp::CEXP_VARIANCE,
-    &cexp::HCEXP_MEAN,
-    &cexp::HCEXP_VARIANCE,
-    &optimised::HCEXP_OPTIMISED,
-    &rff::RFF,
-    &complex::COMPLEX_POSITIVE,
-    &complex::COMPLEX_HYPERBOLIC,
-    &gerf::OPRF,
-    &gerf::OPRF_VARIANCE,
+/// Both tables from one list, in the same order: [`REGISTRY`] (compute) and
+/// [`DESCRIPTIONS`] (what the page shows).
+macro_rules! registry {
+    ($($estimator:path),* $(,)?) => {
+        /// Every estimator, in the page's order.
+        pub static REGISTRY: &[&dyn Estimator] = &[$(&$estimator),*];
+        /// The same estimators' [`Describe`] halves, in the same order: what the page uses.
+        pub static DESCRIPTIONS: &[&dyn Describe] = &[$(&$estimator),*];
+    };
+}
+
+// Every estimator, in the page's order. **One line per estimator.**
+registry![
+    cexp::PRF_POSITIVE,
+    cexp::PRF_HYPERBOLIC,
+    cexp::CEXP_MEAN,
+    cexp::CEXP_VARIANCE,
+    cexp::HCEXP_MEAN,
+    cexp::HCEXP_VARIANCE,
+    optimised::HCEXP_OPTIMISED,
+    rff::RFF,
+    complex::COMPLEX_POSITIVE,
+    complex::COMPLEX_HYPERBOLIC,
+    gerf::OPRF,
+    gerf::OPRF_VARIANCE,
 ];
 
 /// An estimator of [`REGISTRY`], by position; serialised as its id.
@@ -316,30 +345,35 @@ pub struct EstimatorId(u8);
 impl EstimatorId {
     /// Every estimator, in registry order.
     pub fn all() -> impl Iterator<Item = EstimatorId> {
-        (0..REGISTRY.len()).map(|i| EstimatorId(i as u8))
+        (0..DESCRIPTIONS.len()).map(|i| EstimatorId(i as u8))
     }
 
     /// The estimator with this id.
     pub fn from_id(id: &str) -> Option<EstimatorId> {
-        REGISTRY
+        DESCRIPTIONS
             .iter()
             .position(|e| e.id() == id)
             .map(|i| EstimatorId(i as u8))
     }
 
-    /// Its registry entry.
+    /// Its registry entry, to compute with (never on the page: see [`Describe`]).
     pub fn get(self) -> &'static dyn Estimator {
         REGISTRY[usize::from(self.0).min(REGISTRY.len() - 1)]
     }
 
+    /// What the page shows and plans with.
+    pub fn info(self) -> &'static dyn Describe {
+        DESCRIPTIONS[usize::from(self.0).min(DESCRIPTIONS.len() - 1)]
+    }
+
     /// Its stable id.
     pub fn id(self) -> &'static str {
-        self.get().id()
+        self.info().id()
     }
 
     /// Its label.
     pub fn label(self) -> &'static str {
-        self.get().label()
+        self.info().label()
     }
 
     /// Its position in [`REGISTRY`].
@@ -376,7 +410,7 @@ impl<'de> Deserialize<'de> for EstimatorId {
 
 /// Every id, comma-separated (for messages and usage text).
 pub fn all_ids() -> String {
-    REGISTRY
+    DESCRIPTIONS
         .iter()
         .map(|e| e.id())
         .collect::<Vec<_>>()
@@ -573,6 +607,29 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), REGISTRY.len());
         assert!(EstimatorId::from_id("nope").is_none());
+    }
+
+    #[test]
+    fn descriptions_match_what_the_estimators_compute() {
+        assert_eq!(DESCRIPTIONS.len(), REGISTRY.len());
+        let omega = Projections::zeroed(3, 2).unwrap();
+        for (info, estimator) in DESCRIPTIONS.iter().zip(REGISTRY) {
+            assert_eq!(info.id(), estimator.id());
+            let fit = Fit::identity(2);
+            let features = estimator.features(&fit, &[0.1, 0.2], Side::Query, &omega);
+            assert_eq!(
+                features.len(),
+                3 * info.features_per_projection(),
+                "{}",
+                info.id()
+            );
+            let one_gaussian = estimator.projections_per_pair() == 1
+                && matches!(
+                    estimator.fast_sum(&fit),
+                    FastSum::Exp | FastSum::Cosh | FastSum::Cos
+                );
+            assert_eq!(info.draws_full_omega(), !one_gaussian, "{}", info.id());
+        }
     }
 
     #[test]

@@ -7,8 +7,8 @@
 
 use super::cexp::HCEXP_VARIANCE;
 use super::{
-    Bounds, Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
-    FitInput, OptimiserReport, Projections, Side,
+    Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
+    Fit, FitInput, OptimiserReport, Projections, Side,
 };
 use crate::math::heuristics::{AHeuristic, diagonal_a};
 use crate::math::optimise_a::optimised_a;
@@ -20,7 +20,7 @@ pub struct OptimisedHcexp;
 /// The registry's entry.
 pub const HCEXP_OPTIMISED: OptimisedHcexp = OptimisedHcexp;
 
-impl Estimator for OptimisedHcexp {
+impl Describe for OptimisedHcexp {
     fn id(&self) -> &'static str {
         "hcexp-opt"
     }
@@ -45,6 +45,18 @@ impl Estimator for OptimisedHcexp {
         }
     }
 
+    fn is_hyperbolic(&self) -> bool {
+        true
+    }
+
+    fn bounds(&self) -> Bounds {
+        Bounds {
+            hyperbolic_real_a: true,
+        }
+    }
+}
+
+impl Estimator for OptimisedHcexp {
     fn fit(&self, input: FitInput<'_>, _params: &EstimatorParams) -> Result<Fit, EstimatorError> {
         let start = diagonal_a(AHeuristic::VarianceAdjusted, input.moments);
         let result =
@@ -59,15 +71,12 @@ impl Estimator for OptimisedHcexp {
         })
     }
 
-    fn is_hyperbolic(&self) -> bool {
-        true
-    }
-
     fn fast_sum(&self, _fit: &Fit) -> FastSum {
         FastSum::Cosh
     }
 
     // Estimate, MSE and features are HCEXP's with this A.
+
     fn collapse(&self, fit: &Fit, x: &[f64], y: &[f64], z: &mut [f64]) -> Collapsed {
         HCEXP_VARIANCE.collapse(fit, x, y, z)
     }
@@ -78,11 +87,5 @@ impl Estimator for OptimisedHcexp {
 
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64> {
         HCEXP_VARIANCE.features(fit, u, side, omega)
-    }
-
-    fn bounds(&self) -> Bounds {
-        Bounds {
-            hyperbolic_real_a: true,
-        }
     }
 }

@@ -6,8 +6,8 @@
 //! MSE (REFERENCE.md, checked by Monte Carlo): `(1/2m) e^{|x−y|²} SM² (1 − e^{−|x−y|²})²`.
 
 use super::{
-    Collapsed, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit, FitInput,
-    Projections, Side, dot,
+    Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
+    FitInput, Projections, Side, dot,
 };
 use crate::math::portable::Libm;
 use crate::math::theory::log_trigonometric_mse;
@@ -19,7 +19,7 @@ pub struct RandomFourier;
 /// The registry's entry.
 pub const RFF: RandomFourier = RandomFourier;
 
-impl Estimator for RandomFourier {
+impl Describe for RandomFourier {
     fn id(&self) -> &'static str {
         "rff"
     }
@@ -44,6 +44,12 @@ impl Estimator for RandomFourier {
         }
     }
 
+    fn features_per_projection(&self) -> usize {
+        2
+    }
+}
+
+impl Estimator for RandomFourier {
     fn fit(&self, input: FitInput<'_>, _params: &EstimatorParams) -> Result<Fit, EstimatorError> {
         Ok(Fit::identity(input.data.d))
     }

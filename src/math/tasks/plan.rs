@@ -52,7 +52,7 @@ pub fn plan(config: &ExperimentConfig) -> Vec<Task> {
 
 /// Multiply-adds of a task (for progress bars and the budget).
 pub fn task_work(config: &ExperimentConfig, task: &Task) -> f64 {
-    let per_pair = (config.m * config.d) as f64 * task.estimator.get().cost_factor();
+    let per_pair = (config.m * config.d) as f64 * task.estimator.info().cost_factor();
     match task.piece {
         Piece::ScatterSetup => (config.n * config.d) as f64,
         Piece::ScatterPairs { start, end } | Piece::BoxplotPairs { start, end, .. } => {
@@ -60,7 +60,7 @@ pub fn task_work(config: &ExperimentConfig, task: &Task) -> f64 {
         }
         Piece::Curve { m } => {
             (CURVE_PAIRS.min(config.n) * CURVE_REPEATS * m * config.d) as f64
-                * task.estimator.get().cost_factor()
+                * task.estimator.info().cost_factor()
         }
     }
 }
@@ -143,7 +143,7 @@ pub fn task_key(config: &ExperimentConfig, task: &Task) -> TaskKey {
         estimator: task.estimator,
         parameters: task
             .estimator
-            .get()
+            .info()
             .parameter_key(&config.estimator_params()),
         sampling,
     }

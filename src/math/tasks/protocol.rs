@@ -7,6 +7,7 @@ use super::workspace::Workspace;
 use super::{Task, TaskOutput};
 use crate::math::attention::{AttentionOutput, AttentionRequest, run_attention};
 use crate::math::config::ExperimentConfig;
+use crate::math::data_view::{DataView, data_view};
 use crate::math::probe::{ProbeRequest, ProbeResult, probe_pair};
 
 /// A message to a worker: run `task` for `config`. `id` comes back with the answer.
@@ -47,6 +48,11 @@ pub enum WorkerRequest {
         id: u64,
         request: AttentionRequest,
     },
+    /// The kernel view's data panel of this configuration ([`data_view`]).
+    DataView {
+        id: u64,
+        config: ExperimentConfig,
+    },
 }
 
 /// Every answer a worker sends back.
@@ -61,27 +67,86 @@ pub enum WorkerResponse {
         id: u64,
         output: Result<AttentionOutput, String>,
     },
+    /// Boxed: the view is much larger than the other answers.
+    DataView {
+        id: u64,
+        output: Result<Box<DataView>, String>,
+    },
 }
 
 /// What a worker does with one message: decode the request, run it (in `workspace` for a
 /// task), encode the answer. A malformed message is answered with an error for task id 0,
-/// never a panic.
+/// never a panic. Every kind of request: the command line's tests and the browser tests' page
+/// runner; the two worker builds use [`handle_kernel_request`] and
+/// [`handle_attention_request`], so that each links only its own half.
 pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
-    let response = match decode::<WorkerRequest>(message) {
-        Ok(WorkerRequest::Task(request)) => WorkerResponse::Task(TaskResponse {
+    respond(workspace, message, |workspace, request| match request {
+        WorkerRequest::Attention { id, request } => attention(id, &request),
+        other => kernel(workspace, other),
+    })
+}
+
+/// [`handle_request`] in the kernel worker (`kernel-worker`: the kernel view's tasks, the
+/// probe, the data panel): an attention part is refused, since the attention math lives in
+/// `attention-worker`.
+pub fn handle_kernel_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
+    respond(workspace, message, kernel)
+}
+
+/// [`handle_request`] in the attention worker (`attention-worker`, started when the attention
+/// view is first shown): only the attention view's parts.
+pub fn handle_attention_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
+    respond(workspace, message, |_, request| match request {
+        WorkerRequest::Attention { id, request } => attention(id, &request),
+        _ => WorkerResponse::Task(TaskResponse {
+            id: 0,
+            output: Err("the attention worker computes only the attention view".into()),
+        }),
+    })
+}
+
+fn attention(id: u64, request: &AttentionRequest) -> WorkerResponse {
+    WorkerResponse::Attention {
+        id,
+        output: run_attention(request).map_err(|e| e.to_string()),
+    }
+}
+
+fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
+    match request {
+        WorkerRequest::Task(request) => WorkerResponse::Task(TaskResponse {
             id: request.id,
             output: workspace
                 .run(&request.config, &request.task)
                 .map_err(|e| e.to_string()),
         }),
-        Ok(WorkerRequest::Probe { id, probe: p }) => WorkerResponse::Probe {
+        WorkerRequest::Probe { id, probe: p } => WorkerResponse::Probe {
             id,
             output: probe_pair(&p).map_err(|e| e.to_string()),
         },
-        Ok(WorkerRequest::Attention { id, request }) => WorkerResponse::Attention {
+        WorkerRequest::DataView { id, config } => WorkerResponse::DataView {
             id,
-            output: run_attention(&request).map_err(|e| e.to_string()),
+            output: config
+                .validate()
+                .map_err(|e| e.to_string())
+                .and_then(|()| data_view(&config).map_err(|e| e.to_string()))
+                .map(Box::new),
         },
+        WorkerRequest::Attention { id, .. } => WorkerResponse::Attention {
+            id,
+            output: Err("the kernel worker does not compute the attention view".into()),
+        },
+    }
+}
+
+/// Decodes, runs with `run`, encodes.
+fn respond(
+    workspace: &mut Workspace,
+    message: &[u8],
+    run: impl FnOnce(&mut Workspace, WorkerRequest) -> WorkerResponse,
+) -> Vec<u8> {
+    let response = match decode::<WorkerRequest>(message) {
+        Ok(request) => run(workspace, request),
         Err(error) => WorkerResponse::Task(TaskResponse {
             id: 0,
             output: Err(error),
@@ -151,6 +216,7 @@ mod tests {
             trials: 50,
             seed: 3,
             orthogonal: true,
+            fit_to_pair: None,
         };
         let expected = probe_pair(&probe).unwrap();
         assert_eq!(
@@ -174,6 +240,65 @@ mod tests {
         assert!(matches!(
             refused,
             WorkerResponse::Task(TaskResponse { output: Err(_), .. })
+        ));
+    }
+
+    #[test]
+    fn each_worker_answers_its_own_requests_and_refuses_the_others() {
+        let config = config_with(&[("n", "50"), ("d", "4"), ("est", "hcexp-var,hcexp-opt")]);
+        let mut workspace = Workspace::new();
+        let data = WorkerRequest::DataView {
+            id: 5,
+            config: config.clone(),
+        };
+        let bytes = encode(&data).unwrap();
+        // The data panel, in the kernel worker, is exactly data_view's.
+        let answer: WorkerResponse =
+            decode(&handle_kernel_request(&mut workspace, &bytes)).unwrap();
+        assert_eq!(
+            answer,
+            WorkerResponse::DataView {
+                id: 5,
+                output: Ok(Box::new(data_view(&config).unwrap()))
+            }
+        );
+        assert_eq!(
+            decode::<WorkerResponse>(&handle_request(&mut workspace, &bytes)).unwrap(),
+            answer
+        );
+        // The attention worker refuses it; the kernel worker refuses an attention part.
+        let refused: WorkerResponse =
+            decode(&handle_attention_request(&mut workspace, &bytes)).unwrap();
+        assert!(matches!(
+            refused,
+            WorkerResponse::Task(TaskResponse { output: Err(_), .. })
+        ));
+        let attention = encode(&WorkerRequest::Attention {
+            id: 9,
+            request: AttentionRequest {
+                config: config_with(&[("view", "attention")]),
+                part: crate::math::attention::AttentionPart::Main,
+                heads: None,
+            },
+        })
+        .unwrap();
+        assert!(matches!(
+            decode::<WorkerResponse>(&handle_kernel_request(&mut workspace, &attention)).unwrap(),
+            WorkerResponse::Attention {
+                id: 9,
+                output: Err(_)
+            }
+        ));
+        // An invalid configuration is refused, not computed.
+        let mut bad = config;
+        bad.d = 0;
+        let bad = encode(&WorkerRequest::DataView { id: 6, config: bad }).unwrap();
+        assert!(matches!(
+            decode::<WorkerResponse>(&handle_kernel_request(&mut workspace, &bad)).unwrap(),
+            WorkerResponse::DataView {
+                id: 6,
+                output: Err(_)
+            }
         ));
     }
 }

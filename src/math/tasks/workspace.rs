@@ -125,7 +125,7 @@ impl Workspace {
         let key = (
             DatasetKey::new(config, index),
             estimator,
-            estimator.get().parameter_key(&config.estimator_params()),
+            estimator.info().parameter_key(&config.estimator_params()),
         );
         if let Some(fit) = self.fits.get(&key) {
             return Ok((prepared, fit.clone()));
@@ -199,7 +199,7 @@ impl Workspace {
         match task.piece {
             Piece::ScatterSetup => {
                 let (prepared, fit) = self.fit(config, 0, task.estimator)?;
-                let theorem_3_3 = if task.estimator.get().bounds().hyperbolic_real_a {
+                let theorem_3_3 = if task.estimator.info().bounds().hyperbolic_real_a {
                     Some(
                         Theorem33Inputs::new(&prepared.moments, &fit.a, prepared.data.n)
                             .map_err(ExperimentError::Theory)?,
