@@ -1,4 +1,5 @@
-// End-to-end accessibility: axe-core (harness.mjs `axeViolations`) on the default page, a
+// End-to-end accessibility: the keyboard (every control reached by Tab, with a visible ring),
+// and axe-core (harness.mjs `axeViolations`) on the default page, a
 // preset, the attention view and the single-pair probe of the release build, once each is computed. Every
 // test asserts zero violations and no page or console error (the page keeps its
 // Content-Security-Policy: axe-core comes in as a script of the page's own origin).
@@ -66,6 +67,45 @@ test('axe: the single-pair probe (probe=3), once computed', async () => {
     await page.waitForFunction(() => [...document.querySelectorAll('.probe .caption')]
       .some((c) => c.textContent.includes('pair 3 of the scatter dataset')), null, { timeout: 60_000 });
     await assertAccessible(page, problems, 'probe');
+  } finally {
+    await context.close();
+  }
+});
+
+test('keyboard: Tab reaches every control with a visible focus ring, and a slider moves with the arrow keys', async () => {
+  const { page, problems, context } = await openPage(browser, `${server.url}?n=200&datasets=5&pairs=100`);
+  try {
+    await waitReady(page, 90_000);
+    // Every visible, enabled control of the sidebar, the presets and the tabs, numbered.
+    const controls = await page.$$eval('.controls input, .controls select, .controls button, .presets a, .tabs button',
+      (els) => els.filter((e) => e.getClientRects().length > 0 && !e.disabled)
+        .map((e, i) => { e.dataset.kbd = String(i); return `${e.tagName} ${e.name || e.id || e.textContent.trim().slice(0, 30)}`; }));
+    const seen = new Set();
+    const unringed = [];
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    for (let i = 0; i < 300 && seen.size < controls.length; i++) {
+      await page.keyboard.press('Tab');
+      const focus = await page.evaluate(() => {
+        const e = document.activeElement;
+        if (!e?.dataset?.kbd) return null;
+        const style = getComputedStyle(e);
+        return { index: Number(e.dataset.kbd), ring: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 };
+      });
+      if (!focus) continue;
+      seen.add(focus.index);
+      if (!focus.ring) unringed.push(controls[focus.index]);
+    }
+    const missed = controls.filter((_, i) => !seen.has(i));
+    assert.deepEqual(missed, [], `Tab reached ${seen.size} of ${controls.length} controls`);
+    assert.deepEqual(unringed, [], 'controls focused without a visible ring');
+    // The m slider, focused by keyboard, steps with the arrow key and recomputes.
+    const slider = page.locator('.control-row', { has: page.locator('#control-m') }).locator('input[type="range"]');
+    await slider.focus();
+    const before = new URL(page.url()).searchParams.get('m');
+    await page.keyboard.press('ArrowRight');
+    await page.waitForFunction((old) => new URL(location.href).searchParams.get('m') !== old, before);
+    await waitReady(page, 90_000);
+    assert.deepEqual(problems, []);
   } finally {
     await context.close();
   }
