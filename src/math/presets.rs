@@ -33,8 +33,8 @@ pub const PRESETS: [Preset; 8] = [
     Preset {
         id: "mean-only-explodes",
         label: "mean-only A explodes",
-        query: "scale=0.001&xshape=1&yshape=1",
-        explanation: "Means near zero next to unit spreads: the mean-only A divides by |μ_x,i| ≈ 0, is clamped, and does worse than A = I, while the variance-adjusted A still wins (it uses σ² + μ²).",
+        query: "scale=0.001&xshape=1&yshape=1&xnorm=1.5&ynorm=1.5",
+        explanation: "Means near zero next to unit spreads, and equal norms, so A = I is already balanced: the mean-only A divides by |μ_x,i| ≈ 0, its a_i scatter over decades, and its median MSE is about 20 times A = I's, while the variance-adjusted A (it uses σ² + μ²) stays best.",
     },
     Preset {
         id: "notebook",
@@ -121,23 +121,31 @@ mod tests {
 
     #[test]
     fn mean_only_explodes_where_its_preset_says() {
+        // The preset as the page runs it (its default sizes), on three seeds.
         let preset = PRESETS
             .iter()
             .find(|p| p.id == "mean-only-explodes")
             .unwrap();
-        let config =
-            ExperimentConfig::from_query(&format!("{}&n=200&datasets=5&pairs=100", preset.query)).0;
-        let result = crate::math::experiment::run_experiment(&config).unwrap();
-        let mse = |id: &str| {
-            result
-                .summaries
-                .iter()
-                .find(|s| s.estimator.id() == id)
-                .unwrap()
-                .log_median_mse
-        };
-        // Mean-only worse than A = I, variance-adjusted best (measured: 12.7, 2.5, 0.058).
-        assert!(mse("hcexp-mean") > mse("prf-hyp") + 1.0);
-        assert!(mse("prf-hyp") > mse("hcexp-var") + 2.0);
+        for seed in 0..3 {
+            let config = ExperimentConfig::from_query(&format!("{}&seed={seed}", preset.query)).0;
+            let result = crate::math::experiment::run_experiment(&config).unwrap();
+            let log_median = |id: &str| {
+                result
+                    .summaries
+                    .iter()
+                    .find(|s| s.estimator.id() == id)
+                    .unwrap()
+                    .log_median_mse
+            };
+            // Measured at seeds 0, 1, 2: mean-only 1.21, 1.22, 2.15; A = I 0.062, 0.059,
+            // 0.105; variance-adjusted 0.031, 0.033, 0.051. Mean-only at least 5 times A = I's
+            // median, the variance-adjusted A below A = I's.
+            let (mean_only, identity) = (log_median("hcexp-mean"), log_median("prf-hyp"));
+            assert!(
+                mean_only > identity + 5f64.ln(),
+                "seed {seed}: {mean_only} vs {identity}"
+            );
+            assert!(identity > log_median("hcexp-var"), "seed {seed}");
+        }
     }
 }

@@ -37,7 +37,7 @@ test('a preset is a link: choosing one sets the URL and explains itself, the res
   assert.equal(await page.inputValue('#control-m'), '16');
   // Its href is the same link, usable on its own.
   const href = await page.getAttribute('a[data-preset="mean-only-explodes"]', 'href');
-  assert.equal(href, '?scale=0.001&xshape=1&yshape=1');
+  assert.equal(href, '?scale=0.001&xshape=1&yshape=1&xnorm=1.5&ynorm=1.5');
   const second = await openPage(browser, server.url + href);
   await waitReady(second.page, 90_000);
   assert.match(await second.page.textContent('.preset-explanation'), /mean-only A divides/);
