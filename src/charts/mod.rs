@@ -169,14 +169,35 @@ fn wrapped_legend(
 ) -> Result<(), DrawingAreaErrorKind<<CanvasBackend as DrawingBackend>::ErrorType>> {
     let font = ("sans-serif", px(11.0)).into_font();
     let text_room = width - f64::from(px(20.0));
+    let wrapped: Vec<Vec<String>> = lines
+        .iter()
+        .map(|(_, text)| wrap_at(root, &font, text_room, text, " "))
+        .collect();
+    // A light backing, so that labels drawn at the plot's top edge do not run through it.
+    let rows = wrapped.iter().map(Vec::len).sum::<usize>() as i32;
+    let widest = wrapped
+        .iter()
+        .flatten()
+        .map(|line| text_width(root, &font, line))
+        .fold(0.0f64, f64::max);
+    root.draw(&Rectangle::new(
+        [
+            (origin.0 - px(4.0), origin.1 - px(2.0)),
+            (
+                origin.0 + px(24.0) + widest.ceil() as i32,
+                origin.1 + rows * px(15.0) + px(2.0),
+            ),
+        ],
+        WHITE.mix(0.85).filled(),
+    ))?;
     let mut row = 0;
-    for (color, text) in lines {
+    for ((color, _), parts) in lines.iter().zip(wrapped) {
         let y = origin.1 + row * px(15.0);
         root.draw(&Rectangle::new(
             [(origin.0, y + px(3.0)), (origin.0 + px(14.0), y + px(6.0))],
             color.filled(),
         ))?;
-        for part in wrap_at(root, &font, text_room, text, " ") {
+        for part in parts {
             root.draw(&Text::new(
                 part,
                 (origin.0 + px(20.0), origin.1 + row * px(15.0)),
