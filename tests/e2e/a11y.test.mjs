@@ -3,22 +3,11 @@
 // preset, the attention view and the single-pair probe of the release build, once each is computed. Every
 // test asserts zero violations and no page or console error (the page keeps its
 // Content-Security-Policy: axe-core comes in as a script of the page's own origin).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage, waitReady, axeViolations, formatViolations } from './harness.mjs';
+import { openPage, waitReady, axeViolations, formatViolations, sharedServerAndBrowser } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const shared = sharedServerAndBrowser();
 
 async function assertAccessible(page, problems, label) {
   const violations = await axeViolations(page);
@@ -27,7 +16,7 @@ async function assertAccessible(page, problems, label) {
 }
 
 test('axe: the default page, once computed', async () => {
-  const { page, problems, context } = await openPage(browser, server.url);
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url);
   try {
     await waitReady(page, 90_000);
     await assertAccessible(page, problems, 'default page');
@@ -37,7 +26,7 @@ test('axe: the default page, once computed', async () => {
 });
 
 test('axe: a preset chosen from the presets row (large norms), with the complex-A controls in use', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?est=cexp-var,hcplx&theta=0.7`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?est=cexp-var,hcplx&theta=0.7`);
   try {
     await waitReady(page, 90_000);
     await page.click('a.preset[data-preset="large-norms"]');
@@ -51,7 +40,7 @@ test('axe: a preset chosen from the presets row (large norms), with the complex-
 });
 
 test('axe: the attention view (len=64), once computed', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?view=attention&len=64`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?view=attention&len=64`);
   try {
     await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 120_000 });
     await assertAccessible(page, problems, 'attention view');
@@ -61,7 +50,7 @@ test('axe: the attention view (len=64), once computed', async () => {
 });
 
 test('axe: the single-pair probe (probe=3), once computed', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?probe=3`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?probe=3`);
   try {
     await waitReady(page, 90_000);
     await page.waitForFunction(() => [...document.querySelectorAll('.probe .caption')]
@@ -73,7 +62,7 @@ test('axe: the single-pair probe (probe=3), once computed', async () => {
 });
 
 test('keyboard: Tab reaches every control with a visible focus ring, and a slider moves with the arrow keys', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?n=200&datasets=5&pairs=100`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?n=200&datasets=5&pairs=100`);
   try {
     await waitReady(page, 90_000);
     // Every visible, enabled control of the sidebar, the presets and the tabs, numbered.

@@ -1,22 +1,11 @@
 // End-to-end: the release build (dist/) served on loopback, opened in Debian's headless
 // Chromium or Firefox ESR (E2E_BROWSER, see harness.mjs). Every test fails on any page error or
 // console error.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage, waitReady, readTable, dragSlider, typeInto } from './harness.mjs';
+import { openPage, waitReady, readTable, dragSlider, typeInto, sharedServerAndBrowser } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const shared = sharedServerAndBrowser();
 
 /** Fraction of non-white pixels of every chart canvas, keyed by data-chart. */
 function chartInk(page) {
@@ -29,9 +18,9 @@ function chartInk(page) {
 }
 
 test('default page: every chart drawn, the paper\'s ordering, only its own files requested', async () => {
-  const { page, problems, context } = await openPage(browser, server.url);
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url);
   const foreign = [];
-  page.on('request', (r) => { if (!r.url().startsWith(server.url)) foreign.push(r.url()); });
+  page.on('request', (r) => { if (!r.url().startsWith(shared.server.url)) foreign.push(r.url()); });
   await waitReady(page, 90_000);
   const ink = await chartInk(page);
   for (const chart of ['scatter-prf-hyp', 'scatter-hcexp-mean', 'scatter-hcexp-var', 'mse', 'max-rel-err', 'mse-vs-m', 'lemma-3-2', 'theorem-3-3']) {
@@ -50,7 +39,7 @@ test('default page: every chart drawn, the paper\'s ordering, only its own files
 });
 
 test('changing m through the UI recomputes the table and updates the URL', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
   const before = JSON.stringify(await readTable(page));
   const rowsBefore = JSON.stringify(await page.$$eval('tr[data-estimator]', (rows) => rows.map((r) => r.textContent)));
@@ -69,13 +58,13 @@ test('changing m through the UI recomputes the table and updates the URL', async
 });
 
 test('a link reproduces a view: ?m=64&seed=3 shows those values in the controls', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?m=64&seed=3');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?m=64&seed=3');
   await waitReady(page);
   assert.equal(await page.inputValue('#control-m'), '64');
   assert.equal(await page.inputValue('#control-seed'), '3');
   // The same link gives the same numbers.
   const first = await readTable(page);
-  const again = await openPage(browser, server.url + '?m=64&seed=3');
+  const again = await openPage(shared.browser, shared.server.url + '?m=64&seed=3');
   await waitReady(again.page);
   assert.deepEqual(await readTable(again.page), first);
   assert.deepEqual([...problems, ...again.problems], []);
@@ -84,7 +73,7 @@ test('a link reproduces a view: ?m=64&seed=3 shows those values in the controls'
 });
 
 test('bad URL values fall back to defaults with a visible notice', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?m=abc&d=-3&seed=NaN&bogus=1&n=200&datasets=4&pairs=50');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?m=abc&d=-3&seed=NaN&bogus=1&n=200&datasets=4&pairs=50');
   await waitReady(page);
   const keys = await page.$$eval('.notice li code', (codes) => codes.map((c) => c.textContent));
   assert.deepEqual(keys.sort(), ['bogus', 'd', 'm', 'seed']);
@@ -96,7 +85,7 @@ test('bad URL values fall back to defaults with a visible notice', async () => {
 });
 
 test('invalid typing shows an inline message and keeps the last results', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=4&pairs=50');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=4&pairs=50');
   await waitReady(page);
   const before = await readTable(page);
   await typeInto(page, '#control-m', 'lots');
@@ -109,7 +98,7 @@ test('invalid typing shows an inline message and keeps the last results', async 
 });
 
 test('clicking a scatter point probes that pair: histogram drawn, URL follows', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=100&datasets=3&pairs=50&m=64&trials=500');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=100&datasets=3&pairs=50&m=64&trials=500');
   await waitReady(page);
   // Click on the variance-adjusted panel at a drawn point: find a pixel of its blue
   // (0, 114, 178) at the dots' 50 % opacity on white.
@@ -140,7 +129,7 @@ test('clicking a scatter point probes that pair: histogram drawn, URL follows', 
 });
 
 test('a panic shows the recovery banner, and reset brings back a working page', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?crash=1&m=64');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?crash=1&m=64');
   await page.waitForSelector('#panic-banner', { timeout: 30_000 });
   assert.match(await page.textContent('#panic-banner'), /internal error/);
   assert.equal(await page.getAttribute('.app', 'data-status'), 'error');
@@ -155,7 +144,7 @@ test('a panic shows the recovery banner, and reset brings back a working page', 
 });
 
 test('the page carries a Content-Security-Policy and runs under it', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=50&datasets=2&pairs=20&m=32');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=50&datasets=2&pairs=20&m=32');
   await waitReady(page);
   const policy = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
   assert.match(policy, /default-src 'self'/);
@@ -167,7 +156,7 @@ test('the page carries a Content-Security-Policy and runs under it', async () =>
 
 test('every estimator at once: one panel each, the leaderboard sorted, the θ chart and the bounds drawn', async () => {
   const every = 'prf-pos,prf-hyp,cexp-mean,cexp-var,hcexp-mean,hcexp-var,hcexp-opt,rff,cplx,hcplx,oprf,oprf-var';
-  const { page, problems, context } = await openPage(browser, server.url + `?est=${every}&m=64&n=300&datasets=4&pairs=100&theta=0.7`);
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + `?est=${every}&m=64&n=300&datasets=4&pairs=100&theta=0.7`);
   await waitReady(page, 90_000);
   const ink = await chartInk(page);
   for (const id of every.split(',')) {
@@ -187,7 +176,7 @@ test('every estimator at once: one panel each, the leaderboard sorted, the θ ch
 });
 
 test('links from before the registry keep their meaning (est=prf,mean,var with hyp)', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?est=prf,mean,var&hyp=0&m=64&n=100&datasets=2&pairs=50');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?est=prf,mean,var&hyp=0&m=64&n=100&datasets=2&pairs=50');
   await waitReady(page, 90_000);
   assert.deepEqual(Object.keys(await readTable(page)).sort(), ['cexp-mean', 'cexp-var', 'prf-pos']);
   assert.match(decodeURIComponent(page.url()), /[?&]est=prf-pos,cexp-mean,cexp-var(&|$)/);
@@ -209,7 +198,7 @@ test('hostile URLs never break the page', async () => {
     '?probe=19999&n=50&datasets=2&pairs=20&m=16',
   ];
   for (const query of hostile) {
-    const { page, problems, context } = await openPage(browser, server.url + query);
+    const { page, problems, context } = await openPage(shared.browser, shared.server.url + query);
     await waitReady(page, 90_000);
     assert.deepEqual(problems, [], `page errors for ${query}`);
     await context.close();
@@ -217,7 +206,7 @@ test('hostile URLs never break the page', async () => {
 });
 
 test('the computation runs in Web Workers, and a newer setting supersedes the ones in flight', async () => {
-  const { page, problems, context } = await openPage(browser, server.url);
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url);
   await waitReady(page, 90_000);
   const workers = await page.evaluate(() => navigator.hardwareConcurrency);
   assert.match(await page.textContent('.status'), new RegExp(`by ${Math.min(8, Math.max(1, workers))} workers`));
@@ -234,7 +223,7 @@ test('the computation runs in Web Workers, and a newer setting supersedes the on
   await typeInto(page, '#control-m', '32');
   await page.waitForFunction(() => /m=32(&|$)/.test(location.search) && document.querySelector('.app').dataset.status === 'ready');
   const again = await readTable(page);
-  const fresh = await openPage(browser, server.url + '?m=32');
+  const fresh = await openPage(shared.browser, shared.server.url + '?m=32');
   await waitReady(fresh.page, 90_000);
   assert.deepEqual(again, await readTable(fresh.page));
   assert.deepEqual(problems, []);
@@ -244,7 +233,7 @@ test('the computation runs in Web Workers, and a newer setting supersedes the on
 });
 
 test('above the work budget the page asks first, and going back restores the last results', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
   const before = await readTable(page);
   // (200 + 5 × 1000) pairs × 16384 features × d 50 × 3 estimators ≈ 1.3e10 multiply-adds:
@@ -297,7 +286,7 @@ async function assertConsistent(page, label) {
 }
 
 test('dragging every slider end to end, through the budget prompt and the work limit, keeps one consistent state', async () => {
-  const { page, problems, context } = await openPage(browser, server.url);
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url);
   await waitReady(page, 90_000);
   const sliders = await page.$$eval('.controls .control-row input[type="range"]', (ranges) => ranges.map((r) => r.closest('.control-row').querySelector('input[type="text"]').id.slice(8)));
   assert.ok(sliders.includes('m') && sliders.includes('d'), sliders.join());
@@ -322,7 +311,7 @@ test('dragging every slider end to end, through the budget prompt and the work l
 });
 
 test('a long run shows progress and can be cancelled; the previous results stay', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
   const table = await readTable(page);
   const generation = await page.getAttribute('.app', 'data-generation');
@@ -369,7 +358,7 @@ test('a long run shows progress and can be cancelled; the previous results stay'
 
 test('a long run shows each finished part before the whole run ends', async () => {
   // Quick runs redraw once at their end; past PROGRESS_DELAY (200 ms) the parts stream in.
-  const { page, problems, context } = await openPage(browser, server.url + '?n=100&datasets=200&pairs=100');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=100&datasets=200&pairs=100');
   await waitReady(page, 60_000);
   const caption = '.scatter-grid + .caption';
   assert.match(await page.textContent(caption), /m = 1024/);
@@ -389,7 +378,7 @@ test('a long run shows each finished part before the whole run ends', async () =
 });
 
 test('a probe beyond its limit is refused with a message', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100&m=4096&probe=3&trials=100000');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=5&pairs=100&m=4096&probe=3&trials=100000');
   await waitReady(page, 60_000);
   await page.waitForFunction(() => /lower trials/.test(document.body.textContent));
   assert.match(await page.textContent('body'), /above its limit of 3e8/);
@@ -399,7 +388,7 @@ test('a probe beyond its limit is refused with a message', async () => {
 
 /** A fresh context with `setup(context)` applied before the page loads; records problems. */
 async function openWith(setup, url) {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const context = await shared.browser.newContext({ viewport: { width: 1400, height: 1000 } });
   await setup(context);
   const page = await context.newPage();
   const problems = [];
@@ -412,7 +401,7 @@ async function openWith(setup, url) {
 }
 
 test('a browser with relaxed SIMD loads the page and the relaxed-SIMD worker only', async () => {
-  const { page, problems, context, wasm } = await openWith(async () => {}, server.url + '?n=200&datasets=5&pairs=100');
+  const { page, problems, context, wasm } = await openWith(async () => {}, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
   const workers = wasm.filter((w) => w.includes('kernel-worker'));
   assert.deepEqual([...new Set(workers)], ['/kernel-worker_bg.wasm']);
@@ -423,7 +412,7 @@ test('a browser with relaxed SIMD loads the page and the relaxed-SIMD worker onl
 
 test('without relaxed SIMD the simd128 worker computes the same table', async () => {
   const query = '?n=200&datasets=5&pairs=100&est=prf-hyp,hcexp-var,hcexp-opt';
-  const relaxed = await openPage(browser, server.url + query);
+  const relaxed = await openPage(shared.browser, shared.server.url + query);
   await waitReady(relaxed.page);
   const expected = await readTable(relaxed.page);
   await relaxed.context.close();
@@ -431,7 +420,7 @@ test('without relaxed SIMD the simd128 worker computes the same table', async ()
   const { page, problems, context, wasm } = await openWith((c) => c.addInitScript(() => {
     const validate = WebAssembly.validate;
     WebAssembly.validate = (bytes) => (bytes.byteLength === 36 ? false : validate(bytes));
-  }), server.url + query);
+  }), shared.server.url + query);
   await waitReady(page);
   assert.deepEqual([...new Set(wasm.filter((w) => w.includes('kernel-worker')))], ['/kernel-worker-simd128_bg.wasm']);
   const table = await readTable(page);
@@ -446,7 +435,7 @@ test('without relaxed SIMD the simd128 worker computes the same table', async ()
 });
 
 test('without any worker the page says so instead of computing', async () => {
-  const { page, context } = await openWith((c) => c.route(/kernel-worker/, (route) => route.abort()), server.url + '?n=200&datasets=5&pairs=100');
+  const { page, context } = await openWith((c) => c.route(/kernel-worker/, (route) => route.abort()), shared.server.url + '?n=200&datasets=5&pairs=100');
   await page.waitForFunction(() => document.querySelector('.app')?.dataset.status === 'error', null, { timeout: 30_000 });
   assert.match(await page.textContent('body'), /no Web Worker could start/);
   await context.close();

@@ -1,21 +1,10 @@
 // End-to-end: the attention view, on synthetic data and on the real heads of
 // all-MiniLM-L6-v2, in the release build. Every test fails on any page error or console error.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage, dragSlider, typeInto } from './harness.mjs';
+import { openPage, dragSlider, typeInto, sharedServerAndBrowser } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const shared = sharedServerAndBrowser();
 
 /** Waits until every part of the attention view is in (none in flight) and `charts` have ink. */
 async function waitAttention(page, charts, timeout = 120_000) {
@@ -45,8 +34,8 @@ function meanErrors(page) {
 }
 
 test('attention view on synthetic data: every method and chart, from a link', async () => {
-  const { page, problems, context } = await openPage(browser,
-    `${server.url}?view=attention&len=128&features=64&xshape=1&yshape=1&xnorm=1.5&ynorm=1.5`);
+  const { page, problems, context } = await openPage(shared.browser,
+    `${shared.server.url}?view=attention&len=128&features=64&xshape=1&yshape=1&xnorm=1.5&ynorm=1.5`);
   await waitAttention(page, CHARTS);
   const errors = await meanErrors(page);
   assert.deepEqual(Object.keys(errors).sort(), ['elu', 'hcexp-var', 'lln', 'oprf-var', 'prf-pos', 'ra', 'rff', 'taylor']);
@@ -64,7 +53,7 @@ test('attention view on synthetic data: every method and chart, from a link', as
 });
 
 test('attention view on real heads: the asset is fetched, the head table computed', async () => {
-  const { page, problems, context } = await openPage(browser, server.url);
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url);
   const requests = [];
   page.on('request', (r) => requests.push(new URL(r.url()).pathname));
   await page.click('button[data-view="attention"]');
@@ -93,8 +82,8 @@ test('attention view on real heads: the asset is fetched, the head table compute
 });
 
 test('a large attention run asks first; a smaller setting runs without asking', async () => {
-  const { page, problems, context } = await openPage(browser,
-    `${server.url}?view=attention&len=1024&d=64&features=1024&xshape=1&yshape=1`);
+  const { page, problems, context } = await openPage(shared.browser,
+    `${shared.server.url}?view=attention&len=1024&d=64&features=1024&xshape=1&yshape=1`);
   await page.waitForSelector('.attention-view .confirm-run', { timeout: 60_000 });
   assert.match(await page.textContent('.attention-view .confirm-run'), /multiply-adds/);
   // Nothing was computed while it waits.
@@ -123,8 +112,8 @@ async function assertSettled(page, label) {
 }
 
 test('dragging every attention slider end to end keeps one consistent state and no page error', async () => {
-  const { page, problems, context } = await openPage(browser,
-    `${server.url}?view=attention&len=32&d=8&dv=4&features=16&draws=2&ras=1&methods=prf-pos,elu,taylor`);
+  const { page, problems, context } = await openPage(shared.browser,
+    `${shared.server.url}?view=attention&len=32&d=8&dv=4&features=16&draws=2&ras=1&methods=prf-pos,elu,taylor`);
   await waitAttention(page, ['heatmap-exact']);
   const sliders = await page.$$eval('.controls .control-row input[type="range"]', (ranges) => ranges.map((r) => r.closest('.control-row').querySelector('input[type="text"]').id.slice(8)));
   assert.ok(sliders.includes('len') && sliders.includes('features'), sliders.join());

@@ -1,22 +1,11 @@
 // End-to-end: the kernel view's data panel ("The data and A", src/ui/data.rs). Its view is
 // computed in a worker from the configuration (data-status="ready" on the panel once it is
 // drawn); its data controls edit the same configuration as the sidebar's.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launchBrowser, openPage, waitReady, typeInto } from './harness.mjs';
+import { openPage, waitReady, typeInto, sharedServerAndBrowser } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const shared = sharedServerAndBrowser();
 
 const CHARTS = ['data-components', 'data-norms', 'data-dots', 'data-ax', 'data-ay', 'data-z'];
 
@@ -44,7 +33,7 @@ function panelPixels(page) {
 }
 
 test('the data panel draws its charts, and its xshape control changes the URL and redraws them', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
   await waitPanel(page);
   const ink = await panelInk(page);
@@ -82,7 +71,7 @@ test('the data panel draws its charts, and its xshape control changes the URL an
 });
 
 test('the data panel sets each side\'s means apart: yscale changes the keys, same gives them back to scale', async () => {
-  const { page, problems, context } = await openPage(browser, server.url + '?n=200&datasets=5&pairs=100');
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
   const label = () => page.$eval('.data-panel canvas[role="img"]', (c) => c.getAttribute('aria-label'));
   const before = await label();

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { before, after } from 'node:test';
 import { chromium, firefox } from 'playwright-core';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -56,6 +57,23 @@ export const chromiumArgs = [
 export const browserName = process.env.E2E_BROWSER || 'chromium';
 if (!['chromium', 'firefox'].includes(browserName)) {
   throw new Error(`E2E_BROWSER must be chromium or firefox, not ${JSON.stringify(browserName)}`);
+}
+
+/**
+ * The release build served and a browser launched once for a test file: registers node:test's
+ * `before` and `after` and returns `{ server, browser }`, filled in before the first test.
+ */
+export function sharedServerAndBrowser() {
+  const shared = { server: undefined, browser: undefined };
+  before(async () => {
+    shared.server = await serveDist();
+    shared.browser = await launchBrowser();
+  });
+  after(async () => {
+    await shared.browser?.close();
+    await shared.server?.close();
+  });
+  return shared;
 }
 
 /** Debian's Chromium or Firefox ESR (per E2E_BROWSER unless `name` is given), headless. */

@@ -1,23 +1,12 @@
 // End-to-end: what a teacher uses in class: presets (each only a URL), copy link, and the
 // exports (the data behind the page as CSV and JSON, the charts as PNG).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { serveDist, launchBrowser, openPage, waitReady, browserName } from './harness.mjs';
+import { openPage, waitReady, browserName, sharedServerAndBrowser } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const shared = sharedServerAndBrowser();
 
 /** What `kernel-lab experiment` prints for `query` (the debug build `cargo test` made). */
 function cli(args) {
@@ -26,7 +15,7 @@ function cli(args) {
 }
 
 test('a preset is a link: choosing one sets the URL and explains itself, the rest of the page stays', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?n=200&datasets=5&pairs=100`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?n=200&datasets=5&pairs=100`);
   await waitReady(page, 90_000);
   assert.equal(await page.$$eval('.preset-explanation', (e) => e.length), 0, 'no preset matches a custom setting');
   await page.click('a[data-preset="few-features"]');
@@ -38,7 +27,7 @@ test('a preset is a link: choosing one sets the URL and explains itself, the res
   // Its href is the same link, usable on its own.
   const href = await page.getAttribute('a[data-preset="mean-only-explodes"]', 'href');
   assert.equal(href, '?scale=0.001&xshape=1&yshape=1&xnorm=1.5&ynorm=1.5');
-  const second = await openPage(browser, server.url + href);
+  const second = await openPage(shared.browser, shared.server.url + href);
   await waitReady(second.page, 90_000);
   assert.match(await second.page.textContent('.preset-explanation'), /mean-only A divides/);
   assert.deepEqual(second.problems, []);
@@ -48,7 +37,7 @@ test('a preset is a link: choosing one sets the URL and explains itself, the res
 });
 
 test('exports: CSV and JSON are byte for byte what kernel-lab experiment prints for the same URL; PNG at device resolution', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100&seed=3&est=prf-pos,hcexp-var,hcexp-opt,rff,cplx,oprf-var`, { deviceScaleFactor: 2 });
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?m=64&n=200&datasets=5&pairs=100&seed=3&est=prf-pos,hcexp-var,hcexp-opt,rff,cplx,oprf-var`, { deviceScaleFactor: 2 });
   await waitReady(page, 90_000);
   const query = new URL(page.url()).search.slice(1);
   // Under relaxed SIMD (Chromium, and Firefox ESR here too) the export is computed again by
@@ -94,7 +83,7 @@ test('exports: CSV and JSON are byte for byte what kernel-lab experiment prints 
 });
 
 test('copy link puts the address on the clipboard', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100&seed=5`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?m=64&n=200&datasets=5&pairs=100&seed=5`);
   // Reading the clipboard back needs a permission only Chromium's driver can grant; Firefox
   // checks that the button answers either way (copied, or the browser's refusal explained).
   const readable = browserName === 'chromium';
@@ -112,7 +101,7 @@ test('copy link puts the address on the clipboard', async () => {
 });
 
 test('hovering a scatter point shows its pair, SM, estimate, relative error and |z|²', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?m=64&n=200&datasets=5&pairs=100`);
   await waitReady(page, 90_000);
   const canvas = page.locator('canvas[data-chart="scatter-hcexp-var"]');
   await canvas.scrollIntoViewIfNeeded();
@@ -134,7 +123,7 @@ test('hovering a scatter point shows its pair, SM, estimate, relative error and 
 test('layouts: at 1280 × 800 and at 800 px wide, both views, nothing scrolls sideways and no chart sticks out', async () => {
   for (const [width, height] of [[1280, 800], [800, 1000]]) {
     for (const query of ['?n=200&datasets=5&pairs=100', '?view=attention&len=64']) {
-      const { page, problems, context } = await openPage(browser, server.url + query, { width, height });
+      const { page, problems, context } = await openPage(shared.browser, shared.server.url + query, { width, height });
       if (query.includes('attention')) {
         await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 120_000 });
       } else {
@@ -203,7 +192,7 @@ async function hoverTarget(page, chart, pick) {
 }
 
 test('hovering a box gives the estimator, its median (as the table), quartiles and whiskers; a dataset dot its value', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=6&pairs=100&seed=2`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?m=64&n=200&datasets=6&pairs=100&seed=2`);
   await waitReady(page, 90_000);
   const report = await exported(page);
   const labels = Object.fromEntries(report.estimators.map((e) => [e.label, e]));
@@ -242,7 +231,7 @@ test('hovering a box gives the estimator, its median (as the table), quartiles a
 });
 
 test('hovering a theory curve gives the series, x and y as the axes write them', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?m=64&n=200&datasets=5&pairs=100`);
   await waitReady(page, 90_000);
   const report = await exported(page);
   // Theorem 3.3: the line of the largest relative error observed is the scatter dataset's.
@@ -270,7 +259,7 @@ test('hovering a theory curve gives the series, x and y as the axes write them',
 });
 
 test('hovering a scatter point rings the same pair on every panel (no redraw, no long task); the probe is marked on every panel', async (t) => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100&probe=7`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?m=64&n=200&datasets=5&pairs=100&probe=7`);
   await waitReady(page, 90_000);
   const panels = 'section.figure .panel:has(canvas[data-chart^="scatter-"])';
   const shown = await page.$$eval(panels, (ps) => ps.filter((p) => p.style.display !== 'none').map((p) => p.querySelector('canvas').dataset.estimator));
@@ -330,7 +319,7 @@ test('hovering a scatter point rings the same pair on every panel (no redraw, no
 });
 
 test('tooltips stay inside the viewport at 800 px, without horizontal scrolling', async () => {
-  const { page, problems, context } = await openPage(browser, `${server.url}?m=64&n=200&datasets=5&pairs=100`, { width: 800, height: 900 });
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?m=64&n=200&datasets=5&pairs=100`, { width: 800, height: 900 });
   await waitReady(page, 90_000);
   for (const chart of ['mse', 'max-rel-err']) {
     const canvas = page.locator(`canvas[data-chart="${chart}"]`);
