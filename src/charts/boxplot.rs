@@ -5,7 +5,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use super::{ChartError, backend, estimator_color, prepare, widest_fitting, y_label_area};
+use super::{
+    ChartError, backend, estimator_color, prepare, text_width, widest_fitting, y_label_area,
+};
 use crate::chart_geometry::hover::{
     BOX_HALF_WIDTH, BoxHover, BoxplotLayout, PlotFrame, THEORY_OFFSET, box_dots,
 };
@@ -83,7 +85,7 @@ pub fn draw_boxplots(
     // their ids (names ran into each other at 1280 px).
     let names_fit = entries
         .iter()
-        .all(|e| widest_fitting(&root, &label_font, slot_width, &[e.label]).is_some());
+        .all(|e| text_width(&root, &label_font, e.label) <= slot_width);
     for (i, entry) in entries.iter().enumerate() {
         let values: Vec<f64> = entry.values.iter().copied().filter(plottable).collect();
         let dots = box_dots(&entry.values);
