@@ -3,8 +3,9 @@
 # staging directory, each twice, as Trunk's `data-type="worker"` would but with other target
 # features:
 # - `kernel-worker` (the kernel view's tasks, the probe, the data panel: what the first view
-#   needs) and `attention-worker` (the attention view's parts, started only when that view is
-#   first shown), built in one cargo invocation;
+#   needs), built without the feature `optimised-a` (no argmin: a third of this worker), and
+#   `full-worker` (every request: the attention view's parts, and the kernel view's when an
+#   estimator needs the optimised A; started only when one of those is first asked for);
 # - `NAME` with `+relaxed-simd`: the worker's kernel is about 2.5 times faster with
 #   WebAssembly's fused multiply-add and relaxed conversions;
 # - `NAME-simd128` with `simd128` only, for a browser without relaxed SIMD.
@@ -35,17 +36,20 @@ bindgen() {
     "$name" "$name" > "$staging/${name}_loader.js"
 }
 
-# build SUFFIX TARGET_DIR FEATURES WASM_OPT_FLAGS...: both workers with one flag set.
+# build SUFFIX TARGET_DIR FEATURES WASM_OPT_FLAGS...: both workers with one flag set (two
+# cargo invocations: the crate's features differ).
 build() {
   local suffix="$1" target_dir="$2" features="$3"
   shift 3
   CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
     cargo build --quiet --target wasm32-unknown-unknown --bin kernel-worker \
-    --bin attention-worker "${release[@]}"
+    --no-default-features "${release[@]}"
   bindgen kernel-worker "kernel-worker$suffix" "$target_dir" "$@"
-  bindgen attention-worker "attention-worker$suffix" "$target_dir" "$@"
+  CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
+    cargo build --quiet --target wasm32-unknown-unknown --bin full-worker "${release[@]}"
+  bindgen full-worker "full-worker$suffix" "$target_dir" "$@"
 }
 
 build "" target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
 build -simd128 target/worker-simd128 "+simd128"
-echo "build-worker.sh: kernel-worker and attention-worker, each with relaxed SIMD and simd128 only ($profile) in $(basename "$staging")"
+echo "build-worker.sh: kernel-worker and full-worker, each with relaxed SIMD and simd128 only ($profile) in $(basename "$staging")"

@@ -1,8 +1,9 @@
 //! The worker side of the pools (WebAssembly only): each message is a postcard-encoded
 //! [`WorkerRequest`](crate::math::tasks::WorkerRequest); the answer goes back the same way.
 //! Two workers: `kernel-worker` ([`start`]: the kernel view's tasks, the probe, the data panel,
-//! [`handle_kernel_request`]) and `attention-worker` ([`start_attention`]: the attention view,
-//! [`handle_attention_request`]), so that the first view never downloads the attention math.
+//! [`handle_kernel_request`], built without the optimised A) and `full-worker` ([`start_full`]:
+//! every request, [`handle_request`]), so that the first view never downloads the attention
+//! math or the optimiser.
 //! All the work is in those handlers; this file only wires one to `onmessage`.
 
 use std::cell::RefCell;
@@ -11,7 +12,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::math::tasks::{Workspace, handle_attention_request, handle_kernel_request};
+use crate::math::tasks::{Workspace, handle_kernel_request, handle_request};
 
 /// The word a worker posts once it listens, so that the page never sends into the void.
 pub const READY: &str = "ready";
@@ -21,15 +22,17 @@ pub fn start() {
     serve(handle_kernel_request);
 }
 
-/// The attention worker: installs its message handler and tells the page it is ready.
-pub fn start_attention() {
-    serve(handle_attention_request);
+/// The full worker: installs its message handler and tells the page it is ready.
+pub fn start_full() {
+    serve(handle_request);
 }
 
 /// Installs `handle` as the message handler and tells the page the worker is ready.
 fn serve(handle: fn(&mut Workspace, &[u8]) -> Vec<u8>) {
     let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
-        web_sys::console::error_1(&"kernel-worker: not running in a dedicated worker".into());
+        web_sys::console::error_1(
+            &"softmax-kernel-lab worker: not running in a dedicated worker".into(),
+        );
         return;
     };
     // Datasets and ω stay cached here between messages.
@@ -42,13 +45,16 @@ fn serve(handle: fn(&mut Workspace, &[u8]) -> Vec<u8>) {
         let buffer = array.buffer();
         let transfer = js_sys::Array::of1(&buffer);
         if let Err(error) = reply_scope.post_message_with_transfer(&array, &transfer) {
-            web_sys::console::error_2(&"kernel-worker: cannot answer".into(), &error);
+            web_sys::console::error_2(&"softmax-kernel-lab worker: cannot answer".into(), &error);
         }
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
     on_message.forget();
     if let Err(error) = scope.post_message(&READY.into()) {
-        web_sys::console::error_2(&"kernel-worker: cannot announce itself".into(), &error);
+        web_sys::console::error_2(
+            &"softmax-kernel-lab worker: cannot announce itself".into(),
+            &error,
+        );
     }
 }

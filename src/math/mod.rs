@@ -11,6 +11,7 @@ pub mod job;
 pub mod kernel;
 pub mod logspace;
 pub mod mathml;
+#[cfg(feature = "optimised-a")]
 pub mod optimise_a;
 pub mod portable;
 pub mod presets;

@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker};
 
-use super::pool::{SIMD128_WORKER_SCRIPT, relaxed_simd, worker_count};
+use super::pool::{WorkerKind, relaxed_simd, worker_count};
 
 use crate::cli::{experiment_csv, experiment_json};
 use crate::math::config::ExperimentConfig;
@@ -121,7 +121,8 @@ impl ExactExport {
 }
 
 /// Computes `config`'s experiment (without the curve) in fresh workers of the simd128 build
-/// (`kernel-worker-simd128`, what a browser without relaxed SIMD runs), which give the native
+/// (`kernel-worker-simd128`, or `full-worker-simd128` for the optimised A: what a browser
+/// without relaxed SIMD runs), which give the native
 /// build's numbers bit for bit; `progress(done, total)` after each task, then `done`. The
 /// page's own workers keep their relaxed-SIMD build for everything interactive.
 fn compute_exactly(
@@ -134,6 +135,8 @@ fn compute_exactly(
         Err(message) => return done(Err(message)),
     };
     let count = worker_count().min(run.len()).max(1);
+    // The simd128 build (bit for bit the native kernel) of the worker these estimators need.
+    let script = WorkerKind::for_estimators(&config.estimators).script(false);
     let this = Rc::new(RefCell::new(ExactExport {
         run,
         workers: Vec::new(),
@@ -142,7 +145,7 @@ fn compute_exactly(
         done: Some(Box::new(done)),
     }));
     for slot in 0..count {
-        let worker = match Worker::new(SIMD128_WORKER_SCRIPT) {
+        let worker = match Worker::new(script) {
             Ok(worker) => worker,
             Err(_) => {
                 ExactExport::finish(&this, Err("no export worker could start".into()));

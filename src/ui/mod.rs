@@ -190,7 +190,10 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         }
     };
 
-    let pool = StoredValue::new_local(Pool::new(move |event| dispatch(JobInput::Pool(event))));
+    let first_estimators = config.with_untracked(|c| c.estimators.clone());
+    let pool = StoredValue::new_local(Pool::new(&first_estimators, move |event| {
+        dispatch(JobInput::Pool(event))
+    }));
     pool_cell.set_value(Some(pool.get_value()));
     on_cleanup(move || pool.with_value(Pool::cancel));
     provide_context(ProbeRunner(pool));

@@ -10,9 +10,12 @@
 //!   running `kernel-worker` ([`crate::worker`]). A worker regenerates datasets and ω from the
 //!   seed, so a message is only a configuration and a task.
 //! - Two workers ([`WorkerKind`]): the page's pool runs `kernel-worker` (the kernel view's
-//!   tasks, the probe, the data panel); the attention view gets a pool of `attention-worker`s
-//!   of its own ([`AttentionRunner`]), started by its first request, so that a first view of
-//!   the kernel view never downloads the attention math.
+//!   tasks, the probe, the data panel), built without the optimised A's optimiser; once a
+//!   configuration includes an estimator that needs it ([`Describe::needs_optimiser`]) the pool
+//!   replaces its workers with `full-worker`s, which compute everything, and keeps them. The
+//!   attention view gets a pool of `full-worker`s of its own ([`AttentionRunner`]), started by
+//!   its first request. So a first view of the kernel view downloads neither the attention
+//!   math nor the optimiser.
 //! - Two builds of each worker are shipped (`scripts/build-worker.sh`): with relaxed SIMD (fused
 //!   multiply-add, about 2.5 times faster) and with plain `simd128`. The pool asks the browser
 //!   once ([`relaxed_simd`]: `WebAssembly.validate` on a 36-byte module using a relaxed-SIMD
@@ -43,6 +46,9 @@ use web_sys::{ErrorEvent, MessageEvent, Worker};
 use crate::math::attention::{AttentionOutput, AttentionRequest};
 use crate::math::config::ExperimentConfig;
 use crate::math::data_view::DataView;
+#[cfg(doc)]
+use crate::math::estimators::Describe;
+use crate::math::estimators::EstimatorId;
 use crate::math::probe::ProbeResult;
 pub use crate::math::scheduler::SchedulerEvent as PoolEvent;
 use crate::math::scheduler::{Dispatch, Scheduler};
@@ -73,29 +79,42 @@ impl SideJob {
     }
 }
 
-/// The kernel worker built with `simd128` only (the export's bit-exact path uses it too).
-pub(super) const SIMD128_WORKER_SCRIPT: &str = "./kernel-worker-simd128_loader.js";
-
 /// Which worker a pool runs (`scripts/build-worker.sh` builds each twice).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorkerKind {
-    /// `kernel-worker`: the kernel view's tasks, the probe, the data panel.
+    /// `kernel-worker`: the kernel view's tasks, the probe, the data panel, with every
+    /// estimator that needs no optimiser (what the first view needs).
     Kernel,
-    /// `attention-worker`: the attention view's parts (a pool of its own, started when the
-    /// attention view first asks, so that the first view never downloads it).
-    Attention,
+    /// `full-worker`: every request, the attention view's parts and the optimised A included
+    /// (started only when one of those is first asked for).
+    Full,
 }
 
 impl WorkerKind {
+    /// The kernel pool's worker for a configuration with these estimators: `full-worker` when
+    /// one of them needs the optimiser.
+    pub fn for_estimators(estimators: &[EstimatorId]) -> WorkerKind {
+        if estimators.iter().any(|e| e.info().needs_optimiser()) {
+            WorkerKind::Full
+        } else {
+            WorkerKind::Kernel
+        }
+    }
+
     /// The loader script of the relaxed-SIMD build, or of the `simd128`-only build for
-    /// browsers without relaxed SIMD.
-    fn script(self, relaxed: bool) -> &'static str {
+    /// browsers without relaxed SIMD (the export's bit-exact path uses that one too).
+    pub fn script(self, relaxed: bool) -> &'static str {
         match (self, relaxed) {
             (WorkerKind::Kernel, true) => "./kernel-worker_loader.js",
-            (WorkerKind::Kernel, false) => SIMD128_WORKER_SCRIPT,
-            (WorkerKind::Attention, true) => "./attention-worker_loader.js",
-            (WorkerKind::Attention, false) => "./attention-worker-simd128_loader.js",
+            (WorkerKind::Kernel, false) => "./kernel-worker-simd128_loader.js",
+            (WorkerKind::Full, true) => "./full-worker_loader.js",
+            (WorkerKind::Full, false) => "./full-worker-simd128_loader.js",
         }
+    }
+
+    /// Whether a pool of this kind can run what needs `needed`.
+    fn covers(self, needed: WorkerKind) -> bool {
+        self == WorkerKind::Full || needed == WorkerKind::Kernel
     }
 }
 
@@ -168,8 +187,10 @@ pub struct Pool {
     /// The handlers of the workers replaced last time (see [`WorkerHandle::retire`]).
     retired: Vec<RetiredHandlers>,
     scheduler: Scheduler,
-    /// The worker's script: the relaxed-SIMD build where the browser has it.
-    script: &'static str,
+    /// Which worker it runs (a kernel pool may become [`WorkerKind::Full`], never back).
+    kind: WorkerKind,
+    /// Whether the browser runs the relaxed-SIMD build (else the `simd128` one).
+    relaxed: bool,
     /// Runs tasks on the main thread when no worker is available (browser tests only).
     page_runner: Option<PageRunner>,
     local_scheduled: bool,
@@ -198,10 +219,14 @@ pub(super) fn worker_count() -> usize {
 }
 
 impl Pool {
-    /// Starts the kernel workers. `listener` receives every [`PoolEvent`] (outside any borrow
-    /// of the pool, so it may call back into it).
-    pub fn new(listener: impl Fn(PoolEvent) + 'static) -> Rc<RefCell<Pool>> {
-        Pool::of(WorkerKind::Kernel, listener)
+    /// Starts the kernel view's workers, of the kind the first configuration's `estimators`
+    /// need. `listener` receives every [`PoolEvent`] (outside any borrow of the pool, so it
+    /// may call back into it).
+    pub fn new(
+        estimators: &[EstimatorId],
+        listener: impl Fn(PoolEvent) + 'static,
+    ) -> Rc<RefCell<Pool>> {
+        Pool::of(WorkerKind::for_estimators(estimators), listener)
     }
 
     /// Starts workers of `kind`; see [`Pool::new`].
@@ -211,7 +236,8 @@ impl Pool {
                 workers: Vec::new(),
                 retired: Vec::new(),
                 scheduler: Scheduler::new(0),
-                script: kind.script(relaxed_simd()),
+                kind,
+                relaxed: relaxed_simd(),
                 page_runner: PAGE_RUNNER.with(|r| r.borrow().clone()),
                 local_scheduled: false,
                 side_jobs: HashMap::new(),
@@ -248,7 +274,7 @@ impl Pool {
     }
 
     fn spawn(&self, index: usize) -> Result<WorkerHandle, JsValue> {
-        let worker = Worker::new(self.script)?;
+        let worker = Worker::new(self.kind.script(self.relaxed))?;
         let this = self.this.clone();
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             if let Some(pool) = this.upgrade() {
@@ -291,6 +317,7 @@ impl Pool {
 
     /// Starts computing `config` as request `generation`, superseding the job in flight.
     pub fn submit(pool: &Rc<RefCell<Pool>>, generation: u64, config: &ExperimentConfig) {
+        Pool::ensure_covers(pool, WorkerKind::for_estimators(&config.estimators));
         let events = pool
             .borrow_mut()
             .scheduler
@@ -309,6 +336,12 @@ impl Pool {
     /// Stops the current job: the queue is dropped and the workers are replaced, so even a
     /// task that would run for seconds stops now.
     pub fn cancel(pool: &Rc<RefCell<Pool>>) {
+        Pool::restart(pool, "cancelled");
+    }
+
+    /// Replaces the workers and drops the queue; the side requests in flight fail with
+    /// `reason`.
+    fn restart(pool: &Rc<RefCell<Pool>>, reason: &str) {
         let lost: Vec<SideJob> = {
             let mut p = pool.borrow_mut();
             let started = p.spawn_workers();
@@ -318,12 +351,31 @@ impl Pool {
                 .collect()
         };
         for job in lost {
-            job.fail("cancelled".into());
+            job.fail(reason.into());
         }
+    }
+
+    /// Makes the pool run `full-worker`s if `needed` is [`WorkerKind::Full`] and it does not
+    /// yet: the first time a configuration needs the optimiser, its workers are replaced once
+    /// (the download happens then, not on the first view).
+    fn ensure_covers(pool: &Rc<RefCell<Pool>>, needed: WorkerKind) {
+        let kind = pool.borrow().kind;
+        if kind.covers(needed) {
+            return;
+        }
+        pool.borrow_mut().kind = needed;
+        Pool::restart(
+            pool,
+            "interrupted: the workers were replaced by ones that compute the optimised A",
+        );
     }
 
     /// Runs the single-pair probe in the least busy worker and tells `done` the outcome.
     pub fn probe(pool: &Rc<RefCell<Pool>>, request: ProbeRequest, done: ProbeDone) {
+        if request.fit_to_pair.is_some() {
+            // The worker fits the typed pair.
+            Pool::ensure_covers(pool, WorkerKind::for_estimators(&[request.estimator]));
+        }
         Pool::side(
             pool,
             Box::new(move |id| WorkerRequest::Probe { id, probe: request }),
@@ -344,6 +396,7 @@ impl Pool {
     /// Computes the data panel of `config` in the least busy worker and tells `done` the
     /// outcome.
     pub fn data_view(pool: &Rc<RefCell<Pool>>, config: ExperimentConfig, done: DataViewDone) {
+        Pool::ensure_covers(pool, WorkerKind::for_estimators(&config.estimators));
         Pool::side(
             pool,
             Box::new(move |id| WorkerRequest::DataView { id, config }),
@@ -566,8 +619,8 @@ impl ProbeRunner {
 }
 
 /// The narrow handle the attention view gets through context: it can compute attention parts
-/// in a pool of attention workers ([`WorkerKind::Attention`]), started on its first request,
-/// nothing else.
+/// in a pool of `full-worker`s ([`WorkerKind::Full`]), started on its first request, nothing
+/// else.
 #[derive(Clone, Copy)]
 pub struct AttentionRunner(pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>);
 
@@ -580,7 +633,7 @@ impl AttentionRunner {
     /// Computes `request` in a worker; `done` is told the outcome.
     pub fn run(&self, request: AttentionRequest, done: AttentionDone) {
         let pool = self.0.try_update_value(|pool| {
-            pool.get_or_insert_with(|| Pool::of(WorkerKind::Attention, |_| {}))
+            pool.get_or_insert_with(|| Pool::of(WorkerKind::Full, |_| {}))
                 .clone()
         });
         match pool {

@@ -422,7 +422,8 @@ test('without relaxed SIMD the simd128 worker computes the same table', async ()
     WebAssembly.validate = (bytes) => (bytes.byteLength === 36 ? false : validate(bytes));
   }), shared.server.url + query);
   await waitReady(page);
-  assert.deepEqual([...new Set(wasm.filter((w) => w.includes('kernel-worker')))], ['/kernel-worker-simd128_bg.wasm']);
+  // The optimised A is computed by full-worker (kernel-worker is built without it).
+  assert.deepEqual([...new Set(wasm.filter((w) => w.includes('-worker')))], ['/full-worker-simd128_bg.wasm']);
   const table = await readTable(page);
   assert.deepEqual(Object.keys(table).sort(), Object.keys(expected).sort());
   for (const [id, row] of Object.entries(expected)) {
@@ -430,6 +431,26 @@ test('without relaxed SIMD the simd128 worker computes the same table', async ()
     const [a, b] = [row['median-mse'], table[id]['median-mse']];
     assert.ok(Math.abs(a / b - 1) < 1e-2, `${id}: ${a} (relaxed) against ${b} (simd128)`);
   }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the optimised A is downloaded when first chosen, not with the first view', async () => {
+  const { page, problems, context, wasm } = await openWith(async () => {}, shared.server.url + '?n=200&datasets=5&pairs=100');
+  await waitReady(page);
+  assert.deepEqual([...new Set(wasm.filter((w) => w.includes('-worker')))], ['/kernel-worker_bg.wasm']);
+  const before = await readTable(page);
+  assert.ok(!('hcexp-opt' in before));
+  await page.check('input[data-estimator="hcexp-opt"]');
+  await page.waitForFunction(() => document.querySelector('tr[data-estimator="hcexp-opt"]') !== null
+    && document.querySelector('.app')?.dataset.status === 'ready', null, { timeout: 60_000, polling: 50 });
+  assert.ok(wasm.includes('/full-worker_bg.wasm'), `full-worker not loaded: ${wasm}`);
+  const after = await readTable(page);
+  // Same datasets and ω streams: the other estimators' numbers do not move.
+  for (const [id, row] of Object.entries(before)) {
+    assert.equal(after[id]['median-mse'], row['median-mse'], `${id} changed when hcexp-opt was added`);
+  }
+  assert.match(await page.textContent('tr[data-estimator="hcexp-opt"] .fitted'), /iterations/);
   assert.deepEqual(problems, []);
   await context.close();
 });

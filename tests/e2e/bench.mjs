@@ -14,7 +14,8 @@
 //   the two workers); wasm_first_view_gzip_bytes: what this browser downloads for the first
 //   view (the page's module and the one kernel-worker build it loads), from the requests of
 //   the cold loads; wasm_attention_gzip_bytes: what it downloads later, when the attention
-//   view is first shown (the attention-worker build matching the kernel-worker it loaded).
+//   view is first shown (the full-worker build matching the kernel-worker it loaded; the
+//   kernel view downloads the same file when an estimator needs the optimised A).
 // - numpy_ms, ratio: bench/numpy_experiment.py on the same computation, in the same run.
 // - compute_all_ms: the same with every registered estimator chosen (12 instead of 3);
 // - attention_ms: the attention view's main part (exact attention, one draw of each of the
@@ -121,7 +122,7 @@ try {
   let attentionGzipBytes = 0;
   for (const file of firstViewWasm) {
     const build = file.match(/^kernel-worker(.*)_bg\.wasm$/);
-    if (build) attentionGzipBytes += await gzipBytes(`attention-worker${build[1]}_bg.wasm`);
+    if (build) attentionGzipBytes += await gzipBytes(`full-worker${build[1]}_bg.wasm`);
   }
 
   const { page, problems } = await openPage(browser, server.url);

@@ -281,6 +281,12 @@ pub trait Describe: Send + Sync {
     fn draws_full_omega(&self) -> bool {
         false
     }
+    /// Whether its fit runs the optimiser (argmin's L-BFGS), which only builds with the feature
+    /// `optimised-a` have: `kernel-worker`, the first view's worker, leaves it out, and the
+    /// page computes a configuration with such an estimator in `full-worker`.
+    fn needs_optimiser(&self) -> bool {
+        false
+    }
     /// Features per projection ω ([`Estimator::features`] has `m` times this many): 1
     /// (positive), 2 (hyperbolic `±ω`, or the cos and sin of RFF), 4 (a complex A's hyperbolic
     /// features, real and imaginary parts).

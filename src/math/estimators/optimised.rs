@@ -5,13 +5,22 @@
 //! [`crate::math::optimise_a`] finds it from the variance-adjusted A of Lemma 3.4 (which
 //! minimises the mean of `|z|²` instead, ignoring cosh's tail). Estimate and MSE are HCEXP's.
 
+#[cfg(feature = "optimised-a")]
+use super::OptimiserReport;
 use super::cexp::HCEXP_VARIANCE;
 use super::{
     Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
-    Fit, FitInput, OptimiserReport, Projections, Side,
+    Fit, FitInput, Projections, Side,
 };
+#[cfg(feature = "optimised-a")]
 use crate::math::heuristics::{AHeuristic, diagonal_a};
+#[cfg(feature = "optimised-a")]
 use crate::math::optimise_a::optimised_a;
+
+/// What its fit answers in a build without the feature `optimised-a` (`kernel-worker`): the
+/// page sends such a configuration to `full-worker`, so a user should never read this.
+pub const NOT_IN_THIS_BUILD: &str =
+    "the optimised A is not in this build (feature `optimised-a`): it runs in full-worker";
 
 /// HCEXP with the optimised diagonal A.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +58,10 @@ impl Describe for OptimisedHcexp {
         true
     }
 
+    fn needs_optimiser(&self) -> bool {
+        true
+    }
+
     fn bounds(&self) -> Bounds {
         Bounds {
             hyperbolic_real_a: true,
@@ -57,6 +70,12 @@ impl Describe for OptimisedHcexp {
 }
 
 impl Estimator for OptimisedHcexp {
+    #[cfg(not(feature = "optimised-a"))]
+    fn fit(&self, _input: FitInput<'_>, _params: &EstimatorParams) -> Result<Fit, EstimatorError> {
+        Err(EstimatorError::Fit(NOT_IN_THIS_BUILD.into()))
+    }
+
+    #[cfg(feature = "optimised-a")]
     fn fit(&self, input: FitInput<'_>, _params: &EstimatorParams) -> Result<Fit, EstimatorError> {
         let start = diagonal_a(AHeuristic::VarianceAdjusted, input.moments);
         let result =

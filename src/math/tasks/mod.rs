@@ -37,7 +37,7 @@ pub use export::ExportRun;
 pub use plan::{DatasetKey, TASK_WORK, TaskKey, generate_dataset, plan, task_key, task_work};
 pub use protocol::{
     TaskRequest, TaskResponse, WorkerRequest, WorkerResponse, decode, encode,
-    handle_attention_request, handle_kernel_request, handle_request,
+    handle_kernel_request, handle_request,
 };
 pub use store::TaskStore;
 pub use workspace::{KernelCheck, Workspace, check_kernel_against_f64};

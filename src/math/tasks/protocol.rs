@@ -76,9 +76,8 @@ pub enum WorkerResponse {
 
 /// What a worker does with one message: decode the request, run it (in `workspace` for a
 /// task), encode the answer. A malformed message is answered with an error for task id 0,
-/// never a panic. Every kind of request: the command line's tests and the browser tests' page
-/// runner; the two worker builds use [`handle_kernel_request`] and
-/// [`handle_attention_request`], so that each links only its own half.
+/// never a panic. Every kind of request: `full-worker`, the command line's tests and the
+/// browser tests' page runner.
 pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
     respond(workspace, message, |workspace, request| match request {
         WorkerRequest::Attention { id, request } => attention(id, &request),
@@ -86,23 +85,11 @@ pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
     })
 }
 
-/// [`handle_request`] in the kernel worker (`kernel-worker`: the kernel view's tasks, the
-/// probe, the data panel): an attention part is refused, since the attention math lives in
-/// `attention-worker`.
+/// [`handle_request`] in `kernel-worker` (the first view's worker: the kernel view's tasks,
+/// the probe, the data panel): an attention part is refused, so that it never links the
+/// attention math (which `full-worker` computes).
 pub fn handle_kernel_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
     respond(workspace, message, kernel)
-}
-
-/// [`handle_request`] in the attention worker (`attention-worker`, started when the attention
-/// view is first shown): only the attention view's parts.
-pub fn handle_attention_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
-    respond(workspace, message, |_, request| match request {
-        WorkerRequest::Attention { id, request } => attention(id, &request),
-        _ => WorkerResponse::Task(TaskResponse {
-            id: 0,
-            output: Err("the attention worker computes only the attention view".into()),
-        }),
-    })
 }
 
 fn attention(id: u64, request: &AttentionRequest) -> WorkerResponse {
@@ -244,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn each_worker_answers_its_own_requests_and_refuses_the_others() {
+    fn the_kernel_worker_answers_its_requests_and_refuses_attention_parts() {
         let config = config_with(&[("n", "50"), ("d", "4"), ("est", "hcexp-var,hcexp-opt")]);
         let mut workspace = Workspace::new();
         let data = WorkerRequest::DataView {
@@ -266,13 +253,7 @@ mod tests {
             decode::<WorkerResponse>(&handle_request(&mut workspace, &bytes)).unwrap(),
             answer
         );
-        // The attention worker refuses it; the kernel worker refuses an attention part.
-        let refused: WorkerResponse =
-            decode(&handle_attention_request(&mut workspace, &bytes)).unwrap();
-        assert!(matches!(
-            refused,
-            WorkerResponse::Task(TaskResponse { output: Err(_), .. })
-        ));
+        // The kernel worker refuses an attention part.
         let attention = encode(&WorkerRequest::Attention {
             id: 9,
             request: AttentionRequest {
