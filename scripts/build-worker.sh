@@ -37,7 +37,7 @@ bindgen() {
 }
 
 # build SUFFIX TARGET_DIR FEATURES WASM_OPT_FLAGS...: both workers with one flag set (two
-# cargo invocations: the crate's features differ).
+# cargo invocations: the crate's features differ). Neither has the feature `page` (the UI).
 build() {
   local suffix="$1" target_dir="$2" features="$3"
   shift 3
@@ -46,7 +46,8 @@ build() {
     --no-default-features "${release[@]}"
   bindgen kernel-worker "kernel-worker$suffix" "$target_dir" "$@"
   CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
-    cargo build --quiet --target wasm32-unknown-unknown --bin full-worker "${release[@]}"
+    cargo build --quiet --target wasm32-unknown-unknown --bin full-worker \
+    --no-default-features --features optimised-a "${release[@]}"
   bindgen full-worker "full-worker$suffix" "$target_dir" "$@"
 }
 

@@ -4,16 +4,17 @@
 //!   no web dependency.
 //! - [`chart_geometry`]: what the charts show (ranges, log axes, hit testing, labels), decided
 //!   without drawing, so it builds and is tested natively.
-//! - `ui` and `charts` (WebAssembly only): the Leptos page and the canvas drawing; they only
-//!   call into [`math`] and [`chart_geometry`].
+//! - `ui` and `charts` (WebAssembly only, feature `page`): the Leptos page and the canvas
+//!   drawing; they only call into [`math`] and [`chart_geometry`]. The workers are built
+//!   without them.
 
 pub mod chart_geometry;
 pub mod cli;
 pub mod math;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
 pub mod charts;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
 pub mod ui;
 #[cfg(target_arch = "wasm32")]
 pub mod worker;

@@ -472,7 +472,7 @@ fn parse_switch(param: Param, text: &str) -> Result<bool, ParamError> {
 
 /// Every chosen estimator that has a twin, in the hyperbolic (`true`) or positive form.
 fn with_form(estimators: &[EstimatorId], hyperbolic: bool) -> Vec<EstimatorId> {
-    let mut mapped: Vec<EstimatorId> = estimators
+    let mapped: Vec<EstimatorId> = estimators
         .iter()
         .map(|&id| {
             let estimator = id.info();
@@ -482,9 +482,15 @@ fn with_form(estimators: &[EstimatorId], hyperbolic: bool) -> Vec<EstimatorId> {
             }
         })
         .collect();
-    mapped.sort();
-    mapped.dedup();
-    mapped
+    in_registry_order(&mapped)
+}
+
+/// The distinct estimators of `chosen`, in registry order (what a sort and a dedup would give,
+/// without linking one more sort into the page).
+fn in_registry_order(chosen: &[EstimatorId]) -> Vec<EstimatorId> {
+    EstimatorId::all()
+        .filter(|id| chosen.contains(id))
+        .collect()
 }
 
 fn parse_number(param: Param, range: NumericRange, text: &str) -> Result<f64, ParamError> {
@@ -513,8 +519,7 @@ fn parse_estimators(text: &str) -> Result<Vec<EstimatorId>, ParamError> {
         })?;
         chosen.push(estimator);
     }
-    chosen.sort();
-    chosen.dedup();
+    let chosen = in_registry_order(&chosen);
     if chosen.is_empty() {
         return Err(ParamError {
             key: Param::Estimators.key().to_string(),

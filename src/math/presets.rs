@@ -109,7 +109,7 @@ mod tests {
             assert_eq!(Preset::matching(&config).map(|p| p.id), Some(preset.id));
         }
         let mut ids: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
-        ids.sort();
+        ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), PRESETS.len());
         let other = ExperimentConfig {

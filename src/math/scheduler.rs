@@ -368,9 +368,9 @@ impl Scheduler {
             .filter(|(_, s)| s.slot == Some(slot))
             .map(|(id, _)| *id)
             .collect();
-        // Oldest first, so the queue keeps the plan's order.
-        orphans.sort_unstable_by(|a, b| b.cmp(a));
-        for id in orphans {
+        // Newest first (each goes to the queue's front), so the queue keeps the plan's order.
+        orphans.sort_unstable();
+        for id in orphans.into_iter().rev() {
             if let Some(sent) = self.sent.remove(&id) {
                 let current = self
                     .job

@@ -7,8 +7,17 @@ use serde::{Deserialize, Serialize};
 /// (NumPy's default, "type 7"). Non-finite values sort last. `None` for an empty slice.
 pub fn quantile(values: &[f64], p: f64) -> Option<f64> {
     let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    sorted.sort_unstable_by(f64::total_cmp);
     quantile_of_sorted(&sorted, p)
+}
+
+/// The indices of `keys` from the smallest key to the largest in [`f64::total_cmp`]'s order
+/// (NaN last), ties by index: the leaderboards' order. One function for every such order, so
+/// the page links one sort for them.
+pub fn order_by_key(keys: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_unstable_by(|&i, &j| keys[i].total_cmp(&keys[j]).then(i.cmp(&j)));
+    order
 }
 
 fn quantile_of_sorted(sorted: &[f64], p: f64) -> Option<f64> {
@@ -97,7 +106,7 @@ impl BoxSummary {
     /// The summary of `values`; `None` for an empty slice.
     pub fn of(values: &[f64]) -> Option<Self> {
         let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
+        sorted.sort_unstable_by(f64::total_cmp);
         let q1 = quantile_of_sorted(&sorted, 0.25)?;
         let median = quantile_of_sorted(&sorted, 0.5)?;
         let q3 = quantile_of_sorted(&sorted, 0.75)?;
@@ -126,6 +135,13 @@ impl BoxSummary {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn order_by_key_sorts_ties_by_index_and_nan_last() {
+        let keys = [3.0, f64::NAN, 1.0, 3.0, -2.0];
+        assert_eq!(super::order_by_key(&keys), vec![4, 2, 0, 3, 1]);
+        assert_eq!(super::order_by_key(&[]), Vec::<usize>::new());
+    }
+
     use super::*;
 
     #[test]

@@ -25,6 +25,7 @@ use crate::math::attention::report::{
 use crate::math::attention::tensorised::tensorised_example;
 use crate::math::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource, Param};
 use crate::math::estimators::Family;
+use crate::math::stats::order_by_key;
 
 use super::controls::{NumberControl, SeedControl, Slider, commit};
 use super::export::PngButton;
@@ -551,10 +552,11 @@ fn MethodTable(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>)
     let rows = move || {
         main.with(|m| match m {
             Some(Ok(report)) => {
-                let mut methods: Vec<_> = report.methods.iter().collect();
-                methods.sort_by(|a, b| a.mean_output_error().total_cmp(&b.mean_output_error()));
-                methods
+                let errors: Vec<f64> =
+                    report.methods.iter().map(|m| m.mean_output_error()).collect();
+                order_by_key(&errors)
                     .into_iter()
+                    .filter_map(|i| report.methods.get(i))
                     .map(|m| {
                         view! {
                             <tr data-method=m.method.id()>

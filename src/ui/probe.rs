@@ -209,8 +209,9 @@ pub fn ProbePanel(
         };
         set_probing.set(true);
         let count = requests.len();
-        let answers = Rc::new(RefCell::new(Vec::with_capacity(count)));
-        for (estimator, request) in requests {
+        // Each answer in its request's slot: the results keep the estimators' order.
+        let answers = Rc::new(RefCell::new(vec![None; count]));
+        for (slot, (estimator, request)) in requests.into_iter().enumerate() {
             let answers = answers.clone();
             let description = description.clone();
             runner.run(
@@ -226,10 +227,16 @@ pub fn ProbePanel(
                             set_view_data.set(Some(Err(message)));
                         }
                         Ok(probe) => {
-                            answers.borrow_mut().push((estimator, probe));
-                            if answers.borrow().len() == count {
-                                let mut results = answers.take();
-                                results.sort_by_key(|(e, _)| *e);
+                            let complete = {
+                                let mut answers = answers.borrow_mut();
+                                if let Some(answer) = answers.get_mut(slot) {
+                                    *answer = Some((estimator, probe));
+                                }
+                                answers.iter().all(Option::is_some)
+                            };
+                            if complete {
+                                let results: Vec<_> =
+                                    answers.take().into_iter().flatten().collect();
                                 set_probing.set(false);
                                 set_view_data.set(Some(Ok(Arc::new(ProbeView {
                                     description,

@@ -22,7 +22,7 @@ use super::math::Math;
 use super::{ScatterView, Shown};
 use crate::chart_geometry::scatter_tooltip;
 use crate::math::experiment::ScatterSeries;
-use crate::math::stats::format_from_log;
+use crate::math::stats::{format_from_log, order_by_key};
 
 /// Text of a number given as its natural log, for the table: scientific notation that
 /// `parseFloat` reads back, with the exponent beyond f64's range when needed.
@@ -784,12 +784,8 @@ pub fn ResultsTable(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoV
                     OmegaMode::Fresh => "fresh for every pair",
                 }
             );
-            let mut order: Vec<usize> = (0..r.summaries.len()).collect();
-            order.sort_by(|&i, &j| {
-                r.summaries[i]
-                    .log_median_mse
-                    .total_cmp(&r.summaries[j].log_median_mse)
-            });
+            let medians: Vec<f64> = r.summaries.iter().map(|s| s.log_median_mse).collect();
+            let order = order_by_key(&medians);
             let rows = order
                 .into_iter()
                 .enumerate()

@@ -80,7 +80,7 @@ pub fn spectral_gap(matrix: &[f64], n: usize) -> Option<f64> {
     }
     let m = DMatrix::from_row_slice(n, n, matrix);
     let mut moduli: Vec<f64> = m.complex_eigenvalues().iter().map(|c| c.norm()).collect();
-    moduli.sort_by(|a, b| b.total_cmp(a));
+    moduli.sort_unstable_by(|a, b| b.total_cmp(a));
     // The eigenvalue 1 (rows sum to 1) is removed wherever it sorts; the largest other
     // modulus is λ₂.
     let one = moduli
@@ -99,7 +99,7 @@ pub fn singular_values(matrix: &[f64], n: usize) -> Vec<f64> {
     }
     let m = DMatrix::from_row_slice(n, n, matrix);
     let mut values: Vec<f64> = m.singular_values().iter().copied().collect();
-    values.sort_by(|a, b| b.total_cmp(a));
+    values.sort_unstable_by(|a, b| b.total_cmp(a));
     values
 }
 

@@ -182,7 +182,7 @@ mod tests {
     fn ids_round_trip_and_are_unique() {
         let ids: Vec<&str> = MethodId::all().map(MethodId::id).collect();
         let mut unique = ids.clone();
-        unique.sort();
+        unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), ids.len());
         for m in MethodId::all() {

@@ -588,7 +588,7 @@ fn budget(
                 points.push((size, mean, if se.is_finite() { se } else { 0.0 }));
             }
         }
-        points.sort_by_key(|p| p.0);
+        points.sort_unstable_by_key(|p| p.0);
         curves.push(BudgetCurve { method, points });
     }
     Ok(BudgetReport {

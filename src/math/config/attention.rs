@@ -65,11 +65,12 @@ pub struct AttentionSettings {
 
 impl Default for AttentionSettings {
     fn default() -> Self {
-        let mut methods: Vec<MethodId> = DEFAULT_METHODS
-            .iter()
-            .filter_map(|id| MethodId::from_id(id))
-            .collect();
-        methods.sort();
+        let methods = in_method_order(
+            &DEFAULT_METHODS
+                .iter()
+                .filter_map(|id| MethodId::from_id(id))
+                .collect::<Vec<_>>(),
+        );
         Self {
             source: HeadSource::Synthetic,
             passage: 0,
@@ -98,6 +99,12 @@ impl AttentionSettings {
     }
 }
 
+/// The distinct methods of `chosen`, in [`MethodId::all`]'s order (what a sort and a dedup
+/// would give, without linking one more sort into the page).
+fn in_method_order(chosen: &[MethodId]) -> Vec<MethodId> {
+    MethodId::all().filter(|id| chosen.contains(id)).collect()
+}
+
 /// Parses a method list (`prf-pos,taylor,ra`).
 pub fn parse_methods(text: &str) -> Result<Vec<MethodId>, String> {
     let mut chosen = Vec::new();
@@ -111,8 +118,7 @@ pub fn parse_methods(text: &str) -> Result<Vec<MethodId>, String> {
         })?;
         chosen.push(method);
     }
-    chosen.sort();
-    chosen.dedup();
+    let chosen = in_method_order(&chosen);
     if chosen.is_empty() {
         return Err("choose at least one method".to_string());
     }

@@ -609,7 +609,7 @@ mod tests {
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(serde_json::from_str::<EstimatorId>(&json).unwrap(), id);
         }
-        ids.sort();
+        ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), REGISTRY.len());
         assert!(EstimatorId::from_id("nope").is_none());
