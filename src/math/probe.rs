@@ -62,6 +62,14 @@ impl fmt::Display for ProbeError {
 
 impl std::error::Error for ProbeError {}
 
+/// One pair's vectors: the probe's pair of the scatter dataset, which a worker draws (it has
+/// the dataset cached; the page's module does not link the samplers).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairVectors {
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+}
+
 /// The probe's inputs: `trials` independent estimates of one pair by one fitted estimator.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProbeRequest {

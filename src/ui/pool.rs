@@ -49,7 +49,7 @@ use crate::math::data_view::DataView;
 #[cfg(doc)]
 use crate::math::estimators::Describe;
 use crate::math::estimators::EstimatorId;
-use crate::math::probe::ProbeResult;
+use crate::math::probe::{PairVectors, ProbeResult};
 pub use crate::math::scheduler::SchedulerEvent as PoolEvent;
 use crate::math::scheduler::{Dispatch, Scheduler};
 use crate::math::tasks::{ProbeRequest, WorkerRequest, WorkerResponse, decode, encode};
@@ -60,12 +60,15 @@ pub type ProbeDone = Box<dyn FnOnce(Result<ProbeResult, String>)>;
 pub type AttentionDone = Box<dyn FnOnce(Result<AttentionOutput, String>)>;
 /// Told the outcome of the data panel's view.
 pub type DataViewDone = Box<dyn FnOnce(Result<DataView, String>)>;
+/// Told the probe's pair of the scatter dataset.
+pub type PairDone = Box<dyn FnOnce(Result<PairVectors, String>)>;
 
 /// A request outside the scheduler's job (a probe, an attention part) and whom to tell.
 enum SideJob {
     Probe(ProbeDone),
     Attention(AttentionDone),
     DataView(DataViewDone),
+    Pair(PairDone),
 }
 
 impl SideJob {
@@ -75,6 +78,7 @@ impl SideJob {
             SideJob::Probe(done) => done(Err(message)),
             SideJob::Attention(done) => done(Err(message)),
             SideJob::DataView(done) => done(Err(message)),
+            SideJob::Pair(done) => done(Err(message)),
         }
     }
 }
@@ -393,6 +397,20 @@ impl Pool {
         );
     }
 
+    /// Asks the least busy worker for pair `index` of `config`'s scatter dataset.
+    pub fn scatter_pair(
+        pool: &Rc<RefCell<Pool>>,
+        config: ExperimentConfig,
+        index: usize,
+        done: PairDone,
+    ) {
+        Pool::side(
+            pool,
+            Box::new(move |id| WorkerRequest::ScatterPair { id, config, index }),
+            SideJob::Pair(done),
+        );
+    }
+
     /// Computes the data panel of `config` in the least busy worker and tells `done` the
     /// outcome.
     pub fn data_view(pool: &Rc<RefCell<Pool>>, config: ExperimentConfig, done: DataViewDone) {
@@ -573,6 +591,15 @@ impl Pool {
                     }
                     return;
                 }
+                Ok(WorkerResponse::ScatterPair { id, output }) => {
+                    p.scheduler.probe_answered(id);
+                    let job = p.side_jobs.remove(&id);
+                    drop(p);
+                    if let Some(SideJob::Pair(done)) = job {
+                        done(output);
+                    }
+                    return;
+                }
                 Ok(WorkerResponse::DataView { id, output }) => {
                     p.scheduler.probe_answered(id);
                     let job = p.side_jobs.remove(&id);
@@ -606,8 +633,8 @@ impl Pool {
     }
 }
 
-/// The narrow handle the probe panel gets through context: it can run a probe in the pool,
-/// nothing else.
+/// The narrow handle the probe panel gets through context: it can run a probe in the pool
+/// (and ask for the probed pair of the scatter dataset), nothing else.
 #[derive(Clone, Copy)]
 pub struct ProbeRunner(pub StoredValue<Rc<RefCell<Pool>>, LocalStorage>);
 
@@ -615,6 +642,12 @@ impl ProbeRunner {
     /// Runs `request` in a worker; `done` is told the outcome.
     pub fn run(&self, request: ProbeRequest, done: ProbeDone) {
         self.0.with_value(|pool| Pool::probe(pool, request, done));
+    }
+
+    /// Asks a worker for pair `index` of `config`'s scatter dataset.
+    pub fn scatter_pair(&self, config: ExperimentConfig, index: usize, done: PairDone) {
+        self.0
+            .with_value(|pool| Pool::scatter_pair(pool, config, index, done));
     }
 }
 

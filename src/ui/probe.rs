@@ -14,7 +14,7 @@ use super::controls::NumberControl;
 use super::pool::ProbeRunner;
 use crate::charts::{ProbeEntry, describe, draw_probe};
 use crate::math::config::{ExperimentConfig, Param};
-use crate::math::experiment::{EstimatorId, ExperimentResult, generate_dataset};
+use crate::math::experiment::{EstimatorId, ExperimentResult};
 use crate::math::probe::{ProbeResult, probe_draws};
 use crate::math::tasks::ProbeRequest;
 
@@ -77,39 +77,37 @@ const PROBE_DRAW_LIMIT: f64 = 3e8;
 /// What to ask the workers for one probe: the description and one request per estimator.
 type PreparedProbe = (String, Vec<(EstimatorId, ProbeRequest)>);
 
+/// Checks a probed pair before any request: a dataset pair must exist, typed vectors must have
+/// one dimension.
+fn check_pair(pair: &ProbedPair, n: usize) -> Result<(), String> {
+    match pair {
+        ProbedPair::Dataset(index) if *index >= n => Err(format!(
+            "pair {index} does not exist: the scatter dataset has n = {n} pairs (0 to {})",
+            n.saturating_sub(1)
+        )),
+        ProbedPair::Typed(x, y) if x.len() != y.len() => Err(format!(
+            "x has {} components and y has {}: they need the same dimension",
+            x.len(),
+            y.len()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The probe's requests for the pair `(x, y)`: pair `dataset_index` of the scatter dataset
+/// (with the result's fit), or a typed pair for `None` (the worker fits the estimators to it).
 fn prepare_probe(
     result: &ExperimentResult,
-    pair: &ProbedPair,
+    (x, y): (Vec<f64>, Vec<f64>),
+    dataset_index: Option<usize>,
     trials: usize,
 ) -> Result<PreparedProbe, String> {
     let config = &result.config;
-    let (x, y, description) = match pair {
-        ProbedPair::Dataset(index) => {
-            if *index >= config.n {
-                return Err(format!(
-                    "pair {index} does not exist: the scatter dataset has n = {} pairs (0 to {})",
-                    config.n,
-                    config.n - 1
-                ));
-            }
-            let data = generate_dataset(config, 0).map_err(|e| e.to_string())?;
-            let (x, y) = (data.query(*index).to_vec(), data.key(*index).to_vec());
-            let text = format!("pair {index} of the scatter dataset, with that dataset's A");
-            (x, y, text)
-        }
-        ProbedPair::Typed(x, y) => {
-            if x.len() != y.len() {
-                return Err(format!(
-                    "x has {} components and y has {}: they need the same dimension",
-                    x.len(),
-                    y.len()
-                ));
-            }
-            let text =
-                "the typed pair, with A from its own components (means = the pair, variance 0)"
-                    .to_string();
-            (x.clone(), y.clone(), text)
-        }
+    let typed = dataset_index.is_none();
+    let description = match dataset_index {
+        Some(index) => format!("pair {index} of the scatter dataset, with that dataset's A"),
+        None => "the typed pair, with A from its own components (means = the pair, variance 0)"
+            .to_string(),
     };
     let dot: f64 = x.iter().zip(&y).map(|(p, q)| p * q).sum();
     let description = format!(
@@ -124,7 +122,6 @@ fn prepare_probe(
     );
     // A typed pair is its own one-pair dataset: the worker fits the estimators to it (means =
     // the pair, variance 0), as `kernel-lab pair` does.
-    let typed = matches!(pair, ProbedPair::Typed(..));
     let requests: Vec<_> = result
         .scatter
         .iter()
@@ -151,6 +148,83 @@ fn prepare_probe(
         ));
     }
     Ok((description, requests))
+}
+
+/// Where one probe's outcome goes: the panel's signals, unless a newer probe started.
+#[derive(Clone, Copy)]
+struct ProbeSink {
+    ticket: StoredValue<u64>,
+    current: u64,
+    set_probing: WriteSignal<bool>,
+    set_view_data: WriteSignal<Option<Result<Arc<ProbeView>, String>>>,
+}
+
+impl ProbeSink {
+    /// Whether a newer probe replaced this one (its answers are then ignored).
+    fn is_stale(&self) -> bool {
+        self.ticket.get_value() != self.current
+    }
+
+    /// Shows `message` instead of the probe, and ignores this probe's other answers.
+    fn fail(&self, message: String) {
+        self.ticket.set_value(self.current + 1);
+        self.set_probing.set(false);
+        self.set_view_data.set(Some(Err(message)));
+    }
+
+    fn show(&self, view: ProbeView) {
+        self.set_probing.set(false);
+        self.set_view_data.set(Some(Ok(Arc::new(view))));
+    }
+}
+
+/// Sends the probe of `pair` ([`prepare_probe`]) to the workers, one request per estimator,
+/// and shows the results once every answer is in.
+fn run_probe(
+    runner: ProbeRunner,
+    result: &ExperimentResult,
+    pair: (Vec<f64>, Vec<f64>),
+    dataset_index: Option<usize>,
+    trials: usize,
+    sink: ProbeSink,
+) {
+    let (description, requests) = match prepare_probe(result, pair, dataset_index, trials) {
+        Ok(prepared) => prepared,
+        Err(message) => return sink.fail(message),
+    };
+    let count = requests.len();
+    // Each answer in its request's slot: the results keep the estimators' order.
+    let answers = Rc::new(RefCell::new(vec![None; count]));
+    for (slot, (estimator, request)) in requests.into_iter().enumerate() {
+        let answers = answers.clone();
+        let description = description.clone();
+        runner.run(
+            request,
+            Box::new(move |outcome| {
+                if sink.is_stale() {
+                    return;
+                }
+                let probe = match outcome {
+                    Ok(probe) => probe,
+                    Err(message) => return sink.fail(message),
+                };
+                let complete = {
+                    let mut answers = answers.borrow_mut();
+                    if let Some(answer) = answers.get_mut(slot) {
+                        *answer = Some((estimator, probe));
+                    }
+                    answers.iter().all(Option::is_some)
+                };
+                if complete {
+                    let results = answers.take().into_iter().flatten().collect();
+                    sink.show(ProbeView {
+                        description,
+                        results,
+                    });
+                }
+            }),
+        );
+    }
 }
 
 /// The probe section.
@@ -195,58 +269,46 @@ pub fn ProbePanel(
         };
         let current = ticket.get_value() + 1;
         ticket.set_value(current);
-        let (description, requests) = match prepare_probe(&result, &pair, trials) {
-            Ok(prepared) => prepared,
-            Err(message) => {
-                set_probing.set(false);
-                set_view_data.set(Some(Err(message)));
-                return;
-            }
+        let sink = ProbeSink {
+            ticket,
+            current,
+            set_probing,
+            set_view_data,
         };
+        if let Err(message) = check_pair(&pair, result.config.n) {
+            return sink.fail(message);
+        }
         let Some(runner) = runner else {
-            set_view_data.set(Some(Err("the probe needs the lab's worker pool".into())));
-            return;
+            return sink.fail("the probe needs the lab's worker pool".into());
         };
         set_probing.set(true);
-        let count = requests.len();
-        // Each answer in its request's slot: the results keep the estimators' order.
-        let answers = Rc::new(RefCell::new(vec![None; count]));
-        for (slot, (estimator, request)) in requests.into_iter().enumerate() {
-            let answers = answers.clone();
-            let description = description.clone();
-            runner.run(
-                request,
-                Box::new(move |outcome| {
-                    if ticket.get_value() != current {
-                        return;
-                    }
-                    match outcome {
-                        Err(message) => {
-                            ticket.set_value(current + 1);
-                            set_probing.set(false);
-                            set_view_data.set(Some(Err(message)));
+        match pair {
+            ProbedPair::Typed(x, y) => run_probe(runner, &result, (x, y), None, trials, sink),
+            // The worker draws the scatter dataset (it has it cached), so the page's module
+            // never links the samplers.
+            ProbedPair::Dataset(index) => {
+                let config = result.config.clone();
+                runner.scatter_pair(
+                    config,
+                    index,
+                    Box::new(move |outcome| {
+                        if sink.is_stale() {
+                            return;
                         }
-                        Ok(probe) => {
-                            let complete = {
-                                let mut answers = answers.borrow_mut();
-                                if let Some(answer) = answers.get_mut(slot) {
-                                    *answer = Some((estimator, probe));
-                                }
-                                answers.iter().all(Option::is_some)
-                            };
-                            if complete {
-                                let results: Vec<_> =
-                                    answers.take().into_iter().flatten().collect();
-                                set_probing.set(false);
-                                set_view_data.set(Some(Ok(Arc::new(ProbeView {
-                                    description,
-                                    results,
-                                }))));
-                            }
+                        match outcome {
+                            Ok(pair) => run_probe(
+                                runner,
+                                &result,
+                                (pair.x, pair.y),
+                                Some(index),
+                                trials,
+                                sink,
+                            ),
+                            Err(message) => sink.fail(message),
                         }
-                    }
-                }),
-            );
+                    }),
+                );
+            }
         }
     });
 

@@ -8,7 +8,7 @@ use super::{Task, TaskOutput};
 use crate::math::attention::{AttentionOutput, AttentionRequest, run_attention};
 use crate::math::config::ExperimentConfig;
 use crate::math::data_view::{DataView, data_view};
-use crate::math::probe::{ProbeRequest, ProbeResult, probe_pair};
+use crate::math::probe::{PairVectors, ProbeRequest, ProbeResult, probe_pair};
 
 /// A message to a worker: run `task` for `config`. `id` comes back with the answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,6 +53,12 @@ pub enum WorkerRequest {
         id: u64,
         config: ExperimentConfig,
     },
+    /// Pair `index` of this configuration's scatter dataset (the probe's pair).
+    ScatterPair {
+        id: u64,
+        config: ExperimentConfig,
+        index: usize,
+    },
 }
 
 /// Every answer a worker sends back.
@@ -71,6 +77,10 @@ pub enum WorkerResponse {
     DataView {
         id: u64,
         output: Result<Box<DataView>, String>,
+    },
+    ScatterPair {
+        id: u64,
+        output: Result<PairVectors, String>,
     },
 }
 
@@ -119,6 +129,13 @@ fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
                 .and_then(|()| data_view(&config).map_err(|e| e.to_string()))
                 .map(Box::new),
         },
+        WorkerRequest::ScatterPair { id, config, index } => WorkerResponse::ScatterPair {
+            id,
+            output: config
+                .validate()
+                .map_err(|e| e.to_string())
+                .and_then(|()| workspace.scatter_pair(&config, index)),
+        },
         WorkerRequest::Attention { id, .. } => WorkerResponse::Attention {
             id,
             output: Err("the kernel worker does not compute the attention view".into()),
@@ -156,6 +173,46 @@ mod tests {
 
     use crate::math::estimators::Fit;
     use crate::math::tasks::{ErrorSums, Piece, TaskOutput};
+
+    #[test]
+    fn the_probes_pair_is_the_scatter_datasets_and_a_missing_pair_is_refused() {
+        let config = config_with(&[("n", "20"), ("d", "6"), ("seed", "11")]);
+        let data = crate::math::tasks::generate_dataset(&config, 0).unwrap();
+        let mut workspace = Workspace::new();
+        for (index, id) in [(0, 1), (19, 2)] {
+            let bytes = encode(&WorkerRequest::ScatterPair {
+                id,
+                config: config.clone(),
+                index,
+            })
+            .unwrap();
+            let answer: WorkerResponse =
+                decode(&handle_kernel_request(&mut workspace, &bytes)).unwrap();
+            assert_eq!(
+                answer,
+                WorkerResponse::ScatterPair {
+                    id,
+                    output: Ok(PairVectors {
+                        x: data.query(index).to_vec(),
+                        y: data.key(index).to_vec(),
+                    })
+                }
+            );
+        }
+        let beyond = encode(&WorkerRequest::ScatterPair {
+            id: 3,
+            config,
+            index: 20,
+        })
+        .unwrap();
+        match decode(&handle_kernel_request(&mut workspace, &beyond)).unwrap() {
+            WorkerResponse::ScatterPair {
+                id: 3,
+                output: Err(message),
+            } => assert!(message.contains("n = 20"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn messages_round_trip_through_handle_request_with_infinities_intact() {

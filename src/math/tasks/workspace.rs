@@ -15,6 +15,7 @@ use crate::math::estimators::{
 };
 use crate::math::kernel::{KernelScratch, ROWS, TransposedOmega, block_sums};
 use crate::math::logspace::{SignedLog, log_sum};
+use crate::math::probe::PairVectors;
 use crate::math::results::{CurvePoint, ExperimentError};
 use crate::math::rng::{StreamPurpose, stream_rng};
 use crate::math::stats::mean_and_standard_error;
@@ -112,6 +113,25 @@ impl Workspace {
         let prepared = Arc::new(PreparedDataset::new(generate_dataset(config, index)?));
         self.datasets.insert(key, prepared.clone());
         Ok(prepared)
+    }
+
+    /// Pair `index` of `config`'s scatter dataset (dataset 0), for the probe.
+    pub fn scatter_pair(
+        &mut self,
+        config: &ExperimentConfig,
+        index: usize,
+    ) -> Result<PairVectors, String> {
+        if index >= config.n {
+            return Err(format!(
+                "pair {index} does not exist: the scatter dataset has n = {} pairs",
+                config.n
+            ));
+        }
+        let prepared = self.dataset(config, 0).map_err(|e| e.to_string())?;
+        Ok(PairVectors {
+            x: prepared.data.query(index).to_vec(),
+            y: prepared.data.key(index).to_vec(),
+        })
     }
 
     /// The fit of `estimator` to dataset `index`, computed once.
