@@ -18,6 +18,11 @@ cargo fmt --all --check
 step "clippy (native and wasm32)"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+# The workers as scripts/build-worker.sh builds them: without the features `page` (and, for
+# kernel-worker, `optimised-a`).
+cargo clippy --target wasm32-unknown-unknown --bin kernel-worker --no-default-features -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --bin full-worker --no-default-features \
+  --features optimised-a -- -D warnings
 
 step "native tests (math, statistics)"
 cargo test
