@@ -134,39 +134,19 @@ where
     mesh
 }
 
-/// A small legend in the top-left corner of `area`: one line per `(colour, text)`.
-fn legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    origin: (i32, i32),
-    lines: &[(RGBColor, String)],
-    px: impl Fn(f64) -> i32,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    for (i, (color, text)) in lines.iter().enumerate() {
-        let y = origin.1 + i as i32 * px(15.0);
-        area.draw(&Rectangle::new(
-            [(origin.0, y + px(3.0)), (origin.0 + px(14.0), y + px(6.0))],
-            color.filled(),
-        ))?;
-        area.draw(&Text::new(
-            text.clone(),
-            (origin.0 + px(20.0), y),
-            ("sans-serif", px(11.0))
-                .into_font()
-                .color(&RGBColor(40, 40, 40)),
-        ))?;
-    }
-    Ok(())
-}
-
-/// [`legend`] for long entries: each wraps at its spaces to at most `width` pixels, its
-/// continuation lines indented under its text.
-fn wrapped_legend(
+/// A legend at the top left of the plot whose pixel ranges are `plot` (plotters'
+/// `get_pixel_range`), `skip` pixels lower: a swatch and a label per entry, each label wrapped
+/// at its spaces inside the plot (continuation lines indented under its text), on a light
+/// backing so that curves and edge labels do not run through the text.
+fn legend(
     root: &Root,
-    origin: (i32, i32),
+    plot: (std::ops::Range<i32>, std::ops::Range<i32>),
+    skip: i32,
     lines: &[(RGBColor, String)],
-    width: f64,
     px: impl Fn(f64) -> i32,
 ) -> Result<(), DrawingAreaErrorKind<<CanvasBackend as DrawingBackend>::ErrorType>> {
+    let origin = (plot.0.start + px(10.0), plot.1.start + px(6.0) + skip);
+    let width = f64::from(plot.0.end - plot.0.start - px(20.0));
     let font = ("sans-serif", px(11.0)).into_font();
     let text_room = width - f64::from(px(20.0));
     let wrapped: Vec<Vec<String>> = lines
@@ -251,6 +231,15 @@ fn wrap_at(
         }
     }
     lines
+}
+
+/// A right margin that keeps an x tick label at the plot's right edge inside the canvas:
+/// plotters centres a label on its tick, so such a tick needs half of `last_label`'s width
+/// (never less than the usual 8 CSS pixels). "0.968" was cut in half at 1280 px.
+fn right_margin_for(root: &Root, px: &impl Fn(f64) -> i32, last_label: &str) -> i32 {
+    let font = ("sans-serif", px(11.0)).into_font();
+    let half = (text_width(root, &font, last_label) / 2.0).ceil() as i32;
+    (half + px(2.0)).max(px(8.0))
 }
 
 /// Room for a y axis's tick labels and its title: the widest of `label` over `samples`

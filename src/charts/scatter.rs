@@ -6,7 +6,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
-use super::{ChartError, backend, estimator_color, prepare, styled_mesh, wrap_at};
+use super::{
+    ChartError, backend, estimator_color, prepare, right_margin_for, styled_mesh, wrap_at,
+};
 use crate::chart_geometry::{PixelBounds, ScatterLayout, ScatterPlan};
 use crate::math::experiment::ScatterSeries;
 
@@ -67,9 +69,11 @@ pub fn draw_scatter(
     );
     let extra_lines = note_lines.len().saturating_sub(1) as i32;
     let (header, body) = root.split_vertically(px(42.0) + extra_lines * px(13.0));
+    let right = right_margin_for(&root, &px, &plan.axis_label(hi));
     let mut chart = ChartBuilder::on(&body)
         .margin(px(8.0))
         .margin_top(px(4.0))
+        .margin_right(right)
         .x_label_area_size(px(40.0))
         .y_label_area_size(px(56.0))
         .build_cartesian_2d(lo..hi, y_lo..y_hi)?;

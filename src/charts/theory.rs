@@ -6,7 +6,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use web_sys::HtmlCanvasElement;
 
 use super::{
-    ChartError, backend, estimator_color, legend, prepare, styled_mesh, wrapped_legend,
+    ChartError, backend, estimator_color, legend, prepare, right_margin_for, styled_mesh,
     y_label_area,
 };
 use crate::chart_geometry::hover::{AxisFormat, CurveLayout, HoverSeries, PlotFrame};
@@ -111,6 +111,12 @@ pub fn draw_mse_curves(
             ("sans-serif", px(15.0)).into_font(),
         )
         .margin(px(8.0))
+        // The last power of ten on the axis sits near its right edge.
+        .margin_right(right_margin_for(
+            &root,
+            &px,
+            &format!("{:.0}", 10f64.powf((m_hi * 1.3).log10().floor())),
+        ))
         .x_label_area_size(px(40.0))
         .y_label_area_size(y_label_area(&root, &px, (lo, hi), power_of_ten_label, 56.0))
         .build_cartesian_2d((m_lo / 1.3..m_hi * 1.3).log_scale(), lo..hi)?;
@@ -181,13 +187,10 @@ pub fn draw_mse_curves(
             )
         })
         .collect();
-    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
     legend(
         &root,
-        (
-            plot_x + px(10.0),
-            plot_y + px(6.0) + above.len() as i32 * px(13.0),
-        ),
+        chart.plotting_area().get_pixel_range(),
+        above.len() as i32 * px(13.0),
         &lines,
         px,
     )?;
@@ -275,6 +278,7 @@ pub fn draw_parameter_sweep(
             ("sans-serif", px(15.0)).into_font(),
         )
         .margin(px(8.0))
+        .margin_right(right_margin_for(&root, &px, &format!("{x_hi:.2}")))
         .x_label_area_size(px(40.0))
         .y_label_area_size(y_label_area(&root, &px, (lo, hi), power_of_ten_label, 56.0))
         .build_cartesian_2d(0.0..x_hi, lo..hi)?;
@@ -328,8 +332,13 @@ pub fn draw_parameter_sweep(
             )
         })
         .collect();
-    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
-    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    legend(
+        &root,
+        chart.plotting_area().get_pixel_range(),
+        0,
+        &lines,
+        px,
+    )?;
     let mut series = Vec::new();
     for e in entries {
         let label = e.estimator.label();
@@ -404,6 +413,7 @@ pub fn draw_lemma_3_2(
             ("sans-serif", px(15.0)).into_font(),
         )
         .margin(px(8.0))
+        .margin_right(right_margin_for(&root, &px, &tick(r_max)))
         .x_label_area_size(px(40.0))
         .y_label_area_size(y_label_area(&root, &px, (lo, hi), power_of_ten_label, 56.0))
         .build_cartesian_2d(0.0..r_max, lo..hi)?;
@@ -470,8 +480,13 @@ pub fn draw_lemma_3_2(
         })
         .collect();
     mark_above(&chart, &root, hi, &above, &px)?;
-    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
-    legend(&root, (plot_x + px(10.0), plot_y + px(6.0)), &lines, px)?;
+    legend(
+        &root,
+        chart.plotting_area().get_pixel_range(),
+        0,
+        &lines,
+        px,
+    )?;
     series.push(HoverSeries::new("W(r)/√(2m)", curve));
     let layout = curve_layout(
         &chart,
@@ -558,14 +573,15 @@ pub fn draw_theorem_3_3(
             [(0.5, 0.0), (1.0, hi)],
             RGBColor(178, 24, 43).mix(0.07).filled(),
         )))?;
-        let (x, y) = chart.backend_coord(&(0.995, hi));
+        // At the shaded region's lower edge (relative error 1): its top is under the legend.
+        let (x, y) = chart.backend_coord(&(0.995, 0.0));
         root.draw(&Text::new(
             "bound > 1: vacuous",
-            (x, y + px(4.0)),
+            (x, y - px(3.0)),
             ("sans-serif", px(11.0))
                 .into_font()
                 .color(&RGBColor(178, 24, 43))
-                .pos(Pos::new(HPos::Right, VPos::Top)),
+                .pos(Pos::new(HPos::Right, VPos::Bottom)),
         ))?;
     }
     let stroke = px(1.5).max(1) as u32;
@@ -650,17 +666,12 @@ pub fn draw_theorem_3_3(
         .map(|(e, _)| (0.74, estimator_color(e.estimator), String::new()))
         .collect();
     mark_above(&chart, &root, hi, &above, &px)?;
-    let (plot_x, plot_y) = chart.plotting_area().get_base_pixel();
-    let plot_width = {
-        let (x_range, _) = chart.plotting_area().get_pixel_range();
-        f64::from(x_range.end - x_range.start)
-    };
     // Its entries carry long numbers and notes: wrapped inside the plot, not cut at its edge.
-    wrapped_legend(
+    legend(
         &root,
-        (plot_x + px(10.0), plot_y + px(6.0)),
+        chart.plotting_area().get_pixel_range(),
+        0,
         &lines,
-        plot_width - f64::from(px(20.0)),
         px,
     )?;
     let layout = curve_layout(

@@ -46,7 +46,7 @@ pub const PRESETS: [Preset; 8] = [
         id: "large-norms",
         label: "large norms",
         query: "xnorm=50&ynorm=50",
-        explanation: "Query and key norms of 50: SM(x, y) = exp(x·y) reaches far beyond f64's range (e^709). The lab computes every estimate and error in the log domain, so nothing overflows; the relative errors stay meaningful.",
+        explanation: "Query and key norms of 50: SM(x, y) = exp(x·y) reaches far beyond f64's range (e⁷⁰⁹). The lab computes every estimate and error in the log domain, so nothing overflows; the relative errors stay meaningful.",
     },
     Preset {
         id: "high-dimension",
@@ -88,13 +88,14 @@ mod tests {
 
     #[test]
     fn explanations_and_estimator_notes_are_prose_without_tex() {
-        // They are shown as text, not through the MathML converter: no braces or `sqrt(`.
+        // They are shown as text, not through the MathML converter: no braces, `sqrt(` or
+        // `^` (superscripts are Unicode: e⁷⁰⁹, A⁻ᵀ).
         let notices = crate::math::estimators::REGISTRY
             .iter()
             .map(|e| e.docs().notice);
         for text in PRESETS.iter().map(|p| p.explanation).chain(notices) {
             assert!(
-                !text.contains(['{', '}']) && !text.contains("sqrt("),
+                !text.contains(['{', '}', '^']) && !text.contains("sqrt("),
                 "{text}"
             );
         }

@@ -300,7 +300,7 @@ pub fn DataPanel(
                     key="dots"
                     title="Inner products"
                     formula="x·y = ln SM(x, y)"
-                    notice="the true kernel is e^(x·y): a spread of a few units here is a spread of orders of magnitude in SM."
+                    notice="the true kernel is exp(x·y): a spread of a few units here is a spread of orders of magnitude in SM."
                     canvas=dots
                     label=dots_label
                     caption=dots_caption
@@ -333,7 +333,7 @@ pub fn DataPanel(
                 key="z"
                 title="What the MSE grows with"
                 formula="z = Ax + A⁻ᵀy;  MSE ∝ e^{|z|²} SM²  (a complex A or GERF: with the magnitudes a of its fit)"
-                notice="the estimator whose |z| sits furthest left has the smallest relative MSE; a unit less of |z| near |z| = 5 is a factor e^9 less MSE."
+                notice="the estimator whose |z| sits furthest left has the smallest relative MSE; a unit less of |z| near |z| = 5 is a factor e⁹ less MSE."
                 canvas=z
                 label=z_label
                 caption=z_caption

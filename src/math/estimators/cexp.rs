@@ -67,7 +67,7 @@ pub const CEXP_VARIANCE: RealDiagonal = RealDiagonal {
     form: FeatureForm::Positive,
     colour: [86, 180, 233],
     twin: "hcexp-var",
-    notice: "Lemma 3.4's A balances E|Ax|² against E|A^-T y|²: the scatter tightens onto the diagonal",
+    notice: "Lemma 3.4's A balances E|Ax|² against E|A⁻ᵀy|²: the scatter tightens onto the diagonal",
 };
 
 /// HCEXP with the mean-only A (seed paper, Figure 1 middle).
