@@ -573,14 +573,23 @@ pub fn draw_theorem_3_3(
             [(0.5, 0.0), (1.0, hi)],
             RGBColor(178, 24, 43).mix(0.07).filled(),
         )))?;
-        // At the shaded region's lower edge (relative error 1): its top is under the legend.
+        // At the shaded region's lower edge (relative error 1), on a light backing (the dots
+        // may lie there): its top is under the legend.
         let (x, y) = chart.backend_coord(&(0.995, 0.0));
+        let font = ("sans-serif", px(11.0)).into_font();
+        let label = "bound > 1: vacuous";
+        let width = super::text_width(&root, &font, label).ceil() as i32;
+        root.draw(&Rectangle::new(
+            [
+                (x - width - px(2.0), y - px(16.0)),
+                (x + px(2.0), y - px(2.0)),
+            ],
+            WHITE.mix(0.85).filled(),
+        ))?;
         root.draw(&Text::new(
-            "bound > 1: vacuous",
+            label,
             (x, y - px(3.0)),
-            ("sans-serif", px(11.0))
-                .into_font()
-                .color(&RGBColor(178, 24, 43))
+            font.color(&RGBColor(178, 24, 43))
                 .pos(Pos::new(HPos::Right, VPos::Bottom)),
         ))?;
     }

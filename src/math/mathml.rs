@@ -16,16 +16,45 @@ const FUNCTIONS: [&str; 24] = [
     "softmax", "elu", "argmin", "Re", "Im", "MSE", "SM", "ŜM", "Var", "E", "TV", "erf",
 ];
 
-/// `text` as a `<math>` element (inline), with `text` itself as its `alttext`.
+/// `text` as `<math>` elements (inline), each with its own text as its `alttext`: one per
+/// part of `text` between top-level semicolons (outside any bracket), so that a long formula
+/// wraps between its parts where its box is narrow (MathML itself never breaks a line).
 pub fn to_mathml(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut parser = Parser { chars, at: 0 };
-    let body = parser.sequence(None);
-    format!(
-        "<math display=\"inline\" alttext=\"{}\"><mrow>{}</mrow></math>",
-        escape(text),
-        body
-    )
+    top_level_parts(text)
+        .iter()
+        .map(|part| {
+            let chars: Vec<char> = part.chars().collect();
+            let mut parser = Parser { chars, at: 0 };
+            let body = parser.sequence(None);
+            format!(
+                "<math display=\"inline\" alttext=\"{}\"><mrow>{}</mrow></math>",
+                escape(part.trim()),
+                body
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` cut after each semicolon outside brackets (the semicolon stays with its part).
+fn top_level_parts(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '{' | '[' => depth += 1,
+            ')' | '}' | ']' => depth -= 1,
+            ';' if depth == 0 => {
+                parts.push(&text[start..=i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if parts.is_empty() || !text[start..].trim().is_empty() {
+        parts.push(&text[start..]);
+    }
+    parts
 }
 
 struct Parser {
@@ -247,6 +276,16 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_formula_wraps_between_its_top_level_parts_only() {
+        let m = to_mathml("a = (b; c); d = e");
+        assert_eq!(m.matches("<math ").count(), 2, "{m}");
+        assert!(m.contains("alttext=\"a = (b; c);\""), "{m}");
+        assert!(m.contains("alttext=\"d = e\""), "{m}");
+        assert_eq!(top_level_parts("x = 1"), vec!["x = 1"]);
+        assert_eq!(top_level_parts("x;"), vec!["x;"]);
+    }
 
     #[test]
     fn scripts_roots_and_words_become_their_elements() {
