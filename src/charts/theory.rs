@@ -573,25 +573,6 @@ pub fn draw_theorem_3_3(
             [(0.5, 0.0), (1.0, hi)],
             RGBColor(178, 24, 43).mix(0.07).filled(),
         )))?;
-        // At the shaded region's lower edge (relative error 1), on a light backing (the dots
-        // may lie there): its top is under the legend.
-        let (x, y) = chart.backend_coord(&(0.995, 0.0));
-        let font = ("sans-serif", px(11.0)).into_font();
-        let label = "bound > 1: vacuous";
-        let width = super::text_width(&root, &font, label).ceil() as i32;
-        root.draw(&Rectangle::new(
-            [
-                (x - width - px(2.0), y - px(16.0)),
-                (x + px(2.0), y - px(2.0)),
-            ],
-            WHITE.mix(0.85).filled(),
-        ))?;
-        root.draw(&Text::new(
-            label,
-            (x, y - px(3.0)),
-            font.color(&RGBColor(178, 24, 43))
-                .pos(Pos::new(HPos::Right, VPos::Bottom)),
-        ))?;
     }
     let stroke = px(1.5).max(1) as u32;
     let mut lines = Vec::new();
@@ -675,6 +656,27 @@ pub fn draw_theorem_3_3(
         .map(|(e, _)| (0.74, estimator_color(e.estimator), String::new()))
         .collect();
     mark_above(&chart, &root, hi, &above, &px)?;
+    if hi > 0.0 {
+        // The shaded region's label: at its lower edge (relative error 1), since its top is
+        // under the legend, on a light backing and after the curves, so none runs through it.
+        let (x, y) = chart.backend_coord(&(0.995, 0.0));
+        let font = ("sans-serif", px(11.0)).into_font();
+        let label = "bound > 1: vacuous";
+        let width = super::text_width(&root, &font, label).ceil() as i32;
+        root.draw(&Rectangle::new(
+            [
+                (x - width - px(2.0), y - px(16.0)),
+                (x + px(2.0), y - px(2.0)),
+            ],
+            WHITE.mix(0.85).filled(),
+        ))?;
+        root.draw(&Text::new(
+            label,
+            (x, y - px(3.0)),
+            font.color(&RGBColor(178, 24, 43))
+                .pos(Pos::new(HPos::Right, VPos::Bottom)),
+        ))?;
+    }
     // Its entries carry long numbers and notes: wrapped inside the plot, not cut at its edge.
     legend(
         &root,
