@@ -112,8 +112,9 @@ pub struct Scheduler {
     job: Option<Job>,
     store: TaskStore,
     throughput: Option<f64>,
-    /// Probes in flight and the worker each went to.
-    probes: HashMap<u64, Option<usize>>,
+    /// Side requests in flight (a probe, its pair, the data panel, an attention part: what is
+    /// outside the job) and the worker each went to.
+    side_requests: HashMap<u64, Option<usize>>,
 }
 
 impl Scheduler {
@@ -135,7 +136,7 @@ impl Scheduler {
             job: None,
             store: TaskStore::new(),
             throughput: None,
-            probes: HashMap::new(),
+            side_requests: HashMap::new(),
         }
     }
 
@@ -214,10 +215,12 @@ impl Scheduler {
     }
 
     /// Stops the current job and forgets every message in flight: the pool replaces its
-    /// workers (`workers` new ones, not ready yet). Returns the probes that will never be
+    /// workers (`workers` new ones, not ready yet). Returns the side requests that will never be
     /// answered.
     pub fn cancel(&mut self, workers: usize) -> Vec<u64> {
-        let mut lost: Vec<u64> = std::mem::take(&mut self.probes).into_keys().collect();
+        let mut lost: Vec<u64> = std::mem::take(&mut self.side_requests)
+            .into_keys()
+            .collect();
         lost.sort_unstable();
         *self = Self {
             store: std::mem::take(&mut self.store),
@@ -285,7 +288,7 @@ impl Scheduler {
             }
             self.queue.push_front((sent.task, sent.key));
         }
-        if let Some(Some(slot)) = self.probes.remove(&id)
+        if let Some(Some(slot)) = self.side_requests.remove(&id)
             && let Some(s) = self.slots.get_mut(slot)
         {
             s.alive = false;
@@ -356,7 +359,7 @@ impl Scheduler {
     }
 
     /// Worker `slot` died: its tasks of the current job go back to the front of the queue.
-    /// Returns the probes it had, which will never be answered.
+    /// Returns the side requests it had, which will never be answered.
     pub fn worker_lost(&mut self, slot: usize) -> Vec<u64> {
         if let Some(s) = self.slots.get_mut(slot) {
             s.alive = false;
@@ -382,20 +385,20 @@ impl Scheduler {
             }
         }
         let lost: Vec<u64> = self
-            .probes
+            .side_requests
             .iter()
             .filter(|(_, s)| **s == Some(slot))
             .map(|(id, _)| *id)
             .collect();
         for id in &lost {
-            self.probes.remove(id);
+            self.side_requests.remove(id);
         }
         lost
     }
 
-    /// A probe to send: its message id and the least busy ready worker (`None`: no worker is
-    /// ready, or none is alive).
-    pub fn start_probe(&mut self) -> (u64, Option<usize>) {
+    /// A side request to send (anything outside the job): its message id and the least busy
+    /// ready worker (`None`: no worker is ready, or none is alive).
+    pub fn start_side_request(&mut self) -> (u64, Option<usize>) {
         let id = self.fresh_id();
         let slot = if self.local {
             None
@@ -404,13 +407,13 @@ impl Scheduler {
                 .filter(|&i| self.slots[i].alive && self.slots[i].ready)
                 .min_by_key(|&i| self.slots[i].in_flight)
         };
-        self.probes.insert(id, slot);
+        self.side_requests.insert(id, slot);
         (id, slot)
     }
 
-    /// Probe `id` was answered; whether it was still awaited.
-    pub fn probe_answered(&mut self, id: u64) -> bool {
-        self.probes.remove(&id).is_some()
+    /// Side request `id` was answered; whether it was still awaited.
+    pub fn side_request_answered(&mut self, id: u64) -> bool {
+        self.side_requests.remove(&id).is_some()
     }
 
     fn fresh_id(&mut self) -> u64 {
@@ -659,7 +662,7 @@ mod tests {
         drain(&mut scheduler, &mut workspace);
         scheduler.submit(2, &small("48"), 0.0);
         let sent = scheduler.dispatch();
-        let (probe, _) = scheduler.start_probe();
+        let (probe, _) = scheduler.start_side_request();
         let lost = scheduler.cancel(2);
         assert_eq!(lost, vec![probe]);
         assert!(!scheduler.has_queued());

@@ -26,7 +26,7 @@
 //! - Replaced workers are detached before they are terminated (their `onmessage` and
 //!   `onerror` cleared) and their handlers kept until the next replacement, so a message
 //!   already queued by a terminated worker (its "ready", say) never calls a dropped closure.
-//! - A request outside the job (the probe, the data panel, an attention part) sent before any
+//! - A request outside the job (the probe and its pair, the data panel, an attention part) sent before any
 //!   worker is ready waits for the first one.
 //! - If no worker can start, or every worker died, the job and the waiting requests fail with
 //!   [`NO_WORKER`]. Only the browser tests (`tests/browser.rs`), which have no worker files,
@@ -63,7 +63,7 @@ pub type DataViewDone = Box<dyn FnOnce(Result<DataView, String>)>;
 /// Told the probe's pair of the scatter dataset.
 pub type PairDone = Box<dyn FnOnce(Result<PairVectors, String>)>;
 
-/// A request outside the scheduler's job (a probe, an attention part) and whom to tell.
+/// A request outside the scheduler's job (a probe, its pair, the data panel, an attention part) and whom to tell.
 enum SideJob {
     Probe(ProbeDone),
     Attention(AttentionDone),
@@ -431,7 +431,7 @@ impl Pool {
         job: SideJob,
     ) {
         let mut p = pool.borrow_mut();
-        let (id, slot) = p.scheduler.start_probe();
+        let (id, slot) = p.scheduler.start_side_request();
         if let Some(index) = slot {
             let bytes = encode(&message(id)).map(|b| js_sys::Uint8Array::from(b.as_slice()));
             if let (Ok(array), Some(handle)) = (bytes, p.workers.get(index))
@@ -445,7 +445,7 @@ impl Pool {
             job.fail("the request could not be sent to a worker".into());
             return;
         }
-        p.scheduler.probe_answered(id);
+        p.scheduler.side_request_answered(id);
         if p.scheduler.workers() > 0 {
             p.waiting.push((message, job));
             return;
@@ -455,7 +455,7 @@ impl Pool {
             job.fail(NO_WORKER.into());
             return;
         };
-        let (id, _) = p.scheduler.start_probe();
+        let (id, _) = p.scheduler.start_side_request();
         p.side_jobs.insert(id, job);
         let bytes = encode(&message(id));
         let this = p.this.clone();
@@ -574,7 +574,7 @@ impl Pool {
             match decode::<WorkerResponse>(bytes) {
                 Ok(WorkerResponse::Task(response)) => p.scheduler.answer(slot, response, now_ms()),
                 Ok(WorkerResponse::Probe { id, output }) => {
-                    p.scheduler.probe_answered(id);
+                    p.scheduler.side_request_answered(id);
                     let job = p.side_jobs.remove(&id);
                     drop(p);
                     if let Some(SideJob::Probe(done)) = job {
@@ -583,7 +583,7 @@ impl Pool {
                     return;
                 }
                 Ok(WorkerResponse::Attention { id, output }) => {
-                    p.scheduler.probe_answered(id);
+                    p.scheduler.side_request_answered(id);
                     let job = p.side_jobs.remove(&id);
                     drop(p);
                     if let Some(SideJob::Attention(done)) = job {
@@ -592,7 +592,7 @@ impl Pool {
                     return;
                 }
                 Ok(WorkerResponse::ScatterPair { id, output }) => {
-                    p.scheduler.probe_answered(id);
+                    p.scheduler.side_request_answered(id);
                     let job = p.side_jobs.remove(&id);
                     drop(p);
                     if let Some(SideJob::Pair(done)) = job {
@@ -601,7 +601,7 @@ impl Pool {
                     return;
                 }
                 Ok(WorkerResponse::DataView { id, output }) => {
-                    p.scheduler.probe_answered(id);
+                    p.scheduler.side_request_answered(id);
                     let job = p.side_jobs.remove(&id);
                     drop(p);
                     if let Some(SideJob::DataView(done)) = job {
