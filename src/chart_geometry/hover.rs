@@ -466,6 +466,21 @@ impl BoxplotLayout {
         }
     }
 
+    /// Where `hit`'s mark is drawn (CSS pixels): a dataset's dot, the theory marker; `None`
+    /// for a whole box (its tooltip names it).
+    pub fn marker(&self, hit: BoxHit) -> Option<(f64, f64)> {
+        match hit {
+            BoxHit::Box { .. } => None,
+            BoxHit::Theory { index } => self.theory_position(index),
+            BoxHit::Dataset { index, dataset } => {
+                let (_, offset, v) = box_dots(&self.boxes.get(index)?.values)
+                    .into_iter()
+                    .find(|(d, _, _)| *d == dataset)?;
+                self.frame.pixel(index as f64 + offset, v)
+            }
+        }
+    }
+
     /// Where the end-to-end tests can point, per box.
     pub fn targets(&self) -> Vec<BoxTarget> {
         (0..self.boxes.len())
@@ -501,14 +516,40 @@ pub enum HoverLayout {
     Boxes(BoxplotLayout),
 }
 
+/// What hover shows for the pointer: a tooltip, and where to mark the point it is about.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hovered {
+    pub text: String,
+    /// The hovered point's centre in CSS pixels of the canvas (a curve's point, a dataset's
+    /// dot, a theory marker); `None` for a whole box.
+    pub marker: Option<(f64, f64)>,
+}
+
 impl HoverLayout {
+    /// What is under the pointer at `(x, y)` CSS pixels of the canvas, if anything.
+    pub fn hover_at(&self, x: f64, y: f64) -> Option<Hovered> {
+        match self {
+            HoverLayout::Curves(c) => {
+                let hit = c.hit(x, y)?;
+                Some(Hovered {
+                    text: c.tooltip(&hit)?,
+                    marker: Some(hit.at),
+                })
+            }
+            HoverLayout::Boxes(b) => {
+                let hit = b.hit(x, y)?;
+                Some(Hovered {
+                    text: b.tooltip(hit)?,
+                    marker: b.marker(hit),
+                })
+            }
+        }
+    }
+
     /// The tooltip for the pointer at `(x, y)` CSS pixels of the canvas, if something is
     /// under it.
     pub fn tooltip_at(&self, x: f64, y: f64) -> Option<String> {
-        match self {
-            HoverLayout::Curves(c) => c.hit(x, y).and_then(|h| c.tooltip(&h)),
-            HoverLayout::Boxes(b) => b.hit(x, y).and_then(|h| b.tooltip(h)),
-        }
+        self.hover_at(x, y).map(|h| h.text)
     }
 
     /// Points the end-to-end tests can move the mouse to, as JSON:

@@ -93,7 +93,7 @@ fn keep_hover<L>(
 }
 
 /// A tooltip's text and the pointer's place, in CSS pixels of its canvas, with the canvas'
-/// size (to keep the tooltip inside its panel).
+/// size (to keep the tooltip inside its panel), and the hovered point to mark, if any.
 #[derive(Clone, Debug, PartialEq)]
 struct Tip {
     text: String,
@@ -101,6 +101,7 @@ struct Tip {
     y: f64,
     width: f64,
     height: f64,
+    marker: Option<(f64, f64)>,
 }
 
 impl Tip {
@@ -115,7 +116,13 @@ impl Tip {
             y,
             width,
             height,
+            marker: None,
         }
+    }
+
+    /// The same tip, with a ring on the hovered point at `marker` (CSS pixels).
+    fn marked(self, marker: Option<(f64, f64)>) -> Self {
+        Self { marker, ..self }
     }
 }
 
@@ -124,6 +131,9 @@ impl Tip {
 /// wider than the panel nor past its sides (CSS `min`/`max` against the panel's width), so
 /// it stays in the viewport and adds no horizontal scroll. The numbers it shows are also in
 /// the canvas' `aria-label`, the table or the exports: it is not the only way to read them.
+///
+/// A ring marks the hovered point itself (a curve's point, a dataset's dot), so the tooltip
+/// is visibly about that point and not a neighbour.
 ///
 /// - `tip`: what to show and where, `None` for no tooltip.
 #[component]
@@ -148,7 +158,18 @@ fn Tooltip(tip: ReadSignal<Option<Tip>>) -> impl IntoView {
             } else {
                 (format!("{:.1}px", t.y + 14.0), "auto".to_string())
             };
+            let marker = t.marker.map(|(x, y)| {
+                view! {
+                    <div
+                        class="hover-marker"
+                        aria-hidden="true"
+                        style:left=format!("{x:.1}px")
+                        style:top=format!("{y:.1}px")
+                    ></div>
+                }
+            });
             view! {
+                {marker}
                 <div
                     class="tooltip"
                     role="tooltip"
@@ -180,8 +201,8 @@ fn HoverChart(
     let on_move = move |ev: ev::MouseEvent| {
         let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
         let next = layout
-            .with_value(|l| l.as_ref()?.tooltip_at(x, y))
-            .map(|text| Tip::at(canvas.get_untracked(), text, x, y));
+            .with_value(|l| l.as_ref()?.hover_at(x, y))
+            .map(|h| Tip::at(canvas.get_untracked(), h.text, x, y).marked(h.marker));
         if tip.with_untracked(|t| *t != next) {
             set_tip.set(next);
         }

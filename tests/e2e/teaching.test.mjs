@@ -184,6 +184,16 @@ async function hoverTarget(page, chart, pick) {
   const tooltip = page.locator(`.panel:has(canvas[data-chart="${chart}"]) .tooltip`);
   await tooltip.waitFor({ timeout: 5000 });
   const text = await tooltip.textContent();
+  // The hovered point is ringed (a whole box is not): centred on the target.
+  const marker = page.locator(`.panel:has(canvas[data-chart="${chart}"]) .hover-marker`);
+  if (target.kind === 'box') {
+    assert.equal(await marker.count(), 0, `a whole box is not ringed (${chart})`);
+  } else {
+    const ring = await marker.boundingBox();
+    const [cx, cy] = [ring.x + ring.width / 2 - box.x, ring.y + ring.height / 2 - box.y];
+    assert.ok(Math.abs(cx - target.x) < 1.5 && Math.abs(cy - target.y) < 1.5,
+      `${chart}: ring at (${cx}, ${cy}) for the point at (${target.x}, ${target.y})`);
+  }
   // Inside the viewport.
   const tip = await tooltip.boundingBox();
   const viewport = page.viewportSize();

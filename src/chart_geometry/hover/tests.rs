@@ -374,3 +374,30 @@ fn targets_point_at_what_hover_finds() {
         r#"[{"kind":"point","series":"say \"hi\"","x":100,"y":70}]"#
     );
 }
+
+#[test]
+fn hover_marks_the_point_it_is_about_and_not_a_whole_box() {
+    // A curve's point: marked where it is drawn, however close the pointer is.
+    let line = HoverLayout::Curves(curves(vec![HoverSeries::new("a", vec![(5.0, 5.0)])]));
+    let hovered = line.hover_at(103.0, 68.0).unwrap();
+    assert_eq!(hovered.marker, Some((100.0, 70.0)));
+    assert_eq!(Some(hovered.text), line.tooltip_at(103.0, 68.0));
+    assert_eq!(line.hover_at(150.0, 20.0), None);
+    // A dataset's dot: marked at the dot, also when the pointer is a few pixels off; a whole
+    // box has no mark.
+    let layout = boxes(
+        [vec![-3.0, -2.5, -2.0, -1.5, -1.0], vec![-2.0]],
+        [None, Some(-1.0)],
+    );
+    let (dataset, (x, y)) = layout.targets()[0].dot.unwrap();
+    let hit = layout.hit(x + 1.0, y - 1.0).unwrap();
+    assert_eq!(hit, BoxHit::Dataset { index: 0, dataset });
+    assert_eq!(layout.marker(hit), Some((x, y)));
+    let (x, y) = layout.targets()[0].inside.unwrap();
+    let hovered = HoverLayout::Boxes(layout.clone()).hover_at(x, y).unwrap();
+    assert_eq!(hovered.marker, None);
+    // The theory marker: marked where it is drawn.
+    let at = layout.theory_position(1).unwrap();
+    assert_eq!(layout.hit(at.0, at.1), Some(BoxHit::Theory { index: 1 }));
+    assert_eq!(layout.marker(BoxHit::Theory { index: 1 }), Some(at));
+}
