@@ -122,9 +122,16 @@ pub fn draw_boxplots(
                 .into_iter()
                 .map(|s| PathElement::new(s.to_vec(), line)),
         )?;
-        // Every dataset's value, spread horizontally so that equal values stay visible.
+        // Every dataset's value, spread horizontally so that equal values stay visible; in a
+        // darker shade of the colour, since a light one vanished on its own box (orange and
+        // yellow on their 25 % fill).
+        let dot = RGBColor(
+            (f64::from(color.0) * 0.6) as u8,
+            (f64::from(color.1) * 0.6) as u8,
+            (f64::from(color.2) * 0.6) as u8,
+        );
         chart.draw_series(dots.iter().map(|&(_, offset, v)| {
-            Circle::new((x + offset, v), px(2.0).max(1), color.mix(0.45).filled())
+            Circle::new((x + offset, v), px(2.0).max(1), dot.mix(0.7).filled())
         }))?;
         let (label_x, label_y) = chart.backend_coord(&(x, lo));
         let label = if names_fit {
