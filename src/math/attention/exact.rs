@@ -11,19 +11,25 @@ use crate::math::estimators::dot;
 /// any norms.
 pub fn softmax_row(data: &AttentionData, i: usize, row: &mut [f64]) {
     let q = data.query(i);
-    let mut max = f64::NEG_INFINITY;
-    for (j, r) in row.iter_mut().enumerate().take(data.len) {
+    let len = data.len.min(row.len());
+    let row = &mut row[..len];
+    for (j, r) in row.iter_mut().enumerate() {
         *r = dot(q, data.key(j));
-        max = max.max(*r);
     }
-    let mut sum = 0.0;
-    for r in row.iter_mut().take(data.len) {
-        *r = (*r - max).exp();
-        sum += *r;
+    softmax_in_place(row);
+}
+
+/// Turns finite scores `s_j` into `exp(s_j − max s) / Σ_l exp(s_l − max s)`: shifted by the
+/// maximum, so nothing overflows, and the total is at least 1 (the maximum's `exp(0)`), so the
+/// division is safe. Every exact softmax of the lab goes through here.
+pub fn softmax_in_place(row: &mut [f64]) {
+    let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut total = 0.0;
+    for s in row.iter_mut() {
+        *s = (*s - max).exp();
+        total += *s;
     }
-    for r in row.iter_mut().take(data.len) {
-        *r /= sum;
-    }
+    row.iter_mut().for_each(|s| *s /= total);
 }
 
 /// The exact outputs `o_i = Σ_j P_ij v_j` (L × dv), one row of P at a time (never L × L).

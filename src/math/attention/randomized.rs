@@ -29,6 +29,8 @@
 
 use std::fmt;
 
+use super::exact::softmax_in_place;
+
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, StandardNormal};
 
@@ -154,14 +156,7 @@ pub fn softmax_rows(
                 what: "a score q·k",
             });
         }
-        let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let mut total = 0.0;
-        for s in row.iter_mut() {
-            *s = (*s - max).exp();
-            total += *s;
-        }
-        // total ≥ 1 (the maximum's term is exp(0)), so the division is safe.
-        row.iter_mut().for_each(|s| *s /= total);
+        softmax_in_place(row);
     }
     Ok(p)
 }
