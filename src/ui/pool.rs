@@ -72,6 +72,19 @@ enum SideJob {
 }
 
 impl SideJob {
+    /// Tells the waiting side its answer (one of another kind is dropped, as never asked).
+    fn answer(self, response: WorkerResponse) {
+        match (self, response) {
+            (SideJob::Probe(done), WorkerResponse::Probe { output, .. }) => done(output),
+            (SideJob::Attention(done), WorkerResponse::Attention { output, .. }) => done(output),
+            (SideJob::Pair(done), WorkerResponse::ScatterPair { output, .. }) => done(output),
+            (SideJob::DataView(done), WorkerResponse::DataView { output, .. }) => {
+                done(output.map(|view| *view));
+            }
+            _ => {}
+        }
+    }
+
     /// Tells the waiting side that the request failed.
     fn fail(self, message: String) {
         match self {
@@ -573,39 +586,17 @@ impl Pool {
             let mut p = pool.borrow_mut();
             match decode::<WorkerResponse>(bytes) {
                 Ok(WorkerResponse::Task(response)) => p.scheduler.answer(slot, response, now_ms()),
-                Ok(WorkerResponse::Probe { id, output }) => {
+                Ok(
+                    side @ (WorkerResponse::Probe { id, .. }
+                    | WorkerResponse::Attention { id, .. }
+                    | WorkerResponse::ScatterPair { id, .. }
+                    | WorkerResponse::DataView { id, .. }),
+                ) => {
                     p.scheduler.side_request_answered(id);
                     let job = p.side_jobs.remove(&id);
                     drop(p);
-                    if let Some(SideJob::Probe(done)) = job {
-                        done(output);
-                    }
-                    return;
-                }
-                Ok(WorkerResponse::Attention { id, output }) => {
-                    p.scheduler.side_request_answered(id);
-                    let job = p.side_jobs.remove(&id);
-                    drop(p);
-                    if let Some(SideJob::Attention(done)) = job {
-                        done(output);
-                    }
-                    return;
-                }
-                Ok(WorkerResponse::ScatterPair { id, output }) => {
-                    p.scheduler.side_request_answered(id);
-                    let job = p.side_jobs.remove(&id);
-                    drop(p);
-                    if let Some(SideJob::Pair(done)) = job {
-                        done(output);
-                    }
-                    return;
-                }
-                Ok(WorkerResponse::DataView { id, output }) => {
-                    p.scheduler.side_request_answered(id);
-                    let job = p.side_jobs.remove(&id);
-                    drop(p);
-                    if let Some(SideJob::DataView(done)) = job {
-                        done(output.map(|view| *view));
+                    if let Some(job) = job {
+                        job.answer(side);
                     }
                     return;
                 }
