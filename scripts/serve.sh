@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is missing, then serves the lab at
 # http://127.0.0.1:8080 (release build: the recompute is about ten times faster than debug).
-set -euo pipefail
+set -Eeuo pipefail
+# shellcheck source=env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$ROOT/scripts/install-tools.sh"
 cd "$ROOT"

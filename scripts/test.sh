@@ -3,14 +3,19 @@
 # check: formatting, clippy (native and wasm), the native tests, the browser tests
 # (wasm-bindgen-test in headless Chromium and Firefox ESR) and the end-to-end tests on the
 # release build (in both browsers too).
-set -euo pipefail
+set -Eeuo pipefail
+# shellcheck source=env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-"$ROOT/scripts/install-tools.sh" --browser
+"$ROOT/scripts/install-tools.sh" --browser --shellcheck
 cd "$ROOT"
 
 # Each step prints the seconds since the start, so a slow step shows in CI's log.
 step() { printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
 trap 'printf "\n==> [%4d s] done (exit %d)\n" "$SECONDS" "$?"' EXIT
+
+step "shellcheck (every shell script) and the installer's test on a simulated bare machine"
+shellcheck scripts/*.sh .ci/run tests/scripts/*.sh
+bash tests/scripts/install-from-nothing.sh
 
 step "cargo fmt --check"
 cargo fmt --all --check
