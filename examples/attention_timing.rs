@@ -2,8 +2,8 @@
 //! m = 256, the eight default methods), one thread: where the time goes.
 use std::time::Instant;
 
-use softmax_kernel_lab::math::attention::report::{AttentionPart, AttentionRequest, run_attention};
-use softmax_kernel_lab::math::config::ExperimentConfig;
+use softmax_kernel_lab::lab::attention::report::{AttentionPart, AttentionRequest, run_attention};
+use softmax_kernel_lab::lab::config::ExperimentConfig;
 
 fn main() {
     let query = std::env::args()

@@ -1,6 +1,6 @@
-use softmax_kernel_lab::math::estimators::{FeatureForm, Projections};
-use softmax_kernel_lab::math::kernel::{KernelScratch, TransposedOmega, log_sums};
-use softmax_kernel_lab::math::rng::{StreamPurpose, stream_rng};
+use softmax_kernel_lab::numerics::estimators::{FeatureForm, Projections};
+use softmax_kernel_lab::numerics::kernel::{KernelScratch, TransposedOmega, log_sums};
+use softmax_kernel_lab::numerics::rng::{StreamPurpose, stream_rng};
 use std::time::Instant;
 fn main() {
     let (m, d) = (1024, 50);

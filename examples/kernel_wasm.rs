@@ -10,9 +10,9 @@
 //! ```
 #[cfg(target_arch = "wasm32")]
 mod bench {
-    use softmax_kernel_lab::math::estimators::{FeatureForm, Projections};
-    use softmax_kernel_lab::math::kernel::{KernelScratch, TransposedOmega, log_sums};
-    use softmax_kernel_lab::math::rng::{StreamPurpose, stream_rng};
+    use softmax_kernel_lab::numerics::estimators::{FeatureForm, Projections};
+    use softmax_kernel_lab::numerics::kernel::{KernelScratch, TransposedOmega, log_sums};
+    use softmax_kernel_lab::numerics::rng::{StreamPurpose, stream_rng};
     use wasm_bindgen::prelude::*;
 
     /// Runs `blocks` blocks of 4 pairs at m = 1024, d = 50; returns a checksum.
@@ -41,8 +41,8 @@ mod bench {
     /// milliseconds spent in each kind of task.
     #[wasm_bindgen]
     pub fn full(seed: u64, m: usize, d: usize) -> String {
-        use softmax_kernel_lab::math::config::ExperimentConfig;
-        use softmax_kernel_lab::math::tasks::{Piece, Workspace, plan};
+        use softmax_kernel_lab::lab::config::ExperimentConfig;
+        use softmax_kernel_lab::lab::tasks::{Piece, Workspace, plan};
         let now = || js_sys::Date::now();
         let config = ExperimentConfig {
             seed,

@@ -2,8 +2,8 @@
 //! benchmark of record is `make bench`, in the browser).
 use std::time::Instant;
 
-use softmax_kernel_lab::math::config::ExperimentConfig;
-use softmax_kernel_lab::math::tasks::{Piece, Workspace, plan};
+use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::tasks::{Piece, Workspace, plan};
 
 fn main() {
     let config = ExperimentConfig::default();

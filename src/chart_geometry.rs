@@ -11,9 +11,9 @@ pub mod hover;
 
 use std::ops::Range;
 
-use crate::math::experiment::{CurvePoint, DatasetMetrics, PairEstimates, ScatterSeries};
-use crate::math::logspace::SignedLog;
-use crate::math::stats::{format_from_log, quantile};
+use crate::lab::experiment::{CurvePoint, DatasetMetrics, PairEstimates, ScatterSeries};
+use crate::numerics::logspace::SignedLog;
+use crate::numerics::stats::{format_from_log, quantile};
 
 /// The hover text of scatter pair `index`: its index, SM, the estimate, the relative error and
 /// `|z|²` (numbers beyond f64's range written from their logs).

@@ -1,16 +1,19 @@
 //! softmax-kernel-lab: random features estimating the softmax kernel, live in the browser.
 //!
-//! - [`math`]: the numerical core (datasets, estimators, A heuristics, the experiment), with
-//!   no web dependency.
+//! - [`numerics`]: the numerical core (datasets, streams, estimators, kernel, theory, attention
+//!   maps), with no notion of a page, a URL, a worker or a job.
+//! - [`lab`]: the lab's model built on it (configuration, presets, experiment, tasks, scheduler,
+//!   results, the attention view's parts), with no web dependency either.
 //! - [`chart_geometry`]: what the charts show (ranges, log axes, hit testing, labels), decided
 //!   without drawing, so it builds and is tested natively.
 //! - `ui` and `charts` (WebAssembly only, feature `page`): the Leptos page and the canvas
-//!   drawing; they only call into [`math`] and [`chart_geometry`]. The workers are built
+//!   drawing; they only call into [`lab`], [`numerics`] and [`chart_geometry`]. The workers are built
 //!   without them.
 
 pub mod chart_geometry;
 pub mod cli;
-pub mod math;
+pub mod lab;
+pub mod numerics;
 
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 pub mod charts;

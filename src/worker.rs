@@ -1,5 +1,5 @@
 //! The worker side of the pools (WebAssembly only): each message is a postcard-encoded
-//! [`WorkerRequest`](crate::math::tasks::WorkerRequest); the answer goes back the same way.
+//! [`WorkerRequest`](crate::lab::tasks::WorkerRequest); the answer goes back the same way.
 //! Two workers: `kernel-worker` ([`start`]: the kernel view's tasks, the probe, the data panel,
 //! [`handle_kernel_request`], built without the optimised A) and `full-worker` ([`start_full`]:
 //! every request, [`handle_request`]), so that the first view never downloads the attention
@@ -12,7 +12,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::math::tasks::{Workspace, handle_kernel_request, handle_request};
+use crate::lab::tasks::{Workspace, handle_kernel_request, handle_request};
 
 /// The word a worker posts once it listens, so that the page never sends into the void.
 pub const READY: &str = "ready";

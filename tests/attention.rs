@@ -3,14 +3,15 @@
 //! is biased where theory says it is (large norms, few features) while randomized attention is
 //! not, the error of a random map falls like 1/√m, and the numbers of a fixed link are pinned.
 
-use softmax_kernel_lab::math::attention::data::{AttentionData, attention_data};
-use softmax_kernel_lab::math::attention::exact::softmax_output;
-use softmax_kernel_lab::math::attention::method::MethodId;
-use softmax_kernel_lab::math::attention::methods::{prepare, run};
-use softmax_kernel_lab::math::attention::report::{
+use softmax_kernel_lab::lab::attention::data::attention_data;
+use softmax_kernel_lab::lab::attention::methods::{prepare, run};
+use softmax_kernel_lab::lab::attention::report::{
     AttentionOutput, AttentionPart, AttentionRequest, run_attention,
 };
-use softmax_kernel_lab::math::config::ExperimentConfig;
+use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::numerics::attention::data::AttentionData;
+use softmax_kernel_lab::numerics::attention::exact::softmax_output;
+use softmax_kernel_lab::numerics::attention::method::MethodId;
 
 fn config(query: &str) -> ExperimentConfig {
     let (config, notices) = ExperimentConfig::from_query(query);

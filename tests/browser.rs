@@ -5,10 +5,10 @@
 use leptos::prelude::*;
 use plotters::style::RGBColor;
 use softmax_kernel_lab::charts::{draw_scatter, estimator_color};
-use softmax_kernel_lab::math::config::{ExperimentConfig, Param};
-use softmax_kernel_lab::math::estimators::{EstimatorId, REGISTRY};
-use softmax_kernel_lab::math::experiment::run_experiment;
-use softmax_kernel_lab::math::tasks::{Workspace, handle_request};
+use softmax_kernel_lab::lab::config::{ExperimentConfig, Param};
+use softmax_kernel_lab::lab::experiment::run_experiment;
+use softmax_kernel_lab::lab::tasks::{Workspace, handle_request};
+use softmax_kernel_lab::numerics::estimators::{EstimatorId, REGISTRY};
 use softmax_kernel_lab::ui::{App, compute_on_page_without_workers};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -210,7 +210,7 @@ fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
 /// Lemma 3.1 gives per pair as the relative RMSE √MSE/SM.
 #[wasm_bindgen_test]
 fn kernel_in_webassembly_matches_the_f64_path_far_below_the_monte_carlo_error() {
-    use softmax_kernel_lab::math::tasks::check_kernel_against_f64;
+    use softmax_kernel_lab::lab::tasks::check_kernel_against_f64;
 
     let mut config = small_config();
     let every: Vec<&str> = REGISTRY.iter().map(|e| e.id()).collect();
@@ -254,7 +254,7 @@ fn negative_estimates_are_drawn_below_zero() {
     let below = layout.position(e.log_true[i], e.estimates[i]);
     let zero = layout.position(
         e.log_true[i],
-        softmax_kernel_lab::math::logspace::SignedLog::ZERO,
+        softmax_kernel_lab::numerics::logspace::SignedLog::ZERO,
     );
     assert!(below.1 >= zero.1, "{below:?} vs {zero:?}");
 }
@@ -569,7 +569,7 @@ include!("export/pinned.rs");
 #[wasm_bindgen_test]
 fn export_path_prints_what_the_command_line_prints() {
     use softmax_kernel_lab::cli::{experiment_csv, experiment_json};
-    use softmax_kernel_lab::math::tasks::ExportRun;
+    use softmax_kernel_lab::lab::tasks::ExportRun;
     for (query, csv, json) in PINNED {
         let (config, notices) = ExperimentConfig::from_query(query);
         assert!(notices.is_empty(), "{query}: {notices:?}");

@@ -9,8 +9,8 @@
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use softmax_kernel_lab::math::config::ExperimentConfig;
-use softmax_kernel_lab::math::experiment::run_experiment;
+use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::experiment::run_experiment;
 
 fn kernel_lab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kernel-lab"))
@@ -221,7 +221,7 @@ fn pair_with_orthogonal_features_is_unbiased_and_says_so() {
 
 #[test]
 fn estimators_lists_the_registry() {
-    use softmax_kernel_lab::math::estimators::{EstimatorParams, Fit, REGISTRY};
+    use softmax_kernel_lab::numerics::estimators::{EstimatorParams, Fit, REGISTRY};
     let listing = json_of(&["estimators"]);
     let entries = listing.as_array().expect("an array");
     assert_eq!(entries.len(), REGISTRY.len());
@@ -500,11 +500,11 @@ fn attention_prints_the_library_numbers_as_json_and_csv() {
     let (config, _) = ExperimentConfig::from_query(
         "view=attention&len=40&d=6&dv=3&features=16&draws=3&methods=prf-pos,hcexp-var,rff,taylor,elu,ra",
     );
-    let Ok(softmax_kernel_lab::math::attention::AttentionOutput::Main(main)) =
-        softmax_kernel_lab::math::attention::run_attention(
-            &softmax_kernel_lab::math::attention::AttentionRequest {
+    let Ok(softmax_kernel_lab::lab::attention::AttentionOutput::Main(main)) =
+        softmax_kernel_lab::lab::attention::run_attention(
+            &softmax_kernel_lab::lab::attention::AttentionRequest {
                 config,
-                part: softmax_kernel_lab::math::attention::AttentionPart::Main,
+                part: softmax_kernel_lab::lab::attention::AttentionPart::Main,
                 heads: None,
             },
         )

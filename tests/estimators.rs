@@ -49,13 +49,13 @@
 
 use std::sync::OnceLock;
 
-use softmax_kernel_lab::math::dataset::{Dataset, DatasetParams, generate};
-use softmax_kernel_lab::math::estimators::{
+use softmax_kernel_lab::numerics::dataset::{Dataset, DatasetParams, generate};
+use softmax_kernel_lab::numerics::estimators::{
     Estimator, EstimatorParams, FastSum, Fit, FitInput, Projections, REGISTRY, Side, dot,
     log_softmax_kernel, reference_estimate,
 };
-use softmax_kernel_lab::math::heuristics::AHeuristic;
-use softmax_kernel_lab::math::rng::{StreamPurpose, stream_rng};
+use softmax_kernel_lab::numerics::heuristics::AHeuristic;
+use softmax_kernel_lab::numerics::rng::{StreamPurpose, stream_rng};
 
 /// Seed of every stream in this file.
 const SEED: u64 = 20_250_302;

@@ -13,9 +13,9 @@
 use std::process::Command;
 
 use softmax_kernel_lab::cli::{experiment_csv, experiment_json};
-use softmax_kernel_lab::math::config::ExperimentConfig;
-use softmax_kernel_lab::math::experiment::run_experiment;
-use softmax_kernel_lab::math::tasks::{ExportRun, Workspace, handle_request};
+use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::experiment::run_experiment;
+use softmax_kernel_lab::lab::tasks::{ExportRun, Workspace, handle_request};
 
 include!("export/pinned.rs");
 

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
-use softmax_kernel_lab::math::attention::heads::{HEADS_ASSET_PATH, HeadsError, RealHeads};
+use softmax_kernel_lab::numerics::attention::heads::{HEADS_ASSET_PATH, HeadsError, RealHeads};
 
 /// SHA-256 of the committed asset. Regenerating it (README, "Real transformer heads") on this
 /// machine reproduces it bit for bit; change it only together with the asset.

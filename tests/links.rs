@@ -11,8 +11,8 @@
 //! To regenerate after an intended change: `cargo test --test links -- --ignored --nocapture`
 //! prints the table below.
 
-use softmax_kernel_lab::math::config::ExperimentConfig;
-use softmax_kernel_lab::math::experiment::{mse_against_m, run_experiment};
+use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::experiment::{mse_against_m, run_experiment};
 
 /// The links pinned: the default page, a small one, the scale reading of the Laplace
 /// parameter, fresh ω per pair, large norms (overflow handled), and every estimator.

@@ -3,15 +3,15 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use softmax_kernel_lab::math::config::{ExperimentConfig, Param};
-use softmax_kernel_lab::math::dataset::{Dataset, SampleMoments};
-use softmax_kernel_lab::math::estimators::{
+use softmax_kernel_lab::lab::config::{ExperimentConfig, Param};
+use softmax_kernel_lab::numerics::dataset::{Dataset, SampleMoments};
+use softmax_kernel_lab::numerics::estimators::{
     Estimator, EstimatorId, EstimatorParams, Fit, FitInput, Projections, REGISTRY,
     reference_estimate,
 };
-use softmax_kernel_lab::math::heuristics::{A_MAX, A_MIN, AHeuristic, diagonal_a};
-use softmax_kernel_lab::math::probe::{ProbeRequest, probe_pair};
-use softmax_kernel_lab::math::rng::{StreamPurpose, stream_rng};
+use softmax_kernel_lab::numerics::heuristics::{A_MAX, A_MIN, AHeuristic, diagonal_a};
+use softmax_kernel_lab::numerics::probe::{ProbeRequest, probe_pair};
+use softmax_kernel_lab::numerics::rng::{StreamPurpose, stream_rng};
 
 /// Strings shaped like hostile URL values: numbers, specials, text, unicode, long runs.
 fn hostile_text() -> impl Strategy<Value = String> {

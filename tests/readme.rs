@@ -1,7 +1,7 @@
 //! Keeps the README's URL parameter table true: every parameter is documented with the range
 //! and default that the code enforces.
 
-use softmax_kernel_lab::math::config::{ExperimentConfig, Param};
+use softmax_kernel_lab::lab::config::{ExperimentConfig, Param};
 
 #[test]
 fn readme_documents_every_url_parameter_with_its_range_and_default() {

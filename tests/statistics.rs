@@ -67,14 +67,14 @@ use std::sync::OnceLock;
 
 use rand::RngExt;
 use rand_distr::{Distribution, Normal, StandardNormal};
-use softmax_kernel_lab::math::dataset::SampleMoments;
-use softmax_kernel_lab::math::estimators::{
+use softmax_kernel_lab::numerics::dataset::SampleMoments;
+use softmax_kernel_lab::numerics::estimators::{
     Estimator as RegistryEstimator, EstimatorId, FeatureForm, Fit, Projections, log_softmax_kernel,
     log_theoretical_mse, reference_estimate,
 };
-use softmax_kernel_lab::math::heuristics::{AHeuristic, diagonal_a};
-use softmax_kernel_lab::math::rng::{StreamPurpose, stream_rng};
-use softmax_kernel_lab::math::theory::log_lemma_3_2_bound;
+use softmax_kernel_lab::numerics::heuristics::{AHeuristic, diagonal_a};
+use softmax_kernel_lab::numerics::rng::{StreamPurpose, stream_rng};
+use softmax_kernel_lab::numerics::theory::log_lemma_3_2_bound;
 
 /// Draws per case (each with fresh ω).
 const DRAWS: usize = 100_000;

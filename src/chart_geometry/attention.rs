@@ -6,7 +6,7 @@
 //! [`crate::chart_geometry`]); [`Axis::on_axis`] maps a value to where it is drawn.
 
 use crate::chart_geometry::{power_of_ten_label, superscript, tick};
-use crate::math::stats::quantile;
+use crate::numerics::stats::quantile;
 
 /// Average width of a character of the charts' 11 px sans-serif labels, in CSS pixels.
 pub const CHAR_WIDTH: f64 = 6.2;

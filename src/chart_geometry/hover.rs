@@ -9,7 +9,7 @@
 //!   the box itself (its column between the whiskers).
 
 use super::{PixelBounds, TheoryMarker, power_of_ten_label, tick};
-use crate::math::stats::{BoxSummary, format_from_log};
+use crate::numerics::stats::{BoxSummary, format_from_log};
 
 /// A pointer farther than this (CSS pixels) from every point of every line shows no tooltip.
 pub const CURVE_HIT_RADIUS: f64 = 8.0;

@@ -1,7 +1,7 @@
 //! Native tests of the chart geometry: concrete ranges, pixels and labels.
 
 use super::*;
-use crate::math::estimators::{EstimatorId, Fit};
+use crate::numerics::estimators::{EstimatorId, Fit};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))

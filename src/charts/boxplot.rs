@@ -12,8 +12,8 @@ use crate::chart_geometry::hover::{
     BOX_HALF_WIDTH, BoxHover, BoxplotLayout, PlotFrame, THEORY_OFFSET, box_dots,
 };
 use crate::chart_geometry::{PixelBounds, TheoryMarker, boxplot_range, power_of_ten_label};
-use crate::math::estimators::EstimatorId;
-use crate::math::stats::BoxSummary;
+use crate::numerics::estimators::EstimatorId;
+use crate::numerics::stats::BoxSummary;
 
 /// One box of a boxplot chart.
 pub struct BoxplotEntry {

@@ -21,7 +21,7 @@ use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use crate::math::estimators::EstimatorId;
+use crate::numerics::estimators::EstimatorId;
 
 mod attention;
 mod boxplot;

@@ -7,8 +7,8 @@ use web_sys::HtmlCanvasElement;
 
 use super::{ChartError, backend, estimator_color, prepare};
 use crate::chart_geometry::{Histogram, tick};
-use crate::math::estimators::EstimatorId;
-use crate::math::probe::ProbeResult;
+use crate::numerics::estimators::EstimatorId;
+use crate::numerics::probe::ProbeResult;
 
 /// One estimator's panel in the probe chart.
 pub struct ProbeEntry<'a> {

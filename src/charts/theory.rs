@@ -13,9 +13,9 @@ use crate::chart_geometry::hover::{AxisFormat, CurveLayout, HoverSeries, PlotFra
 use crate::chart_geometry::{
     PixelBounds, focus_range, log10_error_bar, padded_range, power_of_ten_label, tick,
 };
-use crate::math::estimators::EstimatorId;
-use crate::math::experiment::MseCurve;
-use crate::math::theory::{Theorem33Inputs, log_lemma_3_2_bound};
+use crate::lab::experiment::MseCurve;
+use crate::numerics::estimators::EstimatorId;
+use crate::numerics::theory::{Theorem33Inputs, log_lemma_3_2_bound};
 
 /// Marks at the top edge of a chart for curves whose values lie above its axis: a small
 /// triangle at `x` in the curve's colour and its text (`id ↑ 10¹⁷³³`) beside it.

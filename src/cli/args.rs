@@ -18,7 +18,7 @@ use super::{CliError, quote};
 /// Most components of `--x` and `--y`.
 pub const MAX_VECTOR_LEN: usize = 4096;
 /// Largest magnitude of a component of `--x` or `--y`. Beyond it `|Ax + A^-T y|²` (with
-/// `a_i` up to [`crate::math::heuristics::A_MAX`] and 4096 components) could overflow even in
+/// `a_i` up to [`crate::numerics::heuristics::A_MAX`] and 4096 components) could overflow even in
 /// the log domain; below it every logarithm the estimators form is finite.
 pub const MAX_COMPONENT: f64 = 1e100;
 

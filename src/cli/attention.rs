@@ -9,13 +9,13 @@ use serde::Serialize;
 use super::args::{FlagKind, Flags};
 use super::experiment::config_of;
 use super::{CliError, finite, quote};
-use crate::math::attention::heads::HEADS_ASSET_PATH;
-use crate::math::attention::report::{
+use crate::lab::attention::report::{
     AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, HeadsTable, MainReport,
     run_attention,
 };
-use crate::math::config::{ExperimentConfig, HeadSource, Param, View};
-use crate::math::stats::{mean_and_standard_error, median};
+use crate::lab::config::{ExperimentConfig, HeadSource, Param, View};
+use crate::numerics::attention::heads::HEADS_ASSET_PATH;
+use crate::numerics::stats::{mean_and_standard_error, median};
 
 /// A parsed `attention` command.
 #[derive(Clone, Debug, PartialEq)]
@@ -204,7 +204,7 @@ pub fn run_attention_command(command: &AttentionCommand) -> Result<String, CliEr
 struct TableJson<'a> {
     methods: Vec<&'static str>,
     features: usize,
-    rows: &'a [crate::math::attention::report::HeadRow],
+    rows: &'a [crate::lab::attention::report::HeadRow],
     wins: &'a [usize],
     median_ratio: &'a [f64],
 }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::math::estimators::{EstimatorParams, Fit, REGISTRY};
+use crate::numerics::estimators::{EstimatorParams, Fit, REGISTRY};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EstimatorListing {

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::args::{Flag, FlagKind, Flags};
 use super::{CliError, finite};
-use crate::math::config::{ExperimentConfig, Param, ParamError};
-use crate::math::experiment::{EstimatorSummary, ExperimentResult, ScatterSeries};
+use crate::lab::config::{ExperimentConfig, Param, ParamError};
+use crate::lab::experiment::{EstimatorSummary, ExperimentResult, ScatterSeries};
 
 /// A parsed `experiment` command.
 #[derive(Clone, Debug, PartialEq)]
@@ -240,7 +240,7 @@ pub fn experiment_csv(result: &ExperimentResult) -> String {
 mod tests {
     use super::*;
     use crate::cli::test_support::{args, error_of};
-    use crate::math::experiment::run_experiment;
+    use crate::lab::experiment::run_experiment;
 
     #[test]
     fn query_notices_become_strict_errors_without_the_pages_fallback_note() {

@@ -13,15 +13,15 @@
 //! the text or the one-line error, and exits with [`CliError::EXIT_CODE`] on an error.
 //! Nothing here touches the web, so it builds natively and for `wasm32-unknown-unknown`.
 //!
-//! [`reference_estimate`]: crate::math::estimators::reference_estimate
-//! [`ExperimentConfig::set`]: crate::math::config::ExperimentConfig::set
-//! [`ExperimentConfig::from_query`]: crate::math::config::ExperimentConfig::from_query
+//! [`reference_estimate`]: crate::numerics::estimators::reference_estimate
+//! [`ExperimentConfig::set`]: crate::lab::config::ExperimentConfig::set
+//! [`ExperimentConfig::from_query`]: crate::lab::config::ExperimentConfig::from_query
 
 use std::fmt;
 
 use serde::Serialize;
 
-use crate::math::experiment::run_experiment;
+use crate::lab::experiment::run_experiment;
 
 mod args;
 mod attention;
@@ -155,7 +155,7 @@ fn one_line(text: &str) -> String {
         .collect()
 }
 
-pub(crate) use crate::math::config::quote;
+pub(crate) use crate::lab::config::quote;
 
 /// Runs the command line `args` (the arguments after the program name) and returns the text
 /// to print on standard output (it ends with a newline), or the rejected argument.

@@ -6,14 +6,14 @@ use serde::Serialize;
 
 use super::args::{FlagKind, Flags, parse_integer, parse_vector};
 use super::{CliError, finite, quote};
-use crate::math::config::{ExperimentConfig, MAX_WORK, Param};
-use crate::math::dataset::{Dataset, SampleMoments};
-use crate::math::estimators::{
+use crate::lab::config::{ExperimentConfig, MAX_WORK, Param};
+use crate::numerics::dataset::{Dataset, SampleMoments};
+use crate::numerics::estimators::{
     EstimatorId, EstimatorParams, FitInput, Projections, all_ids, log_softmax_kernel,
     reference_estimate,
 };
-use crate::math::heuristics::AHeuristic;
-use crate::math::rng::{StreamPurpose, stream_rng};
+use crate::numerics::heuristics::AHeuristic;
+use crate::numerics::rng::{StreamPurpose, stream_rng};
 
 /// Fewest trials of `pair`: the standard errors need a sample variance.
 pub const MIN_TRIALS: u64 = 2;

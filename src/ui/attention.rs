@@ -16,16 +16,16 @@ use crate::charts::{
     Distribution, ErrorBarSeries, HeatScale, Series, describe, draw_distributions, draw_heatmap,
     draw_xy, draw_xy_with_errors,
 };
-use crate::math::attention::heads::HEADS_ASSET_PATH;
-use crate::math::attention::method::MethodId;
-use crate::math::attention::report::{
+use crate::lab::attention::report::{
     AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, BudgetReport, HeadsTable,
     MainReport, TABLE_DRAWS, TemperatureReport,
 };
-use crate::math::attention::tensorised::tensorised_example;
-use crate::math::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource, Param};
-use crate::math::estimators::Family;
-use crate::math::stats::order_by_key;
+use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource, Param};
+use crate::numerics::attention::heads::HEADS_ASSET_PATH;
+use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::tensorised::tensorised_example;
+use crate::numerics::estimators::Family;
+use crate::numerics::stats::order_by_key;
 
 use super::controls::{NumberControl, SeedControl, Slider, commit};
 use super::export::PngButton;
@@ -455,7 +455,7 @@ fn AttentionControls(
 /// `method value` for every method of the main part, for a chart's text alternative.
 fn summary(
     report: &MainReport,
-    value: impl Fn(&crate::math::attention::report::MethodReport) -> f64,
+    value: impl Fn(&crate::lab::attention::report::MethodReport) -> f64,
 ) -> String {
     report
         .methods
@@ -709,7 +709,7 @@ fn RowErrors(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>) -
             .iter()
             .map(|r| format!("{} bad rows", r.bad_rows))
             .collect();
-        let entries = |values: fn(&crate::math::attention::report::MethodReport) -> &[f64]| {
+        let entries = |values: fn(&crate::lab::attention::report::MethodReport) -> &[f64]| {
             report
                 .methods
                 .iter()

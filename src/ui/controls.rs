@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::math::config::{DEFAULT_ESTIMATORS, ExperimentConfig, MAX_WORK, Param, ParamError};
-use crate::math::estimators::{EstimatorId, Family};
+use crate::lab::config::{DEFAULT_ESTIMATORS, ExperimentConfig, MAX_WORK, Param, ParamError};
+use crate::numerics::estimators::{EstimatorId, Family};
 
 /// Applies `text` to `param` on a copy of the current configuration and publishes it; returns
 /// the message to show when the value is refused (the configuration then stays as it was).

@@ -2,7 +2,7 @@
 //! scatter dataset's query and key means and standard deviations beside each heuristic's
 //! diagonal A; histograms of `|x|`, `|y|` and `x·y`; and per chosen estimator histograms of
 //! `|Ax|`, `|A⁻¹y|` and `|z|`, whose spread is what the MSE `∝ e^{|z|²}` punishes. Computed in
-//! a worker from the configuration ([`crate::math::data_view::data_view`], one dataset: it
+//! a worker from the configuration ([`crate::lab::data_view::data_view`], one dataset: it
 //! fits every chosen estimator, which the page's module does not link), drawn here next to the
 //! data controls; the panel keeps its last view until the next one arrives
 //! (`data-status` on the section: `computing`, then `ready` or `error`). It asks once the
@@ -15,8 +15,8 @@ use crate::chart_geometry::data::{
     a_ranges, bin_caption, component_label, component_series, histogram_label, off_log_axis,
 };
 use crate::charts::{draw_components, draw_histogram};
-use crate::math::config::{ExperimentConfig, Param};
-use crate::math::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS};
+use crate::lab::config::{ExperimentConfig, Param};
+use crate::lab::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS};
 
 use super::attention::{chart_error, resize_counter};
 use super::controls::{NumberControl, SeedControl};

@@ -16,10 +16,10 @@ use web_sys::{MessageEvent, Worker};
 use super::pool::{WorkerKind, relaxed_simd, worker_count};
 
 use crate::cli::{experiment_csv, experiment_json};
-use crate::math::config::ExperimentConfig;
-use crate::math::experiment::ExperimentResult;
-use crate::math::presets::{PRESETS, Preset};
-use crate::math::tasks::ExportRun;
+use crate::lab::config::ExperimentConfig;
+use crate::lab::experiment::ExperimentResult;
+use crate::lab::presets::{PRESETS, Preset};
+use crate::lab::tasks::ExportRun;
 
 /// Starts a download of `href` (a data URL) as `filename`.
 fn download(filename: &str, href: &str) -> Option<()> {

@@ -1,9 +1,9 @@
 //! A formula on the page: its one line of text (the single source, see
-//! [`crate::math::mathml`]) rendered as native MathML.
+//! [`crate::lab::mathml`]) rendered as native MathML.
 
 use leptos::prelude::*;
 
-use crate::math::mathml::to_mathml;
+use crate::lab::mathml::to_mathml;
 
 /// A formula as MathML.
 ///

@@ -19,10 +19,10 @@ use leptos::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::math::config::{ExperimentConfig, Param, ParamError, View};
-use crate::math::experiment::{ExperimentResult, MseCurve};
-use crate::math::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
-use crate::math::tasks::Part;
+use crate::lab::config::{ExperimentConfig, Param, ParamError, View};
+use crate::lab::experiment::{ExperimentResult, MseCurve};
+use crate::lab::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
+use crate::lab::tasks::Part;
 use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
@@ -82,9 +82,9 @@ fn take_crash_flag(query: &str) -> (bool, String) {
     (crash, serde_urlencoded::to_string(rest).unwrap_or_default())
 }
 
-pub use crate::math::job::{BUDGET_BYTES, BUDGET_WORK, ScatterView, Shown, Status};
+pub use crate::lab::job::{BUDGET_BYTES, BUDGET_WORK, ScatterView, Shown, Status};
 
-/// See [`crate::math::job::PROGRESS_DELAY_MS`].
+/// See [`crate::lab::job::PROGRESS_DELAY_MS`].
 const PROGRESS_DELAY: Duration = Duration::from_millis(PROGRESS_DELAY_MS);
 
 /// The query string of the page's URL, without the `?`.

@@ -43,16 +43,16 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use crate::math::attention::{AttentionOutput, AttentionRequest};
-use crate::math::config::ExperimentConfig;
-use crate::math::data_view::DataView;
+use crate::lab::attention::{AttentionOutput, AttentionRequest};
+use crate::lab::config::ExperimentConfig;
+use crate::lab::data_view::DataView;
+pub use crate::lab::scheduler::SchedulerEvent as PoolEvent;
+use crate::lab::scheduler::{Dispatch, Scheduler};
+use crate::lab::tasks::{ProbeRequest, WorkerRequest, WorkerResponse, decode, encode};
 #[cfg(doc)]
-use crate::math::estimators::Describe;
-use crate::math::estimators::EstimatorId;
-use crate::math::probe::{PairVectors, ProbeResult};
-pub use crate::math::scheduler::SchedulerEvent as PoolEvent;
-use crate::math::scheduler::{Dispatch, Scheduler};
-use crate::math::tasks::{ProbeRequest, WorkerRequest, WorkerResponse, decode, encode};
+use crate::numerics::estimators::Describe;
+use crate::numerics::estimators::EstimatorId;
+use crate::numerics::probe::{PairVectors, ProbeResult};
 
 /// Told the outcome of a probe.
 pub type ProbeDone = Box<dyn FnOnce(Result<ProbeResult, String>)>;

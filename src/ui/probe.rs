@@ -13,10 +13,10 @@ use super::export::PngButton;
 use super::controls::NumberControl;
 use super::pool::ProbeRunner;
 use crate::charts::{ProbeEntry, describe, draw_probe};
-use crate::math::config::{ExperimentConfig, Param};
-use crate::math::experiment::{EstimatorId, ExperimentResult};
-use crate::math::probe::{ProbeResult, probe_draws};
-use crate::math::tasks::ProbeRequest;
+use crate::lab::config::{ExperimentConfig, Param};
+use crate::lab::experiment::{EstimatorId, ExperimentResult};
+use crate::lab::tasks::ProbeRequest;
+use crate::numerics::probe::{ProbeResult, probe_draws};
 
 /// Longest vector the probe form accepts.
 const MAX_TYPED_DIMENSION: usize = 512;

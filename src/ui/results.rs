@@ -12,17 +12,17 @@ use crate::charts::{
     draw_lemma_3_2, draw_mse_curves, draw_parameter_sweep, draw_scatter, draw_theorem_3_3,
     estimator_css_color,
 };
-use crate::math::config::OmegaMode;
-use crate::math::estimators::{DESCRIPTIONS, EstimatorId};
-use crate::math::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
-use crate::math::tasks::Part;
+use crate::lab::config::OmegaMode;
+use crate::lab::experiment::{DatasetMetrics, ExperimentResult, MseCurve};
+use crate::lab::tasks::Part;
+use crate::numerics::estimators::{DESCRIPTIONS, EstimatorId};
 
 use super::export::PngButton;
 use super::math::Math;
 use super::{ScatterView, Shown};
 use crate::chart_geometry::scatter_tooltip;
-use crate::math::experiment::ScatterSeries;
-use crate::math::stats::{format_from_log, order_by_key};
+use crate::lab::experiment::ScatterSeries;
+use crate::numerics::stats::{format_from_log, order_by_key};
 
 /// Text of a number given as its natural log, for the table: scientific notation that
 /// `parseFloat` reads back, with the exponent beyond f64's range when needed.
@@ -370,7 +370,7 @@ fn draw_scatter_part(
 
 /// Figures 2 and 3.
 fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<(), String> {
-    type Median = fn(&crate::math::experiment::EstimatorSummary) -> f64;
+    type Median = fn(&crate::lab::experiment::EstimatorSummary) -> f64;
     let entries = |metric: fn(&DatasetMetrics) -> f64,
                    log_median: Median,
                    with_theory: bool|
@@ -394,7 +394,7 @@ fn draw_boxplot_part(result: &ExperimentResult, canvases: Canvases) -> Result<()
             .collect()
     };
     let datasets = result.config.datasets;
-    let medians = |log_median: fn(&crate::math::experiment::EstimatorSummary) -> f64| {
+    let medians = |log_median: fn(&crate::lab::experiment::EstimatorSummary) -> f64| {
         result
             .summaries
             .iter()

@@ -1,9 +1,9 @@
 //! Native tests of the data panel's chart geometry.
 
 use super::*;
-use crate::math::data_view::{HistogramSeries, data_view_of, histogram_set};
-use crate::math::dataset::Dataset;
-use crate::math::estimators::{EstimatorId, EstimatorParams};
+use crate::lab::data_view::{HistogramSeries, data_view_of, histogram_set};
+use crate::numerics::dataset::Dataset;
+use crate::numerics::estimators::{EstimatorId, EstimatorParams};
 
 fn view(d: usize, x: Vec<f64>, y: Vec<f64>) -> DataView {
     let n = x.len() / d;

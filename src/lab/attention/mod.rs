@@ -1,0 +1,8 @@
+//! The attention view's model: fitting and drawing each method on a configuration's data
+//! ([`methods`]), and the view's parts ([`report`]).
+
+pub mod data;
+pub mod methods;
+pub mod report;
+
+pub use report::{AttentionOutput, AttentionPart, AttentionRequest, run_attention};

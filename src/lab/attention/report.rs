@@ -1,0 +1,651 @@
+//! The attention view's parts, each computed from the configuration alone (plus the real
+//! heads' bytes when they are the data), so a worker, the page and `kernel-lab attention`
+//! produce the same numbers.
+
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::lab::config::{BLOCK, BUDGETS, ExperimentConfig, HeadSource, TEMPERATURES, TV_ROWS};
+use crate::numerics::stats::{mean_and_standard_error, median};
+
+use super::methods::{Prepared, prepare, run};
+use crate::lab::attention::data::attention_data;
+use crate::numerics::attention::data::AttentionData;
+use crate::numerics::attention::exact::{
+    mean_row_entropy, numerical_rank, singular_values, softmax_matrix, softmax_output, spectral_gap,
+};
+use crate::numerics::attention::heads::RealHeads;
+use crate::numerics::attention::lln::{LlnConstants, fit_moment_matching};
+use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::{AttentionError, Evaluation, features_per_projection};
+use crate::numerics::rng::{StreamPurpose, stream_rng};
+
+/// The parts of the view, computed separately (in parallel in the pool) and shown as they
+/// arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AttentionPart {
+    /// One draw of every method: errors per row, the matrix block and its singular values.
+    Main,
+    /// R draws of every random method: bias and variance per row.
+    BiasVariance,
+    /// Entropy and spectral gap against the temperature.
+    Temperature,
+    /// Output error against the feature budget D.
+    Budget,
+    /// Every real head: data-chosen A and OPRF against Performer at equal m.
+    HeadsTable,
+}
+
+impl AttentionPart {
+    /// Every part, in the order the page asks for them.
+    pub const ALL: [AttentionPart; 5] = [
+        AttentionPart::Main,
+        AttentionPart::BiasVariance,
+        AttentionPart::Temperature,
+        AttentionPart::Budget,
+        AttentionPart::HeadsTable,
+    ];
+
+    /// Whether the part applies to this configuration (the table needs the real heads).
+    pub fn applies(self, config: &ExperimentConfig) -> bool {
+        self != AttentionPart::HeadsTable || config.attention.source == HeadSource::Minilm
+    }
+}
+
+/// A message to a worker (and the command line's unit of work).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AttentionRequest {
+    pub config: ExperimentConfig,
+    pub part: AttentionPart,
+    /// The real heads' asset, when they are the data.
+    pub heads: Option<Vec<u8>>,
+}
+
+/// One method's measurements on one draw.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MethodReport {
+    pub method: MethodId,
+    /// Features per token D (randomized attention: samples per query).
+    pub feature_size: usize,
+    pub evaluation: Evaluation,
+    pub note: String,
+    /// Total variation `½ Σ_j |P̂_ij − P_ij|` of the sampled rows with a usable denominator.
+    pub row_tv: Vec<f64>,
+    /// `|o_i − ô_i|` (Euclidean) of every row with a usable denominator.
+    pub output_error: Vec<f64>,
+    /// Rows whose denominator was not finite, ≤ 0 or near 0 (their P̂ row has no meaning).
+    pub bad_rows: usize,
+    /// P̂ on the first [`BLOCK`] tokens taken as their own sequence (row-major).
+    pub block: Vec<f64>,
+    /// Its singular values, largest first, and numerical rank.
+    pub singular_values: Vec<f64>,
+    pub rank: usize,
+}
+
+impl MethodReport {
+    /// The mean output error (NaN without a usable row).
+    pub fn mean_output_error(&self) -> f64 {
+        mean_and_standard_error(&self.output_error).0
+    }
+
+    /// The median total variation.
+    pub fn median_tv(&self) -> f64 {
+        median(&self.row_tv).unwrap_or(f64::NAN)
+    }
+}
+
+/// [`AttentionPart::Main`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MainReport {
+    pub len: usize,
+    pub d: usize,
+    pub dv: usize,
+    /// Tokens of the matrix block.
+    pub block_len: usize,
+    /// P on the block, its singular values, rank, mean row entropy and spectral gap.
+    pub exact_block: Vec<f64>,
+    pub exact_singular_values: Vec<f64>,
+    pub exact_rank: usize,
+    /// The rows whose total variation is measured.
+    pub tv_rows: Vec<usize>,
+    /// The mean norm of the exact outputs (the scale of the output errors).
+    pub mean_output_norm: f64,
+    pub methods: Vec<MethodReport>,
+}
+
+/// One method's bias and variance over R draws, per row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BiasVariance {
+    pub method: MethodId,
+    pub draws: usize,
+    /// `|mean_r ô_i − o_i|² − variance_i / R` (the squared bias with the mean's own noise
+    /// removed; may be slightly negative), per usable row.
+    pub squared_bias: Vec<f64>,
+    /// `Σ_r |ô_i^r − mean|² / (R − 1)` per usable row.
+    pub variance: Vec<f64>,
+    /// Rows left out because a draw had an unusable denominator.
+    pub bad_rows: usize,
+    /// The mean over rows of `|mean_r ô_i − o_i|²` and its standard error over rows, for the
+    /// unbiasedness check of the table.
+    pub mean_squared_deviation: f64,
+}
+
+/// [`AttentionPart::BiasVariance`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BiasVarianceReport {
+    pub methods: Vec<BiasVariance>,
+}
+
+/// One curve of the temperature chart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TemperatureCurve {
+    /// `None`: softmax itself.
+    pub method: Option<MethodId>,
+    /// Mean row entropy at each temperature (`None` where a row is negative).
+    pub entropy: Vec<Option<f64>>,
+    /// Spectral gap `1 − |λ₂|` at each temperature.
+    pub gap: Vec<Option<f64>>,
+}
+
+/// [`AttentionPart::Temperature`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TemperatureReport {
+    pub temperatures: Vec<f64>,
+    pub block_len: usize,
+    pub curves: Vec<TemperatureCurve>,
+}
+
+/// One method's output error at the feature budgets it can take.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BudgetCurve {
+    pub method: MethodId,
+    /// `(D, mean |o_i − ô_i|, its standard error over two draws)`, D increasing.
+    pub points: Vec<(usize, f64, f64)>,
+}
+
+/// [`AttentionPart::Budget`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BudgetReport {
+    pub len: usize,
+    pub curves: Vec<BudgetCurve>,
+}
+
+/// The methods of the real-head table: Performer's PRF, then the data-chosen A (positive and
+/// hyperbolic, variance-adjusted; optimised) and OPRF (plain and with a variance-adjusted A).
+pub const TABLE_METHODS: [&str; 6] = [
+    "prf-pos",
+    "cexp-var",
+    "hcexp-var",
+    "hcexp-opt",
+    "oprf",
+    "oprf-var",
+];
+
+/// Independent draws of ω per head and method in the table.
+pub const TABLE_DRAWS: usize = 4;
+
+/// One head's mean output error per method.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeadRow {
+    pub layer: usize,
+    pub head: usize,
+    /// The mean over the passages, draws and rows of `|o_i − ô_i|`, per [`TABLE_METHODS`].
+    pub errors: Vec<f64>,
+}
+
+/// [`AttentionPart::HeadsTable`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeadsTable {
+    pub methods: Vec<MethodId>,
+    pub features: usize,
+    pub rows: Vec<HeadRow>,
+    /// Heads on which each method's error is below Performer's (the first method's).
+    pub wins: Vec<usize>,
+    /// The median over heads of each method's error divided by Performer's.
+    pub median_ratio: Vec<f64>,
+}
+
+impl HeadsTable {
+    /// The table as CSV: `layer,head,<method>…`, then the wins and median ratios.
+    pub fn to_csv(&self) -> String {
+        let ids: Vec<&str> = self.methods.iter().map(|m| m.id()).collect();
+        let mut csv = format!("layer,head,{}\n", ids.join(","));
+        for row in &self.rows {
+            let errors: Vec<String> = row.errors.iter().map(|e| format!("{e:.6e}")).collect();
+            csv.push_str(&format!(
+                "{},{},{}\n",
+                row.layer,
+                row.head,
+                errors.join(",")
+            ));
+        }
+        let wins: Vec<String> = self.wins.iter().map(usize::to_string).collect();
+        csv.push_str(&format!("wins against prf-pos,,{}\n", wins.join(",")));
+        let ratios: Vec<String> = self
+            .median_ratio
+            .iter()
+            .map(|r| format!("{r:.4}"))
+            .collect();
+        csv.push_str(&format!(
+            "median error ratio to prf-pos,,{}\n",
+            ratios.join(",")
+        ));
+        csv
+    }
+}
+
+/// What a worker answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AttentionOutput {
+    Main(MainReport),
+    BiasVariance(BiasVarianceReport),
+    Temperature(TemperatureReport),
+    Budget(BudgetReport),
+    HeadsTable(HeadsTable),
+}
+
+/// Runs one part.
+pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, AttentionError> {
+    let config = &request.config;
+    config
+        .validate()
+        .map_err(|e| AttentionError::Data(e.to_string()))?;
+    let heads = match &request.heads {
+        Some(bytes) => {
+            Some(RealHeads::parse(bytes).map_err(|e| AttentionError::Data(e.to_string()))?)
+        }
+        None => None,
+    };
+    let problem = || -> Result<(AttentionData, Option<LlnConstants>), AttentionError> {
+        let data = attention_data(config, heads.as_ref())?;
+        let lln = lln_constants(config, data.d)?;
+        Ok((data, lln))
+    };
+    Ok(match request.part {
+        AttentionPart::Main => {
+            let (data, lln) = problem()?;
+            AttentionOutput::Main(main_report(config, &data, lln.as_ref())?)
+        }
+        AttentionPart::BiasVariance => {
+            let (data, lln) = problem()?;
+            AttentionOutput::BiasVariance(bias_variance(config, &data, lln.as_ref())?)
+        }
+        AttentionPart::Temperature => {
+            let (data, lln) = problem()?;
+            AttentionOutput::Temperature(temperature(config, &data, lln.as_ref())?)
+        }
+        AttentionPart::Budget => {
+            let (data, lln) = problem()?;
+            AttentionOutput::Budget(budget(config, &data, lln.as_ref())?)
+        }
+        AttentionPart::HeadsTable => {
+            let heads = heads.as_ref().ok_or_else(|| {
+                AttentionError::Data("the real-head table needs the real heads".into())
+            })?;
+            AttentionOutput::HeadsTable(heads_table(config, heads)?)
+        }
+    })
+}
+
+/// LLN's constants a, b for dimension d, fitted on the seed's own stream (only when LLN is
+/// chosen: the fit costs about 16 softmax matrices of 256 tokens).
+fn lln_constants(
+    config: &ExperimentConfig,
+    d: usize,
+) -> Result<Option<LlnConstants>, AttentionError> {
+    if !config.attention.methods.contains(&MethodId::Lln) {
+        return Ok(None);
+    }
+    // The fit depends on d alone (its stream is fixed) and costs about 2·10⁸ exponentials:
+    // each process (a worker, the command line) fits a dimension once.
+    static FITTED: Mutex<Vec<LlnConstants>> = Mutex::new(Vec::new());
+    if let Some(found) = FITTED
+        .lock()
+        .ok()
+        .and_then(|fitted| fitted.iter().find(|c| c.d == d).copied())
+    {
+        return Ok(Some(found));
+    }
+    let mut rng = stream_rng(0, StreamPurpose::Attention, 1_000, d as u64);
+    let constants = fit_moment_matching(d, &mut rng).map_err(|e| AttentionError::Method {
+        method: "lln".into(),
+        message: e.to_string(),
+    })?;
+    if let Ok(mut fitted) = FITTED.lock() {
+        fitted.push(constants);
+    }
+    Ok(Some(constants))
+}
+
+/// The TV rows: `min(L, TV_ROWS)` rows spread evenly over the sequence.
+fn tv_rows(len: usize) -> Vec<usize> {
+    let count = len.min(TV_ROWS);
+    (0..count).map(|t| t * len / count).collect()
+}
+
+fn main_report(
+    config: &ExperimentConfig,
+    data: &AttentionData,
+    lln: Option<&LlnConstants>,
+) -> Result<MainReport, AttentionError> {
+    let exact = softmax_output(data);
+    let rows = tv_rows(data.len);
+    let exact_rows: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|&i| {
+            let mut row = vec![0.0; data.len];
+            crate::numerics::attention::exact::softmax_row(data, i, &mut row);
+            row
+        })
+        .collect();
+    let block = data.prefix(BLOCK);
+    let b = block.len;
+    let exact_block = softmax_matrix(&block);
+    let exact_singular_values = singular_values(&exact_block, b);
+    let all_block_rows: Vec<usize> = (0..b).collect();
+    let mut methods = Vec::new();
+    for &method in &config.attention.methods {
+        let prepared = prepare(method, data, config, lln)?;
+        let draw = run(method, &prepared, data, config, 0, &rows)?;
+        let row_tv = draw
+            .attention
+            .rows
+            .iter()
+            .zip(&exact_rows)
+            .filter(|(approx, _)| approx.iter().all(|x| x.is_finite()))
+            .map(|(approx, exact)| {
+                0.5 * approx
+                    .iter()
+                    .zip(exact)
+                    .map(|(a, e)| (a - e).abs())
+                    .sum::<f64>()
+            })
+            .collect();
+        let output_error = output_errors(&draw.attention.output, &exact, data.dv);
+        let block_prepared = prepare(method, &block, config, lln)?;
+        let block_draw = run(method, &block_prepared, &block, config, 0, &all_block_rows)?;
+        let block_matrix: Vec<f64> = block_draw.attention.rows.concat();
+        let singular = singular_values(&block_matrix, b);
+        methods.push(MethodReport {
+            method,
+            feature_size: draw.feature_size,
+            evaluation: draw.evaluation,
+            note: draw.note,
+            row_tv,
+            output_error,
+            bad_rows: draw.attention.bad_rows,
+            rank: numerical_rank(&singular),
+            block: block_matrix,
+            singular_values: singular,
+        });
+    }
+    let norms: Vec<f64> = exact.chunks_exact(data.dv).map(norm).collect();
+    Ok(MainReport {
+        len: data.len,
+        d: data.d,
+        dv: data.dv,
+        block_len: b,
+        exact_rank: numerical_rank(&exact_singular_values),
+        exact_block,
+        exact_singular_values,
+        tv_rows: rows,
+        mean_output_norm: mean_and_standard_error(&norms).0,
+        methods,
+    })
+}
+
+/// `|o_i − ô_i|` for every usable row.
+fn output_errors(approx: &[f64], exact: &[f64], dv: usize) -> Vec<f64> {
+    approx
+        .chunks_exact(dv)
+        .zip(exact.chunks_exact(dv))
+        .filter(|(a, _)| a.iter().all(|x| x.is_finite()))
+        .map(|(a, e)| {
+            a.iter()
+                .zip(e)
+                .map(|(a, e)| (a - e) * (a - e))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .collect()
+}
+
+fn norm(u: &[f64]) -> f64 {
+    u.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn bias_variance(
+    config: &ExperimentConfig,
+    data: &AttentionData,
+    lln: Option<&LlnConstants>,
+) -> Result<BiasVarianceReport, AttentionError> {
+    let exact = softmax_output(data);
+    let (len, dv) = (data.len, data.dv);
+    let mut methods = Vec::new();
+    for &method in &config.attention.methods {
+        let prepared = prepare(method, data, config, lln)?;
+        let draws = if method.is_random() {
+            config.attention.draws
+        } else {
+            1
+        };
+        let outputs: Vec<Vec<f64>> = (0..draws)
+            .map(|r| {
+                run(method, &prepared, data, config, r as u64, &[]).map(|d| d.attention.output)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut squared_bias = Vec::new();
+        let mut variance = Vec::new();
+        let mut deviations = Vec::new();
+        let mut bad_rows = 0;
+        for i in 0..len {
+            let row = |r: usize| &outputs[r][i * dv..(i + 1) * dv];
+            if (0..draws).any(|r| row(r).iter().any(|x| !x.is_finite())) {
+                bad_rows += 1;
+                continue;
+            }
+            let mean: Vec<f64> = (0..dv)
+                .map(|c| (0..draws).map(|r| row(r)[c]).sum::<f64>() / draws as f64)
+                .collect();
+            let var = if draws > 1 {
+                (0..draws)
+                    .map(|r| {
+                        row(r)
+                            .iter()
+                            .zip(&mean)
+                            .map(|(x, m)| (x - m) * (x - m))
+                            .sum::<f64>()
+                    })
+                    .sum::<f64>()
+                    / (draws - 1) as f64
+            } else {
+                0.0
+            };
+            let deviation: f64 = mean
+                .iter()
+                .zip(&exact[i * dv..(i + 1) * dv])
+                .map(|(m, o)| (m - o) * (m - o))
+                .sum();
+            deviations.push(deviation);
+            squared_bias.push(deviation - var / draws as f64);
+            variance.push(var);
+        }
+        methods.push(BiasVariance {
+            method,
+            draws,
+            squared_bias,
+            variance,
+            bad_rows,
+            mean_squared_deviation: mean_and_standard_error(&deviations).0,
+        });
+    }
+    Ok(BiasVarianceReport { methods })
+}
+
+fn temperature(
+    config: &ExperimentConfig,
+    data: &AttentionData,
+    lln: Option<&LlnConstants>,
+) -> Result<TemperatureReport, AttentionError> {
+    let block = data.prefix(BLOCK);
+    let b = block.len;
+    let all_rows: Vec<usize> = (0..b).collect();
+    let mut curves = vec![TemperatureCurve {
+        method: None,
+        entropy: Vec::new(),
+        gap: Vec::new(),
+    }];
+    curves.extend(config.attention.methods.iter().map(|&m| TemperatureCurve {
+        method: Some(m),
+        entropy: Vec::new(),
+        gap: Vec::new(),
+    }));
+    for &tau in &TEMPERATURES {
+        let hot = block.at_temperature(tau);
+        let exact = softmax_matrix(&hot);
+        curves[0].entropy.push(mean_row_entropy(&exact, b));
+        curves[0].gap.push(spectral_gap(&exact, b));
+        for (curve, &method) in curves[1..].iter_mut().zip(&config.attention.methods) {
+            // Each method refits to the data at this temperature (LLN matches its moments).
+            let prepared = prepare(method, &hot, config, lln)?;
+            let draw = run(method, &prepared, &hot, config, 0, &all_rows)?;
+            let matrix = draw.attention.rows.concat();
+            curve.entropy.push(mean_row_entropy(&matrix, b));
+            curve.gap.push(spectral_gap(&matrix, b));
+        }
+    }
+    Ok(TemperatureReport {
+        temperatures: TEMPERATURES.to_vec(),
+        block_len: b,
+        curves,
+    })
+}
+
+/// Tokens of the budget chart's problem (the first ones), to bound its cost.
+pub const BUDGET_TOKENS: usize = 256;
+/// Randomized attention's largest sample count in the budget chart (it is O(S·L²)).
+const BUDGET_MAX_RA_SAMPLES: usize = 64;
+
+fn budget(
+    config: &ExperimentConfig,
+    data: &AttentionData,
+    lln: Option<&LlnConstants>,
+) -> Result<BudgetReport, AttentionError> {
+    let data = data.prefix(BUDGET_TOKENS);
+    let exact = softmax_output(&data);
+    let mut curves = Vec::new();
+    for &method in &config.attention.methods {
+        let mut points = Vec::new();
+        // (D, the configuration that gives it)
+        let mut settings: Vec<(usize, ExperimentConfig)> = Vec::new();
+        match method {
+            MethodId::Kernel(id) => {
+                let per = features_per_projection(id);
+                for &d_budget in &BUDGETS {
+                    let m = d_budget / per;
+                    if m >= 1 {
+                        let mut c = config.clone();
+                        c.attention.features = m;
+                        settings.push((m * per, c));
+                    }
+                }
+            }
+            MethodId::Taylor | MethodId::Power => {
+                for degree in 1..=6 {
+                    let mut c = config.clone();
+                    c.attention.degree = degree;
+                    let size = c
+                        .attention
+                        .feature_size(method, data.d)
+                        .unwrap_or(usize::MAX);
+                    if size <= *BUDGETS.last().unwrap_or(&0) * 4 {
+                        settings.push((size, c));
+                    }
+                }
+            }
+            MethodId::Lln | MethodId::Elu => settings.push((data.d, config.clone())),
+            MethodId::Randomized => {
+                for &s in BUDGETS.iter().filter(|&&s| s <= BUDGET_MAX_RA_SAMPLES) {
+                    let mut c = config.clone();
+                    c.attention.ra_samples = s;
+                    settings.push((s, c));
+                }
+            }
+        }
+        for (size, c) in settings {
+            let prepared = prepare(method, &data, &c, lln)?;
+            let draws = if method.is_random() { 2 } else { 1 };
+            let mut means = Vec::new();
+            for r in 0..draws {
+                let draw = run(method, &prepared, &data, &c, 100 + r, &[])?;
+                let errors = output_errors(&draw.attention.output, &exact, data.dv);
+                if !errors.is_empty() {
+                    means.push(mean_and_standard_error(&errors).0);
+                }
+            }
+            if !means.is_empty() {
+                let (mean, se) = mean_and_standard_error(&means);
+                points.push((size, mean, if se.is_finite() { se } else { 0.0 }));
+            }
+        }
+        points.sort_unstable_by_key(|p| p.0);
+        curves.push(BudgetCurve { method, points });
+    }
+    Ok(BudgetReport {
+        len: data.len,
+        curves,
+    })
+}
+
+fn heads_table(config: &ExperimentConfig, heads: &RealHeads) -> Result<HeadsTable, AttentionError> {
+    let methods: Vec<MethodId> = TABLE_METHODS
+        .iter()
+        .filter_map(|id| MethodId::from_id(id))
+        .collect();
+    let header = heads.header();
+    let mut rows = Vec::new();
+    for layer in 0..header.layers {
+        for head in 0..header.heads {
+            let mut errors = vec![0.0; methods.len()];
+            for passage in 0..header.passages.len() {
+                let qkv = heads
+                    .head(passage, layer, head)
+                    .map_err(|e| AttentionError::Data(e.to_string()))?
+                    .model_scaled();
+                let data = AttentionData::new(qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v)?;
+                let exact = softmax_output(&data);
+                for (e, &method) in errors.iter_mut().zip(&methods) {
+                    let prepared: Prepared = prepare(method, &data, config, None)?;
+                    for r in 0..TABLE_DRAWS {
+                        let draw = run(method, &prepared, &data, config, 1_000 + r as u64, &[])?;
+                        let errs = output_errors(&draw.attention.output, &exact, data.dv);
+                        *e += mean_and_standard_error(&errs).0
+                            / (TABLE_DRAWS * header.passages.len()) as f64;
+                    }
+                }
+            }
+            rows.push(HeadRow {
+                layer,
+                head,
+                errors,
+            });
+        }
+    }
+    let wins = (0..methods.len())
+        .map(|k| rows.iter().filter(|r| r.errors[k] < r.errors[0]).count())
+        .collect();
+    let median_ratio = (0..methods.len())
+        .map(|k| {
+            let ratios: Vec<f64> = rows.iter().map(|r| r.errors[k] / r.errors[0]).collect();
+            median(&ratios).unwrap_or(f64::NAN)
+        })
+        .collect();
+    Ok(HeadsTable {
+        methods,
+        features: config.attention.features,
+        rows,
+        wins,
+        median_ratio,
+    })
+}

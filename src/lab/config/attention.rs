@@ -1,0 +1,212 @@
+//! The attention view's part of the configuration: which data (synthetic, or a real head of
+//! all-MiniLM-L6-v2), the sequence and feature sizes, the methods compared and how often they
+//! are redrawn. [`super::ExperimentConfig`] holds it in `attention` and parses its URL keys.
+
+use serde::{Deserialize, Serialize};
+
+use crate::numerics::attention::method::{DEFAULT_METHODS, MethodId};
+
+/// Which view of the lab is shown (URL `view`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum View {
+    /// Single kernel values: the seed paper's figures.
+    Kernel,
+    /// Whole attention rows and outputs.
+    Attention,
+}
+
+/// Where the attention view's queries, keys and values come from (URL `src`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HeadSource {
+    /// The kernel view's distributions (d, Laplace means, Gamma variances, norms, seed), L
+    /// tokens, Gaussian values.
+    Synthetic,
+    /// One head of all-MiniLM-L6-v2 on one of the stored passages (`passage`, `layer`,
+    /// `head`), with the model's scaling q/d^{1/4}, k/d^{1/4}.
+    Minilm,
+}
+
+/// Passages, layers and heads of the stored real heads (`assets/minilm-heads.bin`; the loader
+/// checks the asset against these).
+pub const HEAD_PASSAGES: usize = 2;
+pub const HEAD_LAYERS: usize = 6;
+pub const HEADS_PER_LAYER: usize = 12;
+/// Tokens per stored passage and the head dimension.
+pub const HEAD_TOKENS: usize = 32;
+pub const HEAD_DIM: usize = 32;
+
+/// The attention view's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AttentionSettings {
+    pub source: HeadSource,
+    /// Passage, layer and head of a real head.
+    pub passage: usize,
+    pub layer: usize,
+    pub head: usize,
+    /// Tokens L of synthetic data (a real passage has [`HEAD_TOKENS`]).
+    pub len: usize,
+    /// Dimension of synthetic values (a real head's values have [`HEAD_DIM`]).
+    pub value_dim: usize,
+    /// Random projections m of every random feature map (as the kernel view's m).
+    pub features: usize,
+    /// The methods compared, in [`MethodId::all`] order, no repeats, at least one.
+    pub methods: Vec<MethodId>,
+    /// Degree n of the Taylor and `(1 + x/n)^n` maps.
+    pub degree: usize,
+    /// Independent draws for bias and variance.
+    pub draws: usize,
+    /// Samples ω per query of randomized attention.
+    pub ra_samples: usize,
+    /// The method shown in the heatmaps.
+    pub focus: MethodId,
+}
+
+impl Default for AttentionSettings {
+    fn default() -> Self {
+        let methods = in_method_order(
+            &DEFAULT_METHODS
+                .iter()
+                .filter_map(|id| MethodId::from_id(id))
+                .collect::<Vec<_>>(),
+        );
+        Self {
+            source: HeadSource::Synthetic,
+            passage: 0,
+            layer: 0,
+            head: 0,
+            len: 256,
+            value_dim: 16,
+            features: 256,
+            methods,
+            degree: 2,
+            draws: 8,
+            ra_samples: 4,
+            focus: MethodId::from_id("prf-pos").unwrap_or(MethodId::Elu),
+        }
+    }
+}
+
+impl AttentionSettings {
+    /// Tokens, query/key dimension and value dimension of the data, given the kernel view's
+    /// dimension `d` (used by synthetic data).
+    pub fn shape(&self, d: usize) -> (usize, usize, usize) {
+        match self.source {
+            HeadSource::Synthetic => (self.len, d, self.value_dim),
+            HeadSource::Minilm => (HEAD_TOKENS, HEAD_DIM, HEAD_DIM),
+        }
+    }
+}
+
+/// The distinct methods of `chosen`, in [`MethodId::all`]'s order (what a sort and a dedup
+/// would give, without linking one more sort into the page).
+fn in_method_order(chosen: &[MethodId]) -> Vec<MethodId> {
+    MethodId::all().filter(|id| chosen.contains(id)).collect()
+}
+
+/// Parses a method list (`prf-pos,taylor,ra`).
+pub fn parse_methods(text: &str) -> Result<Vec<MethodId>, String> {
+    let mut chosen = Vec::new();
+    for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let method = MethodId::from_id(name).ok_or_else(|| {
+            format!(
+                "unknown method {} (expected {})",
+                super::quote(name),
+                crate::numerics::attention::method::all_method_ids()
+            )
+        })?;
+        chosen.push(method);
+    }
+    let chosen = in_method_order(&chosen);
+    if chosen.is_empty() {
+        return Err("choose at least one method".to_string());
+    }
+    Ok(chosen)
+}
+
+/// Upper limit of one attention recompute's multiply-adds ([`AttentionSettings::work`]): a few
+/// seconds of the worker pool. Beyond it a value is refused (a slider stops at it).
+pub const MAX_ATTENTION_WORK: f64 = 2.0e10;
+
+/// Above this many multiply-adds the attention view asks before it starts (a few seconds of
+/// the pool); [`MAX_ATTENTION_WORK`] refuses outright.
+pub const ATTENTION_ASK_WORK: f64 = 6.0e9;
+
+/// Deterministic feature maps are materialised only up to this many features per token;
+/// beyond it their kernel is evaluated as the polynomial in q·k, in O(L²) (and the page says so).
+pub const DETERMINISTIC_FEATURE_BUDGET: usize = 8192;
+
+/// Rows of P̂ formed for the total-variation distances (spread over the sequence); the output
+/// error covers every row.
+pub const TV_ROWS: usize = 64;
+
+/// Temperatures of the entropy and spectral-gap chart.
+pub const TEMPERATURES: [f64; 7] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
+
+/// Feature budgets D of the error-against-budget chart.
+pub const BUDGETS: [usize; 8] = [16, 32, 64, 128, 256, 512, 1024, 2048];
+
+/// The first tokens that the matrix charts (heatmaps, singular values, entropy, spectral gap)
+/// treat as a sequence of their own, so that an L × L matrix is never formed for large L.
+pub const BLOCK: usize = 96;
+
+impl AttentionSettings {
+    /// Features per token of a method (`None` when it overflows).
+    pub fn feature_size(&self, method: MethodId, d: usize) -> Option<usize> {
+        use crate::numerics::attention::deterministic::PolynomialKernel;
+        match method {
+            MethodId::Kernel(e) => {
+                Some(self.features * crate::numerics::attention::features_per_projection(e))
+            }
+            MethodId::Taylor => PolynomialKernel::taylor(self.degree).ok()?.feature_size(d),
+            MethodId::Power => PolynomialKernel::power(self.degree).ok()?.feature_size(d),
+            MethodId::Lln | MethodId::Elu => Some(d),
+            MethodId::Randomized => Some(self.ra_samples),
+        }
+    }
+
+    /// Multiply-adds of one method on one draw of an L-token problem.
+    pub fn method_work(&self, method: MethodId, len: usize, d: usize, dv: usize) -> f64 {
+        let (l, d, dv) = (len as f64, d as f64, dv as f64);
+        let quadratic = l * l * (d + dv);
+        let size = self.feature_size(method, d as usize);
+        match (method, size) {
+            (MethodId::Randomized, _) => self.ra_samples as f64 * quadratic + quadratic,
+            (MethodId::Kernel(e), Some(size)) => {
+                let projections = 2.0 * l * self.features as f64 * d * e.info().cost_factor();
+                projections + l * size as f64 * (2.0 * dv + 1.0) + TV_ROWS as f64 * l * size as f64
+            }
+            (_, Some(size)) if size <= DETERMINISTIC_FEATURE_BUDGET => {
+                l * size as f64 * (2.0 * dv + 2.0) + TV_ROWS as f64 * l * size as f64
+            }
+            _ => quadratic,
+        }
+    }
+
+    /// Multiply-adds of a full attention recompute: the exact attention and every method's
+    /// draw, R draws of the random ones, the temperature and budget sweeps (on the first
+    /// [`BLOCK`] tokens and the first 256 tokens).
+    pub fn work(&self, d: usize) -> f64 {
+        let (len, d, dv) = self.shape(d);
+        let (l, df, dvf) = (len as f64, d as f64, dv as f64);
+        let exact = l * l * (df + dvf);
+        let block = len.min(BLOCK);
+        let budget_len = len.min(256);
+        let mut total = exact;
+        for &method in &self.methods {
+            let one = self.method_work(method, len, d, dv);
+            total += one;
+            if method.is_random() {
+                total += self.draws as f64 * one;
+            }
+            total += TEMPERATURES.len() as f64 * self.method_work(method, block, d, dv);
+            if method.is_random() || matches!(method, MethodId::Taylor | MethodId::Power) {
+                // Two draws at each budget D, each about L·D·(2d + 2dv).
+                let per_feature = budget_len as f64 * (2.0 * df + 2.0 * dvf);
+                total += 2.0 * per_feature * BUDGETS.iter().sum::<usize>() as f64;
+            }
+        }
+        total
+    }
+}

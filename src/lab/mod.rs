@@ -1,0 +1,18 @@
+//! The lab's model: what the page, the workers and the command line compute and how they ask for
+//! it. The configuration (one type behind the URL, the controls, the worker messages and the
+//! CLI), presets, the experiment over a configuration, the tasks the workers run and the
+//! scheduler that plans them, results, the data panel and the attention view's parts. Built on
+//! [`crate::numerics`]; no web dependency, tested natively.
+
+pub mod attention;
+pub mod config;
+pub mod data_view;
+pub mod experiment;
+pub mod job;
+pub mod mathml;
+pub mod presets;
+pub mod results;
+pub mod scheduler;
+pub mod tasks;
+#[cfg(test)]
+mod test_support;

@@ -1,0 +1,135 @@
+//! The page's "Download CSV" and "Download JSON" when its workers use relaxed SIMD: the
+//! experiment computed once more, task by task, by workers built without it, so that the file
+//! is byte for byte what `kernel-lab experiment` prints. (A relaxed fused multiply-add may or
+//! may not round twice, depending on the processor; the plain `simd128` build and the native
+//! build round the same way, see `math::kernel` and `math::portable`.)
+//!
+//! [`ExportRun`] is the bookkeeping, without any web dependency: the encoded requests (the same
+//! [`WorkerRequest::Task`] messages the pool sends), the answers stored by key, the result
+//! assembled in the plan's order whatever the order of the answers. The page sends the
+//! requests to its export workers (`ui::export`); the browser tests answer them with
+//! [`super::handle_request`] on the page.
+
+use super::plan::{plan, task_key};
+use super::protocol::{TaskRequest, WorkerRequest, WorkerResponse, decode, encode};
+use super::{Piece, Task, TaskStore};
+use crate::lab::config::ExperimentConfig;
+use crate::lab::results::ExperimentResult;
+
+/// One export's tasks and the answers in so far.
+#[derive(Debug)]
+pub struct ExportRun {
+    config: ExperimentConfig,
+    tasks: Vec<Task>,
+    store: TaskStore,
+    answered: Vec<bool>,
+}
+
+impl ExportRun {
+    /// The tasks of the export of `config`: every task of the page's computation but the
+    /// MSE-against-m curve, which the files do not hold. Refuses an invalid configuration.
+    pub fn new(config: &ExperimentConfig) -> Result<Self, String> {
+        config.validate().map_err(|e| e.to_string())?;
+        let tasks: Vec<Task> = plan(config)
+            .into_iter()
+            .filter(|t| !matches!(t.piece, Piece::Curve { .. }))
+            .collect();
+        Ok(Self {
+            config: config.clone(),
+            answered: vec![false; tasks.len()],
+            tasks,
+            store: TaskStore::new(),
+        })
+    }
+
+    /// The number of tasks.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether there is no task (never, for a valid configuration).
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// How many tasks are answered.
+    pub fn done(&self) -> usize {
+        self.answered.iter().filter(|a| **a).count()
+    }
+
+    /// The encoded request of task `index` (its id is the index), for a worker.
+    pub fn request(&self, index: usize) -> Result<Vec<u8>, String> {
+        let task = self.tasks.get(index).ok_or("no such export task")?;
+        encode(&WorkerRequest::Task(TaskRequest {
+            id: index as u64,
+            config: self.config.clone(),
+            task: *task,
+        }))
+    }
+
+    /// Which of `workers` export workers should run task `index`: a boxplot dataset's tasks
+    /// on one worker (it generates the dataset once), the scatter's spread over all.
+    pub fn worker_for(&self, index: usize, workers: usize) -> usize {
+        let workers = workers.max(1);
+        self.tasks
+            .get(index)
+            .and_then(|t| t.piece.affinity(workers))
+            .unwrap_or(index % workers)
+    }
+
+    /// Stores a worker's encoded answer. An error answer (or a malformed one) fails the export.
+    pub fn answer(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let response = match decode::<WorkerResponse>(bytes)? {
+            WorkerResponse::Task(response) => response,
+            _ => return Err("an export worker answered something else than a task".into()),
+        };
+        let index = usize::try_from(response.id)
+            .ok()
+            .filter(|i| *i < self.tasks.len())
+            .ok_or("an export worker answered an unknown task")?;
+        let output = response.output?;
+        self.store
+            .insert_keyed(task_key(&self.config, &self.tasks[index]), output);
+        self.answered[index] = true;
+        Ok(())
+    }
+
+    /// The experiment's result, once every task is answered.
+    pub fn result(&self) -> Option<ExperimentResult> {
+        if self.answered.iter().all(|a| *a) {
+            self.store.result(&self.config)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::experiment::run_experiment;
+    use crate::lab::tasks::{Workspace, handle_request};
+    use crate::lab::test_support::config_with;
+
+    #[test]
+    fn answers_in_any_order_give_run_experiment_s_result() {
+        let config = config_with(&[("n", "30"), ("datasets", "3"), ("pairs", "20"), ("m", "16")]);
+        let mut run = ExportRun::new(&config).unwrap();
+        assert!(!run.is_empty() && run.done() == 0 && run.result().is_none());
+        // Two "workers", each with its own workspace, answering from the back.
+        let mut workspaces = [Workspace::new(), Workspace::new()];
+        for index in (0..run.len()).rev() {
+            let worker = run.worker_for(index, 2);
+            let answer = handle_request(&mut workspaces[worker], &run.request(index).unwrap());
+            run.answer(&answer).unwrap();
+        }
+        assert_eq!(run.done(), run.len());
+        assert_eq!(run.result(), Some(run_experiment(&config).unwrap()));
+        // Hostile answers are errors, not panics.
+        assert!(run.answer(&[0xff, 0x01]).is_err());
+        assert!(run.request(run.len()).is_err());
+        let mut bad = config.clone();
+        bad.m = 0;
+        assert!(ExportRun::new(&bad).is_err());
+    }
+}

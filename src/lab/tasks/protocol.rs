@@ -1,0 +1,342 @@
+//! The messages between the page and a worker (postcard-encoded), and what a worker does
+//! with one.
+
+use serde::{Deserialize, Serialize};
+
+use super::workspace::Workspace;
+use super::{Task, TaskOutput};
+use crate::lab::attention::{AttentionOutput, AttentionRequest, run_attention};
+use crate::lab::config::ExperimentConfig;
+use crate::lab::data_view::{DataView, data_view};
+use crate::numerics::probe::{PairVectors, ProbeRequest, ProbeResult, probe_pair};
+
+/// A message to a worker: run `task` for `config`. `id` comes back with the answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskRequest {
+    pub id: u64,
+    pub config: ExperimentConfig,
+    pub task: Task,
+}
+
+/// A worker's answer to the [`TaskRequest`] with the same `id`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskResponse {
+    pub id: u64,
+    pub output: Result<TaskOutput, String>,
+}
+
+/// Encodes a message for `postMessage` (postcard: compact, and every f64 bit for bit).
+pub fn encode<T: Serialize>(message: &T) -> Result<Vec<u8>, String> {
+    postcard::to_allocvec(message).map_err(|e| format!("cannot encode a worker message: {e}"))
+}
+
+/// Decodes a message from [`encode`].
+pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, String> {
+    postcard::from_bytes(bytes).map_err(|e| format!("malformed worker message: {e}"))
+}
+
+/// Every message the page sends a worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum WorkerRequest {
+    Task(TaskRequest),
+    Probe {
+        id: u64,
+        probe: ProbeRequest,
+    },
+    /// One part of the attention view.
+    Attention {
+        id: u64,
+        request: AttentionRequest,
+    },
+    /// The kernel view's data panel of this configuration ([`data_view`]).
+    DataView {
+        id: u64,
+        config: ExperimentConfig,
+    },
+    /// Pair `index` of this configuration's scatter dataset (the probe's pair).
+    ScatterPair {
+        id: u64,
+        config: ExperimentConfig,
+        index: usize,
+    },
+}
+
+/// Every answer a worker sends back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum WorkerResponse {
+    Task(TaskResponse),
+    Probe {
+        id: u64,
+        output: Result<ProbeResult, String>,
+    },
+    Attention {
+        id: u64,
+        output: Result<AttentionOutput, String>,
+    },
+    /// Boxed: the view is much larger than the other answers.
+    DataView {
+        id: u64,
+        output: Result<Box<DataView>, String>,
+    },
+    ScatterPair {
+        id: u64,
+        output: Result<PairVectors, String>,
+    },
+}
+
+/// What a worker does with one message: decode the request, run it (in `workspace` for a
+/// task), encode the answer. A malformed message is answered with an error for task id 0,
+/// never a panic. Every kind of request: `full-worker`, the command line's tests and the
+/// browser tests' page runner.
+pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
+    respond(workspace, message, |workspace, request| match request {
+        WorkerRequest::Attention { id, request } => attention(id, &request),
+        other => kernel(workspace, other),
+    })
+}
+
+/// [`handle_request`] in `kernel-worker` (the first view's worker: the kernel view's tasks,
+/// the probe, the data panel): an attention part is refused, so that it never links the
+/// attention math (which `full-worker` computes).
+pub fn handle_kernel_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
+    respond(workspace, message, kernel)
+}
+
+fn attention(id: u64, request: &AttentionRequest) -> WorkerResponse {
+    WorkerResponse::Attention {
+        id,
+        output: run_attention(request).map_err(|e| e.to_string()),
+    }
+}
+
+fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
+    match request {
+        WorkerRequest::Task(request) => WorkerResponse::Task(TaskResponse {
+            id: request.id,
+            output: workspace
+                .run(&request.config, &request.task)
+                .map_err(|e| e.to_string()),
+        }),
+        WorkerRequest::Probe { id, probe: p } => WorkerResponse::Probe {
+            id,
+            output: probe_pair(&p).map_err(|e| e.to_string()),
+        },
+        WorkerRequest::DataView { id, config } => WorkerResponse::DataView {
+            id,
+            output: config
+                .validate()
+                .map_err(|e| e.to_string())
+                .and_then(|()| data_view(&config).map_err(|e| e.to_string()))
+                .map(Box::new),
+        },
+        WorkerRequest::ScatterPair { id, config, index } => WorkerResponse::ScatterPair {
+            id,
+            output: config
+                .validate()
+                .map_err(|e| e.to_string())
+                .and_then(|()| workspace.scatter_pair(&config, index)),
+        },
+        WorkerRequest::Attention { id, .. } => WorkerResponse::Attention {
+            id,
+            output: Err("the kernel worker does not compute the attention view".into()),
+        },
+    }
+}
+
+/// Decodes, runs with `run`, encodes.
+fn respond(
+    workspace: &mut Workspace,
+    message: &[u8],
+    run: impl FnOnce(&mut Workspace, WorkerRequest) -> WorkerResponse,
+) -> Vec<u8> {
+    let response = match decode::<WorkerRequest>(message) {
+        Ok(request) => run(workspace, request),
+        Err(error) => WorkerResponse::Task(TaskResponse {
+            id: 0,
+            output: Err(error),
+        }),
+    };
+    // An encoding failure is reported as a (tiny, always encodable) error response.
+    encode(&response).unwrap_or_else(|error| {
+        encode(&WorkerResponse::Task(TaskResponse {
+            id: 0,
+            output: Err(error),
+        }))
+        .unwrap_or_default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::test_support::{config_with, id};
+
+    use crate::lab::tasks::{ErrorSums, Piece, TaskOutput};
+    use crate::numerics::estimators::Fit;
+
+    #[test]
+    fn the_probes_pair_is_the_scatter_datasets_and_a_missing_pair_is_refused() {
+        let config = config_with(&[("n", "20"), ("d", "6"), ("seed", "11")]);
+        let data = crate::lab::tasks::generate_dataset(&config, 0).unwrap();
+        let mut workspace = Workspace::new();
+        for (index, id) in [(0, 1), (19, 2)] {
+            let bytes = encode(&WorkerRequest::ScatterPair {
+                id,
+                config: config.clone(),
+                index,
+            })
+            .unwrap();
+            let answer: WorkerResponse =
+                decode(&handle_kernel_request(&mut workspace, &bytes)).unwrap();
+            assert_eq!(
+                answer,
+                WorkerResponse::ScatterPair {
+                    id,
+                    output: Ok(PairVectors {
+                        x: data.query(index).to_vec(),
+                        y: data.key(index).to_vec(),
+                    })
+                }
+            );
+        }
+        let beyond = encode(&WorkerRequest::ScatterPair {
+            id: 3,
+            config,
+            index: 20,
+        })
+        .unwrap();
+        match decode(&handle_kernel_request(&mut workspace, &beyond)).unwrap() {
+            WorkerResponse::ScatterPair {
+                id: 3,
+                output: Err(message),
+            } => assert!(message.contains("n = 20"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn messages_round_trip_through_handle_request_with_infinities_intact() {
+        let config = config_with(&[("n", "8"), ("m", "16")]);
+        let task = Task {
+            estimator: id("hcexp-mean"),
+            piece: Piece::ScatterPairs { start: 0, end: 8 },
+        };
+        let request = TaskRequest {
+            id: 42,
+            config: config.clone(),
+            task,
+        };
+        let mut workspace = Workspace::new();
+        let ask = |workspace: &mut Workspace, request: &WorkerRequest| -> WorkerResponse {
+            decode(&handle_request(workspace, &encode(request).unwrap())).unwrap()
+        };
+        let answer = ask(&mut workspace, &WorkerRequest::Task(request.clone()));
+        assert_eq!(
+            answer,
+            WorkerResponse::Task(TaskResponse {
+                id: 42,
+                output: Ok(Workspace::new().run(&config, &task).unwrap())
+            })
+        );
+        // −∞ (an exact estimate's log error) survives the encoding; JSON would turn it into null.
+        let sums = TaskOutput::BoxplotPairs(ErrorSums {
+            log_sum_squared: f64::NEG_INFINITY,
+            log_max_rel_err: f64::NEG_INFINITY,
+            log_sum_theoretical: 1.5,
+            pairs: 3,
+            clamped: 0,
+        });
+        assert_eq!(decode::<TaskOutput>(&encode(&sums).unwrap()), Ok(sums));
+        // A probe gives what probe_pair gives.
+        let probe = ProbeRequest {
+            estimator: id("hcplx"),
+            fit: Fit {
+                theta: 0.6,
+                ..Fit::diagonal(vec![1.5, 0.5], 0)
+            },
+            x: vec![0.5, -0.2],
+            y: vec![0.1, 0.3],
+            m: 8,
+            trials: 50,
+            seed: 3,
+            orthogonal: true,
+            fit_to_pair: None,
+        };
+        let expected = probe_pair(&probe).unwrap();
+        assert_eq!(
+            ask(&mut workspace, &WorkerRequest::Probe { id: 7, probe }),
+            WorkerResponse::Probe {
+                id: 7,
+                output: Ok(expected)
+            }
+        );
+        // Garbage is an error answer, not a panic.
+        let garbage: WorkerResponse =
+            decode(&handle_request(&mut workspace, &[0xff, 0x00, 0x13])).unwrap();
+        assert!(matches!(
+            garbage,
+            WorkerResponse::Task(TaskResponse { output: Err(_), .. })
+        ));
+        // An invalid configuration inside a well-formed message is refused by validation.
+        let mut bad = request.clone();
+        bad.config.m = 0;
+        let refused = ask(&mut workspace, &WorkerRequest::Task(bad));
+        assert!(matches!(
+            refused,
+            WorkerResponse::Task(TaskResponse { output: Err(_), .. })
+        ));
+    }
+
+    #[test]
+    fn the_kernel_worker_answers_its_requests_and_refuses_attention_parts() {
+        let config = config_with(&[("n", "50"), ("d", "4"), ("est", "hcexp-var,hcexp-opt")]);
+        let mut workspace = Workspace::new();
+        let data = WorkerRequest::DataView {
+            id: 5,
+            config: config.clone(),
+        };
+        let bytes = encode(&data).unwrap();
+        // The data panel, in the kernel worker, is exactly data_view's.
+        let answer: WorkerResponse =
+            decode(&handle_kernel_request(&mut workspace, &bytes)).unwrap();
+        assert_eq!(
+            answer,
+            WorkerResponse::DataView {
+                id: 5,
+                output: Ok(Box::new(data_view(&config).unwrap()))
+            }
+        );
+        assert_eq!(
+            decode::<WorkerResponse>(&handle_request(&mut workspace, &bytes)).unwrap(),
+            answer
+        );
+        // The kernel worker refuses an attention part.
+        let attention = encode(&WorkerRequest::Attention {
+            id: 9,
+            request: AttentionRequest {
+                config: config_with(&[("view", "attention")]),
+                part: crate::lab::attention::AttentionPart::Main,
+                heads: None,
+            },
+        })
+        .unwrap();
+        assert!(matches!(
+            decode::<WorkerResponse>(&handle_kernel_request(&mut workspace, &attention)).unwrap(),
+            WorkerResponse::Attention {
+                id: 9,
+                output: Err(_)
+            }
+        ));
+        // An invalid configuration is refused, not computed.
+        let mut bad = config;
+        bad.d = 0;
+        let bad = encode(&WorkerRequest::DataView { id: 6, config: bad }).unwrap();
+        assert!(matches!(
+            decode::<WorkerResponse>(&handle_kernel_request(&mut workspace, &bad)).unwrap(),
+            WorkerResponse::DataView {
+                id: 6,
+                output: Err(_)
+            }
+        ));
+    }
+}

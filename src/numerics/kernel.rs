@@ -1,0 +1,655 @@
+//! The fast path of the estimators: `log Σ_k f(ω_k·z)` for blocks of pairs in `f32`, written
+//! so that LLVM turns it into `simd128` code (lane accumulators on fixed-size arrays, a
+//! polynomial `exp` built from bit operations), register-blocked over [`ROWS`] pairs ×
+//! [`COLUMNS`] projections.
+//!
+//! Why `f32` is enough: the projection `ω·z` carries a relative rounding error near
+//! `d · 2^-24 ≈ 3e-6`, and the sum over `m` terms about as much again; both are orders of
+//! magnitude below the Monte Carlo error of the estimate itself (a relative RMSE of `1/√m`
+//! or more, REFERENCE.md Lemma 3.1). `lab::tasks::check_kernel_against_f64` checks it
+//! against the f64 reference ([`super::estimators::reference_estimate`]) for every registered
+//! estimator, with a tolerance derived from that error. The prefactor and the log of the true
+//! value stay in f64. [`block_sums`] runs `exp` and `cosh` sums in simd128; the other sums
+//! (`cos`, GERF's weighted `exp`, a complex A's two projections) take the f32 projections into
+//! [`super::estimators::reduce`] in f64.
+//!
+//! Memory: one `m`-long scratch row per pair of a block; never an `n × m` matrix.
+
+use super::estimators::{FastSum, FeatureForm, Projections, reduce};
+use super::logspace::SignedLog;
+use crate::numerics::portable::Libm;
+
+/// Pairs projected together against the same block of ω (register blocking).
+pub const ROWS: usize = 4;
+// `project_block` splits its input in exactly four rows.
+const _: () = assert!(ROWS == 4);
+/// Projections per block: two `f32x4` vectors per pair.
+pub const COLUMNS: usize = 8;
+
+/// `ω` in `f32`, packed in panels of [`COLUMNS`] projections: panel `p` holds, for each
+/// coordinate `j`, the `j`-th components of projections `p·COLUMNS .. p·COLUMNS + COLUMNS`
+/// side by side. The kernel then reads each panel front to back (d × 32 bytes), instead of
+/// striding through a `d × m` matrix whose rows, 4 KB apart at m = 1024, fall into the same
+/// cache sets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransposedOmega {
+    m: usize,
+    d: usize,
+    /// `m` rounded up to a multiple of COLUMNS.
+    stride: usize,
+    /// `data[(p * d + j) * COLUMNS + l] = ω_{p·COLUMNS + l}[j]`; padding projections are zero
+    /// and never summed.
+    data: Vec<f32>,
+    /// `|ω_k|²` in f64 (GERF weighs each feature by it).
+    squared_norms: Vec<f64>,
+}
+
+impl TransposedOmega {
+    /// The same projections as `omega` (same draws, same order), packed and rounded.
+    pub fn new(omega: &Projections) -> Self {
+        let (m, d) = (omega.m(), omega.d());
+        let stride = m.div_ceil(COLUMNS) * COLUMNS;
+        let mut data = vec![0.0f32; stride * d];
+        for (k, row) in omega.rows().enumerate() {
+            let (panel, lane) = (k / COLUMNS, k % COLUMNS);
+            for (j, w) in row.iter().enumerate() {
+                data[(panel * d + j) * COLUMNS + lane] = *w as f32;
+            }
+        }
+        Self {
+            m,
+            d,
+            stride,
+            data,
+            squared_norms: omega.squared_norms(),
+        }
+    }
+
+    /// The number of projections m.
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    /// The dimension d.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// The first `m` projections (all of them if `m` is larger): a copy of the leading
+    /// panels, since a prefix of the projections is a prefix of the packed data.
+    pub fn prefix(&self, m: usize) -> Self {
+        let m = m.clamp(1, self.m);
+        let stride = m.div_ceil(COLUMNS) * COLUMNS;
+        Self {
+            m,
+            d: self.d,
+            stride,
+            data: self.data[..stride * self.d].to_vec(),
+            squared_norms: self.squared_norms[..m].to_vec(),
+        }
+    }
+}
+
+/// Reusable scratch space: `ROWS` rows of `m` projections and the block's `z` vectors.
+#[derive(Clone, Debug, Default)]
+pub struct KernelScratch {
+    projected: Vec<f32>,
+    z: Vec<f32>,
+    /// One pair's projections in f64, for the sums done outside the simd paths.
+    t: Vec<f64>,
+    v: Vec<f64>,
+}
+
+/// `Σ_k g(ω_k·z)` for up to `ROWS / per_pair` pairs whose `per_pair` vectors z each are the
+/// rows of `z` (pair after pair), written as signed logs to `out[..pairs]`. `exp` and `cosh`
+/// run the simd128 log-sums; the other sums ([`FastSum`]) take the f32 projections into
+/// [`reduce`] in f64, with `phases[p]` the pair's phase.
+#[allow(clippy::too_many_arguments)]
+pub fn block_sums(
+    omega: &TransposedOmega,
+    z: &[f32],
+    pairs: usize,
+    per_pair: usize,
+    sum: FastSum,
+    phases: &[f64],
+    scratch: &mut KernelScratch,
+    out: &mut [SignedLog],
+) {
+    let per_pair = per_pair.max(1);
+    let rows = (pairs * per_pair).min(ROWS);
+    let pairs = (rows / per_pair).min(out.len()).min(phases.len());
+    if pairs == 0 {
+        return;
+    }
+    let form = match sum {
+        FastSum::Exp => Some(FeatureForm::Positive),
+        FastSum::Cosh => Some(FeatureForm::Hyperbolic),
+        _ => None,
+    };
+    if let Some(form) = form {
+        let mut logs = [0.0f64; ROWS];
+        log_sums(omega, z, pairs, form, scratch, &mut logs);
+        for (o, l) in out.iter_mut().zip(logs).take(pairs) {
+            *o = SignedLog::positive(l);
+        }
+        return;
+    }
+    let (stride, m) = (omega.stride, omega.m);
+    if !project_padded(omega, z, rows, scratch) {
+        return;
+    }
+    let KernelScratch {
+        projected, t, v, ..
+    } = scratch;
+    let row = |r: usize| &projected[r * stride..r * stride + m];
+    for (p, o) in out.iter_mut().enumerate().take(pairs) {
+        t.clear();
+        t.extend(row(p * per_pair).iter().map(|t| f64::from(*t)));
+        v.clear();
+        if per_pair > 1 {
+            v.extend(row(p * per_pair + 1).iter().map(|t| f64::from(*t)));
+        }
+        *o = reduce(sum, t, v, &omega.squared_norms, phases[p]);
+    }
+}
+
+/// `log Σ_k f(ω_k·z_r)` for up to [`ROWS`] vectors `z_r` (row-major in `z`, `rows × d`),
+/// written to `out[..rows]`; `f = exp` (positive form) or `cosh` (hyperbolic form). The sum
+/// is shifted by its largest term, so no argument of `exp` is positive and nothing
+/// overflows. Returns without writing if the shapes disagree (callers build them together).
+pub fn log_sums(
+    omega: &TransposedOmega,
+    z: &[f32],
+    rows: usize,
+    form: FeatureForm,
+    scratch: &mut KernelScratch,
+    out: &mut [f64],
+) {
+    let stride = omega.stride;
+    let rows = rows.min(ROWS).min(out.len());
+    if rows == 0 || !project_padded(omega, z, rows, scratch) {
+        return;
+    }
+    for (r, value) in out.iter_mut().enumerate().take(rows) {
+        let t = &scratch.projected[r * stride..r * stride + omega.m];
+        *value = match form {
+            FeatureForm::Positive => log_sum_exp_f32(t),
+            FeatureForm::Hyperbolic => log_sum_cosh_f32(t),
+        };
+    }
+}
+
+/// Projects the first `rows` vectors of `z` (d each) on every ω into `scratch.projected`
+/// (row `r` at `r · stride`), the block padded to [`ROWS`] vectors (zero rows cost a little
+/// work and are never read). False, and nothing projected, if `z` is too short.
+fn project_padded(
+    omega: &TransposedOmega,
+    z: &[f32],
+    rows: usize,
+    scratch: &mut KernelScratch,
+) -> bool {
+    let d = omega.d;
+    if z.len() < rows * d {
+        return false;
+    }
+    scratch.z.clear();
+    scratch.z.extend_from_slice(&z[..rows * d]);
+    scratch.z.resize(ROWS * d, 0.0);
+    scratch.projected.resize(ROWS * omega.stride, 0.0);
+    project_block(omega, &scratch.z, &mut scratch.projected);
+    true
+}
+
+/// The block's ROWS vectors `z_r` (d each) and, panel by panel, the panel of ω (d × COLUMNS)
+/// with the COLUMNS output slots of each row: what both versions of [`project_block`] walk.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn block_panels<'a>(
+    omega: &'a TransposedOmega,
+    z: &'a [f32],
+    projected: &'a mut [f32],
+) -> (
+    [&'a [f32]; ROWS],
+    impl Iterator<Item = (&'a [f32], [&'a mut [f32]; ROWS])>,
+) {
+    let (d, stride) = (omega.d, omega.stride);
+    let (z0, rest) = z.split_at(d);
+    let (z1, rest) = rest.split_at(d);
+    let (z2, z3) = rest.split_at(d);
+    let (p0, rest) = projected.split_at_mut(stride);
+    let (p1, rest) = rest.split_at_mut(stride);
+    let (p2, p3) = rest.split_at_mut(stride);
+    let outputs = p0
+        .chunks_exact_mut(COLUMNS)
+        .zip(p1.chunks_exact_mut(COLUMNS))
+        .zip(p2.chunks_exact_mut(COLUMNS))
+        .zip(p3.chunks_exact_mut(COLUMNS))
+        .map(|(((o0, o1), o2), o3)| [o0, o1, o2, o3]);
+    let panels = omega.data.chunks_exact(d * COLUMNS).zip(outputs);
+    ([z0, z1, z2, &z3[..d]], panels)
+}
+
+/// [`project_block`] with WebAssembly's relaxed fused multiply-add (`f32x4.relaxed_madd`, one
+/// instruction instead of a multiply and an add where the processor has FMA): with the rest of
+/// the worker built for relaxed SIMD, about 2.5 times the kernel's speed in Chromium. Only the
+/// `kernel-worker` module is built with `+relaxed-simd` (`scripts/build-worker.sh`); a browser
+/// without it gets `kernel-worker-simd128`, the same worker built with this portable version
+/// (the page checks which one it can run, `ui::pool`). The portable version below is the reference; `tests/browser.rs`,
+/// run once more with the worker's flags, checks this one against the f64 path.
+#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+#[inline(always)]
+fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
+    use core::arch::wasm32::{f32x4_relaxed_madd, f32x4_splat, v128, v128_load, v128_store};
+    let ([z0, z1, z2, z3], panels) = block_panels(omega, z, projected);
+    for (panel, [o0, o1, o2, o3]) in panels {
+        let zero = f32x4_splat(0.0);
+        let mut acc = [[zero; 2]; ROWS];
+        for ((((w, a), b), c), e) in panel.chunks_exact(COLUMNS).zip(z0).zip(z1).zip(z2).zip(z3) {
+            // SAFETY: `w` holds exactly COLUMNS = 8 floats (chunks_exact), so both unaligned
+            // 16-byte loads stay inside it.
+            let (w0, w1) = unsafe {
+                let at = w.as_ptr() as *const v128;
+                (v128_load(at), v128_load(at.add(1)))
+            };
+            for (acc_r, zr) in acc.iter_mut().zip([a, b, c, e]) {
+                let s = f32x4_splat(*zr);
+                acc_r[0] = f32x4_relaxed_madd(s, w0, acc_r[0]);
+                acc_r[1] = f32x4_relaxed_madd(s, w1, acc_r[1]);
+            }
+        }
+        for (out, acc_r) in [o0, o1, o2, o3].into_iter().zip(&acc) {
+            // SAFETY: `out` holds exactly 8 floats (chunks_exact_mut): two 16-byte stores.
+            unsafe {
+                let at = out.as_mut_ptr() as *mut v128;
+                v128_store(at, acc_r[0]);
+                v128_store(at.add(1), acc_r[1]);
+            }
+        }
+    }
+}
+
+/// `projected[r * stride + k] = ω_k · z_r` for the ROWS vectors of `z`: for each panel of
+/// COLUMNS projections, ROWS × COLUMNS accumulators stay in registers over the d coordinates.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
+#[inline(always)]
+fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
+    let ([z0, z1, z2, z3], panels) = block_panels(omega, z, projected);
+    for (panel, [o0, o1, o2, o3]) in panels {
+        let mut acc = [[0.0f32; COLUMNS]; ROWS];
+        for ((((w, a), b), c), e) in panel.chunks_exact(COLUMNS).zip(z0).zip(z1).zip(z2).zip(z3) {
+            for l in 0..COLUMNS {
+                acc[0][l] += a * w[l];
+                acc[1][l] += b * w[l];
+                acc[2][l] += c * w[l];
+                acc[3][l] += e * w[l];
+            }
+        }
+        o0.copy_from_slice(&acc[0]);
+        o1.copy_from_slice(&acc[1]);
+        o2.copy_from_slice(&acc[2]);
+        o3.copy_from_slice(&acc[3]);
+    }
+}
+
+const LOG2_E: f32 = std::f32::consts::LOG2_E;
+/// ln 2 split in two so that `n · LN2_HI` is exact for |n| < 2^9 (Cody and Waite).
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+
+/// `e^x` for `x ≤ 0` in f32, to about 2 ulp: `2^n · e^r` with `n = round(x / ln 2)`,
+/// `|r| ≤ ln 2 / 2`, and Cephes' degree-7 polynomial for `e^r`. Arguments below −87 give
+/// `e^-87 ≈ 1.6e-38` instead of a denormal or 0: relative to the shifted sum's leading term
+/// 1 that is nothing. Branch-free so that it vectorises.
+#[inline(always)]
+fn exp_nonpositive(x: f32) -> f32 {
+    let x = x.clamp(-87.0, 0.0);
+    // Round x / ln 2 to the nearest integer by adding 1.5·2^23: the sum's low mantissa bits
+    // are then n itself (no float-to-int conversion, no `floor`, both slow without SSE4.1).
+    let shifted = x * LOG2_E + ROUNDING_MAGIC;
+    let n = shifted - ROUNDING_MAGIC;
+    let n_bits = shifted.to_bits().wrapping_sub(ROUNDING_MAGIC.to_bits());
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let mut p = 1.987_569_1e-4f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 0.5; // Cephes' 5.0000001201e-1 rounds to 0.5 in f32
+    let e_r = p * r * r + r + 1.0;
+    // n ∈ [−126, 0]: 2^n is a normal number built from its exponent bits.
+    let two_n = f32::from_bits(n_bits.wrapping_add(127) << 23);
+    e_r * two_n
+}
+
+/// `1.5 · 2^23`: adding it to a float of magnitude below 2^22 rounds to an integer.
+const ROUNDING_MAGIC: f32 = 12_582_912.0;
+
+/// `max(floor, max_k key(t_k))` with COLUMNS lane accumulators (an ordered fold does not
+/// vectorise).
+#[inline(always)]
+fn lane_max(t: &[f32], floor: f32, key: impl Fn(f32) -> f32) -> f32 {
+    let chunks = t.chunks_exact(COLUMNS);
+    let tail = chunks.remainder();
+    let mut lanes = [floor; COLUMNS];
+    for chunk in chunks {
+        for l in 0..COLUMNS {
+            lanes[l] = lanes[l].max(key(chunk[l]));
+        }
+    }
+    lanes
+        .into_iter()
+        .chain(tail.iter().map(|v| key(*v)))
+        .fold(floor, f32::max)
+}
+
+/// `log Σ_k exp(t_k)`, shifted by the maximum; the sum accumulates in COLUMNS lanes.
+#[inline(always)]
+fn log_sum_exp_f32(t: &[f32]) -> f64 {
+    let max = lane_max(t, f32::NEG_INFINITY, |v| v);
+    if !max.is_finite() {
+        return f64::from(max);
+    }
+    f64::from(max) + f64::from(exp_sum(t, 1.0, max)).libm_ln()
+}
+
+/// `Σ_k exp(sign · t_k − shift)` with COLUMNS lane accumulators, for `sign · t_k ≤ shift`.
+/// One exponential per loop body: with two, LLVM vectorises across the pair instead of across
+/// the lanes, at less than half the speed.
+#[inline(always)]
+fn exp_sum(t: &[f32], sign: f32, shift: f32) -> f32 {
+    let chunks = t.chunks_exact(COLUMNS);
+    let tail = chunks.remainder();
+    let mut sums = [0.0f32; COLUMNS];
+    for chunk in chunks {
+        for l in 0..COLUMNS {
+            sums[l] += exp_nonpositive(sign * chunk[l] - shift);
+        }
+    }
+    let mut sum: f32 = sums.iter().sum();
+    for v in tail {
+        sum += exp_nonpositive(sign * v - shift);
+    }
+    sum
+}
+
+/// `log Σ_k cosh(t_k) = M + log Σ_k (e^{t_k − M} + e^{−t_k − M})/2`, `M = max |t_k|`.
+/// Below [`SHARED_REDUCTION_LIMIT`] both exponentials of a term come from one range
+/// reduction ([`cosh_sum_shifted`]); beyond it, from two ([`exp_sum`]), whose arguments are
+/// reduced after the shift and so stay exact at any magnitude.
+#[inline(always)]
+fn log_sum_cosh_f32(t: &[f32]) -> f64 {
+    let max = lane_max(t, 0.0, f32::abs);
+    if !max.is_finite() {
+        return f64::from(max);
+    }
+    if max < SHARED_REDUCTION_LIMIT {
+        // Shift by K·ln 2 ≥ M with K an integer, so that the shift is exact in the exponent.
+        let k = (max * LOG2_E).ceil();
+        let sum = cosh_sum_shifted(t, k as i32);
+        return f64::from(k) * std::f64::consts::LN_2 + f64::from(0.5 * sum).libm_ln();
+    }
+    let sum = exp_sum(t, 1.0, max) + exp_sum(t, -1.0, max);
+    f64::from(max) + f64::from(0.5 * sum).libm_ln()
+}
+
+/// Largest `max |t_k|` for [`cosh_sum_shifted`]: `n = round(t / ln 2)` then stays below 2^14,
+/// where `n · LN2_HI` is exact and the rounding trick works.
+const SHARED_REDUCTION_LIMIT: f32 = 8192.0;
+
+/// `Σ_k (e^{t_k − K ln 2} + e^{−t_k − K ln 2})` for `|t_k| ≤ K ln 2`, `K ln 2 < 11356`, with
+/// one range reduction per term: `t = n ln 2 + r`, `|r| ≤ ln 2 / 2`, so
+/// `e^{±t − K ln 2} = 2^{±n − K} · e^{±r}`, and `e^{±r} = E(r) ± O(r)` from the even and odd
+/// halves of the Taylor polynomial of degree 7 (truncation error `r^8/8! < 6e-9`). Powers of
+/// two below 2^-126 become 0, which beside the largest term (at least 1/2) is nothing.
+/// Explicit `simd128` in WebAssembly (LLVM leaves the portable loop scalar there).
+#[inline(always)]
+fn cosh_sum_shifted(t: &[f32], k: i32) -> f32 {
+    let chunks = t.chunks_exact(COLUMNS);
+    let tail = chunks.remainder();
+    let mut sum = cosh_sum_chunks(chunks, k);
+    for v in tail {
+        sum += cosh_term(*v, k);
+    }
+    sum
+}
+
+/// Taylor coefficients of `e^r`: `E(r) = 1 + r²/2 + r⁴/24 + r⁶/720`,
+/// `O(r) = r (1 + r²/6 + r⁴/120 + r⁶/5040)`.
+const EVEN: [f32; 3] = [0.5, 1.0 / 24.0, 1.0 / 720.0];
+const ODD: [f32; 3] = [1.0 / 6.0, 1.0 / 120.0, 1.0 / 5040.0];
+
+/// One term of [`cosh_sum_shifted`].
+#[inline(always)]
+fn cosh_term(t: f32, k: i32) -> f32 {
+    let shifted = t * LOG2_E + ROUNDING_MAGIC;
+    let n = shifted - ROUNDING_MAGIC;
+    let n_bits = (shifted.to_bits() as i32).wrapping_sub(ROUNDING_MAGIC.to_bits() as i32);
+    let r = t - n * LN2_HI - n * LN2_LO;
+    let r2 = r * r;
+    let even = 1.0 + r2 * (EVEN[0] + r2 * (EVEN[1] + r2 * EVEN[2]));
+    let odd = r * (1.0 + r2 * (ODD[0] + r2 * (ODD[1] + r2 * ODD[2])));
+    // Biased exponents of 2^{n−K} and 2^{−n−K}; 0 (the float 0) below the normal range.
+    let up = (n_bits - k + 127).max(0) << 23;
+    let down = (-n_bits - k + 127).max(0) << 23;
+    (even + odd) * f32::from_bits(up as u32) + (even - odd) * f32::from_bits(down as u32)
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
+fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
+    let mut sums = [0.0f32; COLUMNS];
+    for chunk in chunks {
+        for l in 0..COLUMNS {
+            sums[l] += cosh_term(chunk[l], k);
+        }
+    }
+    // The simd128 version's reduction, in its order: its two f32x4 accumulators (lanes 0–3
+    // and 4–7) added lane by lane, then the four lanes in turn. The same rounding, so the
+    // native build and the simd128 worker give the same bits.
+    let both: [f32; 4] = std::array::from_fn(|l| sums[l] + sums[l + 4]);
+    both[0] + both[1] + both[2] + both[3]
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
+    use core::arch::wasm32::*;
+    /// `a·b + c`: fused where the module has relaxed SIMD (the worker), else two operations.
+    #[inline(always)]
+    fn madd(a: v128, b: v128, c: v128) -> v128 {
+        #[cfg(target_feature = "relaxed-simd")]
+        {
+            f32x4_relaxed_madd(a, b, c)
+        }
+        #[cfg(not(target_feature = "relaxed-simd"))]
+        {
+            f32x4_add(f32x4_mul(a, b), c)
+        }
+    }
+    let magic = f32x4_splat(ROUNDING_MAGIC);
+    let magic_bits = i32x4_splat(ROUNDING_MAGIC.to_bits() as i32);
+    let bias = i32x4_splat(127 - k);
+    let zero = i32x4_splat(0);
+    let one = f32x4_splat(1.0);
+    let [e0, e1, e2] = EVEN.map(|c| f32x4_splat(c));
+    let [o0, o1, o2] = ODD.map(|c| f32x4_splat(c));
+    let term = |t: v128| {
+        let shifted = madd(t, f32x4_splat(LOG2_E), magic);
+        let n = f32x4_sub(shifted, magic);
+        let n_bits = i32x4_sub(shifted, magic_bits);
+        // n · LN2_HI is exact, so the two steps keep r exact to f32 rounding.
+        let r = f32x4_sub(t, f32x4_mul(n, f32x4_splat(LN2_HI)));
+        let r = f32x4_sub(r, f32x4_mul(n, f32x4_splat(LN2_LO)));
+        let r2 = f32x4_mul(r, r);
+        let even = madd(r2, madd(r2, madd(r2, e2, e1), e0), one);
+        let odd = f32x4_mul(r, madd(r2, madd(r2, madd(r2, o2, o1), o0), one));
+        let up = i32x4_shl(i32x4_max(i32x4_add(n_bits, bias), zero), 23);
+        let down = i32x4_shl(i32x4_max(i32x4_sub(bias, n_bits), zero), 23);
+        f32x4_add(
+            f32x4_mul(f32x4_add(even, odd), up),
+            f32x4_mul(f32x4_sub(even, odd), down),
+        )
+    };
+    let (mut low, mut high) = (f32x4_splat(0.0), f32x4_splat(0.0));
+    for chunk in chunks {
+        // SAFETY: `chunk` holds exactly COLUMNS = 8 floats: two unaligned 16-byte loads.
+        let (a, b) = unsafe {
+            let at = chunk.as_ptr() as *const v128;
+            (v128_load(at), v128_load(at.add(1)))
+        };
+        low = f32x4_add(low, term(a));
+        high = f32x4_add(high, term(b));
+    }
+    let both = f32x4_add(low, high);
+    f32x4_extract_lane::<0>(both)
+        + f32x4_extract_lane::<1>(both)
+        + f32x4_extract_lane::<2>(both)
+        + f32x4_extract_lane::<3>(both)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::numerics::logspace::{log_sum_cosh, log_sum_exp};
+    use crate::numerics::rng::{StreamPurpose, stream_rng};
+
+    #[test]
+    fn polynomial_exp_is_within_three_ulp_of_the_library_exp() {
+        let mut worst = 0.0f64;
+        for i in 0..=100_000 {
+            let x = -87.0 * i as f32 / 100_000.0;
+            let exact = f64::from(x).libm_exp();
+            let relative = (f64::from(exp_nonpositive(x)) - exact).abs() / exact;
+            worst = worst.max(relative);
+        }
+        // 3 ulp of f32 is 3 · 2^-23 ≈ 3.6e-7.
+        assert!(worst < 3.6e-7, "worst relative error {worst:e}");
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert!(exp_nonpositive(-1000.0) > 0.0);
+    }
+
+    #[test]
+    fn log_sum_cosh_matches_f64_on_both_sides_of_the_shared_reduction_limit() {
+        use rand::RngExt;
+        let mut rng = stream_rng(5, StreamPurpose::Trial, 0, 0);
+        for scale in [1e-3f32, 0.5, 3.0, 40.0, 300.0, 5000.0, 8000.0, 9000.0, 1e6] {
+            for m in [1usize, 9, 64, 1027] {
+                let t: Vec<f32> = (0..m)
+                    .map(|_| scale * (2.0 * rng.random::<f32>() - 1.0))
+                    .collect();
+                let t64: Vec<f64> = t.iter().map(|v| f64::from(*v)).collect();
+                let (got, want) = (log_sum_cosh_f32(&t), log_sum_cosh(&t64));
+                // f32 sums of m terms: a relative error near m · 2^-24 in the sum, plus the
+                // rounding of the shift at large magnitudes.
+                let tolerance = 1e-6 * (1.0 + (m as f64).sqrt()) + 1e-7 * want.abs();
+                assert!(
+                    (got - want).abs() < tolerance,
+                    "scale {scale} m {m}: {got} vs {want}"
+                );
+            }
+        }
+        // The even/odd split keeps e^{±r} within 2 ulp where one term dominates.
+        for t in [0.0f32, 0.3, -0.3, 1.0, -17.5, 86.0, 100.0, -2000.0] {
+            let want = log_sum_cosh(&[f64::from(t)]);
+            assert!(
+                (log_sum_cosh_f32(&[t]) - want).abs() < 3e-7 * (1.0 + want.abs()),
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
+    fn log_sums_match_the_f64_sums_including_odd_lengths() {
+        let mut rng = stream_rng(3, StreamPurpose::Trial, 0, 0);
+        for (m, d) in [(1, 1), (7, 3), (16, 50), (1000, 17), (37, 64)] {
+            let omega = Projections::sample(m, d, &mut rng).unwrap();
+            let transposed = TransposedOmega::new(&omega);
+            let z64: Vec<f64> = (0..3 * d)
+                .map(|i| ((i * 7 % 11) as f64 - 5.0) / 9.0)
+                .collect();
+            let z32: Vec<f32> = z64.iter().map(|v| *v as f32).collect();
+            for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
+                let mut out = [0.0; ROWS];
+                log_sums(
+                    &transposed,
+                    &z32,
+                    3,
+                    form,
+                    &mut KernelScratch::default(),
+                    &mut out,
+                );
+                for (r, got) in out.iter().take(3).enumerate() {
+                    let t: Vec<f64> = omega
+                        .rows()
+                        .map(|w| {
+                            w.iter()
+                                .zip(&z64[r * d..(r + 1) * d])
+                                .map(|(a, b)| a * b)
+                                .sum()
+                        })
+                        .collect();
+                    let want = match form {
+                        FeatureForm::Positive => log_sum_exp(&t),
+                        FeatureForm::Hyperbolic => log_sum_cosh(&t),
+                    };
+                    assert!(
+                        (got - want).abs() < 2e-5,
+                        "m {m} d {d} {form:?}: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_prefix_holds_the_first_projections() {
+        let omega =
+            Projections::sample(40, 5, &mut stream_rng(4, StreamPurpose::Trial, 0, 0)).unwrap();
+        let first: Vec<f64> = omega.rows().take(13).flatten().copied().collect();
+        let head =
+            Projections::sample(13, 5, &mut stream_rng(4, StreamPurpose::Trial, 0, 0)).unwrap();
+        // A stream's first rows do not depend on how many rows are drawn after them.
+        assert_eq!(head.rows().flatten().copied().collect::<Vec<_>>(), first);
+        assert_eq!(TransposedOmega::new(&omega).prefix(13).m(), 13);
+        let z: Vec<f32> = (0..5).map(|i| i as f32 * 0.1 - 0.2).collect();
+        let (mut a, mut b) = ([0.0; ROWS], [0.0; ROWS]);
+        let form = FeatureForm::Hyperbolic;
+        log_sums(
+            &TransposedOmega::new(&omega).prefix(13),
+            &z,
+            1,
+            form,
+            &mut KernelScratch::default(),
+            &mut a,
+        );
+        log_sums(
+            &TransposedOmega::new(&head),
+            &z,
+            1,
+            form,
+            &mut KernelScratch::default(),
+            &mut b,
+        );
+        assert_eq!(a[0], b[0]);
+    }
+
+    #[test]
+    fn huge_projections_stay_finite() {
+        let omega =
+            Projections::sample(64, 3, &mut stream_rng(2, StreamPurpose::Trial, 0, 0)).unwrap();
+        let transposed = TransposedOmega::new(&omega);
+        let z = [900.0f32, -700.0, 500.0];
+        for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
+            let mut out = [0.0; ROWS];
+            log_sums(
+                &transposed,
+                &z,
+                1,
+                form,
+                &mut KernelScratch::default(),
+                &mut out,
+            );
+            assert!(out[0].is_finite() && out[0] > 88.0, "{form:?}: {}", out[0]);
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The numerics: datasets, random streams, every estimator of the softmax kernel, the kernel that
+//! sums their features, the theory, and the attention level's maps. No notion of a page, a URL, a
+//! worker or a job: nothing here imports from [`crate::lab`]. Tested natively with `cargo test`.
+
+pub mod attention;
+pub mod dataset;
+pub mod estimators;
+pub mod heuristics;
+pub mod kernel;
+pub mod logspace;
+#[cfg(feature = "optimised-a")]
+pub mod optimise_a;
+pub mod portable;
+pub mod probe;
+pub mod projections;
+pub mod rng;
+pub mod stats;
+pub mod theory;
