@@ -31,6 +31,7 @@ use super::controls::{NumberControl, SeedControl, Slider, commit};
 use super::export::PngButton;
 use super::math::Math;
 use super::pool::AttentionRunner;
+use crate::lab::formulas;
 
 /// Where the real heads stand.
 #[derive(Clone, Debug, PartialEq)]
@@ -588,7 +589,7 @@ fn MethodTable(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>)
         })
     };
     view! {
-        <Figure class="attention-table" title="Every method against softmax attention" formula="ô_i = φ(q_i)·Σ_j ψ(k_j) v_jᵀ / φ(q_i)·Σ_l ψ(k_l), in O(L·D·dv); error |o_i − ô_i| with o_i = Σ_j softmax_j(q_i·k_j) v_j." notice="bad rows are rows whose denominator φ(q_i)·Σψ(k_l) is ≤ 0 or nearly 0 (trigonometric features, odd-degree polynomials); their output is left out, never divided by.">
+        <Figure class="attention-table" title="Every method against softmax attention" formula=formulas::ATTENTION_LINEAR_RATIO notice="bad rows are rows whose denominator φ(q_i)·Σψ(k_l) is ≤ 0 or nearly 0 (trigonometric features, odd-degree polynomials); their output is left out, never divided by.">
             <p class="caption">{caption}</p>
             <table class="leaderboard">
                 <thead><tr>
@@ -686,7 +687,7 @@ fn Heatmaps(
         })
     };
     view! {
-        <Figure class="heatmaps" title="Attention matrices" formula="P_ij = exp(q_i·k_j) / Σ_l exp(q_i·k_l);  P̂_ij = φ(q_i)·ψ(k_j) / Σ_l φ(q_i)·ψ(k_l)" notice="positive features keep P̂ ≥ 0 but blur the sharp rows; trigonometric features and odd polynomials put negative weights where P is near 0.">
+        <Figure class="heatmaps" title="Attention matrices" formula=formulas::ATTENTION_MATRICES notice="positive features keep P̂ ≥ 0 but blur the sharp rows; trigonometric features and odd polynomials put negative weights where P is near 0.">
             <p class="caption">{caption}</p>
             <div class="heatmap-row">
                 <canvas node_ref=exact class="chart heatmap" data-chart="heatmap-exact"></canvas>
@@ -759,7 +760,7 @@ fn RowErrors(main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>) -
         Ok(())
     });
     view! {
-        <Figure class="row-errors" title="Errors per row" formula="TV_i = ½ Σ_j |P̂_ij − P_ij| (on up to 64 rows spread over the sequence);  e_i = |o_i − ô_i| (every row)" notice="a data-chosen A or OPRF narrows the spread of the random maps at the same m; deterministic maps have no spread over draws but a fixed error.">
+        <Figure class="row-errors" title="Errors per row" formula=formulas::ATTENTION_ROW_ERRORS notice="a data-chosen A or OPRF narrows the spread of the random maps at the same m; deterministic maps have no spread over draws but a fixed error.">
             <div class="pair">
                 <canvas node_ref=tv class="chart" data-chart="row-tv"></canvas>
                 <canvas node_ref=out class="chart" data-chart="output-error"></canvas>
@@ -863,7 +864,7 @@ fn BiasVarianceChart(
         Ok(())
     });
     view! {
-        <Figure class="bias-variance" title="Bias and variance over repeated draws" formula="bias²_i = |mean_r ô_i^r − o_i|² − var_i / R,  var_i = Σ_r |ô_i^r − mean|² / (R − 1)" notice="RFA and Performer are ratios of unbiased estimates, so they are biased (seed 003: self-normalised importance sampling); randomized attention's bias² stays at 0 within noise (it is unbiased for o_i), at O(L²) cost. Points at the bottom edge have bias² ≤ 0 within noise; deterministic maps (variance 0) are only in the table.">
+        <Figure class="bias-variance" title="Bias and variance over repeated draws" formula=formulas::ATTENTION_BIAS_VARIANCE notice="RFA and Performer are ratios of unbiased estimates, so they are biased (seed 003: self-normalised importance sampling); randomized attention's bias² stays at 0 within noise (it is unbiased for o_i), at O(L²) cost. Points at the bottom edge have bias² ≤ 0 within noise; deterministic maps (variance 0) are only in the table.">
             <canvas node_ref=canvas class="chart" data-chart="bias-variance"></canvas>
             {chart_error(error)}
             <table class="small-table">
@@ -973,7 +974,7 @@ fn TemperatureCharts(
         Ok(())
     });
     view! {
-        <Figure class="temperature" title="Concentration against temperature (seed 001)" formula="P_τ = softmax(q·k / τ); H = −(1/n) Σ_i Σ_j P_ij ln P_ij; γ = 1 − |λ₂(P)|, on the first tokens as their own sequence; each method refitted at each τ" notice="softmax's entropy and gap grow with τ (seed 001's claim); seed 001 says LLN with moment matching follows softmax: see whether it does on this data; signed maps have no entropy where a weight is negative (missing points).">
+        <Figure class="temperature" title="Concentration against temperature (seed 001)" formula=formulas::ATTENTION_TEMPERATURE notice="softmax's entropy and gap grow with τ (seed 001's claim); seed 001 says LLN with moment matching follows softmax: see whether it does on this data; signed maps have no entropy where a weight is negative (missing points).">
             <div class="pair">
                 <canvas node_ref=entropy class="chart" data-chart="entropy"></canvas>
                 <canvas node_ref=gap class="chart" data-chart="spectral-gap"></canvas>
@@ -1048,7 +1049,7 @@ fn SingularValues(
         Ok(())
     });
     view! {
-        <Figure class="singular" title="Rank (seed 004)" formula="P̂ = D⁻¹ Φ Ψᵀ has rank ≤ D (the feature size); softmax's P is full rank" notice="elu + 1 and LLN have D = d features, so their singular values drop to rounding beyond index d; the random maps need D well above the block's size to follow softmax's tail.">
+        <Figure class="singular" title="Rank (seed 004)" formula=formulas::ATTENTION_RANK notice="elu + 1 and LLN have D = d features, so their singular values drop to rounding beyond index d; the random maps need D well above the block's size to follow softmax's tail.">
             <canvas node_ref=canvas class="chart" data-chart="singular-values"></canvas>
             {chart_error(error)}
         </Figure>
@@ -1112,7 +1113,7 @@ fn BudgetChart(
         Ok(())
     });
     view! {
-        <Figure class="budget" title="Error at equal feature budget" formula="random maps: D = m (positive), 2m (hyperbolic, trigonometric), 4m (complex A); Taylor: Σ_{j≤n} d^j; (1 + x/n)^n: (d + 1)^n; LLN, elu + 1: d; randomized attention: S samples" notice="random maps improve like 1/√D; deterministic maps jump with their degree and their size explodes with d (seed 004).">
+        <Figure class="budget" title="Error at equal feature budget" formula=formulas::ATTENTION_BUDGET notice="random maps improve like 1/√D; deterministic maps jump with their degree and their size explodes with d (seed 004).">
             <canvas node_ref=canvas class="chart" data-chart="budget"></canvas>
             {chart_error(error)}
         </Figure>
@@ -1194,7 +1195,7 @@ fn HeadsTableView(
         <Show when=minilm>
             <section class="figure heads-table">
                 <h2>"Every real head: does a data-chosen A or OPRF beat Performer?"</h2>
-                <p class="formula">"all 6 layers × 12 heads of all-MiniLM-L6-v2, both passages, q and k scaled by " <Math text="32^{−1/4}"/> "; same m for every method"</p>
+                <p class="formula">"all 6 layers × 12 heads of all-MiniLM-L6-v2, both passages, q and k scaled by " <Math text=formulas::MODEL_SCALING/> "; same m for every method"</p>
                 {body}
             </section>
         </Show>
@@ -1236,7 +1237,7 @@ fn AttentionFormulas() -> impl IntoView {
             <h2>"What is computed"</h2>
             <dl>
                 <dt>"Softmax attention"</dt>
-                <dd><Math text="P_{ij} = exp(q_i·k_j) / Σ_l exp(q_i·k_l),  o_i = Σ_j P_{ij} v_j" block=true/> "A model scales q and k by " <Math text="d^{−1/4}"/> " each (real heads: d = 32)."</dd>
+                <dd><Math text=formulas::SOFTMAX_ATTENTION block=true/> "A model scales q and k by " <Math text=formulas::MODEL_SCALING_D/> " each (real heads: d = 32)."</dd>
                 {methods}
                 <dt>"Every other estimator"</dt>
                 <dd>"Its features φ(q), ψ(k) from the kernel view's registry, with A fitted to these queries and keys."</dd>

@@ -23,6 +23,7 @@ use super::controls::{NumberControl, SeedControl};
 use super::export::PngButton;
 use super::math::Math;
 use super::pool::DataViewRunner;
+use crate::lab::formulas;
 
 /// The panel's view: none yet, or the worker's answer.
 type ViewState = Signal<Option<Result<DataView, String>>>;
@@ -278,7 +279,7 @@ pub fn DataPanel(
             <DataChart
                 key="components"
                 title="Moments and A per component"
-                formula="|μ_x,i|, σ_x,i, |μ_y,i|, σ_y,i;  a_i = 1, √(|μ_y,i| / |μ_x,i|), ((σ²_y,i + μ²_y,i) / (σ²_x,i + μ²_x,i))^¼"
+                formula=formulas::DATA_MOMENTS
                 notice="A shrinks the components where queries are large and keys small (a_i < 1) and stretches the others, so that Ax and A⁻¹y come out of similar size; mean-only A ignores the variances and swings much further where a mean is near 0."
                 canvas=components
                 label=components_label
@@ -289,7 +290,7 @@ pub fn DataPanel(
                 <DataChart
                     key="norms"
                     title="Norms of queries and keys"
-                    formula="|x| = √(Σ_i x_i²),  |y| = √(Σ_i y_i²)"
+                    formula=formulas::DATA_NORMS
                     notice="the generator rescales every query to mean norm xnorm and every key to mean norm ynorm: with A = I the estimators see exactly these."
                     canvas=norms
                     label=norms_label
@@ -299,7 +300,7 @@ pub fn DataPanel(
                 <DataChart
                     key="dots"
                     title="Inner products"
-                    formula="x·y = ln SM(x, y)"
+                    formula=formulas::DATA_DOT
                     notice="the true kernel is exp(x·y): a spread of a few units here is a spread of orders of magnitude in SM."
                     canvas=dots
                     label=dots_label
@@ -311,7 +312,7 @@ pub fn DataPanel(
                 <DataChart
                     key="ax"
                     title="Transformed queries"
-                    formula="|Ax| = √(Σ_i a_i² x_i²)"
+                    formula=formulas::DATA_AX_NORM
                     notice="a data-chosen A pulls the long queries in; the identity leaves them at |x|."
                     canvas=ax
                     label=ax_label
@@ -321,7 +322,7 @@ pub fn DataPanel(
                 <DataChart
                     key="ay"
                     title="Transformed keys"
-                    formula="|A⁻¹y| = √(Σ_i y_i² / a_i²)"
+                    formula=formulas::DATA_AINV_Y_NORM
                     notice="the same A pushes the short keys out: the two sides meet in between."
                     canvas=ay
                     label=ay_label
@@ -332,7 +333,7 @@ pub fn DataPanel(
             <DataChart
                 key="z"
                 title="What the MSE grows with"
-                formula="z = Ax + A⁻ᵀy;  MSE ∝ e^{|z|²} SM²  (a complex A or GERF: with the magnitudes a of its fit)"
+                formula=formulas::DATA_Z
                 notice="the estimator whose |z| sits furthest left has the smallest relative MSE; a unit less of |z| near |z| = 5 is a factor e⁹ less MSE."
                 canvas=z
                 label=z_label

@@ -22,6 +22,7 @@ use super::math::Math;
 use super::{ScatterView, Shown};
 use crate::chart_geometry::scatter_tooltip;
 use crate::lab::experiment::ScatterSeries;
+use crate::lab::formulas;
 use crate::numerics::stats::{format_from_log, order_by_key};
 
 /// Text of a number given as its natural log, for the table: scientific notation that
@@ -695,7 +696,7 @@ pub fn Charts(
                 <HoverChart canvas=canvases.curves class="chart theory-chart" chart="mse-vs-m" layout=hover.curves/>
                 <div class="explain">
                     <h3>"MSE falls as 1/m"</h3>
-                    <p class="formula-line"><Math text="MSE(x, y) = (1/2m) · e^{|z|²} · SM(x, y)² · (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy" block=true/></p>
+                    <p class="formula-line"><Math text=formulas::LEMMA_3_1_HCEXP_MSE block=true/></p>
                     <p>
                         "Lemma 3.1 for HCEXP (the positive form has 1/m and the first power); every other estimator draws its own "
                         "formula (listed under \"What is computed\"), all proportional to 1/m for i.i.d. ω. The line is the formula's "
@@ -711,7 +712,7 @@ pub fn Charts(
                 <HoverChart canvas=canvases.sweep class="chart theory-chart" chart="mse-vs-theta" layout=hover.sweep/>
                 <div class="explain">
                     <h3>"From PRF to random Fourier features: the angle θ"</h3>
-                    <p class="formula-line"><Math text="A = e^{iθ}·diag(a),  m·MSE = (E|f|² + Re E f²)/2 − SM²,  f = exp(ω·z − s/2)" block=true/></p>
+                    <p class="formula-line"><Math text=formulas::COMPLEX_A_MSE block=true/></p>
                     <p>
                         "The complex A's MSE formula at the page's m for every θ from 0 to π/2: solid, its mean over the scatter "
                         "dataset's pairs (what the measured MSE estimates); dashed, its median over the pairs (the typical pair). "
@@ -726,7 +727,7 @@ pub fn Charts(
                 <HoverChart canvas=canvases.lemma class="chart theory-chart" chart="lemma-3-2" layout=hover.lemma/>
                 <div class="explain">
                     <h3>"A bound from the size of the data"</h3>
-                    <p class="formula-line"><Math text="√MSE / SM ≤ W(r) / √(2m),  W(r) = e^{2r²} (1 − e^{−4r²})" block=true/></p>
+                    <p class="formula-line"><Math text=formulas::LEMMA_3_2_BOUND block=true/></p>
                     <p>
                         "Lemma 3.2, corrected: the seed paper prints 1 − e⁴ʳ², which would make the bound negative. It holds for "
                         "HCEXP (hyperbolic features with a real diagonal A; only those are drawn) on any region where |Ax| ≤ r and |A⁻ᵀy| ≤ r, because the relative RMSE grows with |z|² ≤ (2r)². "
@@ -739,7 +740,7 @@ pub fn Charts(
                 <HoverChart canvas=canvases.theorem class="chart theory-chart" chart="theorem-3-3" layout=hover.theorem/>
                 <div class="explain">
                     <h3>"A bound that holds with probability p"</h3>
-                    <p class="formula-line"><Math text="r = max(√(λ_Ax χ²_d(q)) + |Aμ_x|, √(λ_A⁻ᵀy χ²_d(q)) + |A⁻ᵀμ_y|),  q = p^{1/(2s)}" block=true/></p>
+                    <p class="formula-line"><Math text=formulas::THEOREM_3_3_RADIUS block=true/></p>
                     <p>
                         "Theorem 3.3: if queries and keys are Gaussian, then with probability at least p every one of the s pairs has "
                         "relative RMSE at most W(r)/√(2m). λ_Ax = maxᵢ aᵢ² σ²_x,i and λ_A⁻ᵀy = maxᵢ σ²_y,i / aᵢ²; the χ² quantile "
@@ -899,13 +900,13 @@ pub fn Formulas() -> impl IntoView {
             <dl>
                 <dt>"Softmax kernel"</dt>
                 <dd>
-                    <Math text="SM(x, y) = exp(x·y),  x, y ∈ ℝ^d,  ωₖ ~ N(0, I_d)" block=true/>
+                    <Math text=formulas::SOFTMAX_KERNEL block=true/>
                     "for queries x and keys y; ω drawn i.i.d. (or in orthogonal blocks with orf = 1)."
                 </dd>
                 {estimators}
                 <dt>"MSE (seed paper, Lemma 3.1)"</dt>
                 <dd>
-                    <Math text="CEXP: (1/m) e^{|z|²} SM² (1 − e^{−|z|²});  HCEXP: (1/2m) e^{|z|²} SM² (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy" block=true/>
+                    <Math text=formulas::CEXP_HCEXP_MSE block=true/>
                     "A good A makes |z| small on the data. The other estimators' formulas: ../shared/REFERENCE.md, each checked here "
                     "by the statistical harness (tests/estimators.rs)."
                 </dd>
