@@ -21,3 +21,8 @@ pub mod charts;
 pub mod ui;
 #[cfg(target_arch = "wasm32")]
 pub mod worker;
+
+/// docs/adding-an-estimator.md, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/adding-an-estimator.md")]
+pub struct AddingAnEstimator;
