@@ -88,7 +88,7 @@ apt_install() {
     install_step "updating Debian's package lists" "${root_prefix[@]}" apt-get update -q
     apt_updated=true
   fi
-  install_step "installing $* from Debian" \
+  install_step "installing $* from Debian (under a minute each)" \
     "${root_prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
 }
 
@@ -116,13 +116,13 @@ for component in rustfmt clippy; do
 done
 
 if [[ "$(version_of trunk --version)" != "trunk $TRUNK_VERSION" ]]; then
-  install_step "installing trunk $TRUNK_VERSION (about 9 minutes on two cores)" \
+  install_step "installing trunk $TRUNK_VERSION (about 8 minutes on two cores)" \
     cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
 
 if [[ "$(version_of wasm-bindgen --version)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]]; then
   # --locked fails for this version (a locked dependency is missing from the index).
-  install_step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 5 minutes)" \
+  install_step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 3 minutes)" \
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
 
@@ -145,7 +145,7 @@ if [[ $with_browser == true ]]; then
   fi
   geckodriver_version="$(word_of_first_line 2 "$(version_of geckodriver --version)")"
   if [[ "$geckodriver_version" != "$GECKODRIVER_VERSION" ]]; then
-    install_step "installing geckodriver $GECKODRIVER_VERSION (about 3 minutes; Debian has none)" \
+    install_step "installing geckodriver $GECKODRIVER_VERSION (about 2 minutes; Debian has none)" \
       cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
   fi
   # npm ci again whenever the lockfile is newer than the installed tree (a new or bumped package).
