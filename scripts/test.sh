@@ -20,7 +20,7 @@ bash tests/scripts/install-from-nothing.sh
 step "cargo fmt --check"
 cargo fmt --all --check
 
-step "clippy (native and wasm32)"
+step "clippy (native and wasm32; a first run compiles every dependency: about 6 minutes on two cores)"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
 # The workers as scripts/build-worker.sh builds them: without the features `page` (and, for
@@ -29,7 +29,7 @@ cargo clippy --target wasm32-unknown-unknown --bin kernel-worker --no-default-fe
 cargo clippy --target wasm32-unknown-unknown --bin full-worker --no-default-features \
   --features optimised-a -- -D warnings
 
-step "native tests (math, statistics)"
+step "native tests (numerics, lab, statistics, CLI, doc tests; about 1.5 minutes)"
 cargo test
 
 # wasm-bindgen-test-runner prefers GECKODRIVER to CHROMEDRIVER, and with neither set takes the
@@ -39,25 +39,25 @@ in_chromium() { env -u GECKODRIVER CHROMEDRIVER=/usr/bin/chromedriver "$@"; }
 in_firefox() { env -u CHROMEDRIVER GECKODRIVER="$(command -v geckodriver)" "$@"; }
 worker_like=(env CARGO_TARGET_DIR="$ROOT/target/worker" RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd")
 
-step "browser tests (wasm-bindgen-test, headless Chromium)"
+step "browser tests (wasm-bindgen-test, headless Chromium; a first run about 2 minutes)"
 in_chromium cargo test --target wasm32-unknown-unknown --test browser
 
 step "browser tests (wasm-bindgen-test, headless Firefox ESR)"
 in_firefox cargo test --target wasm32-unknown-unknown --test browser
 
-step "browser tests again in Chromium, built like the worker (+relaxed-simd, its own target dir)"
+step "browser tests again in Chromium, built like the worker (+relaxed-simd, its own target dir; a first run about 6 minutes)"
 in_chromium "${worker_like[@]}" cargo test --target wasm32-unknown-unknown --test browser
 
 step "browser tests again in Firefox ESR, built like the worker (+relaxed-simd)"
 in_firefox "${worker_like[@]}" cargo test --target wasm32-unknown-unknown --test browser
 
-step "release build (trunk)"
+step "release build (trunk: the page and four worker builds; about 4 minutes)"
 trunk build --release
 
-step "end-to-end tests in headless Chromium (release build, Playwright)"
+step "end-to-end tests in headless Chromium (release build, Playwright; about 2 minutes)"
 (cd tests/e2e && E2E_BROWSER=chromium npm test)
 
-step "end-to-end tests in headless Firefox ESR (release build, Playwright over WebDriver BiDi)"
+step "end-to-end tests in headless Firefox ESR (release build, Playwright over WebDriver BiDi; about 2.5 minutes)"
 (cd tests/e2e && E2E_BROWSER=firefox npm test)
 
 step "end-to-end test of the served page (./scripts/serve.sh, loaded in both browsers)"
