@@ -26,3 +26,8 @@ pub mod worker;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/adding-an-estimator.md")]
 pub struct AddingAnEstimator;
+
+/// docs/adding-an-attention-method.md, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/adding-an-attention-method.md")]
+pub struct AddingAnAttentionMethod;

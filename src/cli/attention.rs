@@ -114,7 +114,7 @@ pub fn attention_report(
             let mean = |values: &[f64]| finite(mean_and_standard_error(values).0);
             MethodMetrics {
                 method: m.method.id(),
-                label: m.method.label(),
+                label: m.method.label().to_string(),
                 feature_size: m.feature_size,
                 evaluation: m.evaluation.label(),
                 bad_rows: m.bad_rows,

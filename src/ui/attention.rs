@@ -120,7 +120,7 @@ struct PartQueue {
 /// estimators' parameters; for the others everything but the heatmaps' method.
 fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String {
     let mut c = config.clone();
-    c.attention.focus = MethodId::Elu;
+    c.attention.focus = MethodId::first();
     c.probe = None;
     if part == AttentionPart::HeadsTable {
         return format!(
@@ -394,14 +394,14 @@ fn AttentionControls(
         .into_iter()
         .map(|family| {
             let boxes = MethodId::all()
-                .filter(|m| matches!(m, MethodId::Kernel(e) if e.info().family() == family))
+                .filter(|m| m.estimator().is_some_and(|e| e.info().family() == family))
                 .map(method_box)
                 .collect_view();
             view! { <fieldset class="group"><legend>{family.label()}</legend>{boxes}</fieldset> }
         })
         .collect_view();
     let others = MethodId::all()
-        .filter(|m| !matches!(m, MethodId::Kernel(_)))
+        .filter(|m| m.estimator().is_none())
         .map(method_box)
         .collect_view();
     let set_focus = move |ev: ev::Event| {
@@ -1224,7 +1224,7 @@ fn Tensorised() -> impl IntoView {
 #[component]
 fn AttentionFormulas() -> impl IntoView {
     let methods = MethodId::all()
-        .filter(|m| !matches!(m, MethodId::Kernel(_)) || m.id() == "prf-pos" || m.id() == "rff")
+        .filter(|m| m.estimator().is_none() || m.id() == "prf-pos" || m.id() == "rff")
         .map(|m| {
             view! {
                 <dt data-method=m.id()><span class="swatch" style=format!("background:{}", css_colour(m))></span>{m.label()}" "<code class="param-key">{m.id()}</code></dt>
@@ -1237,7 +1237,7 @@ fn AttentionFormulas() -> impl IntoView {
             <h2>"What is computed"</h2>
             <dl>
                 <dt>"Softmax attention"</dt>
-                <dd><Math text=formulas::SOFTMAX_ATTENTION block=true/> "A model scales q and k by " <Math text=formulas::MODEL_SCALING_D/> " each (real heads: d = 32)."</dd>
+                <dd><Math text=formulas::SOFTMAX_ATTENTION block=true/><span>"A model scales q and k by " <Math text=formulas::MODEL_SCALING_D/> " each (real heads: d = 32)."</span></dd>
                 {methods}
                 <dt>"Every other estimator"</dt>
                 <dd>"Its features φ(q), ψ(k) from the kernel view's registry, with A fitted to these queries and keys."</dd>

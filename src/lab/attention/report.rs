@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::lab::config::{BLOCK, BUDGETS, ExperimentConfig, HeadSource, TEMPERATURES, TV_ROWS};
 use crate::numerics::stats::{mean_and_standard_error, median};
 
-use super::methods::{Prepared, prepare, run};
+use super::methods::{Prepared, method_settings, prepare, prepare_with, run, run_with};
 use crate::lab::attention::data::attention_data;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::exact::{
@@ -18,7 +18,7 @@ use crate::numerics::attention::exact::{
 use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::attention::lln::{LlnConstants, fit_moment_matching};
 use crate::numerics::attention::method::MethodId;
-use crate::numerics::attention::{AttentionError, Evaluation, features_per_projection};
+use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
 /// The parts of the view, computed separately (in parallel in the pool) and shown as they
@@ -294,7 +294,12 @@ fn lln_constants(
     config: &ExperimentConfig,
     d: usize,
 ) -> Result<Option<LlnConstants>, AttentionError> {
-    if !config.attention.methods.contains(&MethodId::Lln) {
+    if !config
+        .attention
+        .methods
+        .iter()
+        .any(|m| m.get().needs_lln_constants())
+    {
         return Ok(None);
     }
     // The fit depends on d alone (its stream is fixed) and costs about 2·10⁸ exponentials:
@@ -537,48 +542,19 @@ fn budget(
     let mut curves = Vec::new();
     for &method in &config.attention.methods {
         let mut points = Vec::new();
-        // (D, the configuration that gives it)
-        let mut settings: Vec<(usize, ExperimentConfig)> = Vec::new();
-        match method {
-            MethodId::Kernel(id) => {
-                let per = features_per_projection(id);
-                for &d_budget in &BUDGETS {
-                    let m = d_budget / per;
-                    if m >= 1 {
-                        let mut c = config.clone();
-                        c.attention.features = m;
-                        settings.push((m * per, c));
-                    }
-                }
-            }
-            MethodId::Taylor | MethodId::Power => {
-                for degree in 1..=6 {
-                    let mut c = config.clone();
-                    c.attention.degree = degree;
-                    let size = c
-                        .attention
-                        .feature_size(method, data.d)
-                        .unwrap_or(usize::MAX);
-                    if size <= *BUDGETS.last().unwrap_or(&0) * 4 {
-                        settings.push((size, c));
-                    }
-                }
-            }
-            MethodId::Lln | MethodId::Elu => settings.push((data.d, config.clone())),
-            MethodId::Randomized => {
-                for &s in BUDGETS.iter().filter(|&&s| s <= BUDGET_MAX_RA_SAMPLES) {
-                    let mut c = config.clone();
-                    c.attention.ra_samples = s;
-                    settings.push((s, c));
-                }
-            }
-        }
-        for (size, c) in settings {
-            let prepared = prepare(method, &data, &c, lln)?;
+        // (D, the settings that give it)
+        let settings = method.get().budget_points(
+            &method_settings(config),
+            data.d,
+            &BUDGETS,
+            BUDGET_MAX_RA_SAMPLES,
+        );
+        for (size, at) in settings {
+            let prepared = prepare_with(method, &data, &at, lln)?;
             let draws = if method.is_random() { 2 } else { 1 };
             let mut means = Vec::new();
             for r in 0..draws {
-                let draw = run(method, &prepared, &data, &c, 100 + r, &[])?;
+                let draw = run_with(method, &prepared, &data, &at, config.seed, 100 + r, &[])?;
                 let errors = output_errors(&draw.attention.output, &exact, data.dv);
                 if !errors.is_empty() {
                     means.push(mean_and_standard_error(&errors).0);

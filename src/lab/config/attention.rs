@@ -83,7 +83,7 @@ impl Default for AttentionSettings {
             degree: 2,
             draws: 8,
             ra_samples: 4,
-            focus: MethodId::from_id("prf-pos").unwrap_or(MethodId::Elu),
+            focus: MethodId::from_id("prf-pos").unwrap_or_else(MethodId::first),
         }
     }
 }
@@ -154,33 +154,26 @@ pub const BLOCK: usize = 96;
 impl AttentionSettings {
     /// Features per token of a method (`None` when it overflows).
     pub fn feature_size(&self, method: MethodId, d: usize) -> Option<usize> {
-        use crate::numerics::attention::deterministic::PolynomialKernel;
-        match method {
-            MethodId::Kernel(e) => {
-                Some(self.features * crate::numerics::attention::features_per_projection(e))
-            }
-            MethodId::Taylor => PolynomialKernel::taylor(self.degree).ok()?.feature_size(d),
-            MethodId::Power => PolynomialKernel::power(self.degree).ok()?.feature_size(d),
-            MethodId::Lln | MethodId::Elu => Some(d),
-            MethodId::Randomized => Some(self.ra_samples),
-        }
+        method.get().feature_size(&self.method_settings(), d)
     }
 
     /// Multiply-adds of one method on one draw of an L-token problem.
     pub fn method_work(&self, method: MethodId, len: usize, d: usize, dv: usize) -> f64 {
-        let (l, d, dv) = (len as f64, d as f64, dv as f64);
-        let quadratic = l * l * (d + dv);
-        let size = self.feature_size(method, d as usize);
-        match (method, size) {
-            (MethodId::Randomized, _) => self.ra_samples as f64 * quadratic + quadratic,
-            (MethodId::Kernel(e), Some(size)) => {
-                let projections = 2.0 * l * self.features as f64 * d * e.info().cost_factor();
-                projections + l * size as f64 * (2.0 * dv + 1.0) + TV_ROWS as f64 * l * size as f64
-            }
-            (_, Some(size)) if size <= DETERMINISTIC_FEATURE_BUDGET => {
-                l * size as f64 * (2.0 * dv + 2.0) + TV_ROWS as f64 * l * size as f64
-            }
-            _ => quadratic,
+        method
+            .get()
+            .work(&self.method_settings(), (len, d, dv), TV_ROWS)
+    }
+
+    /// What the methods read of these settings, for the work estimate (the estimator
+    /// parameters and the orthogonal switch do not change a method's cost).
+    fn method_settings(&self) -> crate::numerics::attention::method::MethodSettings {
+        crate::numerics::attention::method::MethodSettings {
+            features: self.features,
+            orthogonal: false,
+            degree: self.degree,
+            ra_samples: self.ra_samples,
+            estimator_params: Default::default(),
+            deterministic_feature_budget: DETERMINISTIC_FEATURE_BUDGET,
         }
     }
 
@@ -201,7 +194,7 @@ impl AttentionSettings {
                 total += self.draws as f64 * one;
             }
             total += TEMPERATURES.len() as f64 * self.method_work(method, block, d, dv);
-            if method.is_random() || matches!(method, MethodId::Taylor | MethodId::Power) {
+            if method.get().sweeps_budget() {
                 // Two draws at each budget D, each about L·D·(2d + 2dv).
                 let per_feature = budget_len as f64 * (2.0 * df + 2.0 * dvf);
                 total += 2.0 * per_feature * BUDGETS.iter().sum::<usize>() as f64;

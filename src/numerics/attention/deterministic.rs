@@ -254,6 +254,17 @@ fn kronecker(a: &[f64], b: &[f64], scale: f64) -> Vec<f64> {
     out
 }
 
+/// Materialised features of the map (the caller keeps its size within the budget).
+impl super::linear::FeatureMap for PolynomialKernel {
+    fn features(&self, u: &[f64], _side: crate::numerics::estimators::Side) -> Vec<f64> {
+        PolynomialKernel::features(self, u, usize::MAX).unwrap_or_default()
+    }
+
+    fn is_positive(&self) -> bool {
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

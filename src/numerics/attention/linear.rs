@@ -6,54 +6,20 @@
 //! entries `φ(q_i)·ψ(k_j)`; one pass over the queries then forms every output. Memory is
 //! O(D·dv + rows·L), whatever L.
 
-use crate::numerics::estimators::{EstimatorId, Fit, Projections, Side};
+use std::fmt;
+
+use crate::numerics::estimators::Side;
 
 use super::data::AttentionData;
-use super::deterministic::PolynomialKernel;
 
-/// A pair of feature maps (φ for queries, ψ for keys).
-#[derive(Clone, Debug)]
-pub enum FeatureMap {
-    /// A registry estimator's explicit features with its fit and one draw of ω.
-    Estimator {
-        id: EstimatorId,
-        fit: Fit,
-        omega: Projections,
-    },
-    /// Taylor or `(1 + x/n)^n`, materialised (its size is within the budget).
-    Polynomial(PolynomialKernel),
-    /// LLN: `exp(α q)` and `exp(β k)` elementwise.
-    LogNormal { alpha: f64, beta: f64 },
-    /// `elu(u) + 1` on both sides.
-    EluPlusOne,
-}
-
-impl FeatureMap {
+/// A pair of feature maps (φ for queries, ψ for keys): what linear attention needs of a
+/// method. Each method's file implements it for its own map.
+pub trait FeatureMap: fmt::Debug {
     /// The features of one token.
-    pub fn features(&self, u: &[f64], side: Side) -> Vec<f64> {
-        match self {
-            FeatureMap::Estimator { id, fit, omega } => id.get().features(fit, u, side, omega),
-            FeatureMap::Polynomial(kernel) => kernel.features(u, usize::MAX).unwrap_or_default(),
-            FeatureMap::LogNormal { alpha, beta } => {
-                let c = if side == Side::Query { *alpha } else { *beta };
-                u.iter().map(|x| (c * x).exp()).collect()
-            }
-            FeatureMap::EluPlusOne => u
-                .iter()
-                .map(|&x| if x > 0.0 { x + 1.0 } else { x.exp() })
-                .collect(),
-        }
-    }
-
+    fn features(&self, u: &[f64], side: Side) -> Vec<f64>;
     /// Whether every feature is non-negative (then a row's denominator cannot be ≤ 0 except
     /// by underflow).
-    pub fn is_positive(&self) -> bool {
-        match self {
-            FeatureMap::Estimator { id, fit, .. } => !id.get().fast_sum(fit).is_signed(),
-            FeatureMap::Polynomial(_) => false,
-            FeatureMap::LogNormal { .. } | FeatureMap::EluPlusOne => true,
-        }
-    }
+    fn is_positive(&self) -> bool;
 }
 
 /// A row's denominator `φ(q_i)·Σ_l ψ(k_l)` is treated as unusable when it is not finite, ≤ 0,
@@ -84,7 +50,7 @@ impl ApproximateAttention {
 /// Linear attention with `map`, in one pass over the keys and one over the queries.
 /// `rows` lists the rows of P̂ to return (indices ≥ L are ignored).
 pub fn linear_attention(
-    map: &FeatureMap,
+    map: &dyn FeatureMap,
     data: &AttentionData,
     rows: &[usize],
 ) -> ApproximateAttention {
@@ -245,6 +211,11 @@ fn dot_checked(u: &[f64], v: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::numerics::attention::deterministic::PolynomialKernel;
+    use crate::numerics::attention::lln::LogNormalFeatures;
+    use crate::numerics::attention::methods::elu::EluPlusOne;
+    use crate::numerics::attention::methods::random_features::EstimatorFeatures;
+    use crate::numerics::estimators::{EstimatorId, Fit, Projections};
     use crate::numerics::rng::{StreamPurpose, stream_rng};
     use rand_distr::{Distribution, StandardNormal};
 
@@ -265,7 +236,7 @@ mod tests {
     }
 
     /// `P̂ V` formed explicitly from `φ(q_i)·ψ(k_j)`.
-    fn explicit(map: &FeatureMap, data: &AttentionData) -> Vec<f64> {
+    fn explicit(map: &dyn FeatureMap, data: &AttentionData) -> Vec<f64> {
         let mut out = vec![0.0; data.len * data.dv];
         for i in 0..data.len {
             let phi = map.features(data.query(i), Side::Query);
@@ -286,27 +257,28 @@ mod tests {
     fn the_linear_time_output_equals_explicit_p_hat_times_v() {
         let data = gaussian(12, 4, 3, 0.6, 1);
         let mut rng = stream_rng(5, StreamPurpose::Trial, 78, 0);
-        let maps = vec![
-            FeatureMap::Estimator {
+        let maps: Vec<Box<dyn FeatureMap>> = vec![
+            Box::new(EstimatorFeatures {
                 id: EstimatorId::from_id("prf-pos").unwrap(),
                 fit: Fit::identity(4),
                 omega: Projections::sample(16, 4, &mut rng).unwrap(),
-            },
-            FeatureMap::Estimator {
+            }),
+            Box::new(EstimatorFeatures {
                 id: EstimatorId::from_id("hcexp-var").unwrap(),
                 fit: Fit::diagonal(vec![0.8, 1.2, 1.0, 0.9], 0),
                 omega: Projections::sample(16, 4, &mut rng).unwrap(),
-            },
-            FeatureMap::Polynomial(PolynomialKernel::taylor(2).unwrap()),
-            FeatureMap::Polynomial(PolynomialKernel::power(3).unwrap()),
-            FeatureMap::LogNormal {
+            }),
+            Box::new(PolynomialKernel::taylor(2).unwrap()),
+            Box::new(PolynomialKernel::power(3).unwrap()),
+            Box::new(LogNormalFeatures {
                 alpha: 0.7,
                 beta: 0.4,
-            },
-            FeatureMap::EluPlusOne,
+            }),
+            Box::new(EluPlusOne),
         ];
         let all: Vec<usize> = (0..data.len).collect();
         for map in &maps {
+            let map = map.as_ref();
             let fast = linear_attention(map, &data, &all);
             let slow = explicit(map, &data);
             assert_eq!(fast.bad_rows, 0, "{map:?}");
@@ -335,7 +307,7 @@ mod tests {
         let taylor = PolynomialKernel::taylor(3).unwrap();
         let kernel = |q: &[f64], k: &[f64]| taylor.kernel(dot_checked(q, k));
         let quadratic = quadratic_attention(&kernel, &data, &[0, 4]);
-        let linear = linear_attention(&FeatureMap::Polynomial(taylor), &data, &[0, 4]);
+        let linear = linear_attention(&taylor, &data, &[0, 4]);
         for (a, b) in quadratic.output.iter().zip(&linear.output) {
             assert!((a - b).abs() < 1e-10);
         }
@@ -354,7 +326,7 @@ mod tests {
         // (1 + q·k/1)^1 with q·k < −1 for every key: every denominator is negative.
         let data =
             AttentionData::new(2, 1, 1, vec![3.0, 2.0], vec![-1.0, -2.0], vec![1.0, 1.0]).unwrap();
-        let map = FeatureMap::Polynomial(PolynomialKernel::power(1).unwrap());
+        let map = PolynomialKernel::power(1).unwrap();
         let run = linear_attention(&map, &data, &[0]);
         assert_eq!(run.bad_rows, 2);
         assert!(run.output.iter().all(|x| x.is_nan()));

@@ -400,6 +400,28 @@ pub fn fit_moment_matching<R: Rng + ?Sized>(
     LlnConstants::new(a, my - a * mx, d)
 }
 
+/// LLN's feature maps: `φ(q) = exp(α q)`, `ψ(k) = exp(β k)` elementwise (seed 001).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogNormalFeatures {
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl super::linear::FeatureMap for LogNormalFeatures {
+    fn features(&self, u: &[f64], side: crate::numerics::estimators::Side) -> Vec<f64> {
+        let c = if side == crate::numerics::estimators::Side::Query {
+            self.alpha
+        } else {
+            self.beta
+        };
+        u.iter().map(|x| (c * x).exp()).collect()
+    }
+
+    fn is_positive(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

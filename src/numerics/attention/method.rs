@@ -1,142 +1,244 @@
-//! The attention view's methods: every kernel estimator of the registry used as a feature map,
-//! plus the attention-level methods of seeds 001, 003 and 004 and the `elu + 1` baseline.
+//! What an attention method is ([`AttentionMethod`]), what it reads ([`MethodSettings`]), what a
+//! draw of it returns ([`MethodRun`]), and [`MethodId`], the handle every other part of the lab
+//! uses: the methods themselves are one file each in [`super::methods`], listed in its registry.
 
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::numerics::estimators::EstimatorId;
+use crate::numerics::estimators::{EstimatorId, EstimatorParams};
+use crate::numerics::rng::StreamRng;
 
-/// One way of computing an attention output.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum MethodId {
-    /// A registry estimator's φ, ψ in the linear attention ratio (`prf-pos` is Performer,
-    /// `rff` is RFA, `hcexp-var` a data-chosen A, `oprf` the optimal positive features).
-    Kernel(EstimatorId),
-    /// Taylor's `Σ_{k≤n} (q·k)^k / k!` (seed 004).
-    Taylor,
-    /// `(1 + q·k/n)^n` (seed 004).
-    Power,
-    /// Linear log-normal attention with moment matching (seed 001).
-    Lln,
-    /// `φ = ψ = elu + 1` (the linear transformer, cited in seed 001).
-    Elu,
-    /// Randomized attention (seed 003): unbiased for the output, quadratic in L.
-    Randomized,
+use super::data::AttentionData;
+use super::linear::ApproximateAttention;
+use super::lln::LlnConstants;
+use super::{AttentionError, Evaluation};
+
+/// The settings a method may read (each method says which, [`AttentionMethod::parameters`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MethodSettings {
+    /// Random projections ω per draw (URL `features`).
+    pub features: usize,
+    /// Orthogonal blocks of ω instead of i.i.d. (URL `orf`).
+    pub orthogonal: bool,
+    /// The polynomial maps' degree n (URL `degree`).
+    pub degree: usize,
+    /// Randomized attention's samples ω per query (URL `ra`).
+    pub ra_samples: usize,
+    /// What a registry estimator reads when it fits (θ, the complex A's magnitudes).
+    pub estimator_params: EstimatorParams,
+    /// A deterministic map with more features than this is evaluated pair by pair instead.
+    pub deterministic_feature_budget: usize,
 }
 
-/// The ids of the methods that are not registry estimators, in the page's order.
-const OTHERS: [(MethodId, &str); 5] = [
-    (MethodId::Taylor, "taylor"),
-    (MethodId::Power, "power"),
-    (MethodId::Lln, "lln"),
-    (MethodId::Elu, "elu"),
-    (MethodId::Randomized, "ra"),
-];
+/// What a method's fit may use beyond the data and the settings: constants fitted once for
+/// the whole view (LLN's moment-matching constants, fitted only when LLN is chosen).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SharedFits<'a> {
+    pub lln: Option<&'a LlnConstants>,
+}
 
-/// The attention view's default methods (eight: the benchmark's case).
-pub const DEFAULT_METHODS: [&str; 8] = [
-    "prf-pos",
-    "hcexp-var",
-    "oprf-var",
-    "rff",
-    "taylor",
-    "lln",
-    "elu",
-    "ra",
-];
+/// What a draw of a method reports besides its attention.
+#[derive(Clone, Debug)]
+pub struct MethodRun {
+    pub attention: ApproximateAttention,
+    /// Features per token (randomized attention: samples per query).
+    pub feature_size: usize,
+    pub evaluation: Evaluation,
+    /// What was fitted, in words (A's range, α and β, the optimiser's iterations).
+    pub note: String,
+}
+
+/// How a method approximates softmax attention: the page groups methods by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MethodFamily {
+    /// A registry estimator's random features φ, ψ in the linear attention ratio.
+    RandomFeatures,
+    /// A deterministic feature map (Taylor, `(1 + x/n)^n`, LLN, `elu + 1`).
+    Deterministic,
+    /// Sampling from softmax's own rows (randomized attention): quadratic in L.
+    Sampled,
+}
+
+/// A method fitted to one problem, ready to be drawn as often as asked.
+pub trait FittedMethod: Send + Sync {
+    /// One draw (a fresh ω, or fresh samples, from `rng`), returning P̂'s `rows`.
+    fn draw(
+        &self,
+        data: &AttentionData,
+        settings: &MethodSettings,
+        rng: &mut StreamRng,
+        rows: &[usize],
+    ) -> Result<MethodRun, AttentionError>;
+}
+
+/// Everything about one way of computing an attention output. **A new method is one file in
+/// [`super::methods`] implementing this, plus one line in its registry.**
+pub trait AttentionMethod: Send + Sync {
+    /// The stable id: URL `methods=`, CSV, `--methods`, `data-method`.
+    fn id(&self) -> &'static str;
+    /// A short human-readable name.
+    fn label(&self) -> &'static str;
+    /// How it approximates softmax attention.
+    fn family(&self) -> MethodFamily;
+    /// The registry estimator behind it, for the methods that are one.
+    fn estimator(&self) -> Option<EstimatorId> {
+        None
+    }
+    /// The colour of its marks.
+    fn colour(&self) -> [u8; 3];
+    /// Its formula, in LaTeX.
+    fn formula(&self) -> &'static str;
+    /// Where it comes from.
+    fn source(&self) -> &'static str;
+    /// The URL keys of the settings it reads.
+    fn parameters(&self) -> &'static [&'static str];
+    /// Whether repeated draws differ (bias and variance apply).
+    fn is_random(&self) -> bool;
+    /// Whether it costs O(L²) by construction.
+    fn is_quadratic(&self) -> bool {
+        false
+    }
+    /// Whether its fit needs LLN's moment-matching constants ([`SharedFits::lln`]).
+    fn needs_lln_constants(&self) -> bool {
+        false
+    }
+    /// Whether the equal-budget chart sweeps it over several feature sizes (two draws each).
+    fn sweeps_budget(&self) -> bool {
+        self.is_random()
+    }
+    /// Its cost in features per token at dimension d (`None` when that overflows).
+    fn feature_size(&self, settings: &MethodSettings, d: usize) -> Option<usize>;
+    /// Multiply-adds of one draw on an L-token problem with `tv_rows` rows of P̂ formed: the
+    /// linear attention ratio over its features (and their projections), or O(L²) when it is
+    /// evaluated pair by pair.
+    fn work(
+        &self,
+        settings: &MethodSettings,
+        (len, d, dv): (usize, usize, usize),
+        tv_rows: usize,
+    ) -> f64 {
+        let (l, dv_f) = (len as f64, dv as f64);
+        let quadratic = l * l * (d as f64 + dv_f);
+        match self.feature_size(settings, d) {
+            Some(size) if self.family() == MethodFamily::RandomFeatures => {
+                let size = size as f64;
+                self.projection_work(settings, len, d)
+                    + l * size * (2.0 * dv_f + 1.0)
+                    + tv_rows as f64 * l * size
+            }
+            Some(size) if size <= settings.deterministic_feature_budget => {
+                let size = size as f64;
+                l * size * (2.0 * dv_f + 2.0) + tv_rows as f64 * l * size
+            }
+            _ => quadratic,
+        }
+    }
+    /// Multiply-adds of the projections that produce its features for L tokens, beyond
+    /// forming the linear attention ratio (a random map's `ω·u`).
+    fn projection_work(&self, _settings: &MethodSettings, _len: usize, _d: usize) -> f64 {
+        0.0
+    }
+    /// The points of the equal-budget chart: the settings that give each feature size D.
+    fn budget_points(
+        &self,
+        settings: &MethodSettings,
+        d: usize,
+        budgets: &[usize],
+        max_samples: usize,
+    ) -> Vec<(usize, MethodSettings)>;
+    /// Fits its parameters to `data` once (an estimator's A on the queries and keys, LLN's α
+    /// and β, a polynomial map's evaluation route).
+    fn fit(
+        &self,
+        data: &AttentionData,
+        settings: &MethodSettings,
+        shared: SharedFits<'_>,
+    ) -> Result<Box<dyn FittedMethod>, AttentionError>;
+}
+
+/// The error of method `id`.
+pub fn method_error(id: &str, message: impl fmt::Display) -> AttentionError {
+    AttentionError::Method {
+        method: id.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// One method of the registry ([`super::methods::all`]), by position; serialised as its id.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MethodId(u16);
 
 impl MethodId {
-    /// Every method: the registry's estimators, then the attention-level ones.
+    /// Every method, in the page's order: the registry's estimators, then the others.
     pub fn all() -> impl Iterator<Item = MethodId> {
-        EstimatorId::all()
-            .map(MethodId::Kernel)
-            .chain(OTHERS.iter().map(|(m, _)| *m))
+        (0..super::methods::all().len()).map(|i| MethodId(i as u16))
+    }
+
+    /// The registry's first method (the registry is never empty).
+    pub fn first() -> MethodId {
+        MethodId(0)
     }
 
     /// The method with this id.
     pub fn from_id(id: &str) -> Option<MethodId> {
-        EstimatorId::from_id(id)
-            .map(MethodId::Kernel)
-            .or_else(|| OTHERS.iter().find(|(_, i)| *i == id).map(|(m, _)| *m))
+        super::methods::all()
+            .iter()
+            .position(|m| m.id() == id)
+            .map(|i| MethodId(i as u16))
     }
 
-    /// The stable id: URL `methods=`, CSV, `--methods`, `data-method`.
+    /// Its registry entry.
+    pub fn get(self) -> &'static dyn AttentionMethod {
+        let all = super::methods::all();
+        all[usize::from(self.0).min(all.len() - 1)]
+    }
+
+    /// The stable id.
     pub fn id(self) -> &'static str {
-        match self {
-            MethodId::Kernel(e) => e.id(),
-            other => OTHERS
-                .iter()
-                .find(|(m, _)| *m == other)
-                .map_or("?", |(_, id)| id),
-        }
+        self.get().id()
     }
 
     /// A short human-readable name.
-    pub fn label(self) -> String {
-        match self {
-            MethodId::Kernel(e) => match e.id() {
-                "prf-pos" => "Performer (PRF)".to_string(),
-                "rff" => "RFA (trigonometric)".to_string(),
-                _ => e.label().to_string(),
-            },
-            MethodId::Taylor => "Taylor".to_string(),
-            MethodId::Power => "(1 + x/n)^n".to_string(),
-            MethodId::Lln => "LLN (moment matching)".to_string(),
-            MethodId::Elu => "elu + 1".to_string(),
-            MethodId::Randomized => "randomized attention".to_string(),
-        }
+    pub fn label(self) -> &'static str {
+        self.get().label()
     }
 
-    /// Whether repeated draws differ (bias and variance apply).
+    /// Whether repeated draws differ.
     pub fn is_random(self) -> bool {
-        matches!(self, MethodId::Kernel(_) | MethodId::Randomized)
+        self.get().is_random()
     }
 
-    /// Whether it costs O(L²) by construction (randomized attention samples from P's rows).
+    /// Whether it costs O(L²) by construction.
     pub fn is_quadratic(self) -> bool {
-        matches!(self, MethodId::Randomized)
+        self.get().is_quadratic()
     }
 
-    /// The colour of its marks: the registry's for estimators, distinct Tol colours otherwise.
+    /// The colour of its marks.
     pub fn colour(self) -> [u8; 3] {
-        match self {
-            MethodId::Kernel(e) => e.info().colour(),
-            MethodId::Taylor => [102, 37, 6],
-            MethodId::Power => [170, 68, 153],
-            MethodId::Lln => [51, 34, 136],
-            MethodId::Elu => [119, 119, 119],
-            MethodId::Randomized => [17, 119, 51],
-        }
+        self.get().colour()
     }
 
-    /// Its formula in one line, for the page and `kernel-lab attention --list`.
+    /// Its formula, in LaTeX.
     pub fn formula(self) -> &'static str {
-        match self {
-            MethodId::Kernel(_) => {
-                "ô_i = φ(q_i)·Σ_j ψ(k_j) v_jᵀ / φ(q_i)·Σ_l ψ(k_l), φ, ψ the estimator's features"
-            }
-            MethodId::Taylor => {
-                "k(q, k) = Σ_{j≤n} (q·k)^j / j!, feature [⊗^j q / √j!]_{j≤n} of size Σ d^j"
-            }
-            MethodId::Power => "k(q, k) = (1 + q·k/n)^n, feature ⊗^n [1, q/√n] of size (d + 1)^n",
-            MethodId::Lln => "φ(q) = exp(αq), ψ(k) = exp(βk), α, β matching the spread of log P",
-            MethodId::Elu => "φ(u) = ψ(u) = elu(u) + 1",
-            MethodId::Randomized => {
-                "ω ~ Σ_j P_ij N(q_i + k_j, I); ô_i = Σ_j ξ(k_j, ω) v_j / Σ_l ξ(k_l, ω), O(L²)"
-            }
-        }
+        self.get().formula()
     }
 
     /// Where it comes from.
     pub fn source(self) -> &'static str {
-        match self {
-            MethodId::Kernel(_) => "seed 000 (CEXP, A), seed 002 (PRF, RFA), REFERENCE.md",
-            MethodId::Taylor | MethodId::Power => "seed 004",
-            MethodId::Lln => "seed 001",
-            MethodId::Elu => "linear transformer, cited in seed 001",
-            MethodId::Randomized => "seed 003",
-        }
+        self.get().source()
+    }
+
+    /// The registry estimator behind it, if it is one.
+    pub fn estimator(self) -> Option<EstimatorId> {
+        self.get().estimator()
+    }
+
+    /// The index of its draws' random stream: keyed by its id, so that adding a method
+    /// anywhere in the registry changes no other method's numbers
+    /// ([`super::methods::stream_index`]).
+    pub fn stream_index(self) -> u64 {
+        super::methods::stream_index(self.id())
     }
 }
 
@@ -165,6 +267,18 @@ impl<'de> Deserialize<'de> for MethodId {
             .ok_or_else(|| serde::de::Error::custom(format!("unknown attention method `{id}`")))
     }
 }
+
+/// The attention view's default methods (eight: the benchmark's case).
+pub const DEFAULT_METHODS: [&str; 8] = [
+    "prf-pos",
+    "hcexp-var",
+    "oprf-var",
+    "rff",
+    "taylor",
+    "lln",
+    "elu",
+    "ra",
+];
 
 /// Every method id, comma-separated.
 pub fn all_method_ids() -> String {

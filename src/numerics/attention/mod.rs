@@ -1,14 +1,14 @@
 //! The attention level (seeds 001 to 004): whole attention rows and outputs, softmax against
 //! every linear approximation, on synthetic data and on real heads of all-MiniLM-L6-v2.
 //!
-//! - [`method`]: the methods (every registry estimator as a feature map, Taylor,
-//!   `(1 + x/n)^n`, LLN, `elu + 1`, randomized attention);
+//! - [`method`]: what a method is ([`method::AttentionMethod`]) and its handle [`MethodId`];
+//!   [`methods`]: the registry, one file per method (every registry estimator as a feature
+//!   map, Taylor, `(1 + x/n)^n`, LLN, `elu + 1`, randomized attention);
 //! - [`data`]: the queries, keys and values; [`heads`]: the real heads' asset;
 //! - [`exact`]: softmax attention, row entropy, spectral gap, singular values;
 //! - [`linear`]: linear attention in O(L·D·dv), never forming P̂;
 //! - [`deterministic`], [`lln`], [`randomized`]: the seeds' own maps and estimator;
 //! - [`tensorised`]: seed 002's tensorised-attention claim, as a worked example;
-//! - [`methods`] and [`report`]: fitting and drawing a method, and the view's parts.
 
 pub mod data;
 pub mod deterministic;
@@ -17,6 +17,7 @@ pub mod heads;
 pub mod linear;
 pub mod lln;
 pub mod method;
+pub mod methods;
 pub mod randomized;
 pub mod tensorised;
 

@@ -1,0 +1,499 @@
+//! The URL and command-line parameters as one table: each entry says its key, its label, what
+//! it means, what it accepts and how it reads and writes [`ExperimentConfig`]. The parser
+//! ([`ExperimentConfig::set`]), the link ([`ExperimentConfig::to_query`]), validation, the
+//! sliders' work limit, the controls' labels and hints, `kernel-lab`'s flags and the table in
+//! docs/url-parameters.md (checked by `tests/readme.rs`) all read it. **A new parameter is one
+//! entry in [`param_table!`] below.**
+
+use std::fmt;
+
+use crate::numerics::attention::method::{MethodId, all_method_ids};
+use crate::numerics::estimators::all_ids;
+use crate::numerics::heuristics::AHeuristic;
+
+use super::attention::{HEAD_LAYERS, HEAD_PASSAGES, HEADS_PER_LAYER, HeadSource, View};
+use super::text::{parse_estimators, parse_switch, quote, with_form};
+use super::{ExperimentConfig, OmegaMode};
+
+/// The allowed range of a numeric parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NumericRange {
+    pub min: f64,
+    pub max: f64,
+    pub integer: bool,
+}
+
+const fn int(min: f64, max: f64) -> NumericRange {
+    NumericRange {
+        min,
+        max,
+        integer: true,
+    }
+}
+
+const fn real(min: f64, max: f64) -> NumericRange {
+    NumericRange {
+        min,
+        max,
+        integer: false,
+    }
+}
+
+/// Indices the probe accepts: any pair of the largest scatter dataset.
+pub(super) const PROBE_RANGE: NumericRange = int(0.0, 19_999.0);
+
+/// The Laplace scales of the means (`scale`, `xscale`, `yscale`).
+pub(super) const MEAN_SCALE_RANGE: NumericRange = real(0.001, 1000.0);
+
+/// Which part of a link a parameter belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// The kernel view's: always written to a link.
+    Kernel,
+    /// The attention view's: written only when `view=attention`.
+    Attention,
+    /// Read from old links, never written.
+    Legacy,
+}
+
+/// Why a text was refused: not one of the allowed values, or a reason of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// The message says what is allowed ([`Param::allowed`]).
+    NotAllowed,
+    /// The message is this.
+    Because(String),
+}
+
+/// How a parameter's text is read and written.
+#[derive(Clone, Copy)]
+pub enum Value {
+    /// A number within `range`: `read` gives the configuration's value, `write` stores one that
+    /// was checked against the range. `grows_work`: a larger value never lowers the work, so a
+    /// slider dragged past the work limit may stop at it
+    /// ([`ExperimentConfig::set_within_work_limit`]).
+    Number {
+        range: NumericRange,
+        grows_work: bool,
+        read: fn(&ExperimentConfig) -> f64,
+        write: fn(&mut ExperimentConfig, f64),
+    },
+    /// Anything else: the allowed values in words, and the text in and out.
+    Text {
+        allowed: fn() -> String,
+        read: fn(&ExperimentConfig) -> String,
+        write: fn(&mut ExperimentConfig, &str) -> Result<(), Rejection>,
+    },
+}
+
+/// One entry of the table.
+#[derive(Clone, Copy)]
+pub struct ParamSpec {
+    /// The URL query key, also `kernel-lab`'s `--key`.
+    pub key: &'static str,
+    /// The control's label.
+    pub label: &'static str,
+    /// What it means, for docs/url-parameters.md.
+    pub meaning: &'static str,
+    pub section: Section,
+    pub value: Value,
+    /// When it is left out of a link (a side's own mean scale while it follows `scale`).
+    pub omitted_when: Option<fn(&ExperimentConfig) -> bool>,
+}
+
+const fn number(
+    label: &'static str,
+    meaning: &'static str,
+    section: Section,
+    range: NumericRange,
+    grows_work: bool,
+    read: fn(&ExperimentConfig) -> f64,
+    write: fn(&mut ExperimentConfig, f64),
+) -> ParamSpec {
+    ParamSpec {
+        key: "", // supplied by `param_table!`
+        label,
+        meaning,
+        section,
+        value: Value::Number {
+            range,
+            grows_work,
+            read,
+            write,
+        },
+        omitted_when: None,
+    }
+}
+
+const fn text(
+    label: &'static str,
+    meaning: &'static str,
+    section: Section,
+    allowed: fn() -> String,
+    read: fn(&ExperimentConfig) -> String,
+    write: fn(&mut ExperimentConfig, &str) -> Result<(), Rejection>,
+) -> ParamSpec {
+    ParamSpec {
+        key: "", // supplied by `param_table!`
+        label,
+        meaning,
+        section,
+        value: Value::Text {
+            allowed,
+            read,
+            write,
+        },
+        omitted_when: None,
+    }
+}
+
+/// One parameter: a handle on its entry of the table, by key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Param(&'static str);
+
+impl fmt::Debug for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Param({})", self.0)
+    }
+}
+
+/// The table: `Name "key" => entry,` declares the handle `Param::Name` and its entry, in the
+/// order of the link and of docs/url-parameters.md.
+macro_rules! param_table {
+    ($($name:ident $key:literal => $spec:expr,)*) => {
+        // Named like the enum variants they replace: call sites read `Param::Seed`.
+        #[allow(non_upper_case_globals)]
+        impl Param {
+            $(pub const $name: Param = Param($key);)*
+        }
+
+        static TABLE: &[ParamSpec] = &[$(ParamSpec { key: $key, ..$spec },)*];
+
+        #[cfg(test)]
+        const TABLE_KEYS: &[(&str, &str)] = &[$((stringify!($name), $key),)*];
+    };
+}
+
+use Section::{Attention, Kernel, Legacy};
+
+param_table! {
+    D "d" => number("dimension d", "dimension of queries and keys", Kernel,
+        int(1.0, 512.0), true, |c| c.d as f64, |c, v| c.d = v as usize),
+    M "m" => number("random features m",
+        "random projections ω (a hyperbolic estimator has 2m features)", Kernel,
+        int(1.0, 16384.0), true, |c| c.m as f64, |c, v| c.m = v as usize),
+    N "n" => number("scatter pairs n", "pairs in the scatter dataset (Figure 1)", Kernel,
+        int(2.0, 20000.0), true, |c| c.n as f64, |c, v| c.n = v as usize),
+    Datasets "datasets" => number("boxplot datasets", "boxplot datasets (Figures 2, 3)", Kernel,
+        int(1.0, 200.0), true, |c| c.datasets as f64, |c, v| c.datasets = v as usize),
+    Pairs "pairs" => number("pairs per dataset", "pairs per boxplot dataset", Kernel,
+        int(2.0, 5000.0), true, |c| c.pairs as f64, |c, v| c.pairs = v as usize),
+    Seed "seed" => number("seed", "seed of every random draw", Kernel,
+        int(0.0, 4_294_967_295.0), false, |c| c.seed as f64, |c, v| c.seed = v as u64),
+    MeanScale "scale" => number("Laplace scale b of the means",
+        "Laplace scale b of the component means", Kernel,
+        MEAN_SCALE_RANGE, false, |c| c.mean_scale, |c, v| c.mean_scale = v),
+    XMeanScale "xscale" => ParamSpec {
+        omitted_when: Some(|c| c.x_mean_scale.is_none()),
+        ..text("Laplace scale of the query means",
+            "the query means' own Laplace scale b_x (the data panel sets it): how far the queries' means spread, apart from the keys'",
+            Kernel, same_or_scale, |c| scale_text(c.x_mean_scale),
+            |c, t| {
+                c.x_mean_scale = parse_same_or_scale(t)?;
+                Ok(())
+            })
+    },
+    YMeanScale "yscale" => ParamSpec {
+        omitted_when: Some(|c| c.y_mean_scale.is_none()),
+        ..text("Laplace scale of the key means", "the key means' own Laplace scale b_y",
+            Kernel, same_or_scale, |c| scale_text(c.y_mean_scale),
+            |c, t| {
+                c.y_mean_scale = parse_same_or_scale(t)?;
+                Ok(())
+            })
+    },
+    XShape "xshape" => number("Gamma shape of query variances",
+        "Gamma shape of the query variances", Kernel,
+        real(0.001, 100.0), false, |c| c.x_shape, |c, v| c.x_shape = v),
+    YShape "yshape" => number("Gamma shape of key variances", "Gamma shape of the key variances",
+        Kernel, real(0.001, 100.0), false, |c| c.y_shape, |c, v| c.y_shape = v),
+    XNorm "xnorm" => number("mean query norm", "target mean norm of the queries", Kernel,
+        real(0.01, 50.0), false, |c| c.x_norm, |c, v| c.x_norm = v),
+    YNorm "ynorm" => number("mean key norm", "target mean norm of the keys", Kernel,
+        real(0.01, 50.0), false, |c| c.y_norm, |c, v| c.y_norm = v),
+    Estimators "est" => text("estimators", "estimators, by id (see [the estimators](estimators.md))",
+        Kernel,
+        || format!("a comma-separated, non-empty subset of the estimator ids {} (the old names prf, mean, var also work)", all_ids()),
+        |c| c.estimators.iter().map(|e| e.id()).collect::<Vec<_>>().join(","),
+        |c, t| {
+            c.estimators = parse_estimators(t).map_err(Rejection::Because)?;
+            Ok(())
+        }),
+    Theta "theta" => number("angle θ of the complex A",
+        "angle θ of the complex A `e^(iθ)·diag(a)` (`cplx`, `hcplx`)", Kernel,
+        real(0.0, std::f64::consts::FRAC_PI_2), false, |c| c.theta, |c, v| c.theta = v),
+    ComplexA "cplxa" => text("magnitudes a of the complex A",
+        "how the complex A's magnitudes a are chosen", Kernel,
+        || "identity, mean-only or variance-adjusted".to_string(),
+        |c| c.complex_a.cli_name().to_string(),
+        |c, t| {
+            c.complex_a = t.trim().parse::<AHeuristic>().map_err(|_| Rejection::NotAllowed)?;
+            Ok(())
+        }),
+    Orthogonal "orf" => text("orthogonal random features",
+        "orthogonal random features: every estimator draws ω in orthogonal blocks of d", Kernel,
+        switch_words, |c| switch_text(c.orthogonal), |c, t| {
+            c.orthogonal = parse_switch(t)?;
+            Ok(())
+        }),
+    Omega "omega" => text("projections ω", "ω shared by a dataset's pairs, or fresh for every pair",
+        Kernel, || "shared or fresh".to_string(),
+        |c| match c.omega { OmegaMode::Shared => "shared", OmegaMode::Fresh => "fresh" }.to_string(),
+        |c, t| {
+            c.omega = match t.trim() {
+                "shared" => OmegaMode::Shared,
+                "fresh" => OmegaMode::Fresh,
+                _ => return Err(Rejection::NotAllowed),
+            };
+            Ok(())
+        }),
+    Probe "probe" => text("probed pair (index)",
+        "the scatter dataset's pair examined by the single-pair probe", Kernel,
+        || format!("none, or an integer from 0 to {} (a pair of the scatter dataset)", PROBE_RANGE.max),
+        |c| c.probe.map_or_else(|| "none".to_string(), |i| i.to_string()),
+        |c, t| {
+            c.probe = match t.trim() {
+                "" | "none" => None,
+                number => Some(parse_in_range(number, PROBE_RANGE)? as usize),
+            };
+            Ok(())
+        }),
+    Trials "trials" => number("probe estimates T", "independent estimates the probe draws", Kernel,
+        int(2.0, 100_000.0), false, |c| c.trials as f64, |c, v| c.trials = v as usize),
+    View "view" => text("view", "the view shown: single kernel values, or whole attention rows",
+        Attention, || "kernel or attention".to_string(),
+        |c| match c.view { View::Kernel => "kernel", View::Attention => "attention" }.to_string(),
+        |c, t| {
+            c.view = match t.trim() {
+                "kernel" => View::Kernel,
+                "attention" => View::Attention,
+                _ => return Err(Rejection::NotAllowed),
+            };
+            Ok(())
+        }),
+    Source "src" => text("data",
+        "the attention view's data: the kernel view's distributions, or a real head", Attention,
+        || "synthetic or minilm".to_string(),
+        |c| match c.attention.source {
+            HeadSource::Synthetic => "synthetic",
+            HeadSource::Minilm => "minilm",
+        }.to_string(),
+        |c, t| {
+            c.attention.source = match t.trim() {
+                "synthetic" => HeadSource::Synthetic,
+                "minilm" => HeadSource::Minilm,
+                _ => return Err(Rejection::NotAllowed),
+            };
+            Ok(())
+        }),
+    Passage "passage" => number("passage", "the stored passage of the real heads", Attention,
+        int(0.0, (HEAD_PASSAGES - 1) as f64), false,
+        |c| c.attention.passage as f64, |c, v| c.attention.passage = v as usize),
+    Layer "layer" => number("layer", "the layer of the real head", Attention,
+        int(0.0, (HEAD_LAYERS - 1) as f64), false,
+        |c| c.attention.layer as f64, |c, v| c.attention.layer = v as usize),
+    Head "head" => number("head", "the head within the layer", Attention,
+        int(0.0, (HEADS_PER_LAYER - 1) as f64), false,
+        |c| c.attention.head as f64, |c, v| c.attention.head = v as usize),
+    Len "len" => number("tokens L", "tokens L of synthetic data (a real passage has 32)",
+        Attention, int(2.0, 1024.0), true,
+        |c| c.attention.len as f64, |c, v| c.attention.len = v as usize),
+    ValueDim "dv" => number("value dimension",
+        "dimension of synthetic values (a real head's are 32)", Attention,
+        int(1.0, 64.0), true,
+        |c| c.attention.value_dim as f64, |c, v| c.attention.value_dim = v as usize),
+    Features "features" => number("random features m",
+        "random projections m of every random feature map", Attention,
+        int(1.0, 4096.0), true,
+        |c| c.attention.features as f64, |c, v| c.attention.features = v as usize),
+    Methods "methods" => text("methods", "the methods compared", Attention,
+        || format!("a comma-separated, non-empty subset of the method ids {}", all_method_ids()),
+        |c| c.attention.methods.iter().map(|m| m.id()).collect::<Vec<_>>().join(","),
+        |c, t| {
+            c.attention.methods = super::attention::parse_methods(t).map_err(Rejection::Because)?;
+            Ok(())
+        }),
+    Degree "deg" => number("degree n (Taylor, (1 + x/n)^n)",
+        "degree n of the Taylor and (1 + x/n)^n maps", Attention,
+        int(1.0, 6.0), true,
+        |c| c.attention.degree as f64, |c, v| c.attention.degree = v as usize),
+    Draws "draws" => number("draws R (bias, variance)",
+        "independent draws R for bias and variance", Attention,
+        int(2.0, 64.0), true,
+        |c| c.attention.draws as f64, |c, v| c.attention.draws = v as usize),
+    RaSamples "ras" => number("randomized attention samples S",
+        "samples S per query of randomized attention", Attention,
+        int(1.0, 64.0), true,
+        |c| c.attention.ra_samples as f64, |c, v| c.attention.ra_samples = v as usize),
+    Focus "focus" => text("method in the heatmaps", "the method shown in the heatmaps", Attention,
+        || "one method id (see methods)".to_string(),
+        |c| c.attention.focus.id().to_string(),
+        |c, t| {
+            c.attention.focus = MethodId::from_id(t.trim()).ok_or(Rejection::NotAllowed)?;
+            Ok(())
+        }),
+    Hyperbolic "hyp" => text("hyperbolic features (legacy)",
+        "legacy: `hyp=1` or `0` puts every chosen estimator that has a twin in its hyperbolic or positive form",
+        Legacy, switch_words,
+        |c| switch_text(c.estimators.iter().any(|e| e.info().is_hyperbolic())),
+        |c, t| {
+            c.estimators = with_form(&c.estimators, parse_switch(t)?);
+            Ok(())
+        }),
+}
+
+fn same_or_scale() -> String {
+    format!(
+        "same (the scale b of scale) or a number from {} to {}",
+        MEAN_SCALE_RANGE.min, MEAN_SCALE_RANGE.max
+    )
+}
+
+fn scale_text(scale: Option<f64>) -> String {
+    scale.map_or_else(|| "same".to_string(), super::text::number_text)
+}
+
+fn parse_same_or_scale(text: &str) -> Result<Option<f64>, Rejection> {
+    match text.trim() {
+        "" | "same" => Ok(None),
+        number => parse_in_range(number, MEAN_SCALE_RANGE).map(Some),
+    }
+}
+
+fn switch_words() -> String {
+    "1 or 0 (true or false)".to_string()
+}
+
+fn switch_text(on: bool) -> String {
+    if on { "1" } else { "0" }.to_string()
+}
+
+/// A number within `range` (and whole where it must be).
+pub(super) fn parse_in_range(text: &str, range: NumericRange) -> Result<f64, Rejection> {
+    let value: f64 = text.trim().parse().map_err(|_| Rejection::NotAllowed)?;
+    if range.contains(value) {
+        Ok(value)
+    } else {
+        Err(Rejection::NotAllowed)
+    }
+}
+
+impl NumericRange {
+    /// Whether `value` is finite, within the range, and whole where it must be.
+    pub fn contains(self, value: f64) -> bool {
+        value.is_finite()
+            && value >= self.min
+            && value <= self.max
+            && (!self.integer || value.fract() == 0.0)
+    }
+}
+
+impl Param {
+    /// Its entry of the table (the handles are made only by the table).
+    pub fn spec(self) -> &'static ParamSpec {
+        TABLE
+            .iter()
+            .find(|spec| spec.key == self.0)
+            .unwrap_or(&TABLE[0])
+    }
+
+    /// Every parameter a link may hold: the kernel view's, then the attention view's.
+    pub fn every() -> impl Iterator<Item = Param> {
+        Param::in_section(Kernel).chain(Param::in_section(Attention))
+    }
+
+    /// The parameters of one section, in table order.
+    pub fn in_section(section: Section) -> impl Iterator<Item = Param> {
+        TABLE
+            .iter()
+            .filter(move |spec| spec.section == section)
+            .map(|spec| Param(spec.key))
+    }
+
+    /// The URL query key (also the `--key` of the command line).
+    pub fn key(self) -> &'static str {
+        self.0
+    }
+
+    /// The parameter with URL key `key` (legacy keys included).
+    pub fn from_key(key: &str) -> Option<Param> {
+        TABLE
+            .iter()
+            .find(|spec| spec.key == key)
+            .map(|spec| Param(spec.key))
+    }
+
+    /// A label for the page's controls.
+    pub fn label(self) -> &'static str {
+        self.spec().label
+    }
+
+    /// The range of a numeric parameter; `None` for the others.
+    pub fn range(self) -> Option<NumericRange> {
+        match self.spec().value {
+            Value::Number { range, .. } => Some(range),
+            Value::Text { .. } => None,
+        }
+    }
+
+    /// What the parameter accepts, in words (for messages and docs/url-parameters.md).
+    pub fn allowed(self) -> String {
+        match self.spec().value {
+            Value::Number { range, .. } if range.integer => {
+                format!("an integer from {} to {}", range.min, range.max)
+            }
+            Value::Number { range, .. } => format!("a number from {} to {}", range.min, range.max),
+            Value::Text { allowed, .. } => allowed(),
+        }
+    }
+
+    /// Whether a larger value never lowers the work (a slider may stop at the work limit).
+    pub fn grows_work(self) -> bool {
+        matches!(
+            self.spec().value,
+            Value::Number {
+                grows_work: true,
+                ..
+            }
+        )
+    }
+
+    /// The message for `text` refused as `rejection`.
+    pub(super) fn refusal(self, rejection: Rejection, text: &str) -> String {
+        match rejection {
+            Rejection::NotAllowed => format!("must be {} (got {})", self.allowed(), quote(text)),
+            Rejection::Because(message) => message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_handle_names_its_own_entry_and_keys_are_unique() {
+        for (name, key) in TABLE_KEYS {
+            let param = Param::from_key(key).unwrap_or_else(|| panic!("{name}: no entry"));
+            assert_eq!(param.spec().key, *key, "{name}");
+        }
+        let mut keys: Vec<&str> = TABLE.iter().map(|spec| spec.key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), TABLE.len(), "two entries share a key");
+        assert!(Param::from_key("nope").is_none());
+        // The legacy key is read but not listed among a link's parameters.
+        assert!(Param::every().all(|p| p != Param::Hyperbolic));
+        assert_eq!(Param::every().count(), TABLE.len() - 1);
+    }
+}

@@ -1,0 +1,163 @@
+//! The configuration's text: links, bad values, the work limit, validation.
+
+use super::*;
+
+#[test]
+fn per_side_mean_scales_follow_scale_until_set_and_round_trip_through_a_link() {
+    let (config, notices) = ExperimentConfig::from_query("scale=0.5&yscale=100");
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(config.mean_scales(), (0.5, 100.0));
+    assert_eq!(config.get(Param::XMeanScale), "same");
+    let query = config.to_query();
+    assert!(
+        query.contains("yscale=100") && !query.contains("xscale"),
+        "{query}"
+    );
+    assert_eq!(ExperimentConfig::from_query(&query).0, config);
+    // `same` (or nothing) gives the side back to `scale`.
+    let mut edited = config.clone();
+    edited.set(Param::YMeanScale, "same").unwrap();
+    assert_eq!(edited.mean_scales(), (0.5, 0.5));
+    edited.set(Param::YMeanScale, " 0.25 ").unwrap();
+    assert_eq!(edited.y_mean_scale, Some(0.25));
+    edited.set(Param::YMeanScale, "").unwrap();
+    assert_eq!(edited.y_mean_scale, None);
+    // Out of range or not a number: refused with what is allowed, nothing changed.
+    for bad in ["0", "1e9", "NaN", "wide"] {
+        let before = edited.clone();
+        let error = edited.set(Param::XMeanScale, bad).unwrap_err();
+        assert_eq!(error.key, "xscale");
+        assert!(
+            error.message.contains("same (the scale b of scale)"),
+            "{error}"
+        );
+        assert_eq!(edited, before);
+    }
+    // A message from elsewhere (a worker) is checked too.
+    let forged = ExperimentConfig {
+        x_mean_scale: Some(f64::NAN),
+        ..ExperimentConfig::default()
+    };
+    assert_eq!(forged.validate().unwrap_err().key, "xscale");
+    // The generator sees the side's own scale.
+    let params = config.dataset_params(config.d, 10).unwrap();
+    let same = ExperimentConfig::from_query("scale=0.5")
+        .0
+        .dataset_params(50, 10)
+        .unwrap();
+    assert_ne!(params, same);
+}
+
+#[test]
+fn query_round_trips_every_parameter() {
+    let mut config = ExperimentConfig::default();
+    config.set(Param::M, "64").unwrap();
+    config.set(Param::Seed, "3").unwrap();
+    config.set(Param::XNorm, "2.5").unwrap();
+    config.set(Param::Estimators, "var,prf").unwrap();
+    config.set(Param::Hyperbolic, "0").unwrap();
+    config.set(Param::Omega, "fresh").unwrap();
+    config.set(Param::Probe, "17").unwrap();
+    config.set(Param::Trials, "500").unwrap();
+    let (parsed, notices) = ExperimentConfig::from_query(&format!("?{}", config.to_query()));
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(parsed, config);
+    assert!(parsed.validate().is_ok());
+}
+
+#[test]
+fn bad_values_fall_back_to_defaults_with_a_notice() {
+    let (config, notices) = ExperimentConfig::from_query(
+        "m=abc&d=NaN&n=-5&seed=inf&pairs=1e99&xnorm=%F0%9F%98%80&bogus=1&m=7&est=",
+    );
+    let defaults = ExperimentConfig::default();
+    assert_eq!(config, defaults);
+    let keys: Vec<&str> = notices.iter().map(|n| n.key.as_str()).collect();
+    for key in ["m", "d", "n", "seed", "pairs", "xnorm", "bogus", "est"] {
+        assert!(keys.contains(&key), "no notice for {key}: {notices:?}");
+    }
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.key == "m" && n.message.contains("integer from 1 to 16384")),
+        "{notices:?}"
+    );
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.key == "m" && n.message.contains("more than once"))
+    );
+}
+
+#[test]
+fn set_rejects_out_of_range_and_keeps_the_old_value() {
+    let mut config = ExperimentConfig::default();
+    assert!(config.set(Param::M, "0").is_err());
+    assert!(config.set(Param::M, "2.5").is_err());
+    assert!(config.set(Param::XNorm, "51").is_err());
+    assert!(config.set(Param::Estimators, "prf,nope").is_err());
+    assert!(config.set(Param::Hyperbolic, "maybe").is_err());
+    assert!(config.set(Param::D, &"9".repeat(100)).is_err());
+    assert_eq!(config, ExperimentConfig::default());
+}
+
+#[test]
+fn work_limit_refuses_huge_runs_but_order_of_the_query_does_not_matter() {
+    let mut config = ExperimentConfig::default();
+    config.set(Param::D, "100").unwrap();
+    let error = config.set(Param::M, "16384").unwrap_err();
+    assert_eq!(config.m, 1024, "a refused value changes nothing");
+    assert!(error.message.contains("multiply-adds"));
+    // d small first or last: both orders accept m = 16384 with d = 2.
+    let (a, na) = ExperimentConfig::from_query("m=16384&d=2");
+    let (b, nb) = ExperimentConfig::from_query("d=2&m=16384");
+    assert!(na.is_empty() && nb.is_empty(), "{na:?} {nb:?}");
+    assert_eq!(a, b);
+    assert_eq!(a.m, 16384);
+}
+
+#[test]
+fn a_slider_dragged_past_the_work_limit_stops_at_it() {
+    let mut config = ExperimentConfig::default();
+    config.set(Param::D, "10").unwrap();
+    config.set(Param::M, "16384").unwrap();
+    // d = 512 is far beyond the limit at m = 16384: the largest d within it is applied.
+    let applied = config.set_within_work_limit(Param::D, "512").unwrap();
+    let d: usize = applied.clone().unwrap().parse().unwrap();
+    assert_eq!(config.d, d);
+    assert!(config.work() <= MAX_WORK);
+    let mut one_more = config.clone();
+    assert!(one_more.set(Param::D, &(d + 1).to_string()).is_err());
+    // Dragged further while at the limit: it stays there, with the same note.
+    assert_eq!(
+        config.set_within_work_limit(Param::D, "300").unwrap(),
+        applied
+    );
+    assert_eq!(config.d, d);
+    // Within the limit nothing is clamped; a bad value is still refused as set refuses it.
+    assert_eq!(config.set_within_work_limit(Param::D, "10").unwrap(), None);
+    assert!(config.set_within_work_limit(Param::D, "abc").is_err());
+    assert!(config.set_within_work_limit(Param::D, "0").is_err());
+    assert_eq!(config.d, 10);
+}
+
+#[test]
+fn validate_rejects_what_set_would_reject() {
+    let mut config = ExperimentConfig::default();
+    assert!(config.validate().is_ok());
+    config.m = 0;
+    assert!(config.validate().is_err());
+    let unsorted = ExperimentConfig {
+        estimators: ["hcexp-mean", "prf-hyp"]
+            .iter()
+            .filter_map(|id| EstimatorId::from_id(id))
+            .collect(),
+        ..ExperimentConfig::default()
+    };
+    assert!(unsorted.validate().is_err());
+    let nan_norm = ExperimentConfig {
+        x_norm: f64::NAN,
+        ..ExperimentConfig::default()
+    };
+    assert!(nan_norm.validate().is_err());
+}

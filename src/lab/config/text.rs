@@ -1,0 +1,316 @@
+//! A configuration as text: one parameter read and written ([`ExperimentConfig::get`],
+//! [`ExperimentConfig::set`]), checked ([`ExperimentConfig::validate`]) and a whole link
+//! ([`ExperimentConfig::from_query`], [`ExperimentConfig::to_query`]), all through the table of
+//! [`super::params`].
+
+use std::fmt;
+
+use crate::numerics::estimators::{EstimatorId, all_ids};
+
+use super::params::{Param, Rejection, Section, Value};
+use super::{ExperimentConfig, MAX_WORK, View, attention};
+
+/// Longest parameter text considered; longer text is rejected without being parsed.
+const MAX_VALUE_LEN: usize = 256;
+
+/// The `est` names of links made before the registry (always with `hyp`, default 1): they
+/// name the hyperbolic estimators, and `hyp=0` turns them into their positive twins.
+const LEGACY_ESTIMATORS: [(&str, &str); 3] = [
+    ("prf", "prf-hyp"),
+    ("mean", "hcexp-mean"),
+    ("var", "hcexp-var"),
+];
+
+/// A parameter value that was rejected (or a query key that was not understood).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    /// The URL key the message is about.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// User text for a message: at most 24 characters, in quotes, control characters and quotes
+/// escaped (so that a message is always one line). The page and the command line share it.
+pub fn quote(text: &str) -> String {
+    let mut shown: String = text.chars().take(24).collect();
+    if text.chars().count() > 24 {
+        shown.push('…');
+    }
+    format!("{shown:?}")
+}
+
+/// A real parameter as URL text that reads back to the same f64: plain decimals, or
+/// scientific notation where those would be long (`1e-255`, which `Display` writes with 255
+/// zeros, longer than a value may be).
+pub(super) fn number_text(value: f64) -> String {
+    let plain = value.to_string();
+    if plain.len() <= 24 {
+        plain
+    } else {
+        format!("{value:e}")
+    }
+}
+
+/// `1`, `true`, `on` or `0`, `false`, `off`.
+pub(super) fn parse_switch(text: &str) -> Result<bool, Rejection> {
+    match text.trim() {
+        "1" | "true" | "on" => Ok(true),
+        "0" | "false" | "off" => Ok(false),
+        _ => Err(Rejection::NotAllowed),
+    }
+}
+
+/// Every chosen estimator that has a twin, in the hyperbolic (`true`) or positive form.
+pub(super) fn with_form(estimators: &[EstimatorId], hyperbolic: bool) -> Vec<EstimatorId> {
+    let mapped: Vec<EstimatorId> = estimators
+        .iter()
+        .map(|&id| {
+            let estimator = id.info();
+            match estimator.twin().and_then(EstimatorId::from_id) {
+                Some(twin) if estimator.is_hyperbolic() != hyperbolic => twin,
+                _ => id,
+            }
+        })
+        .collect();
+    in_registry_order(&mapped)
+}
+
+/// The distinct estimators of `chosen`, in registry order (what a sort and a dedup would give,
+/// without linking one more sort into the page).
+fn in_registry_order(chosen: &[EstimatorId]) -> Vec<EstimatorId> {
+    EstimatorId::all()
+        .filter(|id| chosen.contains(id))
+        .collect()
+}
+
+/// A comma-separated list of estimator ids (old names included), in registry order.
+pub(super) fn parse_estimators(text: &str) -> Result<Vec<EstimatorId>, String> {
+    let mut chosen = Vec::new();
+    for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let id = LEGACY_ESTIMATORS
+            .iter()
+            .find(|(old, _)| *old == name)
+            .map_or(name, |(_, new)| new);
+        let estimator = EstimatorId::from_id(id)
+            .ok_or_else(|| format!("unknown estimator {} (expected {})", quote(name), all_ids()))?;
+        chosen.push(estimator);
+    }
+    let chosen = in_registry_order(&chosen);
+    if chosen.is_empty() {
+        return Err("choose at least one estimator".to_string());
+    }
+    Ok(chosen)
+}
+
+impl ExperimentConfig {
+    /// The value of `param` as URL text (the inverse of [`ExperimentConfig::set`]).
+    pub fn get(&self, param: Param) -> String {
+        match param.spec().value {
+            Value::Number { range, read, .. } if range.integer => (read(self) as u64).to_string(),
+            Value::Number { read, .. } => number_text(read(self)),
+            Value::Text { read, .. } => read(self),
+        }
+    }
+
+    /// Parses `text` for `param` and stores it, or explains what is allowed and leaves the
+    /// configuration unchanged. A value that would push the work past [`MAX_WORK`] is refused.
+    pub fn set(&mut self, param: Param, text: &str) -> Result<(), ParamError> {
+        let refuse = |message: String| ParamError {
+            key: param.key().to_string(),
+            message,
+        };
+        if text.len() > MAX_VALUE_LEN {
+            return Err(refuse(format!(
+                "must be {} (got {} characters of text)",
+                param.allowed(),
+                text.len()
+            )));
+        }
+        let mut next = self.clone();
+        let written = match param.spec().value {
+            Value::Number { range, write, .. } => {
+                super::params::parse_in_range(text, range).map(|value| write(&mut next, value))
+            }
+            Value::Text { write, .. } => write(&mut next, text),
+        };
+        written.map_err(|rejection| refuse(param.refusal(rejection, text)))?;
+        next.check_work(param)?;
+        *self = next;
+        Ok(())
+    }
+
+    /// [`ExperimentConfig::set`] for a slider: a value that would push the work past
+    /// [`MAX_WORK`] is replaced by the largest value between the current one and the
+    /// requested one that stays within it (the work grows with d, m, n, datasets and pairs),
+    /// so dragging to the end stops at the limit instead of being refused. Returns the value
+    /// applied when it differs from the one asked for.
+    pub fn set_within_work_limit(
+        &mut self,
+        param: Param,
+        text: &str,
+    ) -> Result<Option<String>, ParamError> {
+        let original = match self.set(param, text) {
+            Ok(()) => return Ok(None),
+            Err(error) => error,
+        };
+        let requested = text.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+        let (Some(requested), true) = (requested, param.grows_work()) else {
+            return Err(original);
+        };
+        let Ok(current) = self.get(param).parse::<u64>() else {
+            return Err(original);
+        };
+        let mut trial = self.clone();
+        // Only a value in range and above the current one can have hit the limit.
+        let (mut fits, mut too_big) = (current, requested.floor() as u64);
+        if too_big <= fits || trial.set(param, &too_big.to_string()).is_ok() {
+            return Err(original);
+        }
+        while too_big - fits > 1 {
+            let middle = fits + (too_big - fits) / 2;
+            if trial.clone().set(param, &middle.to_string()).is_ok() {
+                fits = middle;
+            } else {
+                too_big = middle;
+            }
+        }
+        // Already at the limit (the slider is dragged further): stay there.
+        if fits != current {
+            self.set(param, &fits.to_string())?;
+        }
+        Ok(Some(fits.to_string()))
+    }
+
+    pub(super) fn check_work(&self, param: Param) -> Result<(), ParamError> {
+        let attention = self.attention.work(self.d);
+        if attention > attention::MAX_ATTENTION_WORK {
+            return Err(ParamError {
+                key: param.key().to_string(),
+                message: format!(
+                    "this value makes one attention recompute {attention:.1e} multiply-adds, above the limit of {:.1e}: lower L, m, the draws or the degree first",
+                    attention::MAX_ATTENTION_WORK
+                ),
+            });
+        }
+        if self.work() > MAX_WORK {
+            return Err(ParamError {
+                key: param.key().to_string(),
+                message: format!(
+                    "this value makes one recompute {:.1e} multiply-adds, above the limit of {:.1e}: lower m, d or the number of pairs first",
+                    self.work(),
+                    MAX_WORK
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks a configuration that did not come through [`ExperimentConfig::set`] (for example
+    /// one deserialised from a message): every value in range, by the same rules.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        for param in Param::every() {
+            match param.spec().value {
+                // Numbers are checked as numbers, against the same ranges as `set`, so a
+                // worker checks each message's configuration in microseconds.
+                Value::Number { range, read, .. } => {
+                    let value = read(self);
+                    if !range.contains(value) {
+                        return Err(ParamError {
+                            key: param.key().to_string(),
+                            message: format!("must be {} (got {value})", param.allowed()),
+                        });
+                    }
+                }
+                // The rest by a round trip: its own text must parse back to the same value
+                // (a list out of registry order, a NaN scale or a probe out of range do not).
+                Value::Text { read, write, .. } => {
+                    let mut copy = self.clone();
+                    if write(&mut copy, &read(self)).is_err() || copy != *self {
+                        return Err(ParamError {
+                            key: param.key().to_string(),
+                            message: format!(
+                                "must be {} (non-empty, in registry order, without repeats)",
+                                param.allowed()
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        self.check_work(Param::M)
+    }
+
+    /// The configuration described by a URL query (with or without the leading `?`). Every
+    /// value that is missing keeps its default; every value that is bad keeps its default
+    /// and yields a notice, as do unknown and repeated keys (the first occurrence wins).
+    pub fn from_query(query: &str) -> (ExperimentConfig, Vec<ParamError>) {
+        let query = query.strip_prefix('?').unwrap_or(query);
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap_or_default();
+        let mut config = ExperimentConfig::default();
+        let mut notices = Vec::new();
+        let mut seen = Vec::new();
+        let mut deferred = Vec::new();
+        let mut legacy = Vec::new();
+        for (key, value) in pairs {
+            let Some(param) = Param::from_key(&key) else {
+                notices.push(ParamError {
+                    message: "unknown parameter, ignored".to_string(),
+                    key: quote(&key).trim_matches('"').to_string(),
+                });
+                continue;
+            };
+            if seen.contains(&param) {
+                notices.push(ParamError {
+                    key: key.clone(),
+                    message: "given more than once; the first value is used".to_string(),
+                });
+                continue;
+            }
+            seen.push(param);
+            if param.spec().section == Section::Legacy {
+                // Applies to what the rest chose, whatever its place in the query.
+                legacy.push((param, value));
+                continue;
+            }
+            // The work limit depends on several parameters: apply the ones that shrink the
+            // work first by deferring failures once and retrying at the end.
+            if config.set(param, &value).is_err() {
+                deferred.push((param, value));
+            }
+        }
+        deferred.extend(legacy);
+        for (param, value) in deferred {
+            if let Err(error) = config.set(param, &value) {
+                notices.push(ParamError {
+                    key: error.key,
+                    message: format!(
+                        "{}; the default {} is used",
+                        error.message,
+                        config.get(param)
+                    ),
+                });
+            }
+        }
+        (config, notices)
+    }
+
+    /// The URL query that reproduces this configuration (every parameter, so a link keeps its
+    /// meaning even if a default changes; the attention view's only when it is shown).
+    pub fn to_query(&self) -> String {
+        let attention = self.view == View::Attention;
+        let pairs: Vec<(&str, String)> = Param::in_section(Section::Kernel)
+            .chain(Param::in_section(Section::Attention).filter(|_| attention))
+            .filter(|p| p.spec().omitted_when.is_none_or(|omitted| !omitted(self)))
+            .map(|p| (p.key(), self.get(p)))
+            .collect();
+        serde_urlencoded::to_string(pairs).unwrap_or_default()
+    }
+}

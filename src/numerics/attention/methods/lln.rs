@@ -1,0 +1,122 @@
+//! Linear log-normal attention with moment matching (seed 001): `φ(q) = exp(αq)`,
+//! `ψ(k) = exp(βk)`, α and β chosen so that the spread of `log P̂` matches softmax's.
+
+use crate::numerics::attention::data::AttentionData;
+use crate::numerics::attention::linear::linear_attention;
+use crate::numerics::attention::lln::{LogNormalFeatures, lln_fit};
+use crate::numerics::attention::method::{
+    AttentionMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    method_error,
+};
+use crate::numerics::attention::{AttentionError, Evaluation};
+use crate::numerics::rng::StreamRng;
+
+/// The method.
+#[derive(Clone, Copy, Debug)]
+pub struct LinearLogNormal;
+
+/// The registry's entry.
+pub const LLN: LinearLogNormal = LinearLogNormal;
+
+impl AttentionMethod for LinearLogNormal {
+    fn id(&self) -> &'static str {
+        "lln"
+    }
+
+    fn label(&self) -> &'static str {
+        "LLN (moment matching)"
+    }
+
+    fn family(&self) -> MethodFamily {
+        MethodFamily::Deterministic
+    }
+
+    fn colour(&self) -> [u8; 3] {
+        [51, 34, 136]
+    }
+
+    fn formula(&self) -> &'static str {
+        r"\phi(q) = e^{\alpha q},\ \psi(k) = e^{\beta k},\ \alpha, \beta \text{ matching the spread of } \log P"
+    }
+
+    fn source(&self) -> &'static str {
+        "seed 001"
+    }
+
+    fn parameters(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn is_random(&self) -> bool {
+        false
+    }
+
+    fn needs_lln_constants(&self) -> bool {
+        true
+    }
+
+    fn feature_size(&self, _settings: &MethodSettings, d: usize) -> Option<usize> {
+        Some(d)
+    }
+
+    fn budget_points(
+        &self,
+        settings: &MethodSettings,
+        d: usize,
+        _budgets: &[usize],
+        _max_samples: usize,
+    ) -> Vec<(usize, MethodSettings)> {
+        vec![(d, settings.clone())]
+    }
+
+    fn fit(
+        &self,
+        data: &AttentionData,
+        _settings: &MethodSettings,
+        shared: SharedFits<'_>,
+    ) -> Result<Box<dyn FittedMethod>, AttentionError> {
+        let constants = shared.lln.ok_or_else(|| {
+            method_error(self.id(), "its moment-matching constants were not fitted")
+        })?;
+        let fit = lln_fit(&data.q, &data.k, data.len, data.d, constants)
+            .map_err(|e| method_error(self.id(), e))?;
+        Ok(Box::new(FittedLogNormal {
+            map: LogNormalFeatures {
+                alpha: fit.alpha,
+                beta: fit.beta,
+            },
+            note: format!(
+                "σ_q = {:.3}, σ_k = {:.3}, σ̃ = {:.3}{}",
+                fit.sigma_q,
+                fit.sigma_k,
+                fit.sigma_tilde,
+                if fit.clamped { " (clamped)" } else { "" }
+            ),
+        }))
+    }
+}
+
+struct FittedLogNormal {
+    map: LogNormalFeatures,
+    note: String,
+}
+
+impl FittedMethod for FittedLogNormal {
+    fn draw(
+        &self,
+        data: &AttentionData,
+        _settings: &MethodSettings,
+        _rng: &mut StreamRng,
+        rows: &[usize],
+    ) -> Result<MethodRun, AttentionError> {
+        Ok(MethodRun {
+            feature_size: data.d,
+            attention: linear_attention(&self.map, data, rows),
+            evaluation: Evaluation::Linear,
+            note: format!(
+                "α = {:.3}, β = {:.3}; {}",
+                self.map.alpha, self.map.beta, self.note
+            ),
+        })
+    }
+}

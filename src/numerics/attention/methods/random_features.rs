@@ -1,0 +1,220 @@
+//! Every kernel estimator of the estimator registry as an attention method: its φ, ψ in the
+//! linear attention ratio `ô_i = φ(q_i)·Σ_j ψ(k_j) v_jᵀ / φ(q_i)·Σ_l ψ(k_l)` (`prf-pos` is
+//! Performer, `rff` is RFA, `hcexp-var` a data-chosen A, `oprf` the optimal positive features).
+
+use crate::numerics::attention::data::AttentionData;
+use crate::numerics::attention::linear::{FeatureMap, linear_attention};
+use crate::numerics::attention::method::{
+    AttentionMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    method_error,
+};
+use crate::numerics::attention::{AttentionError, Evaluation};
+use crate::numerics::dataset::Dataset;
+use crate::numerics::estimators::{EstimatorId, Fit, FitInput, Projections, Side};
+use crate::numerics::rng::StreamRng;
+
+/// A registry estimator's explicit features with its fit and one draw of ω.
+#[derive(Clone, Debug)]
+pub struct EstimatorFeatures {
+    pub id: EstimatorId,
+    pub fit: Fit,
+    pub omega: Projections,
+}
+
+impl FeatureMap for EstimatorFeatures {
+    fn features(&self, u: &[f64], side: Side) -> Vec<f64> {
+        self.id.get().features(&self.fit, u, side, &self.omega)
+    }
+
+    fn is_positive(&self) -> bool {
+        !self.id.get().fast_sum(&self.fit).is_signed()
+    }
+}
+
+/// One registry estimator as an attention method.
+#[derive(Clone, Copy, Debug)]
+pub struct RandomFeatureMethod {
+    estimator: EstimatorId,
+}
+
+impl RandomFeatureMethod {
+    /// The method of `estimator`.
+    pub fn new(estimator: EstimatorId) -> Self {
+        Self { estimator }
+    }
+
+    fn features_per_projection(&self) -> usize {
+        self.estimator.info().features_per_projection()
+    }
+}
+
+impl AttentionMethod for RandomFeatureMethod {
+    fn id(&self) -> &'static str {
+        self.estimator.id()
+    }
+
+    fn label(&self) -> &'static str {
+        // The two estimators the attention literature knows by another name.
+        match self.estimator.id() {
+            "prf-pos" => "Performer (PRF)",
+            "rff" => "RFA (trigonometric)",
+            _ => self.estimator.label(),
+        }
+    }
+
+    fn family(&self) -> MethodFamily {
+        MethodFamily::RandomFeatures
+    }
+
+    fn estimator(&self) -> Option<EstimatorId> {
+        Some(self.estimator)
+    }
+
+    fn colour(&self) -> [u8; 3] {
+        self.estimator.info().colour()
+    }
+
+    fn formula(&self) -> &'static str {
+        r"\hat{o}_i = \frac{{\phi(q_i)}^\top \sum_j \psi(k_j)\, v_j^\top}{{\phi(q_i)}^\top \sum_l \psi(k_l)},\ \phi, \psi \text{ the estimator's features}"
+    }
+
+    fn source(&self) -> &'static str {
+        "seed 000 (CEXP, A), seed 002 (PRF, RFA), REFERENCE.md"
+    }
+
+    fn parameters(&self) -> &'static [&'static str] {
+        &["features", "orf", "theta", "cplxa"]
+    }
+
+    fn is_random(&self) -> bool {
+        true
+    }
+
+    fn feature_size(&self, settings: &MethodSettings, _d: usize) -> Option<usize> {
+        settings
+            .features
+            .checked_mul(self.features_per_projection())
+    }
+
+    fn projection_work(&self, settings: &MethodSettings, len: usize, d: usize) -> f64 {
+        2.0 * len as f64 * settings.features as f64 * d as f64 * self.estimator.info().cost_factor()
+    }
+
+    fn budget_points(
+        &self,
+        settings: &MethodSettings,
+        _d: usize,
+        budgets: &[usize],
+        _max_samples: usize,
+    ) -> Vec<(usize, MethodSettings)> {
+        let per = self.features_per_projection();
+        budgets
+            .iter()
+            .map(|&budget| budget / per)
+            .filter(|&m| m >= 1)
+            .map(|m| {
+                let mut at = settings.clone();
+                at.features = m;
+                (m * per, at)
+            })
+            .collect()
+    }
+
+    fn fit(
+        &self,
+        data: &AttentionData,
+        settings: &MethodSettings,
+        _shared: SharedFits<'_>,
+    ) -> Result<Box<dyn FittedMethod>, AttentionError> {
+        // Every query with a key half a sequence away: each token once in the optimiser's pair
+        // objective; the heuristics read only the two sides' moments.
+        let shift = data.len / 2;
+        let y: Vec<f64> = (0..data.len)
+            .flat_map(|i| data.key((i + shift) % data.len).to_vec())
+            .collect();
+        let pairs = Dataset {
+            d: data.d,
+            n: data.len,
+            x: data.q.clone(),
+            y,
+        };
+        let moments = pairs.moments();
+        let fit = self
+            .estimator
+            .get()
+            .fit(
+                FitInput {
+                    data: &pairs,
+                    moments: &moments,
+                },
+                &settings.estimator_params,
+            )
+            .map_err(|e| method_error(self.id(), e))?;
+        Ok(Box::new(FittedRandomFeatures {
+            estimator: self.estimator,
+            per: self.features_per_projection(),
+            fit,
+        }))
+    }
+}
+
+/// An estimator's fit on one problem; each draw samples a fresh ω.
+struct FittedRandomFeatures {
+    estimator: EstimatorId,
+    per: usize,
+    fit: Fit,
+}
+
+impl FittedMethod for FittedRandomFeatures {
+    fn draw(
+        &self,
+        data: &AttentionData,
+        settings: &MethodSettings,
+        rng: &mut StreamRng,
+        rows: &[usize],
+    ) -> Result<MethodRun, AttentionError> {
+        let m = settings.features;
+        let omega = if settings.orthogonal {
+            Projections::sample_orthogonal(m, data.d, rng)
+        } else {
+            Projections::sample(m, data.d, rng)
+        }
+        .map_err(|e| method_error(self.estimator.id(), e))?;
+        let map = EstimatorFeatures {
+            id: self.estimator,
+            fit: self.fit.clone(),
+            omega,
+        };
+        Ok(MethodRun {
+            feature_size: m * self.per,
+            attention: linear_attention(&map, data, rows),
+            evaluation: Evaluation::Linear,
+            note: fit_note(&self.fit),
+        })
+    }
+}
+
+/// What was fitted, in words: A's range, θ, α, the optimiser's iterations.
+fn fit_note(fit: &Fit) -> String {
+    let (lo, hi) = fit
+        .a
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
+            (lo.min(*a), hi.max(*a))
+        });
+    let mut note = if lo == hi {
+        format!("A = {lo:.3}·I")
+    } else {
+        format!("A diagonal in [{lo:.3}, {hi:.3}]")
+    };
+    if fit.theta != 0.0 {
+        note.push_str(&format!(", θ = {:.3}", fit.theta));
+    }
+    if fit.alpha != 0.0 {
+        note.push_str(&format!(", α = {:.3}", fit.alpha));
+    }
+    if let Some(report) = fit.optimiser {
+        note.push_str(&format!(", {} L-BFGS iterations", report.iterations));
+    }
+    note
+}
