@@ -3,6 +3,7 @@
 
 pub mod data;
 pub mod methods;
+mod parts;
 pub mod report;
 
 pub use report::{AttentionOutput, AttentionPart, AttentionRequest, run_attention};
