@@ -1,6 +1,6 @@
 //! The seed paper's theory (section 3), in the log domain so that large norms give large
-//! finite numbers instead of overflow: Lemma 3.1's MSE (see
-//! [`super::estimators::log_theoretical_mse`]), the trigonometric features' MSE, Lemma 3.2's
+//! finite numbers instead of overflow: Lemma 3.1's MSE ([`lemma_3_1`], with the feature forms
+//! and `z = Ax + A^-T y` it is stated in), the trigonometric features' MSE, Lemma 3.2's
 //! bound with its sign typo corrected, and Theorem 3.3's high-probability bound.
 //! Formulas: `../shared/REFERENCE.md`, "Estimators" and "Bounds".
 
@@ -11,8 +11,11 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use super::dataset::SampleMoments;
-use super::estimators::{FeatureForm, dot};
 use super::logspace::log_one_minus_exp_neg;
+
+pub mod lemma_3_1;
+
+use lemma_3_1::{FeatureForm, dot};
 
 /// Why a bound could not be computed.
 #[derive(Clone, Debug, PartialEq)]
@@ -157,8 +160,8 @@ impl Theorem33Inputs {
 
 #[cfg(test)]
 mod tests {
+    use super::lemma_3_1::log_theoretical_mse;
     use super::*;
-    use crate::numerics::estimators::log_theoretical_mse;
 
     #[test]
     fn corrected_w_is_positive_and_matches_its_definition() {

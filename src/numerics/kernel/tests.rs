@@ -1,0 +1,142 @@
+//! The kernel's tests: the f32 `exp`, the block sums and the padded projections against f64.
+
+use super::*;
+use crate::numerics::logspace::{log_sum_cosh, log_sum_exp};
+use crate::numerics::rng::{StreamPurpose, stream_rng};
+
+#[test]
+fn polynomial_exp_is_within_three_ulp_of_the_library_exp() {
+    let mut worst = 0.0f64;
+    for i in 0..=100_000 {
+        let x = -87.0 * i as f32 / 100_000.0;
+        let exact = f64::from(x).libm_exp();
+        let relative = (f64::from(exp_nonpositive(x)) - exact).abs() / exact;
+        worst = worst.max(relative);
+    }
+    // 3 ulp of f32 is 3 · 2^-23 ≈ 3.6e-7.
+    assert!(worst < 3.6e-7, "worst relative error {worst:e}");
+    assert_eq!(exp_nonpositive(0.0), 1.0);
+    assert!(exp_nonpositive(-1000.0) > 0.0);
+}
+
+#[test]
+fn log_sum_cosh_matches_f64_on_both_sides_of_the_shared_reduction_limit() {
+    use rand::RngExt;
+    let mut rng = stream_rng(5, StreamPurpose::Trial, 0, 0);
+    for scale in [1e-3f32, 0.5, 3.0, 40.0, 300.0, 5000.0, 8000.0, 9000.0, 1e6] {
+        for m in [1usize, 9, 64, 1027] {
+            let t: Vec<f32> = (0..m)
+                .map(|_| scale * (2.0 * rng.random::<f32>() - 1.0))
+                .collect();
+            let t64: Vec<f64> = t.iter().map(|v| f64::from(*v)).collect();
+            let (got, want) = (log_sum_cosh_f32(&t), log_sum_cosh(&t64));
+            // f32 sums of m terms: a relative error near m · 2^-24 in the sum, plus the
+            // rounding of the shift at large magnitudes.
+            let tolerance = 1e-6 * (1.0 + (m as f64).sqrt()) + 1e-7 * want.abs();
+            assert!(
+                (got - want).abs() < tolerance,
+                "scale {scale} m {m}: {got} vs {want}"
+            );
+        }
+    }
+    // The even/odd split keeps e^{±r} within 2 ulp where one term dominates.
+    for t in [0.0f32, 0.3, -0.3, 1.0, -17.5, 86.0, 100.0, -2000.0] {
+        let want = log_sum_cosh(&[f64::from(t)]);
+        assert!(
+            (log_sum_cosh_f32(&[t]) - want).abs() < 3e-7 * (1.0 + want.abs()),
+            "{t}"
+        );
+    }
+}
+
+#[test]
+fn log_sums_match_the_f64_sums_including_odd_lengths() {
+    let mut rng = stream_rng(3, StreamPurpose::Trial, 0, 0);
+    for (m, d) in [(1, 1), (7, 3), (16, 50), (1000, 17), (37, 64)] {
+        let omega = Projections::sample(m, d, &mut rng).unwrap();
+        let transposed = TransposedOmega::new(&omega);
+        let z64: Vec<f64> = (0..3 * d)
+            .map(|i| ((i * 7 % 11) as f64 - 5.0) / 9.0)
+            .collect();
+        let z32: Vec<f32> = z64.iter().map(|v| *v as f32).collect();
+        for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
+            let mut out = [0.0; ROWS];
+            log_sums(
+                &transposed,
+                &z32,
+                3,
+                form,
+                &mut KernelScratch::default(),
+                &mut out,
+            );
+            for (r, got) in out.iter().take(3).enumerate() {
+                let t: Vec<f64> = omega
+                    .rows()
+                    .map(|w| {
+                        w.iter()
+                            .zip(&z64[r * d..(r + 1) * d])
+                            .map(|(a, b)| a * b)
+                            .sum()
+                    })
+                    .collect();
+                let want = match form {
+                    FeatureForm::Positive => log_sum_exp(&t),
+                    FeatureForm::Hyperbolic => log_sum_cosh(&t),
+                };
+                assert!(
+                    (got - want).abs() < 2e-5,
+                    "m {m} d {d} {form:?}: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_prefix_holds_the_first_projections() {
+    let omega = Projections::sample(40, 5, &mut stream_rng(4, StreamPurpose::Trial, 0, 0)).unwrap();
+    let first: Vec<f64> = omega.rows().take(13).flatten().copied().collect();
+    let head = Projections::sample(13, 5, &mut stream_rng(4, StreamPurpose::Trial, 0, 0)).unwrap();
+    // A stream's first rows do not depend on how many rows are drawn after them.
+    assert_eq!(head.rows().flatten().copied().collect::<Vec<_>>(), first);
+    assert_eq!(TransposedOmega::new(&omega).prefix(13).m(), 13);
+    let z: Vec<f32> = (0..5).map(|i| i as f32 * 0.1 - 0.2).collect();
+    let (mut a, mut b) = ([0.0; ROWS], [0.0; ROWS]);
+    let form = FeatureForm::Hyperbolic;
+    log_sums(
+        &TransposedOmega::new(&omega).prefix(13),
+        &z,
+        1,
+        form,
+        &mut KernelScratch::default(),
+        &mut a,
+    );
+    log_sums(
+        &TransposedOmega::new(&head),
+        &z,
+        1,
+        form,
+        &mut KernelScratch::default(),
+        &mut b,
+    );
+    assert_eq!(a[0], b[0]);
+}
+
+#[test]
+fn huge_projections_stay_finite() {
+    let omega = Projections::sample(64, 3, &mut stream_rng(2, StreamPurpose::Trial, 0, 0)).unwrap();
+    let transposed = TransposedOmega::new(&omega);
+    let z = [900.0f32, -700.0, 500.0];
+    for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
+        let mut out = [0.0; ROWS];
+        log_sums(
+            &transposed,
+            &z,
+            1,
+            form,
+            &mut KernelScratch::default(),
+            &mut out,
+        );
+        assert!(out[0].is_finite() && out[0] > 88.0, "{form:?}: {}", out[0]);
+    }
+}
