@@ -1,6 +1,7 @@
 //! Native tests of the attention charts' geometry: axes, colour maps, layouts and labels.
 
 use super::*;
+use crate::chart_geometry::power_of_ten_label;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
