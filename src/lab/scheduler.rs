@@ -18,6 +18,9 @@
 //!   worker is dead (or none started) the scheduler hands out one task at a time with
 //!   `slot: None`, for its caller to run itself: the native tests and the browser tests do;
 //!   the page does not (it links no computation) and fails the job instead (`ui::pool`).
+//! - **Side requests** (a probe, its pair, the data panel, an attention part) go to the least
+//!   busy ready worker, outside the job's queue ([`Scheduler::start_side_request`], in
+//!   `scheduler/side.rs`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -27,6 +30,10 @@ use super::results::{EstimatorSummary, MseCurve, ScatterSeries};
 use super::tasks::{
     Part, Task, TaskKey, TaskRequest, TaskResponse, TaskStore, WorkerRequest, task_key, task_work,
 };
+
+mod side;
+#[cfg(test)]
+mod tests;
 
 /// Tasks per worker at once: one computing, the others waiting, so that a worker does not idle
 /// while the page draws a chart (tens of milliseconds). At a few milliseconds per task, a
@@ -113,7 +120,7 @@ pub struct Scheduler {
     store: TaskStore,
     throughput: Option<f64>,
     /// Side requests in flight (a probe, its pair, the data panel, an attention part: what is
-    /// outside the job) and the worker each went to.
+    /// outside the job) and the worker each went to (`scheduler/side.rs`).
     side_requests: HashMap<u64, Option<usize>>,
 }
 
@@ -218,10 +225,7 @@ impl Scheduler {
     /// workers (`workers` new ones, not ready yet). Returns the side requests that will never be
     /// answered.
     pub fn cancel(&mut self, workers: usize) -> Vec<u64> {
-        let mut lost: Vec<u64> = std::mem::take(&mut self.side_requests)
-            .into_keys()
-            .collect();
-        lost.sort_unstable();
+        let lost = self.forget_side_requests();
         *self = Self {
             store: std::mem::take(&mut self.store),
             throughput: self.throughput,
@@ -288,11 +292,7 @@ impl Scheduler {
             }
             self.queue.push_front((sent.task, sent.key));
         }
-        if let Some(Some(slot)) = self.side_requests.remove(&id)
-            && let Some(s) = self.slots.get_mut(slot)
-        {
-            s.alive = false;
-        }
+        self.side_request_failed(id);
     }
 
     /// Records the answer to task message `response.id` from worker `slot` (or the page).
@@ -384,36 +384,7 @@ impl Scheduler {
                 }
             }
         }
-        let lost: Vec<u64> = self
-            .side_requests
-            .iter()
-            .filter(|(_, s)| **s == Some(slot))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in &lost {
-            self.side_requests.remove(id);
-        }
-        lost
-    }
-
-    /// A side request to send (anything outside the job): its message id and the least busy
-    /// ready worker (`None`: no worker is ready, or none is alive).
-    pub fn start_side_request(&mut self) -> (u64, Option<usize>) {
-        let id = self.fresh_id();
-        let slot = if self.local {
-            None
-        } else {
-            (0..self.slots.len())
-                .filter(|&i| self.slots[i].alive && self.slots[i].ready)
-                .min_by_key(|&i| self.slots[i].in_flight)
-        };
-        self.side_requests.insert(id, slot);
-        (id, slot)
-    }
-
-    /// Side request `id` was answered; whether it was still awaited.
-    pub fn side_request_answered(&mut self, id: u64) -> bool {
-        self.side_requests.remove(&id).is_some()
+        self.side_requests_of_lost_worker(slot)
     }
 
     fn fresh_id(&mut self) -> u64 {
@@ -493,235 +464,5 @@ impl Scheduler {
                 elapsed_ms,
             });
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lab::test_support::small;
-
-    use crate::lab::tasks::{Workspace, decode, encode, handle_request};
-
-    /// Runs every dispatched message in `workspace` (as the workers would) and feeds the
-    /// answers back, until nothing is left; returns every event.
-    fn drain(scheduler: &mut Scheduler, workspace: &mut Workspace) -> Vec<SchedulerEvent> {
-        let mut events = Vec::new();
-        loop {
-            let messages = scheduler.dispatch();
-            if messages.is_empty() {
-                return events;
-            }
-            for message in messages {
-                events.extend(answer(scheduler, workspace, &message));
-            }
-        }
-    }
-
-    fn answer(
-        scheduler: &mut Scheduler,
-        workspace: &mut Workspace,
-        message: &Dispatch,
-    ) -> Vec<SchedulerEvent> {
-        let bytes = handle_request(workspace, &encode(&message.request).unwrap());
-        match decode(&bytes).unwrap() {
-            crate::lab::tasks::WorkerResponse::Task(response) => {
-                scheduler.answer(message.slot, response, 10.0)
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    fn finished(events: &[SchedulerEvent], generation: u64) -> bool {
-        events.iter().any(
-            |e| matches!(e, SchedulerEvent::Finished { generation: g, .. } if *g == generation),
-        )
-    }
-
-    fn ready(workers: usize) -> Scheduler {
-        let mut scheduler = Scheduler::new(workers);
-        for slot in 0..workers {
-            scheduler.worker_ready(slot);
-        }
-        scheduler
-    }
-
-    #[test]
-    fn a_job_runs_to_the_end_with_every_part_announced_once_and_monotone_progress() {
-        let mut scheduler = ready(2);
-        let mut workspace = Workspace::new();
-        let mut events = scheduler.submit(1, &small("32"), 0.0);
-        events.extend(drain(&mut scheduler, &mut workspace));
-        assert!(finished(&events, 1));
-        let count = |f: fn(&SchedulerEvent) -> bool| events.iter().filter(|e| f(e)).count();
-        assert_eq!(count(|e| matches!(e, SchedulerEvent::Scatter { .. })), 1);
-        assert_eq!(count(|e| matches!(e, SchedulerEvent::Summaries { .. })), 1);
-        assert_eq!(count(|e| matches!(e, SchedulerEvent::Curves { .. })), 1);
-        let fractions: Vec<f64> = events
-            .iter()
-            .filter_map(|e| match e {
-                SchedulerEvent::Progress { fraction, .. } => Some(*fraction),
-                _ => None,
-            })
-            .collect();
-        assert!(fractions.windows(2).all(|w| w[0] <= w[1]), "{fractions:?}");
-        assert!((fractions.last().copied().unwrap_or(0.0) - 1.0).abs() < 1e-12);
-        // The announced scatter is the one run_experiment computes.
-        let expected = crate::lab::experiment::run_experiment(&small("32")).unwrap();
-        let scatter = events.iter().find_map(|e| match e {
-            SchedulerEvent::Scatter { scatter, .. } => Some(scatter.clone()),
-            _ => None,
-        });
-        assert_eq!(scatter.as_deref(), Some(&expected.scatter));
-    }
-
-    #[test]
-    fn in_flight_is_limited_per_worker_and_only_ready_workers_get_tasks() {
-        let mut scheduler = Scheduler::new(2);
-        scheduler.submit(1, &small("32"), 0.0);
-        assert!(scheduler.dispatch().is_empty(), "no worker is ready yet");
-        scheduler.worker_ready(1);
-        let sent = scheduler.dispatch();
-        assert_eq!(sent.len(), IN_FLIGHT_PER_WORKER);
-        assert!(sent.iter().all(|d| d.slot == Some(1)));
-        assert!(scheduler.dispatch().is_empty(), "worker 1 is full");
-    }
-
-    #[test]
-    fn a_new_job_supersedes_the_queue_and_awaits_tasks_already_sent() {
-        let mut scheduler = ready(1);
-        let mut workspace = Workspace::new();
-        scheduler.submit(1, &small("32"), 0.0);
-        let in_flight = scheduler.dispatch();
-        assert!(scheduler.has_queued());
-        // The user moves on before any answer: the old queue is gone.
-        let events = scheduler.submit(2, &small("48"), 1.0);
-        assert!(events.is_empty());
-        // Answers for the old job still land (the store keeps them) but announce nothing.
-        for message in &in_flight {
-            let events = answer(&mut scheduler, &mut workspace, message);
-            assert!(
-                events.iter().all(|e| match e {
-                    SchedulerEvent::Progress { generation, .. } => *generation == 2,
-                    _ => true,
-                }),
-                "{events:?}"
-            );
-        }
-        let events = drain(&mut scheduler, &mut workspace);
-        assert!(finished(&events, 2));
-        assert!(!finished(&events, 1));
-    }
-
-    #[test]
-    fn going_back_reuses_every_stored_output() {
-        let mut scheduler = ready(2);
-        let mut workspace = Workspace::new();
-        scheduler.submit(1, &small("32"), 0.0);
-        drain(&mut scheduler, &mut workspace);
-        scheduler.submit(2, &small("48"), 0.0);
-        drain(&mut scheduler, &mut workspace);
-        // Back to m = 32: everything is stored, the job finishes without a message.
-        let events = scheduler.submit(3, &small("32"), 5.0);
-        assert!(finished(&events, 3), "{events:?}");
-        assert!(scheduler.dispatch().is_empty());
-    }
-
-    #[test]
-    fn a_lost_worker_hands_its_tasks_to_the_others_and_the_last_one_to_the_caller() {
-        let mut scheduler = ready(2);
-        let mut workspace = Workspace::new();
-        scheduler.submit(1, &small("32"), 0.0);
-        let first = scheduler.dispatch();
-        assert!(first.iter().any(|d| d.slot == Some(0)));
-        scheduler.worker_lost(0);
-        // Worker 1 finishes everything, including worker 0's tasks.
-        let mut events = Vec::new();
-        for message in first.iter().filter(|d| d.slot == Some(1)) {
-            events.extend(answer(&mut scheduler, &mut workspace, message));
-        }
-        events.extend(drain(&mut scheduler, &mut workspace));
-        assert!(finished(&events, 1));
-        // Both lost: the next job goes to the caller, one task at a time.
-        scheduler.worker_lost(1);
-        scheduler.submit(2, &small("64"), 0.0);
-        let next = scheduler.dispatch();
-        assert_eq!(next.len(), 1);
-        assert_eq!(next[0].slot, None);
-        assert_eq!(scheduler.workers(), 0);
-        let mut events = answer(&mut scheduler, &mut workspace, &next[0]);
-        events.extend(drain(&mut scheduler, &mut workspace));
-        assert!(finished(&events, 2));
-    }
-
-    #[test]
-    fn cancel_forgets_the_job_and_the_messages_but_keeps_the_store() {
-        let mut scheduler = ready(2);
-        let mut workspace = Workspace::new();
-        scheduler.submit(1, &small("32"), 0.0);
-        drain(&mut scheduler, &mut workspace);
-        scheduler.submit(2, &small("48"), 0.0);
-        let sent = scheduler.dispatch();
-        let (probe, _) = scheduler.start_side_request();
-        let lost = scheduler.cancel(2);
-        assert_eq!(lost, vec![probe]);
-        assert!(!scheduler.has_queued());
-        assert!(scheduler.dispatch().is_empty(), "no job after cancel");
-        // A late answer from a terminated worker changes nothing.
-        assert!(answer(&mut scheduler, &mut workspace, &sent[0]).is_empty());
-        // The first job's outputs are still stored.
-        assert!(finished(&scheduler.submit(3, &small("32"), 0.0), 3));
-    }
-
-    #[test]
-    fn pausing_keeps_the_workers_and_stores_what_was_in_flight() {
-        let mut scheduler = ready(1);
-        let mut workspace = Workspace::new();
-        scheduler.submit(1, &small("32"), 0.0);
-        let sent = scheduler.dispatch();
-        scheduler.pause();
-        assert!(scheduler.dispatch().is_empty());
-        for message in &sent {
-            assert!(answer(&mut scheduler, &mut workspace, message).is_empty());
-        }
-        assert_eq!(scheduler.workers(), 1);
-        // What was in flight is stored: resuming the same configuration sends fewer tasks.
-        scheduler.submit(2, &small("32"), 0.0);
-        let mut total = 0;
-        loop {
-            let next = scheduler.dispatch();
-            if next.is_empty() {
-                break;
-            }
-            total += next.len();
-            for message in &next {
-                answer(&mut scheduler, &mut workspace, message);
-            }
-        }
-        let full = crate::lab::tasks::plan(&small("32")).len();
-        assert_eq!(total + sent.len(), full);
-    }
-
-    #[test]
-    fn a_failed_task_fails_its_job_once() {
-        let mut scheduler = ready(1);
-        scheduler.submit(7, &small("32"), 0.0);
-        let sent = scheduler.dispatch();
-        let events = scheduler.answer(
-            sent[0].slot,
-            TaskResponse {
-                id: sent[0].id,
-                output: Err("boom".into()),
-            },
-            1.0,
-        );
-        assert_eq!(
-            events,
-            vec![SchedulerEvent::Failed {
-                generation: 7,
-                message: "boom".into()
-            }]
-        );
-        assert!(!scheduler.has_queued());
     }
 }

@@ -1,0 +1,154 @@
+//! The workers themselves: which build a pool runs (kernel or full, relaxed SIMD or
+//! `simd128`), how many start, and starting and retiring them.
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{ErrorEvent, MessageEvent, Worker};
+
+use super::Pool;
+use crate::numerics::estimators::EstimatorId;
+
+/// Which worker a pool runs (`scripts/build-worker.sh` builds each twice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerKind {
+    /// `kernel-worker`: the kernel view's tasks, the probe, the data panel, with every
+    /// estimator that needs no optimiser (what the first view needs).
+    Kernel,
+    /// `full-worker`: every request, the attention view's parts and the optimised A included
+    /// (started only when one of those is first asked for).
+    Full,
+}
+
+impl WorkerKind {
+    /// The kernel pool's worker for a configuration with these estimators: `full-worker` when
+    /// one of them needs the optimiser.
+    pub fn for_estimators(estimators: &[EstimatorId]) -> WorkerKind {
+        if estimators.iter().any(|e| e.info().needs_optimiser()) {
+            WorkerKind::Full
+        } else {
+            WorkerKind::Kernel
+        }
+    }
+
+    /// The loader script of the relaxed-SIMD build, or of the `simd128`-only build for
+    /// browsers without relaxed SIMD (the export's bit-exact path uses that one too).
+    pub fn script(self, relaxed: bool) -> &'static str {
+        match (self, relaxed) {
+            (WorkerKind::Kernel, true) => "./kernel-worker_loader.js",
+            (WorkerKind::Kernel, false) => "./kernel-worker-simd128_loader.js",
+            (WorkerKind::Full, true) => "./full-worker_loader.js",
+            (WorkerKind::Full, false) => "./full-worker-simd128_loader.js",
+        }
+    }
+
+    /// Whether a pool of this kind can run what needs `needed`.
+    pub(super) fn covers(self, needed: WorkerKind) -> bool {
+        self == WorkerKind::Full || needed == WorkerKind::Kernel
+    }
+}
+
+/// A module whose one function uses `i8x16.relaxed_swizzle`: valid only where relaxed SIMD is.
+const RELAXED_SIMD_PROBE: [u8; 36] = [
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, // type: () -> v128
+    0x03, 0x02, 0x01, 0x00, // one function of that type
+    0x0a, 0x0f, 0x01, 0x0d, 0x00, // code: one body of 13 bytes, no locals
+    0x41, 0x01, 0xfd, 0x0f, // i32.const 1, i8x16.splat
+    0x41, 0x02, 0xfd, 0x0f, // i32.const 2, i8x16.splat
+    0xfd, 0x80, 0x02, // i8x16.relaxed_swizzle
+    0x0b, // end
+];
+
+/// Whether this browser runs relaxed-SIMD WebAssembly.
+pub fn relaxed_simd() -> bool {
+    let bytes = js_sys::Uint8Array::from(&RELAXED_SIMD_PROBE[..]);
+    js_sys::WebAssembly::validate(&bytes).unwrap_or(false)
+}
+
+/// Workers beyond this many rarely help (the tasks are memory-light but the page is not alone).
+pub const MAX_WORKERS: usize = 8;
+
+/// One Web Worker and the handlers the page installed on it.
+pub(super) struct WorkerHandle {
+    pub(super) worker: Worker,
+    on_message: Closure<dyn FnMut(MessageEvent)>,
+    on_error: Closure<dyn FnMut(ErrorEvent)>,
+}
+
+impl WorkerHandle {
+    /// Detaches the handlers and stops the worker; returns the handlers, which must outlive
+    /// any event the browser had already queued for them.
+    pub(super) fn retire(self) -> RetiredHandlers {
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
+        self.worker.terminate();
+        (self.on_message, self.on_error)
+    }
+}
+
+pub(super) type RetiredHandlers = (
+    Closure<dyn FnMut(MessageEvent)>,
+    Closure<dyn FnMut(ErrorEvent)>,
+);
+
+/// How many workers to start: one per logical core, at least one, at most [`MAX_WORKERS`].
+pub(in crate::ui) fn worker_count() -> usize {
+    web_sys::window()
+        .map(|w| w.navigator().hardware_concurrency())
+        .filter(|n| n.is_finite() && *n >= 1.0)
+        .map_or(2, |n| n as usize)
+        .clamp(1, MAX_WORKERS)
+}
+
+impl Pool {
+    /// Starts fresh workers; returns how many started (0: none can compute).
+    pub(super) fn spawn_workers(&mut self) -> usize {
+        let old: Vec<WorkerHandle> = std::mem::take(&mut self.workers);
+        self.retired = old.into_iter().map(WorkerHandle::retire).collect();
+        for index in 0..worker_count() {
+            match self.spawn(index) {
+                Ok(handle) => self.workers.push(handle),
+                Err(error) => {
+                    web_sys::console::warn_2(
+                        &"softmax-kernel-lab: cannot start a Web Worker".into(),
+                        &error,
+                    );
+                    break;
+                }
+            }
+        }
+        self.workers.len()
+    }
+
+    fn spawn(&self, index: usize) -> Result<WorkerHandle, JsValue> {
+        let worker = Worker::new(self.kind.script(self.relaxed))?;
+        let this = self.this.clone();
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            if let Some(pool) = this.upgrade() {
+                Pool::on_message(&pool, index, event.data());
+            }
+        });
+        let this = self.this.clone();
+        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
+            // A worker script that cannot load fires a plain `Event`, without `message`:
+            // read it without assuming an `ErrorEvent` (a throw here would lose the error).
+            let message = js_sys::Reflect::get(&event, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+                .unwrap_or_else(|| "its script did not load".into());
+            web_sys::console::error_1(
+                &format!("softmax-kernel-lab: worker {index} failed: {message}").into(),
+            );
+            if let Some(pool) = this.upgrade() {
+                Pool::on_worker_error(&pool, index);
+            }
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        Ok(WorkerHandle {
+            worker,
+            on_message,
+            on_error,
+        })
+    }
+}
