@@ -15,14 +15,16 @@ pub mod params;
 #[cfg(test)]
 mod tests;
 mod text;
+mod values;
 
 pub use attention::{
     ATTENTION_ASK_WORK, AttentionSettings, BLOCK, BUDGETS, DETERMINISTIC_FEATURE_BUDGET, HEAD_DIM,
     HEAD_LAYERS, HEAD_PASSAGES, HEAD_TOKENS, HEADS_PER_LAYER, HeadSource, MAX_ATTENTION_WORK,
     TEMPERATURES, TV_ROWS, View,
 };
-pub use params::{NumericRange, Param, ParamSpec, Section};
-pub use text::{ParamError, quote};
+pub use params::{Param, ParamSpec, Section};
+pub use text::ParamError;
+pub use values::{NumericRange, Rejection, quote};
 
 /// Whether the projections ω are shared by all pairs of a dataset or drawn afresh per pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

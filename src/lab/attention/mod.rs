@@ -3,6 +3,7 @@
 
 pub mod data;
 pub mod methods;
+mod outputs;
 mod parts;
 pub mod report;
 

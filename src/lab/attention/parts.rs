@@ -3,13 +3,13 @@
 //! ([`temperature`]), the equal-budget chart ([`budget`]) and the table over the 72 real heads
 //! ([`heads_table`]). [`super::report`] holds what they return and dispatches a request.
 
-use crate::lab::config::{BLOCK, BUDGETS, ExperimentConfig, TEMPERATURES};
+use crate::lab::config::{BLOCK, BUDGETS, ExperimentConfig, TEMPERATURES, TV_ROWS};
 use crate::numerics::stats::{mean_and_standard_error, median};
 
 use super::methods::{Prepared, method_settings, prepare, prepare_with, run, run_with};
-use super::report::{
+use super::outputs::{
     BiasVariance, BiasVarianceReport, BudgetCurve, BudgetReport, HeadRow, HeadsTable, MainReport,
-    MethodReport, TABLE_DRAWS, TABLE_METHODS, TemperatureCurve, TemperatureReport, tv_rows,
+    MethodReport, TABLE_DRAWS, TABLE_METHODS, TemperatureCurve, TemperatureReport,
 };
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
@@ -318,4 +318,10 @@ pub(super) fn heads_table(
         wins,
         median_ratio,
     })
+}
+
+/// The TV rows: `min(L, TV_ROWS)` rows spread evenly over the sequence.
+fn tv_rows(len: usize) -> Vec<usize> {
+    let count = len.min(TV_ROWS);
+    (0..count).map(|t| t * len / count).collect()
 }

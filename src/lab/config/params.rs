@@ -12,38 +12,12 @@ use crate::numerics::estimators::all_ids;
 use crate::numerics::heuristics::AHeuristic;
 
 use super::attention::{HEAD_LAYERS, HEAD_PASSAGES, HEADS_PER_LAYER, HeadSource, View};
-use super::text::{parse_estimators, parse_switch, quote, with_form};
+use super::values::{
+    MEAN_SCALE_RANGE, NumericRange, PROBE_RANGE, Rejection, int, parse_estimators, parse_in_range,
+    parse_same_or_scale, parse_switch, quote, real, same_or_scale, scale_text, switch_text,
+    switch_words, with_form,
+};
 use super::{ExperimentConfig, OmegaMode};
-
-/// The allowed range of a numeric parameter.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NumericRange {
-    pub min: f64,
-    pub max: f64,
-    pub integer: bool,
-}
-
-const fn int(min: f64, max: f64) -> NumericRange {
-    NumericRange {
-        min,
-        max,
-        integer: true,
-    }
-}
-
-const fn real(min: f64, max: f64) -> NumericRange {
-    NumericRange {
-        min,
-        max,
-        integer: false,
-    }
-}
-
-/// Indices the probe accepts: any pair of the largest scatter dataset.
-pub(super) const PROBE_RANGE: NumericRange = int(0.0, 19_999.0);
-
-/// The Laplace scales of the means (`scale`, `xscale`, `yscale`).
-pub(super) const MEAN_SCALE_RANGE: NumericRange = real(0.001, 1000.0);
 
 /// Which part of a link a parameter belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,15 +28,6 @@ pub enum Section {
     Attention,
     /// Read from old links, never written.
     Legacy,
-}
-
-/// Why a text was refused: not one of the allowed values, or a reason of its own.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Rejection {
-    /// The message says what is allowed ([`Param::allowed`]).
-    NotAllowed,
-    /// The message is this.
-    Because(String),
 }
 
 /// How a parameter's text is read and written.
@@ -350,52 +315,6 @@ param_table! {
             c.estimators = with_form(&c.estimators, parse_switch(t)?);
             Ok(())
         }),
-}
-
-fn same_or_scale() -> String {
-    format!(
-        "same (the scale b of scale) or a number from {} to {}",
-        MEAN_SCALE_RANGE.min, MEAN_SCALE_RANGE.max
-    )
-}
-
-fn scale_text(scale: Option<f64>) -> String {
-    scale.map_or_else(|| "same".to_string(), super::text::number_text)
-}
-
-fn parse_same_or_scale(text: &str) -> Result<Option<f64>, Rejection> {
-    match text.trim() {
-        "" | "same" => Ok(None),
-        number => parse_in_range(number, MEAN_SCALE_RANGE).map(Some),
-    }
-}
-
-fn switch_words() -> String {
-    "1 or 0 (true or false)".to_string()
-}
-
-fn switch_text(on: bool) -> String {
-    if on { "1" } else { "0" }.to_string()
-}
-
-/// A number within `range` (and whole where it must be).
-pub(super) fn parse_in_range(text: &str, range: NumericRange) -> Result<f64, Rejection> {
-    let value: f64 = text.trim().parse().map_err(|_| Rejection::NotAllowed)?;
-    if range.contains(value) {
-        Ok(value)
-    } else {
-        Err(Rejection::NotAllowed)
-    }
-}
-
-impl NumericRange {
-    /// Whether `value` is finite, within the range, and whole where it must be.
-    pub fn contains(self, value: f64) -> bool {
-        value.is_finite()
-            && value >= self.min
-            && value <= self.max
-            && (!self.integer || value.fract() == 0.0)
-    }
 }
 
 impl Param {

@@ -5,21 +5,12 @@
 
 use std::fmt;
 
-use crate::numerics::estimators::{EstimatorId, all_ids};
-
-use super::params::{Param, Rejection, Section, Value};
+use super::params::{Param, Section, Value};
+use super::values::{number_text, parse_in_range, quote};
 use super::{ExperimentConfig, MAX_WORK, View, attention};
 
 /// Longest parameter text considered; longer text is rejected without being parsed.
 const MAX_VALUE_LEN: usize = 256;
-
-/// The `est` names of links made before the registry (always with `hyp`, default 1): they
-/// name the hyperbolic estimators, and `hyp=0` turns them into their positive twins.
-const LEGACY_ESTIMATORS: [(&str, &str); 3] = [
-    ("prf", "prf-hyp"),
-    ("mean", "hcexp-mean"),
-    ("var", "hcexp-var"),
-];
 
 /// A parameter value that was rejected (or a query key that was not understood).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,79 +27,6 @@ impl fmt::Display for ParamError {
 }
 
 impl std::error::Error for ParamError {}
-
-/// User text for a message: at most 24 characters, in quotes, control characters and quotes
-/// escaped (so that a message is always one line). The page and the command line share it.
-pub fn quote(text: &str) -> String {
-    let mut shown: String = text.chars().take(24).collect();
-    if text.chars().count() > 24 {
-        shown.push('…');
-    }
-    format!("{shown:?}")
-}
-
-/// A real parameter as URL text that reads back to the same f64: plain decimals, or
-/// scientific notation where those would be long (`1e-255`, which `Display` writes with 255
-/// zeros, longer than a value may be).
-pub(super) fn number_text(value: f64) -> String {
-    let plain = value.to_string();
-    if plain.len() <= 24 {
-        plain
-    } else {
-        format!("{value:e}")
-    }
-}
-
-/// `1`, `true`, `on` or `0`, `false`, `off`.
-pub(super) fn parse_switch(text: &str) -> Result<bool, Rejection> {
-    match text.trim() {
-        "1" | "true" | "on" => Ok(true),
-        "0" | "false" | "off" => Ok(false),
-        _ => Err(Rejection::NotAllowed),
-    }
-}
-
-/// Every chosen estimator that has a twin, in the hyperbolic (`true`) or positive form.
-pub(super) fn with_form(estimators: &[EstimatorId], hyperbolic: bool) -> Vec<EstimatorId> {
-    let mapped: Vec<EstimatorId> = estimators
-        .iter()
-        .map(|&id| {
-            let estimator = id.info();
-            match estimator.twin().and_then(EstimatorId::from_id) {
-                Some(twin) if estimator.is_hyperbolic() != hyperbolic => twin,
-                _ => id,
-            }
-        })
-        .collect();
-    in_registry_order(&mapped)
-}
-
-/// The distinct estimators of `chosen`, in registry order (what a sort and a dedup would give,
-/// without linking one more sort into the page).
-fn in_registry_order(chosen: &[EstimatorId]) -> Vec<EstimatorId> {
-    EstimatorId::all()
-        .filter(|id| chosen.contains(id))
-        .collect()
-}
-
-/// A comma-separated list of estimator ids (old names included), in registry order.
-pub(super) fn parse_estimators(text: &str) -> Result<Vec<EstimatorId>, String> {
-    let mut chosen = Vec::new();
-    for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let id = LEGACY_ESTIMATORS
-            .iter()
-            .find(|(old, _)| *old == name)
-            .map_or(name, |(_, new)| new);
-        let estimator = EstimatorId::from_id(id)
-            .ok_or_else(|| format!("unknown estimator {} (expected {})", quote(name), all_ids()))?;
-        chosen.push(estimator);
-    }
-    let chosen = in_registry_order(&chosen);
-    if chosen.is_empty() {
-        return Err("choose at least one estimator".to_string());
-    }
-    Ok(chosen)
-}
 
 impl ExperimentConfig {
     /// The value of `param` as URL text (the inverse of [`ExperimentConfig::set`]).
@@ -137,7 +55,7 @@ impl ExperimentConfig {
         let mut next = self.clone();
         let written = match param.spec().value {
             Value::Number { range, write, .. } => {
-                super::params::parse_in_range(text, range).map(|value| write(&mut next, value))
+                parse_in_range(text, range).map(|value| write(&mut next, value))
             }
             Value::Text { write, .. } => write(&mut next, text),
         };

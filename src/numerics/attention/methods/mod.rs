@@ -18,7 +18,7 @@ use super::method::AttentionMethod;
 use random_features::RandomFeatureMethod;
 
 /// The methods that are not registry estimators, in the page's order. **One line per method.**
-static OTHERS: [&dyn AttentionMethod; 5] = [
+static OTHERS: &[&dyn AttentionMethod] = &[
     &taylor::TAYLOR,
     &power::POWER,
     &lln::LLN,
