@@ -148,7 +148,8 @@ fn pair_with_every_registry_id_agrees_with_its_formula() {
         .iter()
         .map(|e| e["id"].as_str().expect("an id"))
         .collect();
-    assert!(ids.len() >= 12, "{ids:?}");
+    use softmax_kernel_lab::numerics::estimators::REGISTRY;
+    assert_eq!(ids.len(), REGISTRY.len(), "{ids:?}");
     let (x, y) = SMALL_PAIR;
     for id in ids {
         let args = [
@@ -171,7 +172,11 @@ fn pair_with_every_registry_id_agrees_with_its_formula() {
             "43",
         ];
         let report = check_pair(&args, id);
-        assert!(report["label"].as_str().is_some_and(|l| !l.is_empty()));
+        let entry = REGISTRY
+            .iter()
+            .find(|e| e.id() == id)
+            .expect("a registry id");
+        assert_eq!(report["label"], entry.label(), "{id}");
         let theta = number(&report, "theta");
         let alpha = number(&report, "alpha");
         let family_complex = id.contains("cplx");
@@ -413,8 +418,38 @@ fn experiment_csv_has_the_header_and_one_row_per_estimator_and_dataset() {
             ["prf-hyp", "hcexp-mean", "hcexp-var"].contains(&cells[0]),
             "{line}"
         );
-        assert!(cells[2].parse::<f64>().is_ok() && cells[3].parse::<f64>().is_ok());
     }
+    // Each row's numbers are the library's, exactly (the shortest text of each f64).
+    let (config, notices) = ExperimentConfig::from_query(QUERY);
+    assert!(notices.is_empty(), "{notices:?}");
+    let expected = run_experiment(&config).expect("the experiment runs");
+    let mut rows = Vec::new();
+    for (summary, scatter) in expected.summaries.iter().zip(&expected.scatter) {
+        let datasets = summary.per_dataset.iter().enumerate();
+        for (dataset, m) in datasets.map(|(i, m)| ((i + 1).to_string(), m)) {
+            rows.push((summary.estimator.id(), dataset, m.mse, m.max_rel_err));
+        }
+        rows.push((
+            summary.estimator.id(),
+            "scatter".to_string(),
+            scatter.metrics.mse,
+            scatter.metrics.max_rel_err,
+        ));
+    }
+    let printed: Vec<(&str, String, f64, f64)> = lines[1..]
+        .iter()
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            let number = |c: &str| c.parse::<f64>().unwrap_or_else(|e| panic!("{line}: {e}"));
+            (
+                cells[0],
+                cells[1].to_string(),
+                number(cells[2]),
+                number(cells[3]),
+            )
+        })
+        .collect();
+    assert_eq!(printed, rows);
     assert_eq!(
         lines
             .iter()
