@@ -1,4 +1,4 @@
-//! Helpers shared by the unit tests of `src/math` (compiled for tests only).
+//! Helpers shared by the unit tests of `src/numerics` and `src/lab` (compiled for tests only).
 
 use super::config::{ExperimentConfig, Param};
 use crate::numerics::estimators::EstimatorId;
