@@ -1,0 +1,74 @@
+//! The attention view's budget chart: output error against the feature budget D.
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+
+use super::figure::draw_when;
+use super::{Figure, chart_error};
+use crate::charts::{ErrorBarSeries, describe, draw_xy_with_errors};
+use crate::lab::attention::report::BudgetReport;
+use crate::lab::formulas;
+
+/// Output error against the feature budget D.
+#[component]
+pub(super) fn BudgetChart(
+    budget: RwSignal<Option<Result<BudgetReport, String>>, LocalStorage>,
+) -> impl IntoView {
+    let canvas: NodeRef<Canvas> = NodeRef::new();
+    let error = draw_when(budget, move |report| {
+        let points: Vec<Vec<(f64, f64, f64)>> = report
+            .curves
+            .iter()
+            .map(|c| {
+                c.points
+                    .iter()
+                    .map(|&(d, e, se)| (d as f64, e, se))
+                    .collect()
+            })
+            .collect();
+        let series: Vec<ErrorBarSeries> = report
+            .curves
+            .iter()
+            .zip(&points)
+            .map(|(c, p)| ErrorBarSeries {
+                label: c.method.id(),
+                colour: c.method.colour(),
+                points: p,
+            })
+            .collect();
+        if let Some(c) = canvas.get() {
+            describe(
+                &c,
+                &format!(
+                    "mean output error against features D for {}",
+                    report
+                        .curves
+                        .iter()
+                        .map(|c| c.method.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+            draw_xy_with_errors(
+                &c,
+                &format!(
+                    "mean output error against features D ({} tokens)",
+                    report.len
+                ),
+                "features per token D",
+                "mean |o_i − ô_i|",
+                &series,
+                true,
+                true,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    });
+    view! {
+        <Figure class="budget" title="Error at equal feature budget" formula=formulas::ATTENTION_BUDGET notice="random maps improve like 1/√D; deterministic maps jump with their degree and their size explodes with d (seed 004).">
+            <canvas node_ref=canvas class="chart" data-chart="budget"></canvas>
+            {chart_error(error)}
+        </Figure>
+    }
+}

@@ -1,0 +1,68 @@
+//! What every figure of the attention view shares: the section with its title, formula and
+//! what to notice, the error line under a chart, and the effect that redraws a chart when its
+//! part changes or the window is resized (also used by the kernel view's data panel).
+
+use leptos::ev;
+use leptos::prelude::*;
+
+use crate::ui::export::PngButton;
+use crate::ui::math::Math;
+
+/// Redraw trigger on window resizes (the canvases follow their CSS size).
+pub(in crate::ui) fn resize_counter() -> ReadSignal<u32> {
+    let (resized, set_resized) = signal(0u32);
+    let listener = window_event_listener(ev::resize, move |_| set_resized.update(|n| *n += 1));
+    on_cleanup(move || listener.remove());
+    resized
+}
+
+/// Draws `part`'s report with `draw` whenever it (or anything `draw` reads) changes and when
+/// the window is resized; returns the error to show under the chart.
+pub(super) fn draw_when<T: 'static>(
+    part: RwSignal<Option<Result<T, String>>, LocalStorage>,
+    draw: impl Fn(&T) -> Result<(), String> + 'static,
+) -> RwSignal<Option<String>> {
+    let error = RwSignal::new(None::<String>);
+    let resized = resize_counter();
+    Effect::new(move |_| {
+        resized.track();
+        part.with(|p| {
+            if let Some(Ok(report)) = p {
+                error.set(draw(report).err());
+            }
+        });
+    });
+    error
+}
+
+/// One figure of the view: its title, its formula, its charts and tables, and what to notice.
+///
+/// - `class`: the section's extra class (the tests find figures by it).
+/// - `title`, `formula`, `notice`: the heading, the formula line, the line on what to notice.
+/// - `children`: the canvases, captions and tables.
+#[component]
+pub(in crate::ui) fn Figure(
+    class: &'static str,
+    title: &'static str,
+    formula: &'static str,
+    notice: &'static str,
+    children: Children,
+) -> impl IntoView {
+    view! {
+        <section class=format!("figure {class}")>
+            <h2>{title} <PngButton/></h2>
+            <p class="formula"><Math text=formula/></p>
+            {children()}
+            <p class="notice-line">"What to notice: " {notice}</p>
+        </section>
+    }
+}
+
+/// A figure's error line (a chart that could not be drawn says why).
+pub(in crate::ui) fn chart_error(error: RwSignal<Option<String>>) -> impl IntoView {
+    move || {
+        error
+            .get()
+            .map(|e| view! { <p class="error" role="alert">{e}</p> })
+    }
+}

@@ -1,0 +1,92 @@
+//! The real-head table: every head of all-MiniLM-L6-v2, data-chosen A and OPRF against
+//! Performer's PRF at equal m, with its CSV download.
+
+use leptos::prelude::*;
+
+use super::text::sci;
+use crate::lab::attention::report::{HeadsTable, TABLE_DRAWS};
+use crate::lab::config::{ExperimentConfig, HeadSource};
+use crate::lab::formulas;
+use crate::ui::math::Math;
+
+/// The real-head table: data-chosen A and OPRF against Performer's PRF at equal m.
+#[component]
+pub(super) fn HeadsTableView(
+    config: ReadSignal<ExperimentConfig>,
+    table: RwSignal<Option<Result<HeadsTable, String>>, LocalStorage>,
+) -> impl IntoView {
+    let minilm = move || config.with(|c| c.attention.source == HeadSource::Minilm);
+    let body = move || {
+        table.with(|t| match t {
+            Some(Ok(t)) => {
+                // Built for each of the two tables (a view is not `Clone` when components are
+                // erased, .cargo/config.toml).
+                let header = || {
+                    t.methods
+                        .iter()
+                        .map(|m| view! { <th>{m.id()}</th> })
+                        .collect_view()
+                };
+                let wins = t
+                    .wins
+                    .iter()
+                    .zip(&t.methods)
+                    .map(|(w, m)| view! { <td class="num" data-method=m.id()>{*w}</td> })
+                    .collect_view();
+                let ratios = t
+                    .median_ratio
+                    .iter()
+                    .map(|r| view! { <td class="num">{format!("{r:.3}")}</td> })
+                    .collect_view();
+                let rows = t
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let cells = r
+                            .errors
+                            .iter()
+                            .map(|e| view! { <td class="num">{sci(*e)}</td> })
+                            .collect_view();
+                        view! { <tr><td>{r.layer}</td><td>{r.head}</td>{cells}</tr> }
+                    })
+                    .collect_view();
+                let csv = t.to_csv();
+                let href = format!(
+                    "data:text/csv;charset=utf-8,{}",
+                    String::from(js_sys::encode_uri_component(&csv))
+                );
+                let heads = t.rows.len();
+                view! {
+                    <p class="caption">{format!("m = {} projections for every method, {} draws of ω per head and passage; error: mean over rows of |o_i − ô_i|.", t.features, TABLE_DRAWS)}</p>
+                    <table class="leaderboard heads-summary">
+                        <thead><tr><th></th><th></th>{header()}</tr></thead>
+                        <tbody>
+                            <tr class="wins"><td colspan="2">{format!("heads won against prf-pos (of {heads})")}</td>{wins}</tr>
+                            <tr><td colspan="2">"median error ratio to prf-pos"</td>{ratios}</tr>
+                        </tbody>
+                    </table>
+                    <a class="download" download="real-heads.csv" href=href>"Download the table as CSV"</a>
+                    <details>
+                        <summary>"every head"</summary>
+                        <table class="small-table">
+                            <thead><tr><th>"layer"</th><th>"head"</th>{header()}</tr></thead>
+                            <tbody>{rows}</tbody>
+                        </table>
+                    </details>
+                }
+                .into_any()
+            }
+            Some(Err(e)) => view! { <p class="error">{e.clone()}</p> }.into_any(),
+            None => view! { <p>"computing every head…"</p> }.into_any(),
+        })
+    };
+    view! {
+        <Show when=minilm>
+            <section class="figure heads-table">
+                <h2>"Every real head: does a data-chosen A or OPRF beat Performer?"</h2>
+                <p class="formula">"all 6 layers × 12 heads of all-MiniLM-L6-v2, both passages, q and k scaled by " <Math text=formulas::MODEL_SCALING/> "; same m for every method"</p>
+                {body}
+            </section>
+        </Show>
+    }
+}

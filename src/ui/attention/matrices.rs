@@ -1,0 +1,182 @@
+//! The attention matrices themselves: P, P̂ and P̂ − P as heatmaps on the first tokens, and
+//! their singular values (rank).
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+
+use super::figure::draw_when;
+use super::text::sci;
+use super::{Figure, chart_error};
+use crate::charts::{HeatScale, Series, describe, draw_heatmap, draw_xy};
+use crate::lab::attention::report::MainReport;
+use crate::lab::config::ExperimentConfig;
+use crate::lab::formulas;
+
+/// P, P̂ and P̂ − P on the first tokens, for the chosen method.
+#[component]
+pub(super) fn Heatmaps(
+    config: ReadSignal<ExperimentConfig>,
+    main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>,
+) -> impl IntoView {
+    let exact: NodeRef<Canvas> = NodeRef::new();
+    let approx: NodeRef<Canvas> = NodeRef::new();
+    let diff: NodeRef<Canvas> = NodeRef::new();
+    let focus = Memo::new(move |_| config.with(|c| c.attention.focus));
+    let error = draw_when(main, move |report| {
+        let focus = focus.get();
+        let n = report.block_len;
+        let shown = report
+            .methods
+            .iter()
+            .find(|r| r.method == focus)
+            .or_else(|| report.methods.first());
+        let Some(shown) = shown else { return Ok(()) };
+        let difference: Vec<f64> = shown
+            .block
+            .iter()
+            .zip(&report.exact_block)
+            .map(|(a, e)| a - e)
+            .collect();
+        if let Some(c) = exact.get() {
+            describe(
+                &c,
+                &format!(
+                    "softmax attention matrix P on the first {n} tokens, rank {}",
+                    report.exact_rank
+                ),
+            );
+            draw_heatmap(
+                &c,
+                "softmax P",
+                &report.exact_block,
+                n,
+                HeatScale::Probability,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        if let Some(c) = approx.get() {
+            describe(
+                &c,
+                &format!(
+                    "P̂ of {} on the first {n} tokens, rank {}, mean |o − ô| {}",
+                    shown.method.label(),
+                    shown.rank,
+                    sci(shown.mean_output_error())
+                ),
+            );
+            draw_heatmap(
+                &c,
+                &format!("P̂: {}", shown.method.label()),
+                &shown.block,
+                n,
+                HeatScale::Probability,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        if let Some(c) = diff.get() {
+            describe(
+                &c,
+                &format!(
+                    "P̂ − P for {}, largest |difference| {}",
+                    shown.method.label(),
+                    sci(difference.iter().fold(0.0f64, |m, d| m.max(d.abs())))
+                ),
+            );
+            draw_heatmap(&c, "P̂ − P", &difference, n, HeatScale::Difference)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    });
+    let caption = move || {
+        main.with(|m| match m {
+            Some(Ok(r)) => format!(
+                "The first {} tokens taken as a sequence of their own (rows: queries, columns: keys).",
+                r.block_len
+            ),
+            _ => String::new(),
+        })
+    };
+    view! {
+        <Figure class="heatmaps" title="Attention matrices" formula=formulas::ATTENTION_MATRICES notice="positive features keep P̂ ≥ 0 but blur the sharp rows; trigonometric features and odd polynomials put negative weights where P is near 0.">
+            <p class="caption">{caption}</p>
+            <div class="heatmap-row">
+                <canvas node_ref=exact class="chart heatmap" data-chart="heatmap-exact"></canvas>
+                <canvas node_ref=approx class="chart heatmap" data-chart="heatmap-approx"></canvas>
+                <canvas node_ref=diff class="chart heatmap" data-chart="heatmap-diff"></canvas>
+            </div>
+            {chart_error(error)}
+        </Figure>
+    }
+}
+
+/// Singular values of P and of each P̂ on the block.
+#[component]
+pub(super) fn SingularValues(
+    main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>,
+) -> impl IntoView {
+    let canvas: NodeRef<Canvas> = NodeRef::new();
+    let error = draw_when(main, move |report| {
+        let indexed = |values: &[f64]| -> Vec<(f64, f64)> {
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, s)| ((i + 1) as f64, *s))
+                .collect()
+        };
+        let exact = indexed(&report.exact_singular_values);
+        let methods: Vec<Vec<(f64, f64)>> = report
+            .methods
+            .iter()
+            .map(|r| indexed(&r.singular_values))
+            .collect();
+        let mut series = vec![Series {
+            label: "softmax",
+            colour: [0, 0, 0],
+            points: &exact,
+            dashed: true,
+            markers: false,
+            line: true,
+        }];
+        series.extend(report.methods.iter().zip(&methods).map(|(r, p)| Series {
+            label: r.method.id(),
+            colour: r.method.colour(),
+            points: p,
+            dashed: false,
+            markers: false,
+            line: true,
+        }));
+        if let Some(c) = canvas.get() {
+            describe(
+                &c,
+                &format!(
+                    "singular values on the first {} tokens; rank of P {}, of P̂: {}",
+                    report.block_len,
+                    report.exact_rank,
+                    report
+                        .methods
+                        .iter()
+                        .map(|m| format!("{} {}", m.method.id(), m.rank))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+            draw_xy(
+                &c,
+                &format!("singular values on the first {} tokens", report.block_len),
+                "index k",
+                "σ_k",
+                &series,
+                false,
+                true,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    });
+    view! {
+        <Figure class="singular" title="Rank (seed 004)" formula=formulas::ATTENTION_RANK notice="elu + 1 and LLN have D = d features, so their singular values drop to rounding beyond index d; the random maps need D well above the block's size to follow softmax's tail.">
+            <canvas node_ref=canvas class="chart" data-chart="singular-values"></canvas>
+            {chart_error(error)}
+        </Figure>
+    }
+}

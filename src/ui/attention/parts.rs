@@ -1,0 +1,154 @@
+//! The attention view's parts on the page: the latest outcome of each (its signals), and one
+//! queue per part that keeps at most one request in flight and the newest waiting, keyed by
+//! what the part's numbers depend on.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use leptos::prelude::*;
+
+use crate::lab::attention::report::{
+    AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, BudgetReport, HeadsTable,
+    MainReport, TemperatureReport,
+};
+use crate::lab::config::ExperimentConfig;
+use crate::numerics::attention::method::MethodId;
+use crate::ui::pool::AttentionRunner;
+
+/// The latest outcome of each part (`None`: not computed yet), and how long the last main
+/// part took from request to answer.
+#[derive(Clone, Copy)]
+pub(super) struct Parts {
+    pub(super) main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>,
+    pub(super) bias: RwSignal<Option<Result<BiasVarianceReport, String>>, LocalStorage>,
+    pub(super) temperature: RwSignal<Option<Result<TemperatureReport, String>>, LocalStorage>,
+    pub(super) budget: RwSignal<Option<Result<BudgetReport, String>>, LocalStorage>,
+    pub(super) table: RwSignal<Option<Result<HeadsTable, String>>, LocalStorage>,
+    /// Parts in flight.
+    pub(super) busy: RwSignal<usize>,
+    pub(super) main_ms: RwSignal<Option<f64>>,
+    /// Answers of the main part so far (the benchmark waits for the next one).
+    pub(super) main_answers: RwSignal<u64>,
+}
+
+impl Parts {
+    pub(super) fn new() -> Self {
+        Self {
+            main: RwSignal::new_local(None),
+            bias: RwSignal::new_local(None),
+            temperature: RwSignal::new_local(None),
+            budget: RwSignal::new_local(None),
+            table: RwSignal::new_local(None),
+            busy: RwSignal::new(0),
+            main_ms: RwSignal::new(None),
+            main_answers: RwSignal::new(0),
+        }
+    }
+
+    /// Stores an answer in its part's signal.
+    fn store(&self, part: AttentionPart, answer: Result<AttentionOutput, String>) {
+        fn pick<T>(
+            answer: Result<AttentionOutput, String>,
+            f: impl FnOnce(AttentionOutput) -> Option<T>,
+        ) -> Result<T, String> {
+            answer.and_then(|o| f(o).ok_or_else(|| "unexpected answer".to_string()))
+        }
+        match part {
+            AttentionPart::Main => self.main.set(Some(pick(answer, |o| match o {
+                AttentionOutput::Main(r) => Some(r),
+                _ => None,
+            }))),
+            AttentionPart::BiasVariance => self.bias.set(Some(pick(answer, |o| match o {
+                AttentionOutput::BiasVariance(r) => Some(r),
+                _ => None,
+            }))),
+            AttentionPart::Temperature => self.temperature.set(Some(pick(answer, |o| match o {
+                AttentionOutput::Temperature(r) => Some(r),
+                _ => None,
+            }))),
+            AttentionPart::Budget => self.budget.set(Some(pick(answer, |o| match o {
+                AttentionOutput::Budget(r) => Some(r),
+                _ => None,
+            }))),
+            AttentionPart::HeadsTable => self.table.set(Some(pick(answer, |o| match o {
+                AttentionOutput::HeadsTable(r) => Some(r),
+                _ => None,
+            }))),
+        }
+    }
+}
+
+/// One part's queue: at most one request in flight and one waiting (the newest).
+#[derive(Default)]
+pub(super) struct PartQueue {
+    in_flight: bool,
+    waiting: Option<AttentionRequest>,
+    /// What the last request sent computes (the configuration without what only the display
+    /// reads), so an unchanged part is not recomputed.
+    pub(super) last_key: Option<String>,
+}
+
+/// What a part's numbers depend on: for the real-head table only m, the seed and the
+/// estimators' parameters; for the others everything but the heatmaps' method.
+pub(super) fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String {
+    let mut c = config.clone();
+    c.attention.focus = MethodId::first();
+    c.probe = None;
+    if part == AttentionPart::HeadsTable {
+        return format!(
+            "{} {} {} {} {:?}",
+            c.attention.features, c.seed, c.orthogonal, c.theta, c.complex_a
+        );
+    }
+    c.to_query()
+}
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// Sends `request` for `part`, or leaves it waiting behind the one in flight.
+pub(super) fn submit(
+    runner: AttentionRunner,
+    queues: Rc<RefCell<HashMap<AttentionPart, PartQueue>>>,
+    parts: Parts,
+    request: AttentionRequest,
+) {
+    let part = request.part;
+    {
+        let mut all = queues.borrow_mut();
+        let queue = all.entry(part).or_default();
+        if queue.in_flight {
+            queue.waiting = Some(request);
+            return;
+        }
+        queue.in_flight = true;
+    }
+    parts.busy.update(|n| *n += 1);
+    let started = now_ms();
+    let queues_after = queues.clone();
+    runner.run(
+        request,
+        Box::new(move |answer| {
+            parts.busy.update(|n| *n = n.saturating_sub(1));
+            if part == AttentionPart::Main {
+                parts.main_ms.set(Some(now_ms() - started));
+                parts.main_answers.update(|n| *n += 1);
+            }
+            parts.store(part, answer);
+            let next = {
+                let mut all = queues_after.borrow_mut();
+                let queue = all.entry(part).or_default();
+                queue.in_flight = false;
+                queue.waiting.take()
+            };
+            if let Some(next) = next {
+                submit(runner, queues_after, parts, next);
+            }
+        }),
+    );
+}
