@@ -224,7 +224,7 @@ pub(super) fn parse_vector(flag: &str, text: &str) -> Result<Vec<f64>, CliError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{PairRequest, USAGE, run};
+    use crate::cli::{PairRequest, help, run};
 
     fn args(line: &[&str]) -> Vec<String> {
         line.iter().map(|a| a.to_string()).collect()
@@ -361,7 +361,7 @@ mod tests {
             &["estimators", "--help"],
             &["pair", "--x", "-h"],
         ] {
-            assert_eq!(run(&args(line)).unwrap(), USAGE, "{line:?}");
+            assert_eq!(run(&args(line)).unwrap(), help(), "{line:?}");
         }
         // `--help=…` is no help flag.
         assert_eq!(

@@ -5,7 +5,7 @@
 //! [`ExperimentConfig::set`] (or [`ExperimentConfig::from_query`], strictly), runs
 //! [`run_experiment`] and prints what the page shows, as JSON or CSV.
 //!
-//! Here: [`run`], [`USAGE`] and [`CliError`]. The flags are split by `lexopt` and their
+//! Here: [`run`], [`USAGE`] and [`help`] and [`CliError`]. The flags are split by `lexopt` and their
 //! numbers read in `args.rs`; each command has its file (`pair.rs`, `experiment.rs`,
 //! `estimators.rs`), and its public items are re-exported here.
 //!
@@ -96,6 +96,31 @@ Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argum
 line on stderr names it), 1 if the output cannot be written.
 ";
 
+/// What `--help` prints: [`USAGE`], then every URL parameter as a flag with what it accepts and
+/// its default, from the parameter table (`src/lab/config/params.rs`), so a new parameter is
+/// listed without editing the text above.
+pub fn help() -> String {
+    use crate::lab::config::{ExperimentConfig, Param, Section};
+    let defaults = ExperimentConfig::default();
+    let mut text = USAGE.to_string();
+    for (section, title) in [
+        (Section::Kernel, "experiment, attention (data)"),
+        (Section::Attention, "attention"),
+    ] {
+        text.push_str(&format!("\nPARAMETERS of {title}:\n"));
+        for param in Param::in_section(section) {
+            text.push_str(&format!(
+                "    --{:<10} {}: {} [{}]\n",
+                param.key(),
+                param.label(),
+                param.allowed(),
+                defaults.get(param)
+            ));
+        }
+    }
+    text
+}
+
 /// A rejected argument: which one and why. Every error of [`run`] is one of these, and the
 /// binary exits with [`CliError::EXIT_CODE`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,7 +186,7 @@ pub(crate) use crate::lab::config::quote;
 /// to print on standard output (it ends with a newline), or the rejected argument.
 pub fn run(args: &[String]) -> Result<String, CliError> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        return Ok(USAGE.to_string());
+        return Ok(help());
     }
     let Some((command, rest)) = args.split_first() else {
         return Err(CliError::new(
@@ -236,8 +261,9 @@ mod tests {
 
     #[test]
     fn help_wins_anywhere_and_no_command_is_an_error() {
-        assert_eq!(run(&args("--help")).unwrap(), USAGE);
-        assert_eq!(run(&args("pair --m abc -h")).unwrap(), USAGE);
+        assert_eq!(run(&args("--help")).unwrap(), help());
+        assert!(help().contains("--features   random features m: an integer from 1 to 4096 [256]"));
+        assert_eq!(run(&args("pair --m abc -h")).unwrap(), help());
         assert_eq!(error_of("").argument(), "<command>");
         assert_eq!(error_of("bogus").argument(), "<command>");
     }
