@@ -485,9 +485,50 @@ mod tests {
         let view = data_view_of(&data, &estimators, &EstimatorParams::default());
         assert_eq!(view.std_x[1], 0.0);
         assert_eq!(view.std_y, vec![0.0, 0.0]);
-        for diagonal in &view.diagonals {
-            assert!(diagonal.a.iter().all(|a| a.is_finite() && *a > 0.0));
+        // Moments: μ_x = (2.5, 2), σ²_x = (5/3, 0), μ_y = (0, 0.5), σ²_y = (0, 0).
+        // Component 1 (constant): mean-only √(0.5/2) = 1/2, variance-adjusted
+        // ((0 + 0.25)/(0 + 4))^¼ = 1/2, and the optimum of (2a + 0.5/a)² is a² = 0.5/2, 1/2
+        // again (to the optimiser's 1e-6, as in its one-dimensional test). Component 0 (keys all
+        // 0): both heuristics give 0, clamped up to A_MIN, and (a x_0)² is smallest at A_MIN.
+        let by_label = |label: &str| {
+            view.diagonals
+                .iter()
+                .find(|a| a.label == label)
+                .unwrap_or_else(|| panic!("no {label} diagonal"))
+        };
+        assert_eq!(by_label("identity").a, vec![1.0, 1.0]);
+        assert_eq!(by_label("identity").clamped, 0);
+        for (label, tolerance) in [
+            ("mean-only", 1e-15),
+            ("variance-adjusted", 1e-15),
+            ("optimised", 1e-6),
+        ] {
+            let diagonal = by_label(label);
+            assert_eq!(diagonal.a[0], crate::numerics::heuristics::A_MIN, "{label}");
+            assert_eq!(diagonal.clamped, 1, "{label}");
+            assert!(
+                (diagonal.a[1] - 0.5).abs() <= tolerance,
+                "{label}: a_1 = {} (expected 1/2)",
+                diagonal.a[1]
+            );
         }
+        // Every x·y is 0·x_0 + 2·0.5 = 1: one bin, 0.1 of the value either side.
+        assert_eq!(view.dots.rule, BinRule::Single);
+        assert_eq!(view.dots.edges, vec![0.9, 1.1]);
+        // Norms: |y| = 0.5 four times, |x| = √5, √8, √13, √20 (span below two decades: linear).
+        // Sorted 8 values: q25 = 0.5, q75 = √8 + (√13 − √8)/4, width 2·IQR·8^{-1/3} = IQR,
+        // span √20 − 0.5 ≈ 1.57 widths: two Freedman–Diaconis bins, split at the middle.
+        let iqr = 8f64.sqrt() + (13f64.sqrt() - 8f64.sqrt()) / 4.0 - 0.5;
+        assert!(((20f64.sqrt() - 0.5) / iqr).ceil() == 2.0);
+        assert_eq!(view.norms.rule, BinRule::FreedmanDiaconis);
+        let want = [0.5, (0.5 + 20f64.sqrt()) / 2.0, 20f64.sqrt()];
+        assert_eq!(view.norms.edges.len(), 3, "{:?}", view.norms.edges);
+        for (got, want) in view.norms.edges.iter().zip(want) {
+            assert!((got - want).abs() <= 1e-15 * want, "{:?}", view.norms.edges);
+        }
+        // √5 ≈ 2.24 lies below the middle edge ≈ 2.49, the other |x| above it.
+        assert_eq!(view.norms.series[0].counts, vec![1, 3]);
+        assert_eq!(view.norms.series[1].counts, vec![4, 0]);
         for set in [&view.norms, &view.dots, &view.ax, &view.ay, &view.z] {
             assert!(set.edges.iter().all(|e| e.is_finite()));
             for series in &set.series {

@@ -145,28 +145,96 @@ mod tests {
         assert_ne!(a.summaries[0].median_mse, b.summaries[0].median_mse);
     }
 
+    /// Lemma 3.1 for the hyperbolic form, in log space, computed here from x, y and a:
+    /// `log MSE = −ln(2m) + |z|² + 2 x·y + 2 ln(1 − e^{−|z|²})` with `z = a∘x + y/a`, and a
+    /// tolerance for its f64 rounding (d-term sums: d ε times the sums of |terms|).
+    fn lemma_3_1_hyperbolic(x: &[f64], y: &[f64], a: &[f64], m: usize) -> (f64, f64) {
+        let s: f64 = x
+            .iter()
+            .zip(y)
+            .zip(a)
+            .map(|((x, y), a)| (a * x + y / a).powi(2))
+            .sum();
+        let xy: f64 = x.iter().zip(y).map(|(x, y)| x * y).sum();
+        let xy_abs: f64 = x.iter().zip(y).map(|(x, y)| (x * y).abs()).sum();
+        let log_one_minus = (-(-s).exp_m1()).ln();
+        let value = -((2 * m) as f64).ln() + s + 2.0 * xy + 2.0 * log_one_minus;
+        let tolerance = 4.0
+            * x.len() as f64
+            * f64::EPSILON
+            * (s + 2.0 * xy_abs + 2.0 * log_one_minus.abs() + 10.0);
+        (value, tolerance)
+    }
+
     #[test]
-    fn norms_of_fifty_give_finite_logs_everywhere() {
-        // exp(x·y) overflows f64 here (x·y reaches thousands): every log stays finite.
+    fn norms_of_fifty_follow_lemma_3_1_in_log_space() {
+        // exp(x·y) overflows f64 here (x·y reaches thousands), yet each pair's log theoretical
+        // MSE is Lemma 3.1's closed form in log space (the three default estimators are all
+        // hyperbolic), and the curve's theory at m is the log of its mean over the first
+        // CURVE_PAIRS pairs.
         let mut config = small_config();
         config.set(Param::XNorm, "50").unwrap();
         config.set(Param::YNorm, "50").unwrap();
+        let data = generate_dataset(&config, 0).unwrap();
         let result = run_experiment(&config).unwrap();
-        for summary in &result.summaries {
-            assert!(summary.log_median_mse.is_finite(), "{summary:?}");
-            assert!(summary.log_median_max_rel_err.is_finite());
-            assert!(summary.log_median_theoretical_mse.is_finite());
+        let ids: Vec<&str> = result
+            .scatter
+            .iter()
+            .map(|s| s.estimates.estimator.id())
+            .collect();
+        assert_eq!(ids, ["prf-hyp", "hcexp-mean", "hcexp-var"]);
+        let mut overflowing = 0;
+        for series in &result.scatter {
+            let e = &series.estimates;
+            assert_eq!(e.log_theoretical_mse.len(), data.n);
+            for (i, got) in e.log_theoretical_mse.iter().enumerate() {
+                let (x, y) = (data.query(i), data.key(i));
+                let (want, tolerance) = lemma_3_1_hyperbolic(x, y, &e.fit.a, config.m);
+                assert!(
+                    (got - want).abs() <= tolerance,
+                    "{} pair {i}: log MSE {got} vs Lemma 3.1 {want} (tolerance {tolerance:e})",
+                    e.estimator.id()
+                );
+                overflowing += usize::from(want > 709.0);
+            }
         }
         assert!(
-            result.scatter.iter().all(|s| s
-                .estimates
-                .estimates
-                .iter()
-                .all(|l| l.ln_abs.is_finite()))
+            overflowing > 0,
+            "some MSE must overflow f64 for this test to mean anything"
         );
+        for summary in &result.summaries {
+            assert!(
+                summary.log_median_theoretical_mse.is_finite(),
+                "{summary:?}"
+            );
+        }
         let curves = mse_against_m(&config, &[16, 256]).unwrap();
-        for point in curves.iter().flat_map(|c| &c.points) {
-            assert!(point.log_measured_mse.is_finite() && point.log_theoretical_mse.is_finite());
+        let pairs = CURVE_PAIRS.min(data.n);
+        for (curve, series) in curves.iter().zip(&result.scatter) {
+            for point in &curve.points {
+                let logs: Vec<(f64, f64)> = (0..pairs)
+                    .map(|i| {
+                        lemma_3_1_hyperbolic(
+                            data.query(i),
+                            data.key(i),
+                            &series.estimates.fit.a,
+                            point.m,
+                        )
+                    })
+                    .collect();
+                let max = logs.iter().map(|l| l.0).fold(f64::NEG_INFINITY, f64::max);
+                let sum: f64 = logs.iter().map(|l| (l.0 - max).exp()).sum();
+                let want = max + (sum / pairs as f64).ln();
+                let tolerance = logs.iter().map(|l| l.1).fold(0.0, f64::max) + 1e-12;
+                assert!(
+                    (point.log_theoretical_mse - want).abs() <= tolerance,
+                    "{:?} m {}: {} vs {want}",
+                    curve.estimator,
+                    point.m,
+                    point.log_theoretical_mse
+                );
+                assert!(point.log_measured_mse.is_finite());
+            }
         }
     }
 

@@ -392,7 +392,14 @@ mod tests {
                 budget: usize::MAX
             })
         );
-        assert!(huge.kernel(0.5).is_finite());
+        // Its kernel is still Σ_{k≤1000} 0.5^k/k! = e^0.5 up to a tail below 0.5^1001/1001!
+        // (nothing in f64) and Horner's rounding: within 1e-15 relative (about 4.5 ulp).
+        let e_half = 0.5f64.exp();
+        assert!(
+            (huge.kernel(0.5) - e_half).abs() <= 1e-15 * e_half,
+            "{} vs e^0.5 = {e_half}",
+            huge.kernel(0.5)
+        );
     }
 
     #[test]

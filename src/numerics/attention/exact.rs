@@ -142,9 +142,14 @@ mod tests {
         let o = softmax_output(&data);
         let expected = (1f64.exp() + 2.0 + 3.0 * (-1f64).exp()) / z;
         assert!((o[0] - expected).abs() < 1e-14);
-        // Huge norms do not overflow.
+        // Temperature 1e-6 multiplies every score by 1e6: each row's weight is all on its
+        // largest score, whose key's value is the output (the others' weights are e^{-5e5} or
+        // less, 0 in f64). Row 0: scores 1, 0, −1 → key 0 (v = 1). Row 1: 0, 1, 0 → key 1
+        // (v = 2). Row 2: 0.5, 0.5, −0.5, a tie computed by the same products, so the two keys
+        // share the weight equally: (1 + 2)/2. No overflow, and only rounding (none here) apart.
         let huge = data.at_temperature(1e-6);
-        assert!(softmax_output(&huge).iter().all(|x| x.is_finite()));
+        let o = softmax_output(&huge);
+        assert_eq!(o, vec![1.0, 2.0, 1.5], "v of each row's argmax key");
     }
 
     #[test]

@@ -503,15 +503,35 @@ mod tests {
         let q = [0.5, -0.5, 1.0, -1.0];
         let k = [0.2, -0.1, 0.3, 0.0];
         let c = LlnConstants::new(0.2, 10.0, 2).unwrap();
+        // The entries' sample standard deviations (n − 1), by hand: q has mean 0 and squares
+        // summing to 2.5, so σ_q² = 2.5/3; k has mean 0.1 and squared deviations summing to
+        // 0.1, so σ_k² = 0.1/3. Relative tolerances of 1e-14: a few roundings of each formula.
+        let (sigma_q, sigma_k) = ((2.5f64 / 3.0).sqrt(), (0.1f64 / 3.0).sqrt());
+        let close = |got: f64, want: f64| (got - want).abs() <= 1e-14 * want.abs();
         let fit = lln_fit(&q, &k, 2, 2, &c).unwrap();
+        // d σ_q²σ_k² − b = 2 · 2.5/3 · 0.1/3 − 10 < 0: clamped, α = floor/(√2 σ_q) and
+        // β = floor/(√2 σ_k) as `lln_fit` defines them.
         assert!(fit.clamped && fit.sigma_tilde == SIGMA_TILDE_FLOOR);
-        assert!(fit.alpha.is_finite() && fit.beta.is_finite());
+        assert!(
+            close(fit.sigma_q, sigma_q) && close(fit.sigma_k, sigma_k),
+            "{fit:?}"
+        );
+        let floor = SIGMA_TILDE_FLOOR;
+        assert!(close(fit.alpha, floor / (2f64.sqrt() * sigma_q)), "{fit:?}");
+        assert!(close(fit.beta, floor / (2f64.sqrt() * sigma_k)), "{fit:?}");
         let ok = LlnConstants::new(0.2, -0.3, 2).unwrap();
         let fit = lln_fit(&q, &k, 2, 2, &ok).unwrap();
         assert!(!fit.clamped);
-        let expected = ((2.0 * fit.sigma_q.powi(2) * fit.sigma_k.powi(2) + 0.3) / 0.2).sqrt();
-        assert!((fit.sigma_tilde - expected).abs() < 1e-14);
-        assert!((fit.alpha - expected / (2f64.sqrt() * fit.sigma_q)).abs() < 1e-14);
+        let expected = ((2.0 * sigma_q.powi(2) * sigma_k.powi(2) + 0.3) / 0.2).sqrt();
+        assert!(close(fit.sigma_tilde, expected), "{fit:?}");
+        assert!(
+            close(fit.alpha, expected / (2f64.sqrt() * sigma_q)),
+            "{fit:?}"
+        );
+        assert!(
+            close(fit.beta, expected / (2f64.sqrt() * sigma_k)),
+            "{fit:?}"
+        );
         assert!(matches!(
             lln_fit(&q, &k[..3], 2, 2, &ok),
             Err(LlnError::LengthMismatch { name: "k", .. })

@@ -126,7 +126,23 @@ fn a_prefix_holds_the_first_projections() {
 fn huge_projections_stay_finite() {
     let omega = Projections::sample(64, 3, &mut stream_rng(2, StreamPurpose::Trial, 0, 0)).unwrap();
     let transposed = TransposedOmega::new(&omega);
+    // z is exact in f32; exp(ω·z) overflows f32 (and f64) for most k.
     let z = [900.0f32, -700.0, 500.0];
+    let z64: Vec<f64> = z.iter().map(|v| f64::from(*v)).collect();
+    let t: Vec<f64> = omega
+        .rows()
+        .map(|w| w.iter().zip(&z64).map(|(a, b)| a * b).sum())
+        .collect();
+    // The f32 tolerance of the log-sum tests above, 1e-6 (1 + √m) + 1e-7 |want|, plus what the
+    // f32 projection adds: ω rounded to f32, d products and d − 1 sums, each a relative 2^-24,
+    // so |Δt_k| ≤ (d + 1) 2^-24 Σ_i |ω_ki z_i|; a log-sum moves by at most max_k |Δt_k|.
+    let d = 3.0;
+    let projection = omega
+        .rows()
+        .map(|w| w.iter().zip(&z64).map(|(a, b)| (a * b).abs()).sum::<f64>())
+        .fold(0.0, f64::max)
+        * (d + 1.0)
+        * 2f64.powi(-24);
     for form in [FeatureForm::Positive, FeatureForm::Hyperbolic] {
         let mut out = [0.0; ROWS];
         log_sums(
@@ -137,6 +153,15 @@ fn huge_projections_stay_finite() {
             &mut KernelScratch::default(),
             &mut out,
         );
-        assert!(out[0].is_finite() && out[0] > 88.0, "{form:?}: {}", out[0]);
+        let want = match form {
+            FeatureForm::Positive => log_sum_exp(&t),
+            FeatureForm::Hyperbolic => log_sum_cosh(&t),
+        };
+        let tolerance = 1e-6 * (1.0 + 64f64.sqrt()) + 1e-7 * want.abs() + projection;
+        assert!(
+            want > 88.0 && (out[0] - want).abs() < tolerance,
+            "{form:?}: {} vs f64 {want} (tolerance {tolerance:e})",
+            out[0]
+        );
     }
 }
