@@ -202,12 +202,22 @@ mod tests {
             overflowing > 0,
             "some MSE must overflow f64 for this test to mean anything"
         );
+        // The measured logs have no closed form; they must at least be numbers.
         for summary in &result.summaries {
             assert!(
                 summary.log_median_theoretical_mse.is_finite(),
                 "{summary:?}"
             );
+            assert!(summary.log_median_mse.is_finite(), "{summary:?}");
+            assert!(summary.log_median_max_rel_err.is_finite(), "{summary:?}");
         }
+        assert!(
+            result.scatter.iter().all(|s| s
+                .estimates
+                .estimates
+                .iter()
+                .all(|l| l.ln_abs.is_finite()))
+        );
         let curves = mse_against_m(&config, &[16, 256]).unwrap();
         let pairs = CURVE_PAIRS.min(data.n);
         for (curve, series) in curves.iter().zip(&result.scatter) {
