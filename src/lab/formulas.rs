@@ -1,37 +1,30 @@
 //! Every formula the page shows beside a chart, by name, in one place (the estimators' own
-//! formulas live in their files, the attention methods' in theirs): each is rendered to MathML
-//! by [`crate::lab::mathml`], and a test renders every one.
+//! formulas live in their files, the attention methods' in theirs), in LaTeX: each is a raw
+//! string, which `build.rs` finds and renders to MathML ([`crate::lab::mathml`]), and a test
+//! checks that every one rendered. A `;` outside any bracket is where a long formula may wrap.
 
-pub const ATTENTION_LINEAR_RATIO: &str = "ô_i = φ(q_i)·Σ_j ψ(k_j) v_jᵀ / φ(q_i)·Σ_l ψ(k_l), in O(L·D·dv); error |o_i − ô_i| with o_i = Σ_j softmax_j(q_i·k_j) v_j.";
-pub const ATTENTION_MATRICES: &str =
-    "P_ij = exp(q_i·k_j) / Σ_l exp(q_i·k_l);  P̂_ij = φ(q_i)·ψ(k_j) / Σ_l φ(q_i)·ψ(k_l)";
-pub const ATTENTION_ROW_ERRORS: &str = "TV_i = ½ Σ_j |P̂_ij − P_ij| (on up to 64 rows spread over the sequence);  e_i = |o_i − ô_i| (every row)";
-pub const ATTENTION_BIAS_VARIANCE: &str =
-    "bias²_i = |mean_r ô_i^r − o_i|² − var_i / R,  var_i = Σ_r |ô_i^r − mean|² / (R − 1)";
-pub const ATTENTION_TEMPERATURE: &str = "P_τ = softmax(q·k / τ); H = −(1/n) Σ_i Σ_j P_ij ln P_ij; γ = 1 − |λ₂(P)|, on the first tokens as their own sequence; each method refitted at each τ";
-pub const ATTENTION_RANK: &str =
-    "P̂ = D⁻¹ Φ Ψᵀ has rank ≤ D (the feature size); softmax's P is full rank";
-pub const ATTENTION_BUDGET: &str = "random maps: D = m (positive), 2m (hyperbolic, trigonometric), 4m (complex A); Taylor: Σ_{j≤n} d^j; (1 + x/n)^n: (d + 1)^n; LLN, elu + 1: d; randomized attention: S samples";
-pub const MODEL_SCALING: &str = "32^{−1/4}";
-pub const SOFTMAX_ATTENTION: &str =
-    "P_{ij} = exp(q_i·k_j) / Σ_l exp(q_i·k_l),  o_i = Σ_j P_{ij} v_j";
-pub const MODEL_SCALING_D: &str = "d^{−1/4}";
-pub const DATA_MOMENTS: &str = "|μ_x,i|, σ_x,i, |μ_y,i|, σ_y,i;  a_i = 1, √(|μ_y,i| / |μ_x,i|), ((σ²_y,i + μ²_y,i) / (σ²_x,i + μ²_x,i))^¼";
-pub const DATA_NORMS: &str = "|x| = √(Σ_i x_i²),  |y| = √(Σ_i y_i²)";
-pub const DATA_DOT: &str = "x·y = ln SM(x, y)";
-pub const DATA_AX_NORM: &str = "|Ax| = √(Σ_i a_i² x_i²)";
-pub const DATA_AINV_Y_NORM: &str = "|A⁻¹y| = √(Σ_i y_i² / a_i²)";
-pub const DATA_Z: &str =
-    "z = Ax + A⁻ᵀy;  MSE ∝ e^{|z|²} SM²  (a complex A or GERF: with the magnitudes a of its fit)";
-pub const LEMMA_3_1_HCEXP_MSE: &str =
-    "MSE(x, y) = (1/2m) · e^{|z|²} · SM(x, y)² · (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy";
-pub const COMPLEX_A_MSE: &str =
-    "A = e^{iθ}·diag(a),  m·MSE = (E|f|² + Re E f²)/2 − SM²,  f = exp(ω·z − s/2)";
-pub const LEMMA_3_2_BOUND: &str = "√MSE / SM ≤ W(r) / √(2m),  W(r) = e^{2r²} (1 − e^{−4r²})";
-pub const THEOREM_3_3_RADIUS: &str =
-    "r = max(√(λ_Ax χ²_d(q)) + |Aμ_x|, √(λ_A⁻ᵀy χ²_d(q)) + |A⁻ᵀμ_y|),  q = p^{1/(2s)}";
-pub const SOFTMAX_KERNEL: &str = "SM(x, y) = exp(x·y),  x, y ∈ ℝ^d,  ωₖ ~ N(0, I_d)";
-pub const CEXP_HCEXP_MSE: &str = "CEXP: (1/m) e^{|z|²} SM² (1 − e^{−|z|²});  HCEXP: (1/2m) e^{|z|²} SM² (1 − e^{−|z|²})²,  z = Ax + A⁻ᵀy";
+pub const ATTENTION_LINEAR_RATIO: &str = r"\hat{o}_i = \frac{\phi(q_i) \cdot \sum_j \psi(k_j)\, v_j^\top}{\phi(q_i) \cdot \sum_l \psi(k_l)} \text{ in } O(L \cdot D \cdot d_v);\quad \text{error } |o_i - \hat{o}_i| \text{ with } o_i = \sum_j \operatorname{softmax}_j(q_i \cdot k_j)\, v_j";
+pub const ATTENTION_MATRICES: &str = r"P_{ij} = \frac{\exp(q_i \cdot k_j)}{\sum_l \exp(q_i \cdot k_l)};\quad \hat{P}_{ij} = \frac{\phi(q_i) \cdot \psi(k_j)}{\sum_l \phi(q_i) \cdot \psi(k_l)}";
+pub const ATTENTION_ROW_ERRORS: &str = r"\mathrm{TV}_i = \frac{1}{2} \sum_j |\hat{P}_{ij} - P_{ij}| \text{ (on up to 64 rows spread over the sequence)};\quad e_i = |o_i - \hat{o}_i| \text{ (every row)}";
+pub const ATTENTION_BIAS_VARIANCE: &str = r"\mathrm{bias}_i^2 = |\operatorname{mean}_r \hat{o}_i^r - o_i|^2 - \mathrm{var}_i / R,\quad \mathrm{var}_i = \sum_r |\hat{o}_i^r - \operatorname{mean}|^2 / (R - 1)";
+pub const ATTENTION_TEMPERATURE: &str = r"P_\tau = \operatorname{softmax}(q \cdot k / \tau);\quad H = -\frac{1}{n} \sum_i \sum_j P_{ij} \ln P_{ij};\quad \gamma = 1 - |\lambda_2(P)|, \text{ on the first tokens as their own sequence};\quad \text{each method refitted at each } \tau";
+pub const ATTENTION_RANK: &str = r"\hat{P} = D^{-1} \Phi \Psi^\top \text{ has rank} \le D \text{ (the feature size)};\quad \text{softmax's } P \text{ is full rank}";
+pub const ATTENTION_BUDGET: &str = r"\text{random maps: } D = m \text{ (positive)},\ 2m \text{ (hyperbolic, trigonometric)},\ 4m \text{ (complex } A\text{)};\quad \text{Taylor: } \sum_{j \le n} d^j;\quad {(1 + x/n)}^n\text{: } {(d + 1)}^n;\quad \text{LLN, elu + 1: } d;\quad \text{randomized attention: } S \text{ samples}";
+pub const MODEL_SCALING: &str = r"32^{-1/4}";
+pub const SOFTMAX_ATTENTION: &str = r"P_{ij} = \frac{\exp(q_i \cdot k_j)}{\sum_l \exp(q_i \cdot k_l)},\quad o_i = \sum_j P_{ij}\, v_j";
+pub const MODEL_SCALING_D: &str = r"d^{-1/4}";
+pub const DATA_MOMENTS: &str = r"|\mu_{x,i}|,\ \sigma_{x,i},\ |\mu_{y,i}|,\ \sigma_{y,i};\quad a_i = 1,\ \sqrt{|\mu_{y,i}| / |\mu_{x,i}|},\ \left(\frac{\sigma_{y,i}^2 + \mu_{y,i}^2}{\sigma_{x,i}^2 + \mu_{x,i}^2}\right)^{1/4}";
+pub const DATA_NORMS: &str = r"|x| = \sqrt{\sum_i x_i^2},\quad |y| = \sqrt{\sum_i y_i^2}";
+pub const DATA_DOT: &str = r"x \cdot y = \ln \mathrm{SM}(x, y)";
+pub const DATA_AX_NORM: &str = r"|Ax| = \sqrt{\sum_i a_i^2 x_i^2}";
+pub const DATA_AINV_Y_NORM: &str = r"|A^{-1} y| = \sqrt{\sum_i y_i^2 / a_i^2}";
+pub const DATA_Z: &str = r"z = Ax + A^{-\top} y;\quad \mathrm{MSE} \propto e^{|z|^2}\, \mathrm{SM}^2 \quad \text{(a complex } A \text{ or GERF: with the magnitudes } a \text{ of its fit)}";
+pub const LEMMA_3_1_HCEXP_MSE: &str = r"\mathrm{MSE}(x, y) = \frac{1}{2m} \cdot e^{|z|^2} \cdot \mathrm{SM}{(x, y)}^2 \cdot \left(1 - e^{-|z|^2}\right)^2,\quad z = Ax + A^{-\top} y";
+pub const COMPLEX_A_MSE: &str = r"A = e^{i\theta} \operatorname{diag}(a),\quad m \cdot \mathrm{MSE} = \frac{\operatorname{E}|f|^2 + \operatorname{Re} \operatorname{E} f^2}{2} - \mathrm{SM}^2,\quad f = \exp(\omega \cdot z - s/2)";
+pub const LEMMA_3_2_BOUND: &str = r"\frac{\sqrt{\mathrm{MSE}}}{\mathrm{SM}} \le \frac{W(r)}{\sqrt{2m}},\quad W(r) = e^{2r^2} \left(1 - e^{-4r^2}\right)";
+pub const THEOREM_3_3_RADIUS: &str = r"r = \max\left(\sqrt{\lambda_{Ax}\, \chi^2_d(q)} + |A\mu_x|,\ \sqrt{\lambda_{A^{-\top}y}\, \chi^2_d(q)} + |A^{-\top}\mu_y|\right),\quad q = p^{1/(2s)}";
+pub const SOFTMAX_KERNEL: &str = r"\mathrm{SM}(x, y) = \exp(x \cdot y),\quad x, y \in \mathbb{R}^d,\quad \omega_k \sim \mathcal{N}(0, I_d)";
+pub const CEXP_HCEXP_MSE: &str = r"\text{CEXP: } \frac{1}{m}\, e^{|z|^2}\, \mathrm{SM}^2 \left(1 - e^{-|z|^2}\right);\quad \text{HCEXP: } \frac{1}{2m}\, e^{|z|^2}\, \mathrm{SM}^2 \left(1 - e^{-|z|^2}\right)^2,\quad z = Ax + A^{-\top} y";
 
 /// Every formula above, with its name (for the test that renders each one).
 pub const ALL: [(&str, &str); 22] = [

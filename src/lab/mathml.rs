@@ -1,65 +1,59 @@
-//! Formulas as MathML (native in current browsers; no JavaScript math library).
+//! Formulas as MathML (native in current browsers; no JavaScript math library, no font or
+//! stylesheet to download).
 //!
-//! Every formula of the lab is written once, as a line of plain text in the TeX-like notation
-//! its doc strings already use (`e^{|z|²}`, `χ²_d(q)`, `A⁻ᵀy`, `Σₖ cosh(ωₖ·z)`); [`to_mathml`]
-//! turns that one line into presentation MathML, so the page, the command line's listing and
-//! the docs never hold two copies of a formula.
-//!
-//! The notation: `x^{…}` / `x^y` superscripts and `x_{…}` / `x_y` subscripts (braces group), the
-//! Unicode superscripts `² ³ ᵀ ⁻¹ ⁻ᵀ` and subscripts `ᵢ ₖ ⱼ`, `√(…)` square roots, `(a)/(b)` is
-//! left as written (a solidus reads well inline). Runs of two or more letters that are not a
-//! known function name are prose and become `<mtext>`, so a formula may carry a few words.
+//! Every formula of the lab is written once, in LaTeX, as a raw string literal (`r"…"`) in
+//! [`crate::lab::formulas`], an estimator's or attention method's own file, or
+//! [`crate::numerics::heuristics`]. The build script (`build.rs`) finds those raw strings and
+//! renders each one with pulldown-latex into a table that this module includes, so the page
+//! links a lookup, not a LaTeX parser. The command line prints the same LaTeX.
 
-/// Function and operator names set upright as `<mi>` (multi-letter identifiers).
-const FUNCTIONS: [&str; 24] = [
-    "exp", "log", "ln", "cos", "sin", "cosh", "sinh", "max", "min", "mean", "median", "diag",
-    "softmax", "elu", "argmin", "Re", "Im", "MSE", "SM", "ŜM", "Var", "E", "TV", "erf",
-];
+/// One part of a formula: `latex[start..end]` and its MathML, without the `<math>` element.
+struct Part {
+    start: usize,
+    end: usize,
+    mathml: &'static str,
+}
 
-/// `text` as `<math>` elements (inline), each with its own text as its `alttext`: one per
-/// part of `text` between top-level semicolons (outside any bracket), so that a long formula
-/// wraps between its parts where its box is narrow (MathML itself never breaks a line).
-pub fn to_mathml(text: &str) -> String {
-    top_level_parts(text)
+/// A formula as the build script rendered it: its parts, or the parser's error.
+struct Formula {
+    latex: &'static str,
+    rendered: Result<&'static [Part], &'static str>,
+}
+
+// `static FORMULAS: &[Formula]`, sorted by `latex`.
+include!(concat!(env!("OUT_DIR"), "/formulas_mathml.rs"));
+
+/// The build script's rendering of `latex`, if it found that formula.
+fn lookup(latex: &str) -> Option<&'static Formula> {
+    FORMULAS
+        .binary_search_by(|formula| formula.latex.cmp(latex))
+        .ok()
+        .and_then(|at| FORMULAS.get(at))
+}
+
+/// `latex` as `<math>` elements (inline), each with its LaTeX as its `alttext`: one per part of
+/// the formula between top-level semicolons, so that a long formula wraps between its parts
+/// where its box is narrow (MathML itself never breaks a line). A formula the build script did
+/// not find or could not render is shown as its LaTeX in a `<code>`.
+pub fn to_mathml(latex: &str) -> String {
+    let Some(Formula {
+        rendered: Ok(parts),
+        ..
+    }) = lookup(latex)
+    else {
+        return format!("<code class=\"formula-source\">{}</code>", escape(latex));
+    };
+    parts
         .iter()
         .map(|part| {
-            let chars: Vec<char> = part.chars().collect();
-            let mut parser = Parser { chars, at: 0 };
-            let body = parser.sequence(None);
             format!(
-                "<math display=\"inline\" alttext=\"{}\"><mrow>{}</mrow></math>",
-                escape(part.trim()),
-                body
+                "<math display=\"inline\" alttext=\"{}\">{}</math>",
+                escape(latex.get(part.start..part.end).unwrap_or(latex)),
+                part.mathml
             )
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// `text` cut after each semicolon outside brackets (the semicolon stays with its part).
-fn top_level_parts(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' | '{' | '[' => depth += 1,
-            ')' | '}' | ']' => depth -= 1,
-            ';' if depth == 0 => {
-                parts.push(&text[start..=i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if parts.is_empty() || !text[start..].trim().is_empty() {
-        parts.push(&text[start..]);
-    }
-    parts
-}
-
-struct Parser {
-    chars: Vec<char>,
-    at: usize,
 }
 
 fn escape(text: &str) -> String {
@@ -69,288 +63,160 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn superscript_digit(c: char) -> Option<&'static str> {
-    Some(match c {
-        '²' => "2",
-        '³' => "3",
-        '¹' => "1",
-        '⁴' => "4",
-        'ᵀ' => "T",
-        '⁻' => "−",
-        'ⁿ' => "n",
-        _ => return None,
-    })
-}
-
-fn subscript_letter(c: char) -> Option<&'static str> {
-    Some(match c {
-        'ᵢ' => "i",
-        'ₖ' => "k",
-        'ⱼ' => "j",
-        'ₘ' => "m",
-        'ₙ' => "n",
-        '₀' => "0",
-        '₁' => "1",
-        '₂' => "2",
-        _ => return None,
-    })
-}
-
-fn is_operator(c: char) -> bool {
-    "+−-·=()[]{}|,;/∘⊗≤≥<>~×≈→∈∑Σ∏!:".contains(c) || c == '\''
-}
-
-impl Parser {
-    fn peek(&self) -> Option<char> {
-        self.chars.get(self.at).copied()
-    }
-
-    /// Atoms with their scripts until `close` (or the end).
-    fn sequence(&mut self, close: Option<char>) -> String {
-        let mut out = String::new();
-        while let Some(c) = self.peek() {
-            if Some(c) == close {
-                break;
-            }
-            let Some(atom) = self.atom() else {
-                continue;
-            };
-            out.push_str(&self.scripts(atom));
-        }
-        out
-    }
-
-    /// One atom (without scripts), or `None` for skipped whitespace.
-    fn atom(&mut self) -> Option<String> {
-        let c = self.peek()?;
-        if c.is_whitespace() {
-            self.at += 1;
-            // Several spaces in a row separate parts of a formula.
-            if self.peek().is_some_and(char::is_whitespace) {
-                while self.peek().is_some_and(char::is_whitespace) {
-                    self.at += 1;
-                }
-                return Some("<mspace width=\"1em\"/>".to_string());
-            }
-            // One space separates words of prose and gives a formula room to breathe.
-            return Some("<mspace width=\"0.25em\"/>".to_string());
-        }
-        if c == '{' {
-            self.at += 1;
-            let inner = self.sequence(Some('}'));
-            self.at += 1;
-            return Some(format!("<mrow>{inner}</mrow>"));
-        }
-        if c == '√' {
-            self.at += 1;
-            if self.peek() == Some('(') {
-                self.at += 1;
-                let inner = self.sequence(Some(')'));
-                self.at += 1;
-                return Some(format!("<msqrt>{inner}</msqrt>"));
-            }
-            let inner = self.atom().unwrap_or_default();
-            return Some(format!("<msqrt>{inner}</msqrt>"));
-        }
-        if c.is_ascii_digit()
-            || (c == '.'
-                && self
-                    .chars
-                    .get(self.at + 1)
-                    .is_some_and(char::is_ascii_digit))
-        {
-            let start = self.at;
-            while self.peek().is_some_and(|c| c.is_ascii_digit() || c == '.') {
-                self.at += 1;
-            }
-            let number: String = self.chars[start..self.at].iter().collect();
-            return Some(format!("<mn>{number}</mn>"));
-        }
-        if c == 'Σ' || c == '∏' {
-            self.at += 1;
-            return Some(format!("<mo>{c}</mo>"));
-        }
-        if c.is_alphabetic() && superscript_digit(c).is_none() && subscript_letter(c).is_none() {
-            let start = self.at;
-            while self.peek().is_some_and(|c| {
-                c.is_alphabetic() && superscript_digit(c).is_none() && subscript_letter(c).is_none()
-            }) {
-                self.at += 1;
-            }
-            // A hat or tilde combining mark stays on its letter.
-            while self
-                .peek()
-                .is_some_and(|c| ('\u{300}'..='\u{36f}').contains(&c))
-            {
-                self.at += 1;
-            }
-            let word: String = self.chars[start..self.at].iter().collect();
-            let letters = word.chars().filter(|c| c.is_alphabetic()).count();
-            if letters == 1 || FUNCTIONS.contains(&word.as_str()) {
-                return Some(format!("<mi>{}</mi>", escape(&word)));
-            }
-            return Some(format!("<mtext>{}</mtext>", escape(&word)));
-        }
-        self.at += 1;
-        if let Some(sub) = subscript_letter(c) {
-            return Some(format!("<mi>{sub}</mi>"));
-        }
-        if is_operator(c) || !c.is_alphanumeric() {
-            let shown = if c == '-' { '−' } else { c };
-            return Some(format!("<mo>{}</mo>", escape(&shown.to_string())));
-        }
-        Some(format!("<mi>{}</mi>", escape(&c.to_string())))
-    }
-
-    /// `base` with the scripts that follow it (`^…`, `_…`, Unicode super- and subscripts).
-    fn scripts(&mut self, base: String) -> String {
-        let mut sup = String::new();
-        let mut sub = String::new();
-        loop {
-            match self.peek() {
-                Some('^') => {
-                    self.at += 1;
-                    sup.push_str(&self.script_argument());
-                }
-                Some('_') => {
-                    self.at += 1;
-                    sub.push_str(&self.script_argument());
-                }
-                Some(c) if superscript_digit(c).is_some() => {
-                    let mut text = String::new();
-                    while let Some(s) = self.peek().and_then(superscript_digit) {
-                        text.push_str(s);
-                        self.at += 1;
-                    }
-                    sup.push_str(&format!("<mi>{text}</mi>"));
-                }
-                Some(c) if subscript_letter(c).is_some() => {
-                    let mut text = String::new();
-                    while let Some(s) = self.peek().and_then(subscript_letter) {
-                        text.push_str(s);
-                        self.at += 1;
-                    }
-                    sub.push_str(&format!("<mi>{text}</mi>"));
-                }
-                _ => break,
-            }
-        }
-        match (sub.is_empty(), sup.is_empty()) {
-            (true, true) => base,
-            (false, true) => format!("<msub>{base}<mrow>{sub}</mrow></msub>"),
-            (true, false) => format!("<msup>{base}<mrow>{sup}</mrow></msup>"),
-            (false, false) => {
-                format!("<msubsup>{base}<mrow>{sub}</mrow><mrow>{sup}</mrow></msubsup>")
-            }
-        }
-    }
-
-    /// A script's argument: a braced group, one atom, or a comma-joined index (`μ_y,i`: the
-    /// doc strings' way of writing `μ_{y,i}`).
-    fn script_argument(&mut self) -> String {
-        if self.peek() == Some('{') {
-            self.at += 1;
-            let inner = self.sequence(Some('}'));
-            self.at += 1;
-            return inner;
-        }
-        let mut argument = self.atom().unwrap_or_default();
-        while self.peek() == Some(',')
-            && self
-                .chars
-                .get(self.at + 1)
-                .is_some_and(|c| c.is_alphanumeric())
-            && !self
-                .chars
-                .get(self.at + 2)
-                .is_some_and(|c| c.is_alphanumeric())
-        {
-            self.at += 1;
-            argument.push_str("<mo>,</mo>");
-            argument.push_str(&self.atom().unwrap_or_default());
-        }
-        argument
-    }
-}
+/// Where the formulas are in the source (shared with `build.rs`).
+#[cfg(test)]
+mod source;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lab::formulas;
+    use crate::numerics::heuristics::AHeuristic;
 
-    #[test]
-    fn a_formula_wraps_between_its_top_level_parts_only() {
-        let m = to_mathml("a = (b; c); d = e");
-        assert_eq!(m.matches("<math ").count(), 2, "{m}");
-        assert!(m.contains("alttext=\"a = (b; c);\""), "{m}");
-        assert!(m.contains("alttext=\"d = e\""), "{m}");
-        assert_eq!(top_level_parts("x = 1"), vec!["x = 1"]);
-        assert_eq!(top_level_parts("x;"), vec!["x;"]);
-    }
-
-    #[test]
-    fn scripts_roots_and_words_become_their_elements() {
-        let m = to_mathml("e^{|z|²}");
-        assert!(
-            m.starts_with("<math display=\"inline\" alttext=\"e^{|z|²}\">"),
-            "{m}"
-        );
-        // As in TeX, the square of |z|² sits on the closing bar.
-        assert!(m.contains("<msup><mi>e</mi><mrow><mo>|</mo><mi>z</mi><msup><mo>|</mo><mrow><mi>2</mi></mrow></msup></mrow></msup>"), "{m}");
-        let m = to_mathml("χ²_d(q)");
-        assert!(
-            m.contains(
-                "<msubsup><mi>χ</mi><mrow><mi>d</mi></mrow><mrow><mi>2</mi></mrow></msubsup>"
-            ),
-            "{m}"
-        );
-        let m = to_mathml("√(2m)");
-        assert!(m.contains("<msqrt><mn>2</mn><mi>m</mi></msqrt>"), "{m}");
-        let m = to_mathml("A⁻ᵀy");
-        assert!(
-            m.contains("<msup><mi>A</mi><mrow><mi>−T</mi></mrow></msup><mi>y</mi>"),
-            "{m}"
-        );
-        let m = to_mathml("Σₖ cosh(ωₖ·z)");
-        assert!(
-            m.contains("<msub><mo>Σ</mo><mrow><mi>k</mi></mrow></msub><mspace width=\"0.25em\"/><mi>cosh</mi>"),
-            "{m}"
-        );
-        let m = to_mathml("a_i = √(|μ_y,i| / |μ_x,i|)");
-        assert!(
-            m.contains("<msub><mi>μ</mi><mrow><mi>y</mi><mo>,</mo><mi>i</mi></mrow></msub>"),
-            "{m}"
-        );
-        let m = to_mathml("φ, ψ the estimator's features");
-        assert!(m.contains("<mtext>estimator</mtext>"), "{m}");
-    }
-
-    #[test]
-    fn markup_in_the_text_is_escaped_and_nothing_panics() {
-        let m = to_mathml("a < b & c > \"d\"");
-        assert!(!m.contains("< b"), "{m}");
-        assert!(m.contains("&lt;") && m.contains("&amp;") && m.contains("&gt;"));
-        // Unbalanced braces, trailing scripts, empty text.
-        for text in ["", "x^", "x_", "{a", "}", "√", "e^{", "^^__", "1.2.3"] {
-            let m = to_mathml(text);
-            assert!(
-                m.starts_with("<math") && m.ends_with("</math>"),
-                "{text}: {m}"
-            );
-        }
-    }
-
-    #[test]
-    fn every_formula_of_the_registry_converts_with_balanced_elements() {
+    /// Every formula the page can show, with a name for the failure message.
+    fn every_formula() -> Vec<(String, &'static str)> {
+        let mut all: Vec<(String, &'static str)> = formulas::ALL
+            .iter()
+            .map(|(name, latex)| (format!("formulas::{name}"), *latex))
+            .collect();
         for e in crate::numerics::estimators::REGISTRY {
-            let m = to_mathml(e.docs().formula);
-            for tag in ["mrow", "msup", "msub", "msqrt", "msubsup"] {
-                assert_eq!(
-                    m.matches(&format!("<{tag}>")).count(),
-                    m.matches(&format!("</{tag}>")).count(),
-                    "{}: {tag} in {m}",
-                    e.id()
-                );
-            }
+            all.push((format!("estimator {}", e.id()), e.docs().formula));
         }
+        for h in AHeuristic::ALL {
+            all.push((format!("heuristic {}", h.cli_name()), h.formula()));
+        }
+        for m in crate::numerics::attention::methods::all() {
+            all.push((format!("attention method {}", m.id()), m.formula()));
+        }
+        all
+    }
+
+    #[test]
+    fn every_formula_the_page_shows_was_rendered_without_error() {
+        for (name, latex) in every_formula() {
+            let formula = lookup(latex).unwrap_or_else(|| {
+                panic!("{name}: not in the build script's table (is it a raw string r\"…\" in one of build.rs's SOURCES?): {latex}")
+            });
+            let parts = formula
+                .rendered
+                .unwrap_or_else(|error| panic!("{name}: pulldown-latex: {error}"));
+            assert!(!parts.is_empty(), "{name}: no part");
+            for part in parts {
+                assert!(!part.mathml.contains("<merror"), "{name}: {}", part.mathml);
+                // pulldown-latex 0.8's slips, put right by build.rs.
+                assert!(
+                    !part.mathml.contains("\"minsize") && !part.mathml.contains("&amp;nbsp;"),
+                    "{name}: {}",
+                    part.mathml
+                );
+                // A script on a bare closing fence (TeX's `f(x)^2`) sets the fence apart from
+                // what it closes: group it (`\left(x\right)^2`, `{(x)}^2`).
+                for script in ["<msup><mo", "<msub><mo", "<msubsup><mo"] {
+                    for (at, _) in part.mathml.match_indices(script) {
+                        let base = part.mathml[at..].split("</mo>").next().unwrap_or_default();
+                        assert!(
+                            !base.ends_with([')', ']', '}']),
+                            "{name}: a script on a bare closing fence in {}",
+                            part.mathml
+                        );
+                    }
+                }
+            }
+            let html = to_mathml(latex);
+            assert_eq!(
+                html.matches("<math ").count(),
+                parts.len(),
+                "{name}: {html}"
+            );
+            assert!(!html.contains("<code"), "{name}: {html}");
+        }
+    }
+
+    #[test]
+    fn lemma_3_1_groups_its_parentheses_under_their_squares() {
+        // SM(x, y)² and (1 − e^{−|z|²})²: the square applies to the bracketed group, so the
+        // closing parenthesis sits with what it closes (attributes left out of the comparison).
+        let html = to_mathml(formulas::LEMMA_3_1_HCEXP_MSE)
+            .replace(" symmetric=\"false\"", "")
+            .replace(" stretchy=\"false\"", "")
+            .replace(" stretchy=\"true\"", "");
+        assert!(
+            html.contains("<msup><mrow><mo>(</mo><mi>x</mi><mo>,</mo><mi>y</mi><mo>)</mo></mrow><mn>2</mn></msup>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<msup><mrow><mo>(</mo><mn>1</mn><mo>−</mo><msup><mi>e</mi><mrow><mi>−</mi><mi>|</mi><mi>z</mi><msup><mi>|</mi><mn>2</mn></msup></mrow></msup><mo>)</mo></mrow><mn>2</mn></msup>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_long_formula_is_one_math_element_per_top_level_part() {
+        // Two parts, with a breakable space between them.
+        let html = to_mathml(formulas::ATTENTION_MATRICES);
+        assert_eq!(html.matches("<math ").count(), 2, "{html}");
+        assert!(html.contains("alttext=\"P_{ij} = "), "{html}");
+        assert!(html.contains("</math> <math "), "{html}");
+        assert_eq!(source::top_level_parts("x = 1").len(), 1);
+        let parts = |latex: &'static str| -> Vec<&'static str> {
+            source::top_level_parts(latex)
+                .into_iter()
+                .map(|range| &latex[range])
+                .collect()
+        };
+        assert_eq!(
+            parts(r"a = (b; c);\quad \text{d; e} = f\;g ;"),
+            [r"a = (b; c);", r"\quad \text{d; e} = f\;g ;"]
+        );
+        assert_eq!(
+            parts(r"a,\quad {b \quad c}\qquad d\quadx; \left(e; f\right)"),
+            [
+                r"a,",
+                r"\quad {b \quad c}",
+                r"\qquad d\quadx;",
+                r"\left(e; f\right)"
+            ]
+        );
+        assert_eq!(parts(r"\quad x; ;"), [r"\quad x;", ";"]);
+    }
+
+    #[test]
+    fn the_inline_scaling_is_one_small_math_element() {
+        let html = to_mathml(formulas::MODEL_SCALING_D);
+        assert_eq!(
+            html,
+            "<math display=\"inline\" alttext=\"d^{-1/4}\"><msup><mi>d</mi><mrow><mi>−</mi><mn>1</mn><mo>/</mo><mn>4</mn></mrow></msup></math>"
+        );
+    }
+
+    #[test]
+    fn an_unknown_formula_is_its_escaped_source_never_a_panic() {
+        for latex in ["", "x^", "{a", "<b> & \"c\"", r"\notacommand"] {
+            let html = to_mathml(latex);
+            assert!(
+                html.starts_with("<code") && html.ends_with("</code>"),
+                "{html}"
+            );
+            assert!(!html.contains("<b>") && !html.contains("\"c\""), "{html}");
+        }
+    }
+
+    #[test]
+    fn the_build_script_finds_exactly_the_raw_strings() {
+        // The formulas file: its raw strings are ALL's formulas, in order.
+        let found = source::raw_strings(include_str!("formulas.rs"));
+        let expected: Vec<&str> = formulas::ALL.iter().map(|(_, latex)| *latex).collect();
+        assert_eq!(found, expected);
+        // Not in comments, strings, characters; with hashes; not raw identifiers or byte strings.
+        let rust = r##"
+            // r"in a comment"
+            /* r"in /* a nested */ block" */
+            let a = "r\"in a string\"";
+            let b = '"'; let c = '\''; fn f<'a>(x: &'a str) {}
+            let r#type = br"bytes";
+            let d = r"one";
+            let e = r#"two "quoted""#;
+        "##;
+        assert_eq!(source::raw_strings(rust), ["one", r#"two "quoted""#]);
     }
 }

@@ -58,9 +58,11 @@ impl AHeuristic {
     /// A human-readable description of the formula.
     pub fn formula(self) -> &'static str {
         match self {
-            AHeuristic::Identity => "a_i = 1",
-            AHeuristic::MeanOnly => "a_i = sqrt(|μ_y,i| / |μ_x,i|)",
-            AHeuristic::VarianceAdjusted => "a_i = ((σ²_y,i + μ²_y,i) / (σ²_x,i + μ²_x,i))^¼",
+            AHeuristic::Identity => r"a_i = 1",
+            AHeuristic::MeanOnly => r"a_i = \sqrt{|\mu_{y,i}| / |\mu_{x,i}|}",
+            AHeuristic::VarianceAdjusted => {
+                r"a_i = \left(\frac{\sigma_{y,i}^2 + \mu_{y,i}^2}{\sigma_{x,i}^2 + \mu_{x,i}^2}\right)^{1/4}"
+            }
         }
     }
 }

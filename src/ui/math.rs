@@ -1,5 +1,5 @@
-//! A formula on the page: its one line of text (the single source, see
-//! [`crate::lab::mathml`]) rendered as native MathML.
+//! A formula on the page: its LaTeX (the single source, see [`crate::lab::mathml`]) as the
+//! native MathML that the build script rendered from it.
 
 use leptos::prelude::*;
 
@@ -7,7 +7,8 @@ use crate::lab::mathml::to_mathml;
 
 /// A formula as MathML.
 ///
-/// - `text`: the formula in the lab's plain notation (`e^{|z|²}`, `A⁻ᵀy`).
+/// - `text`: the formula's LaTeX, one of the raw strings `build.rs` renders (`formulas::…`, an
+///   estimator's or attention method's `formula`); any other text shows as its source.
 /// - `block`: displayed on a line of its own (the "What is computed" lists) instead of inline.
 #[component]
 pub fn Math(#[prop(into)] text: String, #[prop(optional)] block: bool) -> impl IntoView {

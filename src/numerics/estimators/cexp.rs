@@ -116,22 +116,22 @@ impl Describe for RealDiagonal {
     fn docs(&self) -> Docs {
         let formula = match (self.form, self.heuristic) {
             (FeatureForm::Positive, AHeuristic::Identity) => {
-                "ŜM = (1/m) e^{−(|x|²+|y|²)/2} Σₖ exp(ωₖ·(x + y))"
+                r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-(|x|^2+|y|^2)/2} \sum_k \exp(\omega_k \cdot (x + y))"
             }
             (FeatureForm::Hyperbolic, AHeuristic::Identity) => {
-                "ŜM = (1/m) e^{−(|x|²+|y|²)/2} Σₖ cosh(ωₖ·(x + y))"
+                r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-(|x|^2+|y|^2)/2} \sum_k \cosh(\omega_k \cdot (x + y))"
             }
             (FeatureForm::Positive, AHeuristic::MeanOnly) => {
-                "ŜM = (1/m) e^{−(|Ax|²+|A⁻ᵀy|²)/2} Σₖ exp(ωₖ·z), z = Ax + A⁻ᵀy, aᵢ = √(|μ_y,i|/|μ_x,i|)"
+                r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-(|Ax|^2+|A^{-\top}y|^2)/2} \sum_k \exp(\omega_k \cdot z),\quad z = Ax + A^{-\top}y,\quad a_i = \sqrt{|\mu_{y,i}| / |\mu_{x,i}|}"
             }
             (FeatureForm::Hyperbolic, AHeuristic::MeanOnly) => {
-                "ŜM = (1/m) e^{−(|Ax|²+|A⁻ᵀy|²)/2} Σₖ cosh(ωₖ·z), z = Ax + A⁻ᵀy, aᵢ = √(|μ_y,i|/|μ_x,i|)"
+                r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-(|Ax|^2+|A^{-\top}y|^2)/2} \sum_k \cosh(\omega_k \cdot z),\quad z = Ax + A^{-\top}y,\quad a_i = \sqrt{|\mu_{y,i}| / |\mu_{x,i}|}"
             }
             (FeatureForm::Positive, AHeuristic::VarianceAdjusted) => {
-                "ŜM = (1/m) e^{−(|Ax|²+|A⁻ᵀy|²)/2} Σₖ exp(ωₖ·z), z = Ax + A⁻ᵀy, aᵢ = ((σ²_y,i+μ²_y,i)/(σ²_x,i+μ²_x,i))^¼"
+                r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-(|Ax|^2+|A^{-\top}y|^2)/2} \sum_k \exp(\omega_k \cdot z),\quad z = Ax + A^{-\top}y,\quad a_i = \left(\frac{\sigma_{y,i}^2 + \mu_{y,i}^2}{\sigma_{x,i}^2 + \mu_{x,i}^2}\right)^{1/4}"
             }
             (FeatureForm::Hyperbolic, AHeuristic::VarianceAdjusted) => {
-                "ŜM = (1/m) e^{−(|Ax|²+|A⁻ᵀy|²)/2} Σₖ cosh(ωₖ·z), z = Ax + A⁻ᵀy, aᵢ = ((σ²_y,i+μ²_y,i)/(σ²_x,i+μ²_x,i))^¼"
+                r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-(|Ax|^2+|A^{-\top}y|^2)/2} \sum_k \cosh(\omega_k \cdot z),\quad z = Ax + A^{-\top}y,\quad a_i = \left(\frac{\sigma_{y,i}^2 + \mu_{y,i}^2}{\sigma_{x,i}^2 + \mu_{x,i}^2}\right)^{1/4}"
             }
         };
         let source = match self.heuristic {

@@ -77,9 +77,9 @@ impl Describe for ComplexDiagonal {
     fn docs(&self) -> Docs {
         Docs {
             formula: if self.hyperbolic {
-                "ŜM = (1/m) e^{−Re s/2} Σₖ [e^{uₖ cos θ} cos(vₖ sin θ − Im s/2) + e^{−uₖ cos θ} cos(−vₖ sin θ − Im s/2)]/2, u = ω·(Ax + A⁻¹y), v = ω·(Ax − A⁻¹y) for real diag(a)"
+                r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-\operatorname{Re} s/2} \sum_k \left[e^{u_k \cos\theta} \cos(v_k \sin\theta - \operatorname{Im} s/2) + e^{-u_k \cos\theta} \cos(-v_k \sin\theta - \operatorname{Im} s/2)\right]/2,\quad u = \omega \cdot (Ax + A^{-1}y),\quad v = \omega \cdot (Ax - A^{-1}y) \text{ for real } \operatorname{diag}(a)"
             } else {
-                "ŜM = (1/m) e^{−Re s/2} Σₖ e^{uₖ cos θ} cos(vₖ sin θ − Im s/2), u = ω·(ax + y/a), v = ω·(ax − y/a), s = e^{2iθ}|ax|² + e^{−2iθ}|y/a|²"
+                r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-\operatorname{Re} s/2} \sum_k e^{u_k \cos\theta} \cos(v_k \sin\theta - \operatorname{Im} s/2),\quad u = \omega \cdot (ax + y/a),\quad v = \omega \cdot (ax - y/a),\quad s = e^{2i\theta}|ax|^2 + e^{-2i\theta}|y/a|^2"
             },
             notice: "θ slides from the real A (θ = 0) to random Fourier features (θ = π/2 with a = 1): watch the MSE-against-θ chart",
             source: "Hybrid Random Features (Choromanski et al. 2022), complex A; seed paper section 2",

@@ -71,7 +71,7 @@ impl Describe for Oprf {
 
     fn docs(&self) -> Docs {
         Docs {
-            formula: "ŜM = (1/m) Σₖ (1 − 4α)^{d/2} exp(2α|ωₖ|² + √(1 − 4α) ωₖ·z − (|x'|²+|y'|²)/2), α* = (1 − 2ρ − √((2ρ+1)² + 8ρ))/16, ρ = mean |z|²/d",
+            formula: r"\widehat{\mathrm{SM}} = \frac{1}{m} \sum_k {(1 - 4\alpha)}^{d/2} \exp\left(2\alpha|\omega_k|^2 + \sqrt{1 - 4\alpha}\, \omega_k \cdot z - (|x'|^2+|y'|^2)/2\right),\quad \alpha^* = \frac{1 - 2\rho - \sqrt{{(2\rho+1)}^2 + 8\rho}}{16},\quad \rho = \operatorname{mean} |z|^2/d",
             notice: "α* < 0 shrinks the heavy tail of exp(ω·z) by weighing each feature with exp(2α|ω|²): positive and much tighter than PRF",
             source: match self.heuristic {
                 AHeuristic::Identity => "Chefs' Random Tables (Likhosherstov et al., NeurIPS 2022)",

@@ -38,7 +38,7 @@ impl Describe for RandomFourier {
 
     fn docs(&self) -> Docs {
         Docs {
-            formula: "ŜM = (1/m) e^{(|x|²+|y|²)/2} Σₖ cos(ωₖ·(x − y))",
+            formula: r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{(|x|^2+|y|^2)/2} \sum_k \cos(\omega_k \cdot (x - y))",
             notice: "unbiased but signed: its error grows with |x − y|², and many estimates fall below zero",
             source: "Rahimi and Recht (2007); Random Feature Attention (seed 002)",
         }
