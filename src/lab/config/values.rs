@@ -169,4 +169,3 @@ impl NumericRange {
             && (!self.integer || value.fract() == 0.0)
     }
 }
-
