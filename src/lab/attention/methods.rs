@@ -42,7 +42,7 @@ pub fn prepare_with(
     settings: &MethodSettings,
     lln: Option<&LlnConstants>,
 ) -> Result<Prepared, AttentionError> {
-    method.get().fit(data, settings, SharedFits { lln })
+    method.fit(data, settings, SharedFits { lln })
 }
 
 /// The stream of draw `draw` of `method`: independent across methods and draws, and keyed by

@@ -73,7 +73,7 @@ pub trait FittedMethod: Send + Sync {
 }
 
 /// Everything about one way of computing an attention output. **A new method is one file in
-/// [`super::methods`] implementing this, plus one line in its registry.**
+/// [`super::methods`] implementing this and [`FitMethod`], plus one line in its registry.**
 pub trait AttentionMethod: Send + Sync {
     /// The stable id: URL `methods=`, CSV, `--methods`, `data-method`.
     fn id(&self) -> &'static str;
@@ -147,6 +147,13 @@ pub trait AttentionMethod: Send + Sync {
         budgets: &[usize],
         max_samples: usize,
     ) -> Vec<(usize, MethodSettings)>;
+}
+
+/// What a worker does with a method: fit it to one problem. Apart from [`AttentionMethod`]
+/// (what the page shows and plans with) because the page's module only describes methods: the
+/// registry keeps one table of each (`super::methods`), and a page that never reaches this
+/// table links no method's fit, no estimator's fit and no optimiser.
+pub trait FitMethod: Send + Sync {
     /// Fits its parameters to `data` once (an estimator's A on the queries and keys, LLN's α
     /// and β, a polynomial map's evaluation route).
     fn fit(
@@ -192,6 +199,17 @@ impl MethodId {
     pub fn get(self) -> &'static dyn AttentionMethod {
         let all = super::methods::all();
         all[usize::from(self.0).min(all.len() - 1)]
+    }
+
+    /// Fits it to `data` (workers and the command line only: see [`FitMethod`]).
+    pub fn fit(
+        self,
+        data: &AttentionData,
+        settings: &MethodSettings,
+        shared: SharedFits<'_>,
+    ) -> Result<Box<dyn FittedMethod>, AttentionError> {
+        let fits = super::methods::fits();
+        fits[usize::from(self.0).min(fits.len() - 1)].fit(data, settings, shared)
     }
 
     /// The stable id.

@@ -3,7 +3,7 @@
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::{FeatureMap, linear_attention};
 use crate::numerics::attention::method::{
-    AttentionMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::estimators::Side;
@@ -78,7 +78,9 @@ impl AttentionMethod for Elu {
     ) -> Vec<(usize, MethodSettings)> {
         vec![(d, settings.clone())]
     }
+}
 
+impl FitMethod for Elu {
     fn fit(
         &self,
         _data: &AttentionData,

@@ -5,7 +5,7 @@ use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::linear_attention;
 use crate::numerics::attention::lln::{LogNormalFeatures, lln_fit};
 use crate::numerics::attention::method::{
-    AttentionMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
     method_error,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
@@ -68,7 +68,9 @@ impl AttentionMethod for LinearLogNormal {
     ) -> Vec<(usize, MethodSettings)> {
         vec![(d, settings.clone())]
     }
+}
 
+impl FitMethod for LinearLogNormal {
     fn fit(
         &self,
         data: &AttentionData,

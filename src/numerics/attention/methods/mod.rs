@@ -1,6 +1,7 @@
 //! The registry of attention methods: every kernel estimator of the estimator registry as a
 //! random feature map ([`random_features`]), then the attention-level methods, one file each.
-//! **Adding a method: one file here implementing [`AttentionMethod`], one line in [`OTHERS`].**
+//! **Adding a method: one file here implementing [`AttentionMethod`] and [`FitMethod`], one
+//! line in `others!`.**
 
 pub mod elu;
 pub mod lln;
@@ -14,17 +15,26 @@ use std::sync::LazyLock;
 
 use crate::numerics::estimators::EstimatorId;
 
-use super::method::AttentionMethod;
+use super::method::{AttentionMethod, FitMethod};
 use random_features::RandomFeatureMethod;
 
-/// The methods that are not registry estimators, in the page's order. **One line per method.**
-static OTHERS: &[&dyn AttentionMethod] = &[
-    &taylor::TAYLOR,
-    &power::POWER,
-    &lln::LLN,
-    &elu::ELU,
-    &randomized::RANDOMIZED,
-];
+/// The methods that are not registry estimators, in the page's order: **one line per method**.
+/// Each goes into two tables, what the page reads ([`AttentionMethod`]) and what the workers
+/// fit ([`FitMethod`]), so the page's module links no fit.
+macro_rules! others {
+    ($($method:expr,)*) => {
+        static OTHERS: &[&dyn AttentionMethod] = &[$(&$method,)*];
+        static OTHER_FITS: &[&dyn FitMethod] = &[$(&$method,)*];
+    };
+}
+
+others! {
+    taylor::TAYLOR,
+    power::POWER,
+    lln::LLN,
+    elu::ELU,
+    randomized::RANDOMIZED,
+}
 
 /// Every registry estimator as an attention method (built once: the estimator registry is
 /// the list).
@@ -39,9 +49,22 @@ static ALL: LazyLock<Vec<&'static dyn AttentionMethod>> = LazyLock::new(|| {
         .collect()
 });
 
+static ALL_FITS: LazyLock<Vec<&'static dyn FitMethod>> = LazyLock::new(|| {
+    RANDOM_FEATURE_METHODS
+        .iter()
+        .map(|m| m as &dyn FitMethod)
+        .chain(OTHER_FITS.iter().copied())
+        .collect()
+});
+
 /// Every method, in the page's order.
 pub fn all() -> &'static [&'static dyn AttentionMethod] {
     &ALL
+}
+
+/// Every method's fit, in the same order as [`all`] (workers and the command line only).
+pub fn fits() -> &'static [&'static dyn FitMethod] {
+    &ALL_FITS
 }
 
 /// The methods as they were when draw streams were first keyed by position: each keeps the

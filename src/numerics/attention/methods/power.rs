@@ -4,7 +4,7 @@ use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::deterministic::PolynomialKernel;
 use crate::numerics::attention::method::{
-    AttentionMethod, FittedMethod, MethodFamily, MethodSettings, SharedFits,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodSettings, SharedFits,
 };
 
 use super::polynomial;
@@ -66,7 +66,9 @@ impl AttentionMethod for Power {
     ) -> Vec<(usize, MethodSettings)> {
         polynomial::budget_points(PolynomialKernel::power, settings, d, budgets)
     }
+}
 
+impl FitMethod for Power {
     fn fit(
         &self,
         data: &AttentionData,

@@ -5,7 +5,7 @@
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::{FeatureMap, linear_attention};
 use crate::numerics::attention::method::{
-    AttentionMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
     method_error,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
@@ -119,7 +119,9 @@ impl AttentionMethod for RandomFeatureMethod {
             })
             .collect()
     }
+}
 
+impl FitMethod for RandomFeatureMethod {
     fn fit(
         &self,
         data: &AttentionData,

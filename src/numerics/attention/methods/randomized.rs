@@ -4,7 +4,7 @@
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::ApproximateAttention;
 use crate::numerics::attention::method::{
-    AttentionMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
     method_error,
 };
 use crate::numerics::attention::randomized::randomized_attention_rows;
@@ -87,7 +87,9 @@ impl AttentionMethod for Randomized {
             })
             .collect()
     }
+}
 
+impl FitMethod for Randomized {
     fn fit(
         &self,
         _data: &AttentionData,

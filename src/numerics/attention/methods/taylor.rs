@@ -4,7 +4,7 @@ use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::deterministic::PolynomialKernel;
 use crate::numerics::attention::method::{
-    AttentionMethod, FittedMethod, MethodFamily, MethodSettings, SharedFits,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodSettings, SharedFits,
 };
 
 use super::polynomial;
@@ -66,7 +66,9 @@ impl AttentionMethod for Taylor {
     ) -> Vec<(usize, MethodSettings)> {
         polynomial::budget_points(PolynomialKernel::taylor, settings, d, budgets)
     }
+}
 
+impl FitMethod for Taylor {
     fn fit(
         &self,
         data: &AttentionData,
