@@ -109,6 +109,11 @@ mod tests {
                     "{name}: {}",
                     part.mathml
                 );
+                // Firefox rejects (a page error) a script or fraction with the wrong number of
+                // children: pulldown-latex writes `\operatorname{mean}_r` as an msub of three.
+                if let Err(problem) = children_counts_hold(part.mathml) {
+                    panic!("{name}: {problem} in {}", part.mathml);
+                }
                 // A script on a bare closing fence (TeX's `f(x)^2`) sets the fence apart from
                 // what it closes: group it (`\left(x\right)^2`, `{(x)}^2`).
                 for script in ["<msup><mo", "<msub><mo", "<msubsup><mo"] {
@@ -130,6 +135,52 @@ mod tests {
             );
             assert!(!html.contains("<code"), "{name}: {html}");
         }
+    }
+
+    /// Whether every `msub`, `msup`, `mfrac`, `munder`, `mover`, `mroot` has two element
+    /// children and every `msubsup`, `munderover` three, as MathML requires.
+    fn children_counts_hold(mathml: &str) -> Result<(), String> {
+        let arity = |tag: &str| match tag {
+            "msub" | "msup" | "mfrac" | "munder" | "mover" | "mroot" => Some(2),
+            "msubsup" | "munderover" => Some(3),
+            _ => None,
+        };
+        // (tag, children seen) of every open element.
+        let mut open: Vec<(String, usize)> = Vec::new();
+        for piece in mathml.split('<').skip(1) {
+            let tag_text = piece.split('>').next().unwrap_or_default();
+            let name: String = tag_text
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            if tag_text.starts_with('/') {
+                let (tag, children) = open.pop().ok_or("a closing tag without an opening one")?;
+                if let Some(n) = arity(&tag).filter(|&n| n != children) {
+                    return Err(format!("<{tag}> with {children} children, not {n}"));
+                }
+            } else {
+                if let Some(parent) = open.last_mut() {
+                    parent.1 += 1;
+                }
+                if !tag_text.ends_with('/') {
+                    open.push((name, 0));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_child_count_check_catches_what_firefox_rejects() {
+        assert!(children_counts_hold("<msub><mi>x</mi><mi>i</mi></msub>").is_ok());
+        assert!(
+            children_counts_hold(
+                "<msub><mspace width=\"0.1667em\" /><mi>mean</mi><mi>r</mi></msub>"
+            )
+            .is_err()
+        );
+        assert!(children_counts_hold("<mfrac><mn>1</mn></mfrac>").is_err());
     }
 
     #[test]
