@@ -162,7 +162,7 @@ pub fn EstimatorControls(
                     let checked = move || config.with(|c| c.estimators.contains(&estimator));
                     let [r, g, b] = estimator.info().colour();
                     view! {
-                        <label class="check" title=format!("{} (est id {})", estimator.info().docs().formula, estimator.id())>
+                        <label class="check" title=format!("{}: {} (est id {})", estimator.label(), estimator.info().docs().notice, estimator.id())>
                             <input
                                 type="checkbox"
                                 name=format!("est-{}", estimator.id())

@@ -36,7 +36,7 @@ pub(super) fn AttentionControls(
         let checked = move || config.with(|c| c.attention.methods.contains(&method));
         let [r, g, b] = method.colour();
         view! {
-            <label class="check" title=format!("{} ({})", method.formula(), method.id())>
+            <label class="check" title=format!("{}, {} ({})", method.label(), method.source(), method.id())>
                 <input
                     type="checkbox"
                     name=format!("method-{}", method.id())
