@@ -5,7 +5,7 @@
 
 pub mod elu;
 pub mod lln;
-mod polynomial;
+pub mod polynomial;
 pub mod power;
 pub mod random_features;
 pub mod randomized;

@@ -4,49 +4,113 @@
 //! ([`super::power`]) differ only in their [`PolynomialKernel`].
 
 use crate::numerics::attention::data::AttentionData;
-use crate::numerics::attention::deterministic::PolynomialKernel;
+use crate::numerics::attention::deterministic::{DeterministicError, PolynomialKernel};
 use crate::numerics::attention::linear::{linear_attention, quadratic_attention};
-use crate::numerics::attention::method::{FittedMethod, MethodRun, MethodSettings, method_error};
+use crate::numerics::attention::method::{
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    method_error,
+};
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::estimators::dot;
 use crate::numerics::rng::StreamRng;
 
+/// The constructor of a map from its degree ([`PolynomialKernel::taylor`] or
+/// [`PolynomialKernel::power`]).
+pub(super) type MakeKernel = fn(usize) -> Result<PolynomialKernel, DeterministicError>;
+
+/// A polynomial map as an attention method: what tells Taylor and `(1 + x/n)^n` apart is data
+/// (each declares its const in its own file); the trait impls are here, once.
+#[derive(Clone, Copy)]
+pub struct PolynomialMethod {
+    pub(super) id: &'static str,
+    pub(super) label: &'static str,
+    pub(super) colour: [u8; 3],
+    /// LaTeX (a raw string in the method's file, where build.rs finds it).
+    pub(super) formula: &'static str,
+    pub(super) make: MakeKernel,
+}
+
+impl AttentionMethod for PolynomialMethod {
+    fn id(&self) -> &'static str {
+        self.id
+    }
+
+    fn label(&self) -> &'static str {
+        self.label
+    }
+
+    fn family(&self) -> MethodFamily {
+        MethodFamily::Deterministic
+    }
+
+    fn colour(&self) -> [u8; 3] {
+        self.colour
+    }
+
+    fn formula(&self) -> &'static str {
+        self.formula
+    }
+
+    fn source(&self) -> &'static str {
+        "seed 004"
+    }
+
+    fn parameters(&self) -> &'static [&'static str] {
+        &["degree"]
+    }
+
+    fn is_random(&self) -> bool {
+        false
+    }
+
+    fn sweeps_budget(&self) -> bool {
+        true
+    }
+
+    fn feature_size(&self, settings: &MethodSettings, d: usize) -> Option<usize> {
+        feature_size(self.make, settings, d)
+    }
+
+    fn budget_points(
+        &self,
+        settings: &MethodSettings,
+        d: usize,
+        budgets: &[usize],
+        _max_samples: usize,
+    ) -> Vec<(usize, MethodSettings)> {
+        budget_points(self.make, settings, d, budgets)
+    }
+}
+
+impl FitMethod for PolynomialMethod {
+    fn fit(
+        &self,
+        data: &AttentionData,
+        settings: &MethodSettings,
+        _shared: SharedFits<'_>,
+    ) -> Result<Box<dyn FittedMethod>, AttentionError> {
+        let kernel = kernel(self.id, self.make, settings)?;
+        Ok(fit(kernel, data, settings))
+    }
+}
+
 /// The map of degree `settings.degree`, or the method's error.
-pub(super) fn kernel(
+fn kernel(
     id: &str,
-    make: fn(
-        usize,
-    ) -> Result<
-        PolynomialKernel,
-        crate::numerics::attention::deterministic::DeterministicError,
-    >,
+    make: MakeKernel,
     settings: &MethodSettings,
 ) -> Result<PolynomialKernel, AttentionError> {
     make(settings.degree).map_err(|e| method_error(id, e))
 }
 
 /// Features per token of the map of degree `settings.degree` at dimension d.
-pub(super) fn feature_size(
-    make: fn(
-        usize,
-    ) -> Result<
-        PolynomialKernel,
-        crate::numerics::attention::deterministic::DeterministicError,
-    >,
-    settings: &MethodSettings,
-    d: usize,
-) -> Option<usize> {
+fn feature_size(make: MakeKernel, settings: &MethodSettings, d: usize) -> Option<usize> {
     make(settings.degree).ok()?.feature_size(d)
 }
 
 /// The degrees 1 to 6 whose feature size stays within four times the largest budget.
-pub(super) fn budget_points(
-    make: fn(
-        usize,
-    ) -> Result<
-        PolynomialKernel,
-        crate::numerics::attention::deterministic::DeterministicError,
-    >,
+fn budget_points(
+    make: MakeKernel,
     settings: &MethodSettings,
     d: usize,
     budgets: &[usize],
@@ -64,7 +128,7 @@ pub(super) fn budget_points(
 
 /// The fitted route: materialised features when they fit the budget, the kernel pair by pair
 /// (O(L²)) otherwise.
-pub(super) fn fit(
+fn fit(
     kernel: PolynomialKernel,
     data: &AttentionData,
     settings: &MethodSettings,
