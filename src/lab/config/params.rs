@@ -43,12 +43,52 @@ pub enum Value {
         read: fn(&ExperimentConfig) -> f64,
         write: fn(&mut ExperimentConfig, f64),
     },
-    /// Anything else: the allowed values in words, and the text in and out.
+    /// Anything else: the allowed values in words, the text in and out, and `check`: whether
+    /// the configuration's value is one `write` could have stored (a list in registry order
+    /// without repeats, a scale in range), for [`ExperimentConfig::validate`] without parsing.
     Text {
         allowed: fn() -> String,
         read: fn(&ExperimentConfig) -> String,
         write: fn(&mut ExperimentConfig, &str) -> Result<(), Rejection>,
+        check: fn(&ExperimentConfig) -> bool,
     },
+}
+
+/// What validation reads of an entry: its range and value, or its `check`. Kept in a table of
+/// its own ([`CHECKS`]), built from the same entries at compile time, because a worker checks
+/// every message's configuration: through [`TABLE`] it would link every parser, every list of
+/// ids and every method's description.
+#[derive(Clone, Copy)]
+pub(super) struct Check {
+    pub key: &'static str,
+    pub section: Section,
+    pub rule: Rule,
+}
+
+/// See [`Check`].
+#[derive(Clone, Copy)]
+pub(super) enum Rule {
+    Number {
+        range: NumericRange,
+        read: fn(&ExperimentConfig) -> f64,
+    },
+    Text {
+        check: fn(&ExperimentConfig) -> bool,
+    },
+}
+
+impl Check {
+    const fn of(key: &'static str, spec: ParamSpec) -> Check {
+        let rule = match spec.value {
+            Value::Number { range, read, .. } => Rule::Number { range, read },
+            Value::Text { check, .. } => Rule::Text { check },
+        };
+        Check {
+            key,
+            section: spec.section,
+            rule,
+        }
+    }
 }
 
 /// One entry of the table.
@@ -97,6 +137,7 @@ const fn text(
     allowed: fn() -> String,
     read: fn(&ExperimentConfig) -> String,
     write: fn(&mut ExperimentConfig, &str) -> Result<(), Rejection>,
+    check: fn(&ExperimentConfig) -> bool,
 ) -> ParamSpec {
     ParamSpec {
         key: "", // supplied by `param_table!`
@@ -107,6 +148,7 @@ const fn text(
             allowed,
             read,
             write,
+            check,
         },
         omitted_when: None,
     }
@@ -134,12 +176,29 @@ macro_rules! param_table {
 
         static TABLE: &[ParamSpec] = &[$(ParamSpec { key: $key, ..$spec },)*];
 
+        pub(super) static CHECKS: &[Check] = &[$(Check::of($key, $spec),)*];
+
         #[cfg(test)]
         const TABLE_KEYS: &[(&str, &str)] = &[$((stringify!($name), $key),)*];
     };
 }
 
 use Section::{Attention, Kernel, Legacy};
+
+/// The `check` of a parameter whose type holds only values it accepts (an enum, a switch).
+fn every_value_allowed(_: &ExperimentConfig) -> bool {
+    true
+}
+
+/// The `check` of a list: non-empty, in registry order (the ids' order), no repeats.
+fn ascending_without_repeats<T: Ord>(list: &[T]) -> bool {
+    !list.is_empty() && list.windows(2).all(|pair| pair[0] < pair[1])
+}
+
+/// The `check` of a side's own mean scale.
+fn scale_in_range(scale: Option<f64>) -> bool {
+    scale.is_none_or(|scale| MEAN_SCALE_RANGE.contains(scale))
+}
 
 param_table! {
     D "d" => number("dimension d", "dimension of queries and keys", Kernel,
@@ -166,7 +225,8 @@ param_table! {
             |c, t| {
                 c.x_mean_scale = parse_same_or_scale(t)?;
                 Ok(())
-            })
+            },
+            |c| scale_in_range(c.x_mean_scale))
     },
     YMeanScale "yscale" => ParamSpec {
         omitted_when: Some(|c| c.y_mean_scale.is_none()),
@@ -175,7 +235,8 @@ param_table! {
             |c, t| {
                 c.y_mean_scale = parse_same_or_scale(t)?;
                 Ok(())
-            })
+            },
+            |c| scale_in_range(c.y_mean_scale))
     },
     XShape "xshape" => number("Gamma shape of query variances",
         "Gamma shape of the query variances", Kernel,
@@ -193,7 +254,8 @@ param_table! {
         |c, t| {
             c.estimators = parse_estimators(t).map_err(Rejection::Because)?;
             Ok(())
-        }),
+        },
+        |c| ascending_without_repeats(&c.estimators)),
     Theta "theta" => number("angle θ of the complex A",
         "angle θ of the complex A `e^(iθ)·diag(a)` (`cplx`, `hcplx`)", Kernel,
         real(0.0, std::f64::consts::FRAC_PI_2), false, |c| c.theta, |c, v| c.theta = v),
@@ -204,13 +266,14 @@ param_table! {
         |c, t| {
             c.complex_a = t.trim().parse::<AHeuristic>().map_err(|_| Rejection::NotAllowed)?;
             Ok(())
-        }),
+        },
+        every_value_allowed),
     Orthogonal "orf" => text("orthogonal random features",
         "orthogonal random features: every estimator draws ω in orthogonal blocks of d", Kernel,
         switch_words, |c| switch_text(c.orthogonal), |c, t| {
             c.orthogonal = parse_switch(t)?;
             Ok(())
-        }),
+        }, every_value_allowed),
     Omega "omega" => text("projections ω", "ω shared by a dataset's pairs, or fresh for every pair",
         Kernel, || "shared or fresh".to_string(),
         |c| match c.omega { OmegaMode::Shared => "shared", OmegaMode::Fresh => "fresh" }.to_string(),
@@ -221,7 +284,8 @@ param_table! {
                 _ => return Err(Rejection::NotAllowed),
             };
             Ok(())
-        }),
+        },
+        every_value_allowed),
     Probe "probe" => text("probed pair (index)",
         "the scatter dataset's pair examined by the single-pair probe", Kernel,
         || format!("none, or an integer from 0 to {} (a pair of the scatter dataset)", PROBE_RANGE.max),
@@ -232,7 +296,8 @@ param_table! {
                 number => Some(parse_in_range(number, PROBE_RANGE)? as usize),
             };
             Ok(())
-        }),
+        },
+        |c| c.probe.is_none_or(|i| PROBE_RANGE.contains(i as f64))),
     Trials "trials" => number("probe estimates T", "independent estimates the probe draws", Kernel,
         int(2.0, 100_000.0), false, |c| c.trials as f64, |c, v| c.trials = v as usize),
     View "view" => text("view", "the view shown: single kernel values, or whole attention rows",
@@ -245,7 +310,8 @@ param_table! {
                 _ => return Err(Rejection::NotAllowed),
             };
             Ok(())
-        }),
+        },
+        every_value_allowed),
     Source "src" => text("data",
         "the attention view's data: the kernel view's distributions, or a real head", Attention,
         || "synthetic or minilm".to_string(),
@@ -260,7 +326,8 @@ param_table! {
                 _ => return Err(Rejection::NotAllowed),
             };
             Ok(())
-        }),
+        },
+        every_value_allowed),
     Passage "passage" => number("passage", "the stored passage of the real heads", Attention,
         int(0.0, (HEAD_PASSAGES - 1) as f64), false,
         |c| c.attention.passage as f64, |c, v| c.attention.passage = v as usize),
@@ -287,7 +354,8 @@ param_table! {
         |c, t| {
             c.attention.methods = super::attention::parse_methods(t).map_err(Rejection::Because)?;
             Ok(())
-        }),
+        },
+        |c| ascending_without_repeats(&c.attention.methods)),
     Degree "deg" => number("degree n (Taylor, (1 + x/n)^n)",
         "degree n of the Taylor and (1 + x/n)^n maps", Attention,
         int(1.0, 6.0), true,
@@ -306,7 +374,8 @@ param_table! {
         |c, t| {
             c.attention.focus = MethodId::from_id(t.trim()).ok_or(Rejection::NotAllowed)?;
             Ok(())
-        }),
+        },
+        every_value_allowed),
     Hyperbolic "hyp" => text("hyperbolic features (legacy)",
         "legacy: `hyp=1` or `0` puts every chosen estimator that has a twin in its hyperbolic or positive form",
         Legacy, switch_words,
@@ -314,7 +383,8 @@ param_table! {
         |c, t| {
             c.estimators = with_form(&c.estimators, parse_switch(t)?);
             Ok(())
-        }),
+        },
+        every_value_allowed),
 }
 
 impl Param {
@@ -368,10 +438,7 @@ impl Param {
     /// What the parameter accepts, in words (for messages and docs/url-parameters.md).
     pub fn allowed(self) -> String {
         match self.spec().value {
-            Value::Number { range, .. } if range.integer => {
-                format!("an integer from {} to {}", range.min, range.max)
-            }
-            Value::Number { range, .. } => format!("a number from {} to {}", range.min, range.max),
+            Value::Number { range, .. } => range.describe(),
             Value::Text { allowed, .. } => allowed(),
         }
     }
@@ -385,6 +452,32 @@ impl Param {
                 ..
             }
         )
+    }
+
+    /// For a text parameter: whether writing its own text back keeps its value unchanged
+    /// (what its `check` must agree with). `None` for a number.
+    #[cfg(test)]
+    pub(super) fn round_trip_keeps(self, config: &ExperimentConfig) -> Option<bool> {
+        match self.spec().value {
+            Value::Number { .. } => None,
+            Value::Text { read, write, .. } => {
+                // Compared as text: a NaN elsewhere would make the configurations unequal.
+                let mut copy = config.clone();
+                let text = read(config);
+                Some(write(&mut copy, &text).is_ok() && read(&copy) == text)
+            }
+        }
+    }
+
+    /// Whether `config`'s value passes this parameter's entry of [`CHECKS`].
+    #[cfg(test)]
+    pub(super) fn check_passes(self, config: &ExperimentConfig) -> bool {
+        let entry = CHECKS.iter().find(|entry| entry.key == self.0);
+        match entry.map(|entry| entry.rule) {
+            Some(Rule::Number { range, read }) => range.contains(read(config)),
+            Some(Rule::Text { check }) => check(config),
+            None => false,
+        }
     }
 
     /// The message for `text` refused as `rejection`.

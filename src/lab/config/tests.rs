@@ -161,3 +161,110 @@ fn validate_rejects_what_set_would_reject() {
     };
     assert!(nan_norm.validate().is_err());
 }
+
+/// Each text parameter's `check` (what validation runs, without parsers) accepts exactly what
+/// a round trip through its own parser keeps: forged values of every kind, one at a time.
+#[test]
+fn every_text_check_agrees_with_its_parsers_round_trip() {
+    use crate::numerics::attention::method::MethodId;
+    let method = |id: &str| MethodId::from_id(id).unwrap();
+    let estimator = |id: &str| EstimatorId::from_id(id).unwrap();
+    let base = ExperimentConfig::default();
+    let forged: Vec<(&str, ExperimentConfig)> = vec![
+        ("default", base.clone()),
+        (
+            "xscale NaN",
+            ExperimentConfig {
+                x_mean_scale: Some(f64::NAN),
+                ..base.clone()
+            },
+        ),
+        (
+            "yscale too big",
+            ExperimentConfig {
+                y_mean_scale: Some(1e9),
+                ..base.clone()
+            },
+        ),
+        (
+            "yscale in range",
+            ExperimentConfig {
+                y_mean_scale: Some(2.0),
+                ..base.clone()
+            },
+        ),
+        (
+            "est empty",
+            ExperimentConfig {
+                estimators: vec![],
+                ..base.clone()
+            },
+        ),
+        (
+            "est repeated",
+            ExperimentConfig {
+                estimators: vec![estimator("rff"), estimator("rff")],
+                ..base.clone()
+            },
+        ),
+        (
+            "est out of order",
+            ExperimentConfig {
+                estimators: vec![estimator("rff"), estimator("prf-pos")],
+                ..base.clone()
+            },
+        ),
+        (
+            "probe beyond",
+            ExperimentConfig {
+                probe: Some(20_000),
+                ..base.clone()
+            },
+        ),
+        (
+            "probe last",
+            ExperimentConfig {
+                probe: Some(19_999),
+                ..base.clone()
+            },
+        ),
+        ("methods empty", {
+            let mut c = base.clone();
+            c.attention.methods.clear();
+            c
+        }),
+        ("methods out of order", {
+            let mut c = base.clone();
+            c.attention.methods = vec![method("ra"), method("taylor")];
+            c
+        }),
+        ("methods in order", {
+            let mut c = base.clone();
+            c.attention.methods = vec![method("taylor"), method("ra")];
+            c
+        }),
+    ];
+    for (what, config) in &forged {
+        for param in Param::every() {
+            let Some(round_trip) = param.round_trip_keeps(config) else {
+                continue;
+            };
+            assert_eq!(
+                param.check_passes(config),
+                round_trip,
+                "{what}: `{}`'s check and its parser disagree",
+                param.key()
+            );
+        }
+    }
+    // And validation refuses each forged value, naming its key.
+    for (what, key) in [
+        ("xscale NaN", "xscale"),
+        ("est repeated", "est"),
+        ("probe beyond", "probe"),
+        ("methods out of order", "methods"),
+    ] {
+        let config = &forged.iter().find(|(w, _)| *w == what).unwrap().1;
+        assert_eq!(config.validate().unwrap_err().key, key, "{what}");
+    }
+}

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::params::{Param, Section, Value};
+use super::params::{CHECKS, Param, Rule, Section, Value};
 use super::values::{number_text, parse_in_range, quote};
 use super::{ExperimentConfig, MAX_WORK, View, attention};
 
@@ -107,7 +107,13 @@ impl ExperimentConfig {
         Ok(Some(fits.to_string()))
     }
 
+    /// Refuses a value that pushes either view's work past its limit.
     pub(super) fn check_work(&self, param: Param) -> Result<(), ParamError> {
+        self.check_attention_work(param)?;
+        self.check_kernel_work(param)
+    }
+
+    fn check_attention_work(&self, param: Param) -> Result<(), ParamError> {
         let attention = self.attention.work(self.d);
         if attention > attention::MAX_ATTENTION_WORK {
             return Err(ParamError {
@@ -118,6 +124,10 @@ impl ExperimentConfig {
                 ),
             });
         }
+        Ok(())
+    }
+
+    fn check_kernel_work(&self, param: Param) -> Result<(), ParamError> {
         if self.work() > MAX_WORK {
             return Err(ParamError {
                 key: param.key().to_string(),
@@ -132,38 +142,43 @@ impl ExperimentConfig {
     }
 
     /// Checks a configuration that did not come through [`ExperimentConfig::set`] (for example
-    /// one deserialised from a message): every value in range, by the same rules.
+    /// one deserialised from a message): every value one `set` could have stored, by the same
+    /// ranges, and the work within its limits.
     pub fn validate(&self) -> Result<(), ParamError> {
-        for param in Param::every() {
-            match param.spec().value {
-                // Numbers are checked as numbers, against the same ranges as `set`, so a
-                // worker checks each message's configuration in microseconds.
-                Value::Number { range, read, .. } => {
+        self.validate_kernel()?;
+        self.check_section(Section::Attention)?;
+        self.check_attention_work(Param::M)
+    }
+
+    /// [`ExperimentConfig::validate`] for what the kernel view computes (its parameters and
+    /// work): what the workspace checks for every task, so that the kernel view's worker links
+    /// neither the attention methods nor any parser.
+    pub fn validate_kernel(&self) -> Result<(), ParamError> {
+        self.check_section(Section::Kernel)?;
+        self.check_kernel_work(Param::M)
+    }
+
+    /// Every value of `section` against its entry's range or `check` ([`CHECKS`]).
+    fn check_section(&self, section: Section) -> Result<(), ParamError> {
+        for entry in CHECKS.iter().filter(|entry| entry.section == section) {
+            let refused = match entry.rule {
+                Rule::Number { range, read } => {
                     let value = read(self);
-                    if !range.contains(value) {
-                        return Err(ParamError {
-                            key: param.key().to_string(),
-                            message: format!("must be {} (got {value})", param.allowed()),
-                        });
-                    }
+                    (!range.contains(value))
+                        .then(|| format!("must be {} (got {value})", range.describe()))
                 }
-                // The rest by a round trip: its own text must parse back to the same value
-                // (a list out of registry order, a NaN scale or a probe out of range do not).
-                Value::Text { read, write, .. } => {
-                    let mut copy = self.clone();
-                    if write(&mut copy, &read(self)).is_err() || copy != *self {
-                        return Err(ParamError {
-                            key: param.key().to_string(),
-                            message: format!(
-                                "must be {} (non-empty, in registry order, without repeats)",
-                                param.allowed()
-                            ),
-                        });
-                    }
-                }
+                Rule::Text { check } => (!check(self)).then(|| {
+                    "holds a value its parser would not store (a list empty, out of registry order or with repeats, or a number out of range)".to_string()
+                }),
+            };
+            if let Some(message) = refused {
+                return Err(ParamError {
+                    key: entry.key.to_string(),
+                    message,
+                });
             }
         }
-        self.check_work(Param::M)
+        Ok(())
     }
 
     /// The configuration described by a URL query (with or without the leading `?`). Every

@@ -161,6 +161,16 @@ pub(super) fn parse_in_range(text: &str, range: NumericRange) -> Result<f64, Rej
 }
 
 impl NumericRange {
+    /// What it accepts, in words.
+    pub fn describe(self) -> String {
+        let kind = if self.integer {
+            "an integer"
+        } else {
+            "a number"
+        };
+        format!("{kind} from {} to {}", self.min, self.max)
+    }
+
     /// Whether `value` is finite, within the range, and whole where it must be.
     pub fn contains(self, value: f64) -> bool {
         value.is_finite()

@@ -29,7 +29,7 @@ impl ExportRun {
     /// The tasks of the export of `config`: every task of the page's computation but the
     /// MSE-against-m curve, which the files do not hold. Refuses an invalid configuration.
     pub fn new(config: &ExperimentConfig) -> Result<Self, String> {
-        config.validate().map_err(|e| e.to_string())?;
+        config.validate_kernel().map_err(|e| e.to_string())?;
         let tasks: Vec<Task> = plan(config)
             .into_iter()
             .filter(|t| !matches!(t.piece, Piece::Curve { .. }))

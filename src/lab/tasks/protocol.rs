@@ -124,7 +124,7 @@ fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
         WorkerRequest::DataView { id, config } => WorkerResponse::DataView {
             id,
             output: config
-                .validate()
+                .validate_kernel()
                 .map_err(|e| e.to_string())
                 .and_then(|()| data_view(&config).map_err(|e| e.to_string()))
                 .map(Box::new),
@@ -132,7 +132,7 @@ fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
         WorkerRequest::ScatterPair { id, config, index } => WorkerResponse::ScatterPair {
             id,
             output: config
-                .validate()
+                .validate_kernel()
                 .map_err(|e| e.to_string())
                 .and_then(|()| workspace.scatter_pair(&config, index)),
         },

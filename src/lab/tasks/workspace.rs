@@ -196,7 +196,7 @@ impl Workspace {
     ) -> Result<TaskOutput, ExperimentError> {
         // A message's configuration is checked once; the same one again is trusted.
         if self.validated.as_ref() != Some(config) {
-            config.validate().map_err(ExperimentError::Config)?;
+            config.validate_kernel().map_err(ExperimentError::Config)?;
             self.validated = Some(config.clone());
         }
         match task.piece {

@@ -179,7 +179,7 @@ pub struct MethodId(u16);
 impl MethodId {
     /// Every method, in the page's order: the registry's estimators, then the others.
     pub fn all() -> impl Iterator<Item = MethodId> {
-        (0..super::methods::all().len()).map(|i| MethodId(i as u16))
+        (0..super::methods::count()).map(|i| MethodId(i as u16))
     }
 
     /// The registry's first method (the registry is never empty).
@@ -272,14 +272,30 @@ impl fmt::Display for MethodId {
     }
 }
 
+/// As its id in text formats (JSON); as its position in binary ones (the worker messages,
+/// between a page and workers of the same build), so that a worker that never describes a
+/// method (the kernel view's) decodes a configuration without linking the registry's
+/// descriptions.
 impl Serialize for MethodId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.id())
+        if serializer.is_human_readable() {
+            serializer.serialize_str(self.id())
+        } else {
+            serializer.serialize_u16(self.0)
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for MethodId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if !deserializer.is_human_readable() {
+            let index = u16::deserialize(deserializer)?;
+            return (usize::from(index) < super::methods::count())
+                .then_some(MethodId(index))
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("no attention method at position {index}"))
+                });
+        }
         let id = String::deserialize(deserializer)?;
         MethodId::from_id(&id)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown attention method `{id}`")))

@@ -25,6 +25,8 @@ macro_rules! others {
     ($($method:expr,)*) => {
         static OTHERS: &[&dyn AttentionMethod] = &[$(&$method,)*];
         static OTHER_FITS: &[&dyn FitMethod] = &[$(&$method,)*];
+        /// How many there are, known without either table.
+        const OTHER_COUNT: usize = [$(stringify!($method),)*].len();
     };
 }
 
@@ -60,6 +62,12 @@ static ALL_FITS: LazyLock<Vec<&'static dyn FitMethod>> = LazyLock::new(|| {
 /// Every method, in the page's order.
 pub fn all() -> &'static [&'static dyn AttentionMethod] {
     &ALL
+}
+
+/// How many methods there are: [`all`]'s length, without building it (a worker that only
+/// decodes method ids links no description).
+pub fn count() -> usize {
+    EstimatorId::all().count() + OTHER_COUNT
 }
 
 /// Every method's fit, in the same order as [`all`] (workers and the command line only).
@@ -123,6 +131,12 @@ mod tests {
         indices.sort_unstable();
         indices.dedup();
         assert_eq!(indices.len(), count, "two methods share a draw stream");
+    }
+
+    #[test]
+    fn the_count_is_the_registrys_length() {
+        assert_eq!(count(), all().len());
+        assert_eq!(count(), fits().len());
     }
 
     #[test]
