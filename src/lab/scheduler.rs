@@ -18,9 +18,11 @@
 //!   worker is dead (or none started) the scheduler hands out one task at a time with
 //!   `slot: None`, for its caller to run itself: the native tests and the browser tests do;
 //!   the page does not (it links no computation) and fails the job instead (`ui::pool`).
-//! - **Side requests** (a probe, its pair, the data panel, an attention part) go to the least
-//!   busy ready worker, outside the job's queue ([`Scheduler::start_side_request`], in
-//!   `scheduler/side.rs`).
+//! - **Side requests** (a probe, its pair, the data panel, an attention part, the export's
+//!   tasks) go to the least busy ready worker, outside the job's queue, under one rule for
+//!   every kind: per [`Channel`], the newest [`Ticket`] wins (older answers are not delivered,
+//!   and a newer request waits until the older ones in flight are answered), in
+//!   `scheduler/side.rs`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -34,6 +36,9 @@ use super::tasks::{
 mod side;
 #[cfg(test)]
 mod tests;
+
+pub use side::{Channel, Route, SideAnswer, Ticket};
+use side::{Channels, SideRequest};
 
 /// Tasks per worker at once: one computing, the others waiting, so that a worker does not idle
 /// while the page draws a chart (tens of milliseconds). At a few milliseconds per task, a
@@ -121,7 +126,9 @@ pub struct Scheduler {
     throughput: Option<f64>,
     /// Side requests in flight (a probe, its pair, the data panel, an attention part: what is
     /// outside the job) and the worker each went to (`scheduler/side.rs`).
-    side_requests: HashMap<u64, Option<usize>>,
+    side_requests: HashMap<u64, SideRequest>,
+    /// Each channel's newest ticket.
+    channels: Channels,
 }
 
 impl Scheduler {
@@ -144,6 +151,7 @@ impl Scheduler {
             store: TaskStore::new(),
             throughput: None,
             side_requests: HashMap::new(),
+            channels: Channels::default(),
         }
     }
 
@@ -405,6 +413,7 @@ impl Scheduler {
             id,
             config: (*config).clone(),
             task,
+            fused: true,
         });
         self.sent.insert(id, Sent { key, slot, task });
         Dispatch { slot, id, request }

@@ -98,6 +98,20 @@ pub struct KernelScratch {
     /// One pair's projections in f64, for the sums done outside the simd paths.
     t: Vec<f64>,
     v: Vec<f64>,
+    /// Whether a module built with relaxed SIMD may use its fused multiply-add (faster, not
+    /// bit for bit the other builds); `false` gives every build the same bits. Ignored where
+    /// the module has no relaxed SIMD.
+    pub fused: bool,
+}
+
+impl KernelScratch {
+    /// Scratch space whose kernel fuses multiply-adds where the module allows (see `fused`).
+    pub fn fused() -> Self {
+        Self {
+            fused: true,
+            ..Self::default()
+        }
+    }
 }
 
 /// `Σ_k g(ω_k·z)` for up to `ROWS / per_pair` pairs whose `per_pair` vectors z each are the
@@ -174,7 +188,7 @@ pub fn log_sums(
         let t = &scratch.projected[r * stride..r * stride + omega.m];
         *value = match form {
             FeatureForm::Positive => log_sum_exp_f32(t),
-            FeatureForm::Hyperbolic => log_sum_cosh_f32(t),
+            FeatureForm::Hyperbolic => log_sum_cosh_f32(t, scratch.fused),
         };
     }
 }
@@ -196,6 +210,11 @@ fn project_padded(
     scratch.z.extend_from_slice(&z[..rows * d]);
     scratch.z.resize(ROWS * d, 0.0);
     scratch.projected.resize(ROWS * omega.stride, 0.0);
+    #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+    if scratch.fused {
+        project_block_fused(omega, &scratch.z, &mut scratch.projected);
+        return true;
+    }
     project_block(omega, &scratch.z, &mut scratch.projected);
     true
 }
@@ -232,13 +251,14 @@ fn block_panels<'a>(
 /// [`project_block`] with WebAssembly's relaxed fused multiply-add (`f32x4.relaxed_madd`, one
 /// instruction instead of a multiply and an add where the processor has FMA): with the rest of
 /// the worker built for relaxed SIMD, about 2.5 times the kernel's speed in Chromium. Only the
-/// `kernel-worker` module is built with `+relaxed-simd` (`scripts/build-worker.sh`); a browser
-/// without it gets `kernel-worker-simd128`, the same worker built with this portable version
-/// (the page checks which one it can run, `ui::pool`). The portable version below is the reference; `tests/browser.rs`,
-/// run once more with the worker's flags, checks this one against the f64 path.
+/// workers' relaxed builds have it (`scripts/build-worker.sh`), and use it when the scratch
+/// says `fused` (the page's interactive work); a browser without relaxed SIMD gets the
+/// `-simd128` build. The portable version below is the reference, and what the relaxed build
+/// runs for the export (bit for bit the command line's); `tests/browser.rs`, run once more
+/// with the worker's flags, checks this one against the f64 path.
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
 #[inline(always)]
-fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
+fn project_block_fused(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
     use core::arch::wasm32::{f32x4_relaxed_madd, f32x4_splat, v128, v128_load, v128_store};
     let ([z0, z1, z2, z3], panels) = block_panels(omega, z, projected);
     for (panel, [o0, o1, o2, o3]) in panels {
@@ -270,7 +290,6 @@ fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
 
 /// `projected[r * stride + k] = ω_k · z_r` for the ROWS vectors of `z`: for each panel of
 /// COLUMNS projections, ROWS × COLUMNS accumulators stay in registers over the d coordinates.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
 #[inline(always)]
 fn project_block(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {
     let ([z0, z1, z2, z3], panels) = block_panels(omega, z, projected);
@@ -377,7 +396,7 @@ fn exp_sum(t: &[f32], sign: f32, shift: f32) -> f32 {
 /// reduction ([`cosh_sum_shifted`]); beyond it, from two ([`exp_sum`]), whose arguments are
 /// reduced after the shift and so stay exact at any magnitude.
 #[inline(always)]
-fn log_sum_cosh_f32(t: &[f32]) -> f64 {
+fn log_sum_cosh_f32(t: &[f32], fused: bool) -> f64 {
     let max = lane_max(t, 0.0, f32::abs);
     if !max.is_finite() {
         return f64::from(max);
@@ -385,7 +404,7 @@ fn log_sum_cosh_f32(t: &[f32]) -> f64 {
     if max < SHARED_REDUCTION_LIMIT {
         // Shift by K·ln 2 ≥ M with K an integer, so that the shift is exact in the exponent.
         let k = (max * LOG2_E).ceil();
-        let sum = cosh_sum_shifted(t, k as i32);
+        let sum = cosh_sum_shifted(t, k as i32, fused);
         return f64::from(k) * std::f64::consts::LN_2 + f64::from(0.5 * sum).libm_ln();
     }
     let sum = exp_sum(t, 1.0, max) + exp_sum(t, -1.0, max);
@@ -403,10 +422,15 @@ const SHARED_REDUCTION_LIMIT: f32 = 8192.0;
 /// two below 2^-126 become 0, which beside the largest term (at least 1/2) is nothing.
 /// Explicit `simd128` in WebAssembly (LLVM leaves the portable loop scalar there).
 #[inline(always)]
-fn cosh_sum_shifted(t: &[f32], k: i32) -> f32 {
+fn cosh_sum_shifted(t: &[f32], k: i32, fused: bool) -> f32 {
     let chunks = t.chunks_exact(COLUMNS);
     let tail = chunks.remainder();
-    let mut sum = cosh_sum_chunks(chunks, k);
+    // Two instances, so the choice is made once per sum, not per multiply-add.
+    let mut sum = if fused {
+        cosh_sum_chunks::<true>(chunks, k)
+    } else {
+        cosh_sum_chunks::<false>(chunks, k)
+    };
     for v in tail {
         sum += cosh_term(*v, k);
     }
@@ -436,7 +460,7 @@ fn cosh_term(t: f32, k: i32) -> f32 {
 
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
-fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
+fn cosh_sum_chunks<const FUSED: bool>(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
     let mut sums = [0.0f32; COLUMNS];
     for chunk in chunks {
         for l in 0..COLUMNS {
@@ -452,19 +476,17 @@ fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
-fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
+fn cosh_sum_chunks<const FUSED: bool>(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
     use core::arch::wasm32::*;
-    /// `a·b + c`: fused where the module has relaxed SIMD (the worker), else two operations.
+    /// `a·b + c`: fused where the module has relaxed SIMD and `FUSED` asks for it, else two
+    /// operations (every build's bits).
     #[inline(always)]
-    fn madd(a: v128, b: v128, c: v128) -> v128 {
+    fn madd<const FUSED: bool>(a: v128, b: v128, c: v128) -> v128 {
         #[cfg(target_feature = "relaxed-simd")]
-        {
-            f32x4_relaxed_madd(a, b, c)
+        if FUSED {
+            return f32x4_relaxed_madd(a, b, c);
         }
-        #[cfg(not(target_feature = "relaxed-simd"))]
-        {
-            f32x4_add(f32x4_mul(a, b), c)
-        }
+        f32x4_add(f32x4_mul(a, b), c)
     }
     let magic = f32x4_splat(ROUNDING_MAGIC);
     let magic_bits = i32x4_splat(ROUNDING_MAGIC.to_bits() as i32);
@@ -474,15 +496,18 @@ fn cosh_sum_chunks(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
     let [e0, e1, e2] = EVEN.map(|c| f32x4_splat(c));
     let [o0, o1, o2] = ODD.map(|c| f32x4_splat(c));
     let term = |t: v128| {
-        let shifted = madd(t, f32x4_splat(LOG2_E), magic);
+        let shifted = madd::<FUSED>(t, f32x4_splat(LOG2_E), magic);
         let n = f32x4_sub(shifted, magic);
         let n_bits = i32x4_sub(shifted, magic_bits);
         // n · LN2_HI is exact, so the two steps keep r exact to f32 rounding.
         let r = f32x4_sub(t, f32x4_mul(n, f32x4_splat(LN2_HI)));
         let r = f32x4_sub(r, f32x4_mul(n, f32x4_splat(LN2_LO)));
         let r2 = f32x4_mul(r, r);
-        let even = madd(r2, madd(r2, madd(r2, e2, e1), e0), one);
-        let odd = f32x4_mul(r, madd(r2, madd(r2, madd(r2, o2, o1), o0), one));
+        let even = madd::<FUSED>(r2, madd::<FUSED>(r2, madd::<FUSED>(r2, e2, e1), e0), one);
+        let odd = f32x4_mul(
+            r,
+            madd::<FUSED>(r2, madd::<FUSED>(r2, madd::<FUSED>(r2, o2, o1), o0), one),
+        );
         let up = i32x4_shl(i32x4_max(i32x4_add(n_bits, bias), zero), 23);
         let down = i32x4_shl(i32x4_max(i32x4_sub(bias, n_bits), zero), 23);
         f32x4_add(

@@ -1,10 +1,11 @@
 //! The attention view: softmax attention against every linear approximation, on synthetic data
 //! or a real head of all-MiniLM-L6-v2. Its parts are computed in the worker pool
-//! ([`AttentionRunner`]), each shown as it arrives; a part's newer request waits for the one in
-//! flight and replaces any older waiting one, so dragging a slider never queues stale work.
+//! ([`AttentionRunner`]), each shown as it arrives; each part is a channel of the pool, so a
+//! part's newer request waits for the one in flight and replaces any older waiting one, and
+//! dragging a slider never queues stale work.
 //!
 //! The files: this one (the view, its loading of the real heads and its status), `parts` (the
-//! parts' signals and queues), `controls`, `figure` (what every figure shares), `text` (numbers
+//! parts' signals and what was asked), `controls`, `figure` (what every figure shares), `text` (numbers
 //! and colours as text), and one file per figure or group of figures: `table`, `matrices`,
 //! `errors`, `temperature`, `budget`, `heads_table`, `tensorised` and `formulas`.
 
@@ -22,7 +23,6 @@ mod tensorised;
 mod text;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use leptos::prelude::*;
@@ -40,7 +40,7 @@ pub(super) use figure::{Figure, chart_error, resize_counter};
 use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
 use matrices::{Heatmaps, SingularValues};
-use parts::{PartQueue, Parts, part_key, submit};
+use parts::{Parts, Requested, part_key, submit};
 use table::MethodTable;
 use temperature::TemperatureCharts;
 use tensorised::Tensorised;
@@ -93,8 +93,8 @@ pub fn AttentionView(
     let runner = use_context::<AttentionRunner>();
     let parts = Parts::new();
     let heads = RwSignal::new_local(HeadsState::NotLoaded);
-    let queues: Rc<RefCell<HashMap<AttentionPart, PartQueue>>> = Rc::default();
-    let queues = StoredValue::new_local(queues);
+    let requested: Rc<RefCell<Requested>> = Rc::default();
+    let requested = StoredValue::new_local(requested);
     // A configuration above the ask-first budget waits for a click; this is the last one
     // confirmed (its query).
     let confirmed = RwSignal::new(None::<String>);
@@ -135,26 +135,20 @@ pub fn AttentionView(
         let Some(runner) = runner else {
             return;
         };
-        let queues = queues.get_value();
+        let requested = requested.get_value();
         for part in AttentionPart::ALL {
             if !part.applies(&config) {
                 continue;
             }
-            let key = part_key(part, &config);
-            {
-                let mut all = queues.borrow_mut();
-                let queue = all.entry(part).or_default();
-                if queue.last_key.as_deref() == Some(key.as_str()) {
-                    continue;
-                }
-                queue.last_key = Some(key);
+            if !requested.borrow_mut().is_new(part, part_key(part, &config)) {
+                continue;
             }
             let request = AttentionRequest {
                 config: config.clone(),
                 part,
                 heads: bytes.as_ref().map(|b| b.as_ref().clone()),
             };
-            submit(runner, queues.clone(), parts, request);
+            submit(runner, requested.clone(), parts, request);
         }
     });
 

@@ -17,6 +17,7 @@ use crate::chart_geometry::data::{
 use crate::charts::{draw_components, draw_histogram};
 use crate::lab::config::{ExperimentConfig, Param};
 use crate::lab::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS};
+use crate::lab::tasks::DataViewAsk;
 
 use super::attention::{chart_error, resize_counter};
 use super::controls::{NumberControl, SeedControl};
@@ -159,10 +160,10 @@ pub fn DataPanel(
     #[prop(into)] job_running: Signal<bool>,
 ) -> impl IntoView {
     let inputs = Memo::new(move |_| config.with(data_config));
-    // The latest answer for the latest inputs: an answer to older inputs is dropped.
+    // The latest answer for the latest inputs: the pool delivers no answer to older inputs
+    // once newer ones were asked for (its data-panel channel).
     let state = RwSignal::new(None::<Result<DataView, String>>);
     let computing = RwSignal::new(true);
-    let asked = StoredValue::new(0u64);
     let runner = use_context::<DataViewRunner>();
     let sent = StoredValue::new(None::<ExperimentConfig>);
     Effect::new(move |_| {
@@ -175,16 +176,12 @@ pub fn DataPanel(
             return;
         }
         sent.set_value(Some(request.clone()));
-        let ticket = asked.get_value() + 1;
-        asked.set_value(ticket);
-        let done = Box::new(move |output: Result<DataView, String>| {
-            if asked.try_get_value() == Some(ticket) {
-                state.try_set(Some(output));
-                computing.try_set(false);
-            }
-        });
+        let done = move |output: Result<DataView, String>| {
+            state.try_set(Some(output));
+            computing.try_set(false);
+        };
         match runner {
-            Some(runner) => runner.run(request, done),
+            Some(runner) => runner.run(DataViewAsk(request), done),
             None => done(Err("no worker pool to compute the data panel".into())),
         }
     });

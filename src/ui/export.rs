@@ -5,15 +5,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
 
 use leptos::ev;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::*;
-use web_sys::{MessageEvent, Worker};
 
-use super::pool::{WorkerKind, relaxed_simd, worker_count};
+use super::pool::ExportRunner;
 
 use crate::cli::{experiment_csv, experiment_json};
 use crate::lab::config::ExperimentConfig;
@@ -48,84 +45,12 @@ fn download_export(format: &str, result: &ExperimentResult) {
     }
 }
 
-/// Told the outcome of an export's computation.
-type ExportDone = Box<dyn FnOnce(Result<ExperimentResult, String>)>;
-
-/// An export's workers and what it reports to.
-struct ExactExport {
-    run: ExportRun,
-    workers: Vec<Worker>,
-    handlers: Vec<Closure<dyn FnMut(MessageEvent)>>,
-    progress: Box<dyn Fn(usize, usize)>,
-    done: Option<ExportDone>,
-}
-
-impl ExactExport {
-    /// Stops the workers and tells the outcome (once). The handlers are dropped in a later
-    /// browser task, not inside the one that runs.
-    fn finish(this: &Rc<RefCell<ExactExport>>, outcome: Result<ExperimentResult, String>) {
-        let (done, handlers) = {
-            let mut export = this.borrow_mut();
-            for worker in &export.workers {
-                worker.set_onmessage(None);
-                worker.set_onerror(None);
-                worker.terminate();
-            }
-            export.workers.clear();
-            (export.done.take(), std::mem::take(&mut export.handlers))
-        };
-        let current = EXPORT.with(|e| e.borrow_mut().take());
-        set_timeout(move || drop((handlers, current)), Duration::ZERO);
-        if let Some(done) = done {
-            done(outcome);
-        }
-    }
-
-    fn on_message(this: &Rc<RefCell<ExactExport>>, slot: usize, data: JsValue) {
-        if data.as_string().as_deref() == Some(crate::worker::READY) {
-            // The worker listens now: send it its share of the tasks.
-            let export = this.borrow();
-            let workers = export.workers.len();
-            let sent = (0..export.run.len())
-                .filter(|i| export.run.worker_for(*i, workers) == slot)
-                .try_for_each(|i| {
-                    let bytes = export.run.request(i)?;
-                    let array = js_sys::Uint8Array::from(bytes.as_slice());
-                    export.workers[slot]
-                        .post_message(&array)
-                        .map_err(|_| "a task could not be sent to the export worker".to_string())
-                });
-            drop(export);
-            if let Err(message) = sent {
-                ExactExport::finish(this, Err(message));
-            }
-            return;
-        }
-        let bytes = js_sys::Uint8Array::new(&data).to_vec();
-        let answered = this.borrow_mut().run.answer(&bytes);
-        if let Err(message) = answered {
-            ExactExport::finish(this, Err(message));
-            return;
-        }
-        let (done, total, result) = {
-            let export = this.borrow();
-            (export.run.done(), export.run.len(), export.run.result())
-        };
-        (this.borrow().progress)(done, total);
-        if let Some(result) = result {
-            ExactExport::finish(this, Ok(result));
-        } else if done == total {
-            ExactExport::finish(this, Err("the export's tasks left a piece out".into()));
-        }
-    }
-}
-
-/// Computes `config`'s experiment (without the curve) in fresh workers of the simd128 build
-/// (`kernel-worker-simd128`, or `full-worker-simd128` for the optimised A: what a browser
-/// without relaxed SIMD runs), which give the native
-/// build's numbers bit for bit; `progress(done, total)` after each task, then `done`. The
-/// page's own workers keep their relaxed-SIMD build for everything interactive.
+/// Computes `config`'s experiment (without the curve) in the page's pool, task by task, with
+/// unfused arithmetic ([`ExportTaskAsk`](crate::lab::tasks::ExportTaskAsk)): the native build's numbers bit for bit, in every
+/// build of the workers, and with the datasets and ω they already hold. `progress(done,
+/// total)` after each task, then `done` once (unless a newer export superseded this one).
 fn compute_exactly(
+    runner: ExportRunner,
     config: &ExperimentConfig,
     progress: impl Fn(usize, usize) + 'static,
     done: impl FnOnce(Result<ExperimentResult, String>) + 'static,
@@ -134,51 +59,41 @@ fn compute_exactly(
         Ok(run) => run,
         Err(message) => return done(Err(message)),
     };
-    let count = worker_count().min(run.len()).max(1);
-    // The simd128 build (bit for bit the native kernel) of the worker these estimators need.
-    let script = WorkerKind::for_estimators(&config.estimators).script(false);
-    let this = Rc::new(RefCell::new(ExactExport {
-        run,
-        workers: Vec::new(),
-        handlers: Vec::new(),
-        progress: Box::new(progress),
-        done: Some(Box::new(done)),
-    }));
-    for slot in 0..count {
-        let worker = match Worker::new(script) {
-            Ok(worker) => worker,
-            Err(_) => {
-                ExactExport::finish(&this, Err("no export worker could start".into()));
-                return;
-            }
-        };
-        let weak = Rc::downgrade(&this);
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            if let Some(this) = weak.upgrade() {
-                ExactExport::on_message(&this, slot, event.data());
+    let Some(ticket) = runner.ticket() else {
+        return done(Err("the page's worker pool is gone".into()));
+    };
+    let asks: Vec<_> = (0..run.len()).filter_map(|i| run.ask(i)).collect();
+    let run = Rc::new(RefCell::new(run));
+    let progress = Rc::new(progress);
+    // Told once: the first error, or the result.
+    let done: Rc<RefCell<Option<ExportDone>>> = Rc::new(RefCell::new(Some(Box::new(done))));
+    for (index, ask) in asks.into_iter().enumerate() {
+        let (run, progress, done) = (run.clone(), progress.clone(), done.clone());
+        runner.run(ticket, ask, move |output| {
+            let stored = run.borrow_mut().store_output(index, output);
+            let (answered, total, result) = {
+                let run = run.borrow();
+                (run.done(), run.len(), run.result())
+            };
+            let outcome = match (stored, result) {
+                (Err(message), _) => Some(Err(message)),
+                (Ok(()), Some(result)) => Some(Ok(result)),
+                (Ok(()), None) => {
+                    progress(answered, total);
+                    None
+                }
+            };
+            if let Some(outcome) = outcome
+                && let Some(done) = done.borrow_mut().take()
+            {
+                done(outcome);
             }
         });
-        let weak = Rc::downgrade(&this);
-        let on_error = Closure::<dyn FnMut(MessageEvent)>::new(move |_: MessageEvent| {
-            if let Some(this) = weak.upgrade() {
-                ExactExport::finish(&this, Err("the export worker failed".into()));
-            }
-        });
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        let mut export = this.borrow_mut();
-        export.workers.push(worker);
-        export.handlers.push(on_message);
-        export.handlers.push(on_error);
     }
-    // The workers' handlers hold only weak references: the export lives here until it ends.
-    EXPORT.with(|e| *e.borrow_mut() = Some(this));
 }
 
-thread_local! {
-    /// The export computing now (the buttons wait while one does).
-    static EXPORT: RefCell<Option<Rc<RefCell<ExactExport>>>> = const { RefCell::new(None) };
-}
+/// Told the outcome of an export's computation.
+type ExportDone = Box<dyn FnOnce(Result<ExperimentResult, String>)>;
 
 /// A data URL of `text`.
 fn text_url(mime: &str, text: &str) -> String {
@@ -306,6 +221,7 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
     // What the export bar says while an export computes (or why one failed).
     let (status, set_status) = signal(None::<String>);
     let busy = RwSignal::new(false);
+    let runner = use_context::<ExportRunner>();
     let export = move |format: &'static str| {
         let Some(result) = result.get_untracked() else {
             return;
@@ -313,20 +229,20 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
         if busy.get_untracked() {
             return;
         }
-        if !relaxed_simd() {
-            // The results on screen came from the simd128 worker: already the command line's.
-            download_export(format, &result);
+        let Some(runner) = runner else {
+            set_status.set(Some("export failed: no worker pool".into()));
             return;
-        }
+        };
         busy.set(true);
         set_status.set(Some(
-            "computing the export without relaxed SIMD, as the command line does…".into(),
+            "computing the export as the command line does…".into(),
         ));
         compute_exactly(
+            runner,
             &result.config,
             move |done, total| {
                 set_status.set(Some(format!(
-                    "computing the export without relaxed SIMD, as the command line does: {done} of {total} tasks…"
+                    "computing the export as the command line does: {done} of {total} tasks…"
                 )));
             },
             move |outcome| {

@@ -26,7 +26,7 @@ use crate::lab::tasks::Part;
 use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
-use pool::{AttentionRunner, DataViewRunner, Pool, ProbeRunner};
+use pool::{AttentionRunner, DataViewRunner, ExportRunner, Pool, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 
@@ -199,6 +199,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     provide_context(ProbeRunner(pool));
     provide_context(AttentionRunner::lazy());
     provide_context(DataViewRunner(pool));
+    provide_context(ExportRunner(pool));
 
     // The outside world follows the configuration: the address bar shows it (bad URL values
     // were replaced by defaults and listed in the notice), and the job state machine decides

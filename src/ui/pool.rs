@@ -60,10 +60,9 @@ mod runners;
 mod side;
 mod workers;
 
-pub use runners::{AttentionRunner, DataViewRunner, ProbeRunner};
-pub use side::{AttentionDone, DataViewDone, PairDone, ProbeDone};
-use side::{SideJob, Waiting};
-pub(super) use workers::worker_count;
+pub use crate::lab::scheduler::{Channel, Ticket};
+pub use runners::{AttentionRunner, DataViewRunner, ExportRunner, ProbeRunner};
+use side::{InFlight, Unsent};
 use workers::{RetiredHandlers, WorkerHandle};
 pub use workers::{WorkerKind, relaxed_simd};
 
@@ -97,10 +96,12 @@ pub struct Pool {
     /// Runs tasks on the main thread when no worker is available (browser tests only).
     page_runner: Option<PageRunner>,
     local_scheduled: bool,
-    /// Whom to tell each probe's or attention part's outcome.
-    side_jobs: HashMap<u64, SideJob>,
+    /// Side requests in flight: their tickets and whom to tell.
+    side_jobs: HashMap<u64, InFlight>,
     /// Side requests made before any worker was ready.
-    waiting: Vec<Waiting>,
+    waiting: Vec<Unsent>,
+    /// Side requests waiting for their channel's older requests to be answered.
+    parked: Vec<Unsent>,
     listener: Rc<dyn Fn(PoolEvent)>,
     this: Weak<RefCell<Pool>>,
 }
@@ -136,6 +137,7 @@ impl Pool {
                 local_scheduled: false,
                 side_jobs: HashMap::new(),
                 waiting: Vec::new(),
+                parked: Vec::new(),
                 listener: Rc::new(listener),
                 this: this.clone(),
             })
@@ -185,17 +187,12 @@ impl Pool {
     /// Replaces the workers and drops the queue; the side requests in flight fail with
     /// `reason`.
     fn restart(pool: &Rc<RefCell<Pool>>, reason: &str) {
-        let lost: Vec<SideJob> = {
+        let lost = {
             let mut p = pool.borrow_mut();
             let started = p.spawn_workers();
-            let lost = p.scheduler.cancel(started);
-            lost.iter()
-                .filter_map(|id| p.side_jobs.remove(id))
-                .collect()
+            p.scheduler.cancel(started)
         };
-        for job in lost {
-            job.fail(reason.into());
-        }
+        Pool::fail_side_requests(pool, &lost, reason);
     }
 
     /// Makes the pool run `full-worker`s if `needed` is [`WorkerKind::Full`] and it does not
@@ -306,6 +303,12 @@ impl Pool {
         let events = {
             let mut p = pool.borrow_mut();
             match decode::<WorkerResponse>(bytes) {
+                // An export task is a side request: its id is not one of the job's.
+                Ok(WorkerResponse::Task(response)) if p.side_jobs.contains_key(&response.id) => {
+                    drop(p);
+                    Pool::side_answered(pool, response.id, WorkerResponse::Task(response));
+                    Vec::new()
+                }
                 Ok(WorkerResponse::Task(response)) => p.scheduler.answer(slot, response, now_ms()),
                 Ok(
                     side @ (WorkerResponse::Probe { id, .. }
@@ -313,13 +316,9 @@ impl Pool {
                     | WorkerResponse::ScatterPair { id, .. }
                     | WorkerResponse::DataView { id, .. }),
                 ) => {
-                    p.scheduler.side_request_answered(id);
-                    let job = p.side_jobs.remove(&id);
                     drop(p);
-                    if let Some(job) = job {
-                        job.answer(side);
-                    }
-                    return;
+                    Pool::side_answered(pool, id, side);
+                    Vec::new()
                 }
                 Err(message) => p.scheduler.fail(message),
             }
@@ -329,14 +328,12 @@ impl Pool {
     }
 
     fn on_worker_error(pool: &Rc<RefCell<Pool>>, slot: usize) {
-        let lost: Vec<SideJob> = {
-            let mut p = pool.borrow_mut();
-            let ids = p.scheduler.worker_lost(slot);
-            ids.iter().filter_map(|id| p.side_jobs.remove(id)).collect()
-        };
-        for job in lost {
-            job.fail(format!("worker {slot} failed during the computation"));
-        }
+        let lost = pool.borrow_mut().scheduler.worker_lost(slot);
+        Pool::fail_side_requests(
+            pool,
+            &lost,
+            &format!("worker {slot} failed during the computation"),
+        );
         if pool.borrow().scheduler.workers() == 0 {
             // None is left to wait for.
             Pool::flush_waiting(pool);

@@ -11,11 +11,11 @@ use leptos::prelude::*;
 use super::export::PngButton;
 
 use super::controls::NumberControl;
-use super::pool::ProbeRunner;
+use super::pool::{ProbeRunner, Ticket};
 use crate::charts::{ProbeEntry, describe, draw_probe};
 use crate::lab::config::{ExperimentConfig, Param};
 use crate::lab::experiment::{EstimatorId, ExperimentResult};
-use crate::lab::tasks::ProbeRequest;
+use crate::lab::tasks::{ProbeRequest, ScatterPairAsk};
 use crate::numerics::probe::{ProbeResult, probe_draws};
 
 /// Longest vector the probe form accepts.
@@ -150,24 +150,17 @@ fn prepare_probe(
     Ok((description, requests))
 }
 
-/// Where one probe's outcome goes: the panel's signals, unless a newer probe started.
+/// Where one probe's outcome goes: the panel's signals. (A newer probe's ticket supersedes
+/// this one's, and the pool then delivers none of its answers.)
 #[derive(Clone, Copy)]
 struct ProbeSink {
-    ticket: StoredValue<u64>,
-    current: u64,
     set_probing: WriteSignal<bool>,
     set_view_data: WriteSignal<Option<Result<Arc<ProbeView>, String>>>,
 }
 
 impl ProbeSink {
-    /// Whether a newer probe replaced this one (its answers are then ignored).
-    fn is_stale(&self) -> bool {
-        self.ticket.get_value() != self.current
-    }
-
-    /// Shows `message` instead of the probe, and ignores this probe's other answers.
+    /// Shows `message` instead of the probe (its other answers then never complete it).
     fn fail(&self, message: String) {
-        self.ticket.set_value(self.current + 1);
         self.set_probing.set(false);
         self.set_view_data.set(Some(Err(message)));
     }
@@ -182,6 +175,7 @@ impl ProbeSink {
 /// and shows the results once every answer is in.
 fn run_probe(
     runner: ProbeRunner,
+    ticket: Ticket,
     result: &ExperimentResult,
     pair: (Vec<f64>, Vec<f64>),
     dataset_index: Option<usize>,
@@ -198,32 +192,26 @@ fn run_probe(
     for (slot, (estimator, request)) in requests.into_iter().enumerate() {
         let answers = answers.clone();
         let description = description.clone();
-        runner.run(
-            request,
-            Box::new(move |outcome| {
-                if sink.is_stale() {
-                    return;
+        runner.run(ticket, request, move |outcome| {
+            let probe = match outcome {
+                Ok(probe) => probe,
+                Err(message) => return sink.fail(message),
+            };
+            let complete = {
+                let mut answers = answers.borrow_mut();
+                if let Some(answer) = answers.get_mut(slot) {
+                    *answer = Some((estimator, probe));
                 }
-                let probe = match outcome {
-                    Ok(probe) => probe,
-                    Err(message) => return sink.fail(message),
-                };
-                let complete = {
-                    let mut answers = answers.borrow_mut();
-                    if let Some(answer) = answers.get_mut(slot) {
-                        *answer = Some((estimator, probe));
-                    }
-                    answers.iter().all(Option::is_some)
-                };
-                if complete {
-                    let results = answers.take().into_iter().flatten().collect();
-                    sink.show(ProbeView {
-                        description,
-                        results,
-                    });
-                }
-            }),
-        );
+                answers.iter().all(Option::is_some)
+            };
+            if complete {
+                let results = answers.take().into_iter().flatten().collect();
+                sink.show(ProbeView {
+                    description,
+                    results,
+                });
+            }
+        });
     }
 }
 
@@ -259,7 +247,6 @@ pub fn ProbePanel(
     let runner = use_context::<ProbeRunner>();
     let (view_data, set_view_data) = signal(None::<Result<Arc<ProbeView>, String>>);
     let (probing, set_probing) = signal(false);
-    let ticket = StoredValue::new(0u64);
     let trials = Memo::new(move |_| config.with(|c| c.trials));
     Effect::new(move |_| {
         let trials = trials.get();
@@ -267,47 +254,41 @@ pub fn ProbePanel(
             set_view_data.set(None);
             return;
         };
-        let current = ticket.get_value() + 1;
-        ticket.set_value(current);
         let sink = ProbeSink {
-            ticket,
-            current,
             set_probing,
             set_view_data,
+        };
+        // A new ticket even for a pair refused below: an older probe's answers stay away.
+        let Some((runner, ticket)) = runner.and_then(|r| Some((r, r.ticket()?))) else {
+            return sink.fail("the probe needs the lab's worker pool".into());
         };
         if let Err(message) = check_pair(&pair, result.config.n) {
             return sink.fail(message);
         }
-        let Some(runner) = runner else {
-            return sink.fail("the probe needs the lab's worker pool".into());
-        };
         set_probing.set(true);
         match pair {
-            ProbedPair::Typed(x, y) => run_probe(runner, &result, (x, y), None, trials, sink),
+            ProbedPair::Typed(x, y) => {
+                run_probe(runner, ticket, &result, (x, y), None, trials, sink);
+            }
             // The worker draws the scatter dataset (it has it cached), so the page's module
             // never links the samplers.
             ProbedPair::Dataset(index) => {
-                let config = result.config.clone();
-                runner.scatter_pair(
-                    config,
+                let ask = ScatterPairAsk {
+                    config: result.config.clone(),
                     index,
-                    Box::new(move |outcome| {
-                        if sink.is_stale() {
-                            return;
-                        }
-                        match outcome {
-                            Ok(pair) => run_probe(
-                                runner,
-                                &result,
-                                (pair.x, pair.y),
-                                Some(index),
-                                trials,
-                                sink,
-                            ),
-                            Err(message) => sink.fail(message),
-                        }
-                    }),
-                );
+                };
+                runner.scatter_pair(ticket, ask, move |outcome| match outcome {
+                    Ok(pair) => run_probe(
+                        runner,
+                        ticket,
+                        &result,
+                        (pair.x, pair.y),
+                        Some(index),
+                        trials,
+                        sink,
+                    ),
+                    Err(message) => sink.fail(message),
+                });
             }
         }
     });

@@ -165,7 +165,8 @@ fn cancel_forgets_the_job_and_the_messages_but_keeps_the_store() {
     drain(&mut scheduler, &mut workspace);
     scheduler.submit(2, &small("48"), 0.0);
     let sent = scheduler.dispatch();
-    let (probe, _) = scheduler.start_side_request();
+    let ticket = scheduler.ticket(Channel::Probe);
+    let (probe, _) = scheduler.start_side_request(ticket);
     let lost = scheduler.cancel(2);
     assert_eq!(lost, vec![probe]);
     assert!(!scheduler.has_queued());
@@ -226,4 +227,54 @@ fn a_failed_task_fails_its_job_once() {
         }]
     );
     assert!(!scheduler.has_queued());
+}
+
+#[test]
+fn the_newest_ticket_of_a_channel_wins_and_waits_for_the_older_requests_in_flight() {
+    let mut scheduler = ready(2);
+    let first = scheduler.ticket(Channel::DataView);
+    assert_eq!(scheduler.route(first), Route::Send);
+    let (a, slot_a) = scheduler.start_side_request(first);
+    // The least busy worker takes the next one (a side request counts in flight).
+    let (b, slot_b) = scheduler.start_side_request(first);
+    assert_ne!(slot_a, slot_b);
+    // A newer ticket supersedes the first: it waits while the first's requests are out, and
+    // another channel is not held up.
+    let second = scheduler.ticket(Channel::DataView);
+    assert!(!scheduler.is_current(first) && scheduler.is_current(second));
+    assert_eq!(scheduler.route(first), Route::Drop);
+    assert_eq!(scheduler.route(second), Route::Park);
+    let other = scheduler.ticket(Channel::Probe);
+    assert_eq!(scheduler.route(other), Route::Send);
+    // The first's answers are not delivered; once both are in, the second may go.
+    let answer = scheduler.side_request_answered(a).unwrap();
+    assert_eq!((answer.ticket, answer.current), (first, false));
+    assert!(!scheduler.may_send(second));
+    assert!(!scheduler.side_request_answered(b).unwrap().current);
+    assert_eq!(scheduler.route(second), Route::Send);
+    let (c, _) = scheduler.start_side_request(second);
+    let answer = scheduler.side_request_answered(c).unwrap();
+    assert!(answer.current && answer.ticket == second);
+    // An answer nobody awaits (twice, or unknown) is nothing.
+    assert_eq!(scheduler.side_request_answered(c), None);
+    assert_eq!(scheduler.side_request_answered(999), None);
+}
+
+#[test]
+fn side_requests_count_in_flight_so_the_job_leaves_room_for_them() {
+    let mut scheduler = ready(1);
+    let ticket = scheduler.ticket(Channel::Export);
+    let ids: Vec<u64> = (0..IN_FLIGHT_PER_WORKER)
+        .map(|_| scheduler.start_side_request(ticket).0)
+        .collect();
+    scheduler.submit(1, &small("32"), 0.0);
+    assert!(
+        scheduler.dispatch().is_empty(),
+        "the worker is full of side requests"
+    );
+    scheduler.side_request_answered(ids[0]);
+    assert_eq!(scheduler.dispatch().len(), 1);
+    // A lost worker's side requests are reported, in order, and forgotten.
+    assert_eq!(scheduler.worker_lost(0), ids[1..].to_vec());
+    assert_eq!(scheduler.side_request_answered(ids[1]), None);
 }

@@ -1,18 +1,19 @@
-//! The page's "Download CSV" and "Download JSON" when its workers use relaxed SIMD: the
-//! experiment computed once more, task by task, by workers built without it, so that the file
-//! is byte for byte what `kernel-lab experiment` prints. (A relaxed fused multiply-add may or
-//! may not round twice, depending on the processor; the plain `simd128` build and the native
-//! build round the same way, see `math::kernel` and `math::portable`.)
+//! The page's "Download CSV" and "Download JSON": the experiment computed once more, task by
+//! task, by the page's worker pool with unfused arithmetic ([`ExportTaskAsk`]), so that the
+//! file is byte for byte what `kernel-lab experiment` prints even where the workers fuse
+//! multiply-adds for the interactive view (a relaxed fused multiply-add may or may not round
+//! twice, depending on the processor; the plain `simd128` path and the native build round the
+//! same way, see `numerics::kernel` and `numerics::portable`).
 //!
-//! [`ExportRun`] is the bookkeeping, without any web dependency: the encoded requests (the same
-//! [`WorkerRequest::Task`] messages the pool sends), the answers stored by key, the result
-//! assembled in the plan's order whatever the order of the answers. The page sends the
-//! requests to its export workers (`ui::export`); the browser tests answer them with
-//! [`super::handle_request`] on the page.
+//! [`ExportRun`] is the bookkeeping, without any web dependency: the requests, the answers
+//! stored by key, the result assembled in the plan's order whatever the order of the
+//! answers. The page sends the requests through its pool (`ui::export`); the browser tests
+//! answer them with [`super::handle_request`] on the page.
 
+use super::ask::{Ask, ExportTaskAsk};
 use super::plan::{plan, task_key};
-use super::protocol::{TaskRequest, WorkerRequest, WorkerResponse, decode, encode};
-use super::{Piece, Task, TaskStore};
+use super::protocol::{WorkerResponse, decode, encode};
+use super::{Piece, Task, TaskOutput, TaskStore};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::results::ExperimentResult;
 
@@ -57,14 +58,23 @@ impl ExportRun {
         self.answered.iter().filter(|a| **a).count()
     }
 
+    /// Task `index`.
+    pub fn task(&self, index: usize) -> Option<Task> {
+        self.tasks.get(index).copied()
+    }
+
+    /// Task `index` as a request to the pool.
+    pub fn ask(&self, index: usize) -> Option<ExportTaskAsk> {
+        Some(ExportTaskAsk {
+            config: self.config.clone(),
+            task: self.task(index)?,
+        })
+    }
+
     /// The encoded request of task `index` (its id is the index), for a worker.
     pub fn request(&self, index: usize) -> Result<Vec<u8>, String> {
-        let task = self.tasks.get(index).ok_or("no such export task")?;
-        encode(&WorkerRequest::Task(TaskRequest {
-            id: index as u64,
-            config: self.config.clone(),
-            task: *task,
-        }))
+        let ask = self.ask(index).ok_or("no such export task")?;
+        encode(&ask.message(index as u64))
     }
 
     /// Which of `workers` export workers should run task `index`: a boxplot dataset's tasks
@@ -77,19 +87,30 @@ impl ExportRun {
             .unwrap_or(index % workers)
     }
 
-    /// Stores a worker's encoded answer. An error answer (or a malformed one) fails the export.
+    /// Stores a worker's encoded answer to [`ExportRun::request`]. An error answer (or a
+    /// malformed one) fails the export.
     pub fn answer(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let response = match decode::<WorkerResponse>(bytes)? {
-            WorkerResponse::Task(response) => response,
+        let response = decode::<WorkerResponse>(bytes)?;
+        let id = match &response {
+            WorkerResponse::Task(response) => response.id,
             _ => return Err("an export worker answered something else than a task".into()),
         };
-        let index = usize::try_from(response.id)
-            .ok()
-            .filter(|i| *i < self.tasks.len())
+        let index = usize::try_from(id).map_err(|_| "an export worker answered an unknown task")?;
+        self.store_output(index, ExportTaskAsk::answer(response))
+    }
+
+    /// Stores the outcome of task `index`. An error fails the export.
+    pub fn store_output(
+        &mut self,
+        index: usize,
+        output: Result<TaskOutput, String>,
+    ) -> Result<(), String> {
+        let task = self
+            .tasks
+            .get(index)
             .ok_or("an export worker answered an unknown task")?;
-        let output = response.output?;
         self.store
-            .insert_keyed(task_key(&self.config, &self.tasks[index]), output);
+            .insert_keyed(task_key(&self.config, task), output?);
         self.answered[index] = true;
         Ok(())
     }

@@ -16,8 +16,9 @@
 //!
 //! The module's files follow the seams: [`plan`] (which tasks, their keys and work),
 //! [`workspace`] (running a task), [`store`] (finished outputs and the page's results) and
-//! [`protocol`] (the worker messages).
+//! [`protocol`] (the worker messages) and [`ask`] (the side requests as types).
 
+mod ask;
 mod export;
 mod plan;
 mod protocol;
@@ -33,6 +34,7 @@ use crate::numerics::portable::Libm;
 use crate::numerics::theory::Theorem33Inputs;
 
 pub use crate::numerics::probe::ProbeRequest;
+pub use ask::{Ask, DataViewAsk, ExportTaskAsk, ScatterPairAsk};
 pub use export::ExportRun;
 pub use plan::{DatasetKey, TASK_WORK, TaskKey, generate_dataset, plan, task_key, task_work};
 pub use protocol::{

@@ -11,11 +11,14 @@ use crate::lab::data_view::{DataView, data_view};
 use crate::numerics::probe::{PairVectors, ProbeRequest, ProbeResult, probe_pair};
 
 /// A message to a worker: run `task` for `config`. `id` comes back with the answer.
+/// `fused`: the kernel may fuse multiply-adds where the worker has relaxed SIMD (the page's
+/// job); `false` gives the command line's bits in every build (the export).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskRequest {
     pub id: u64,
     pub config: ExperimentConfig,
     pub task: Task,
+    pub fused: bool,
 }
 
 /// A worker's answer to the [`TaskRequest`] with the same `id`.
@@ -113,9 +116,12 @@ fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
     match request {
         WorkerRequest::Task(request) => WorkerResponse::Task(TaskResponse {
             id: request.id,
-            output: workspace
-                .run(&request.config, &request.task)
-                .map_err(|e| e.to_string()),
+            output: {
+                workspace.set_fused(request.fused);
+                workspace
+                    .run(&request.config, &request.task)
+                    .map_err(|e| e.to_string())
+            },
         }),
         WorkerRequest::Probe { id, probe: p } => WorkerResponse::Probe {
             id,
@@ -225,6 +231,7 @@ mod tests {
             id: 42,
             config: config.clone(),
             task,
+            fused: true,
         };
         let mut workspace = Workspace::new();
         let ask = |workspace: &mut Workspace, request: &WorkerRequest| -> WorkerResponse {

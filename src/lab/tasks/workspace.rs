@@ -79,6 +79,13 @@ impl Workspace {
         Self::default()
     }
 
+    /// Whether the kernel may fuse multiply-adds where the module has relaxed SIMD (the
+    /// page's interactive work: faster), or must give every build's bits (the export, the
+    /// command line). Off in a new workspace.
+    pub fn set_fused(&mut self, fused: bool) {
+        self.scratch.fused = fused;
+    }
+
     /// Dataset `index` of `config`, generated once.
     fn dataset(
         &mut self,

@@ -1,9 +1,8 @@
-//! The attention view's parts on the page: the latest outcome of each (its signals), and one
-//! queue per part that keeps at most one request in flight and the newest waiting, keyed by
-//! what the part's numbers depend on.
+//! The attention view's parts on the page: the latest outcome of each (its signals), the parts
+//! awaited, and what each part's numbers depend on (an unchanged part is not asked again).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use leptos::prelude::*;
@@ -79,14 +78,25 @@ impl Parts {
     }
 }
 
-/// One part's queue: at most one request in flight and one waiting (the newest).
+/// The parts asked for and not answered yet, and what the last request of each computes (the
+/// configuration without what only the display reads), so an unchanged part is not
+/// recomputed. The pool keeps at most one request of a part in flight and delivers only the
+/// newest one's answer (each part is a channel of its own).
 #[derive(Default)]
-pub(super) struct PartQueue {
-    in_flight: bool,
-    waiting: Option<AttentionRequest>,
-    /// What the last request sent computes (the configuration without what only the display
-    /// reads), so an unchanged part is not recomputed.
-    pub(super) last_key: Option<String>,
+pub(super) struct Requested {
+    pending: HashSet<AttentionPart>,
+    last_key: HashMap<AttentionPart, String>,
+}
+
+impl Requested {
+    /// Records `key` as `part`'s newest request; false if it is the one already asked for.
+    pub(super) fn is_new(&mut self, part: AttentionPart, key: String) -> bool {
+        if self.last_key.get(&part) == Some(&key) {
+            return false;
+        }
+        self.last_key.insert(part, key);
+        true
+    }
 }
 
 /// What a part's numbers depend on: for the real-head table only m, the seed and the
@@ -111,44 +121,27 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Sends `request` for `part`, or leaves it waiting behind the one in flight.
+/// Sends `request` for its part (the pool holds it while an older one of the part is in
+/// flight); the answer is stored and `busy` counts the parts still awaited.
 pub(super) fn submit(
     runner: AttentionRunner,
-    queues: Rc<RefCell<HashMap<AttentionPart, PartQueue>>>,
+    requested: Rc<RefCell<Requested>>,
     parts: Parts,
     request: AttentionRequest,
 ) {
     let part = request.part;
-    {
-        let mut all = queues.borrow_mut();
-        let queue = all.entry(part).or_default();
-        if queue.in_flight {
-            queue.waiting = Some(request);
-            return;
-        }
-        queue.in_flight = true;
+    if requested.borrow_mut().pending.insert(part) {
+        parts.busy.update(|n| *n += 1);
     }
-    parts.busy.update(|n| *n += 1);
     let started = now_ms();
-    let queues_after = queues.clone();
-    runner.run(
-        request,
-        Box::new(move |answer| {
+    runner.run(request, move |answer| {
+        if requested.borrow_mut().pending.remove(&part) {
             parts.busy.update(|n| *n = n.saturating_sub(1));
-            if part == AttentionPart::Main {
-                parts.main_ms.set(Some(now_ms() - started));
-                parts.main_answers.update(|n| *n += 1);
-            }
-            parts.store(part, answer);
-            let next = {
-                let mut all = queues_after.borrow_mut();
-                let queue = all.entry(part).or_default();
-                queue.in_flight = false;
-                queue.waiting.take()
-            };
-            if let Some(next) = next {
-                submit(runner, queues_after, parts, next);
-            }
-        }),
-    );
+        }
+        if part == AttentionPart::Main {
+            parts.main_ms.set(Some(now_ms() - started));
+            parts.main_answers.update(|n| *n += 1);
+        }
+        parts.store(part, answer);
+    });
 }

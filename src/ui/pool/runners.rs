@@ -1,37 +1,65 @@
 //! The narrow handles the components get through context (the probe panel, the attention
-//! view, the data panel): each can send its own requests to a pool, nothing else.
+//! view, the data panel, the export bar): each can send its own kind of request to a pool,
+//! under tickets of its own channel, nothing else.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use leptos::prelude::{LocalStorage, StoredValue, UpdateValue, WithValue};
 
-use super::{AttentionDone, DataViewDone, NO_WORKER, PairDone, Pool, ProbeDone, WorkerKind};
-use crate::lab::attention::AttentionRequest;
-use crate::lab::config::ExperimentConfig;
-use crate::lab::tasks::ProbeRequest;
+use super::{Channel, NO_WORKER, Pool, Ticket, WorkerKind};
+use crate::lab::attention::{AttentionOutput, AttentionPart, AttentionRequest};
+use crate::lab::data_view::DataView;
+use crate::lab::tasks::{
+    Ask, DataViewAsk, ExportTaskAsk, ProbeRequest, ScatterPairAsk, TaskOutput,
+};
+use crate::numerics::probe::{PairVectors, ProbeResult};
 
-/// The narrow handle the probe panel gets through context: it can run a probe in the pool
-/// (and ask for the probed pair of the scatter dataset), nothing else.
+/// The probe panel's handle: probes and the probed pair of the scatter dataset, on the
+/// [`Channel::Probe`].
 #[derive(Clone, Copy)]
 pub struct ProbeRunner(pub StoredValue<Rc<RefCell<Pool>>, LocalStorage>);
 
 impl ProbeRunner {
-    /// Runs `request` in a worker; `done` is told the outcome.
-    pub fn run(&self, request: ProbeRequest, done: ProbeDone) {
-        self.0.with_value(|pool| Pool::probe(pool, request, done));
+    /// A new probe: its requests supersede the previous probe's.
+    pub fn ticket(&self) -> Option<Ticket> {
+        self.0
+            .try_with_value(|pool| Pool::ticket(pool, Channel::Probe))
+    }
+
+    /// Runs `request` in a worker; `done` is told the outcome unless a newer probe started.
+    pub fn run(
+        &self,
+        ticket: Ticket,
+        request: ProbeRequest,
+        done: impl FnOnce(Result<ProbeResult, String>) + 'static,
+    ) {
+        self.ask(ticket, request, done);
     }
 
     /// Asks a worker for pair `index` of `config`'s scatter dataset.
-    pub fn scatter_pair(&self, config: ExperimentConfig, index: usize, done: PairDone) {
-        self.0
-            .with_value(|pool| Pool::scatter_pair(pool, config, index, done));
+    pub fn scatter_pair(
+        &self,
+        ticket: Ticket,
+        request: ScatterPairAsk,
+        done: impl FnOnce(Result<PairVectors, String>) + 'static,
+    ) {
+        self.ask(ticket, request, done);
+    }
+
+    fn ask<A: Ask>(
+        &self,
+        ticket: Ticket,
+        ask: A,
+        done: impl FnOnce(Result<A::Answer, String>) + 'static,
+    ) {
+        self.0.with_value(|pool| Pool::ask(pool, ticket, ask, done));
     }
 }
 
-/// The narrow handle the attention view gets through context: it can compute attention parts
-/// in a pool of `full-worker`s ([`WorkerKind::Full`]), started on its first request, nothing
-/// else.
+/// The attention view's handle: attention parts in a pool of `full-worker`s
+/// ([`WorkerKind::Full`]) started on its first request, each part on its own channel
+/// ([`Channel::Attention`]).
 #[derive(Clone, Copy)]
 pub struct AttentionRunner(pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>);
 
@@ -41,28 +69,63 @@ impl AttentionRunner {
         AttentionRunner(StoredValue::new_local(None))
     }
 
-    /// Computes `request` in a worker; `done` is told the outcome.
-    pub fn run(&self, request: AttentionRequest, done: AttentionDone) {
+    /// Computes `request` in a worker; `done` is told the outcome unless a newer request for
+    /// the same part superseded it (the newer one is sent once this one is answered).
+    pub fn run(
+        &self,
+        request: AttentionRequest,
+        done: impl FnOnce(Result<AttentionOutput, String>) + 'static,
+    ) {
         let pool = self.0.try_update_value(|pool| {
             pool.get_or_insert_with(|| Pool::of(WorkerKind::Full, |_| {}))
                 .clone()
         });
         match pool {
-            Some(pool) => Pool::attention(&pool, request, done),
+            Some(pool) => {
+                let part: AttentionPart = request.part;
+                let ticket = Pool::ticket(&pool, Channel::Attention(part));
+                Pool::ask(&pool, ticket, request, done);
+            }
             None => done(Err(NO_WORKER.into())),
         }
     }
 }
 
-/// The narrow handle the data panel gets through context: it can compute the panel's view in
-/// the pool, nothing else.
+/// The data panel's handle: its view of a configuration, on the [`Channel::DataView`].
 #[derive(Clone, Copy)]
 pub struct DataViewRunner(pub StoredValue<Rc<RefCell<Pool>>, LocalStorage>);
 
 impl DataViewRunner {
-    /// Computes the data panel of `config` in a worker; `done` is told the outcome.
-    pub fn run(&self, config: ExperimentConfig, done: DataViewDone) {
+    /// Computes `request` in a worker; `done` is told the outcome unless a newer request
+    /// superseded it.
+    pub fn run(&self, request: DataViewAsk, done: impl FnOnce(Result<DataView, String>) + 'static) {
+        self.0.with_value(|pool| {
+            let ticket = Pool::ticket(pool, Channel::DataView);
+            Pool::ask(pool, ticket, request, done);
+        });
+    }
+}
+
+/// The export bar's handle: the export's tasks in the kernel view's own pool, on the
+/// [`Channel::Export`].
+#[derive(Clone, Copy)]
+pub struct ExportRunner(pub StoredValue<Rc<RefCell<Pool>>, LocalStorage>);
+
+impl ExportRunner {
+    /// A new export: its tasks supersede an older export's.
+    pub fn ticket(&self) -> Option<Ticket> {
         self.0
-            .with_value(|pool| Pool::data_view(pool, config, done));
+            .try_with_value(|pool| Pool::ticket(pool, Channel::Export))
+    }
+
+    /// Computes one export task; `done` is told the outcome unless a newer export started.
+    pub fn run(
+        &self,
+        ticket: Ticket,
+        request: ExportTaskAsk,
+        done: impl FnOnce(Result<TaskOutput, String>) + 'static,
+    ) {
+        self.0
+            .with_value(|pool| Pool::ask(pool, ticket, request, done));
     }
 }

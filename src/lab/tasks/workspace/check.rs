@@ -60,6 +60,8 @@ pub fn check_kernel_against_f64(
     };
     let moments = data.moments();
     let mut workspace = Workspace::new();
+    // The page's kernel: fused where the module allows.
+    workspace.set_fused(true);
     let mut checks = Vec::with_capacity(pairs * config.estimators.len());
     for &estimator in &config.estimators {
         let task = Task {

@@ -1,0 +1,229 @@
+//! The page's side requests as types: each kind of work outside the job (the probe, its pair,
+//! the data panel, an attention part, an export task) is one type implementing [`Ask`], which
+//! says what message it sends and what answer it gets back. The pool has one function for all
+//! of them (`ui::pool`: `Pool::ask`), and the answer reaches its caller typed.
+
+use super::protocol::{TaskRequest, WorkerRequest, WorkerResponse};
+use super::{Task, TaskOutput};
+use crate::lab::attention::{AttentionOutput, AttentionRequest};
+use crate::lab::config::ExperimentConfig;
+use crate::lab::data_view::DataView;
+use crate::numerics::estimators::EstimatorId;
+use crate::numerics::probe::{PairVectors, ProbeRequest, ProbeResult};
+
+/// A request to a worker, typed by its answer.
+pub trait Ask: 'static {
+    /// What the worker's answer holds.
+    type Answer: 'static;
+
+    /// The message, carrying `id`.
+    fn message(self, id: u64) -> WorkerRequest;
+
+    /// Its answer out of the worker's response (a response of another kind is an error).
+    fn answer(response: WorkerResponse) -> Result<Self::Answer, String>;
+
+    /// Whether only `full-worker` computes it (the attention math, the optimised A's fit).
+    fn needs_full_worker(&self) -> bool {
+        false
+    }
+}
+
+/// Whether one of `estimators` needs the optimiser (only `full-worker` links it).
+fn any_needs_optimiser(estimators: &[EstimatorId]) -> bool {
+    estimators.iter().any(|e| e.info().needs_optimiser())
+}
+
+fn unexpected(kind: &str) -> String {
+    format!("a worker answered a {kind} request with another kind of answer")
+}
+
+impl Ask for ProbeRequest {
+    type Answer = ProbeResult;
+
+    fn message(self, id: u64) -> WorkerRequest {
+        WorkerRequest::Probe { id, probe: self }
+    }
+
+    fn answer(response: WorkerResponse) -> Result<ProbeResult, String> {
+        match response {
+            WorkerResponse::Probe { output, .. } => output,
+            _ => Err(unexpected("probe")),
+        }
+    }
+
+    /// A typed pair is fitted in the worker, which then needs the optimiser if the estimator
+    /// does.
+    fn needs_full_worker(&self) -> bool {
+        self.fit_to_pair.is_some() && any_needs_optimiser(&[self.estimator])
+    }
+}
+
+impl Ask for AttentionRequest {
+    type Answer = AttentionOutput;
+
+    fn message(self, id: u64) -> WorkerRequest {
+        WorkerRequest::Attention { id, request: self }
+    }
+
+    fn answer(response: WorkerResponse) -> Result<AttentionOutput, String> {
+        match response {
+            WorkerResponse::Attention { output, .. } => output,
+            _ => Err(unexpected("attention")),
+        }
+    }
+
+    fn needs_full_worker(&self) -> bool {
+        true
+    }
+}
+
+/// The kernel view's data panel of a configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataViewAsk(pub ExperimentConfig);
+
+impl Ask for DataViewAsk {
+    type Answer = DataView;
+
+    fn message(self, id: u64) -> WorkerRequest {
+        WorkerRequest::DataView { id, config: self.0 }
+    }
+
+    fn answer(response: WorkerResponse) -> Result<DataView, String> {
+        match response {
+            WorkerResponse::DataView { output, .. } => output.map(|view| *view),
+            _ => Err(unexpected("data panel")),
+        }
+    }
+
+    fn needs_full_worker(&self) -> bool {
+        any_needs_optimiser(&self.0.estimators)
+    }
+}
+
+/// Pair `index` of a configuration's scatter dataset (the probe's pair).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScatterPairAsk {
+    pub config: ExperimentConfig,
+    pub index: usize,
+}
+
+impl Ask for ScatterPairAsk {
+    type Answer = PairVectors;
+
+    fn message(self, id: u64) -> WorkerRequest {
+        WorkerRequest::ScatterPair {
+            id,
+            config: self.config,
+            index: self.index,
+        }
+    }
+
+    fn answer(response: WorkerResponse) -> Result<PairVectors, String> {
+        match response {
+            WorkerResponse::ScatterPair { output, .. } => output,
+            _ => Err(unexpected("scatter pair")),
+        }
+    }
+}
+
+/// One task of the export ([`super::ExportRun`]): computed without fused multiply-adds, so
+/// that every build, relaxed SIMD included, gives the command line's bits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportTaskAsk {
+    pub config: ExperimentConfig,
+    pub task: Task,
+}
+
+impl Ask for ExportTaskAsk {
+    type Answer = TaskOutput;
+
+    fn message(self, id: u64) -> WorkerRequest {
+        WorkerRequest::Task(TaskRequest {
+            id,
+            config: self.config,
+            task: self.task,
+            fused: false,
+        })
+    }
+
+    fn answer(response: WorkerResponse) -> Result<TaskOutput, String> {
+        match response {
+            WorkerResponse::Task(response) => response.output,
+            _ => Err(unexpected("export task")),
+        }
+    }
+
+    fn needs_full_worker(&self) -> bool {
+        any_needs_optimiser(&self.config.estimators)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::tasks::{Workspace, decode, encode, handle_request};
+    use crate::lab::test_support::config_with;
+
+    /// Sends `ask` through the worker's own handler, as the pool does.
+    fn ask<A: Ask>(workspace: &mut Workspace, ask: A) -> Result<A::Answer, String> {
+        let bytes = encode(&ask.message(5)).unwrap();
+        A::answer(decode(&handle_request(workspace, &bytes)).unwrap())
+    }
+
+    #[test]
+    fn each_kind_gets_its_own_answer_typed() {
+        let config = config_with(&[("n", "12"), ("d", "3"), ("m", "8")]);
+        let mut workspace = Workspace::new();
+        let pair = ask(
+            &mut workspace,
+            ScatterPairAsk {
+                config: config.clone(),
+                index: 4,
+            },
+        )
+        .unwrap();
+        let data = crate::lab::tasks::generate_dataset(&config, 0).unwrap();
+        assert_eq!(pair.x, data.query(4));
+        let view = ask(&mut workspace, DataViewAsk(config.clone())).unwrap();
+        assert_eq!(view, crate::lab::data_view::data_view(&config).unwrap());
+        // The export's tasks are the experiment's, bit for bit.
+        let run = super::super::ExportRun::new(&config).unwrap();
+        let task = run.task(0).unwrap();
+        let output = ask(
+            &mut workspace,
+            ExportTaskAsk {
+                config: config.clone(),
+                task,
+            },
+        )
+        .unwrap();
+        assert_eq!(output, Workspace::new().run(&config, &task).unwrap());
+        // A response of another kind is an error, not a panic.
+        assert!(
+            ProbeRequest::answer(WorkerResponse::ScatterPair {
+                id: 1,
+                output: Ok(pair)
+            })
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_full_worker_is_asked_for_only_what_needs_it() {
+        let plain = config_with(&[("est", "hcexp-var")]);
+        let optimised = config_with(&[("est", "hcexp-var,hcexp-opt")]);
+        assert!(!DataViewAsk(plain.clone()).needs_full_worker());
+        assert!(DataViewAsk(optimised.clone()).needs_full_worker());
+        let task = Task {
+            estimator: optimised.estimators[0],
+            piece: crate::lab::tasks::Piece::ScatterSetup,
+        };
+        assert!(
+            ExportTaskAsk {
+                config: optimised,
+                task
+            }
+            .needs_full_worker()
+        );
+    }
+}
