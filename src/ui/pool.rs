@@ -21,14 +21,16 @@
 //!   multiply-add, about 2.5 times faster) and with plain `simd128`. The pool asks the browser
 //!   once ([`relaxed_simd`]: `WebAssembly.validate` on a 36-byte module using a relaxed-SIMD
 //!   instruction) and starts the build it can run; only that one is downloaded.
-//!   The relaxed build is not bit-for-bit the native one (a relaxed fused multiply-add may
-//!   round once or twice): the CSV/JSON export then computes in simd128 workers of its own
-//!   (`ui::export`), so that it prints what `kernel-lab experiment` prints.
+//!   The relaxed build fuses multiply-adds only for the job's tasks (a relaxed fused
+//!   multiply-add may round once or twice); the CSV/JSON export's tasks ask for unfused
+//!   arithmetic, so the same workers print what `kernel-lab experiment` prints (`ui::export`).
 //! - Replaced workers are detached before they are terminated (their `onmessage` and
 //!   `onerror` cleared) and their handlers kept until the next replacement, so a message
 //!   already queued by a terminated worker (its "ready", say) never calls a dropped closure.
-//! - A request outside the job (the probe and its pair, the data panel, an attention part) sent
-//!   before any worker is ready waits for the first one.
+//! - A request outside the job (the probe and its pair, the data panel, an attention part, an
+//!   export task) goes through one typed function ([`Pool::ask`]) under the scheduler's rule
+//!   that a channel's newest ticket wins; sent before any worker is ready, it waits for the
+//!   first one.
 //! - If no worker can start, or every worker died, the job and the waiting requests fail with
 //!   [`NO_WORKER`]. Only the browser tests (`tests/browser.rs`), which have no worker files,
 //!   install a runner on the page ([`compute_on_page_without_workers`]); the page never does,

@@ -15,8 +15,6 @@
 //! Several requests may share one ticket (the probe's pair and then its estimates, the export's
 //! tasks): they are all current until the channel's next ticket.
 
-use std::collections::HashMap;
-
 use super::Scheduler;
 use crate::lab::attention::AttentionPart;
 
@@ -66,11 +64,21 @@ pub(super) struct SideRequest {
     ticket: Ticket,
 }
 
-/// The newest generation of each channel.
+/// The newest generation of each channel (a handful: a list is enough, and the page links no
+/// other map for it).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Channels {
-    newest: HashMap<Channel, u64>,
+    newest: Vec<(Channel, u64)>,
     next: u64,
+}
+
+impl Channels {
+    fn newest(&self, channel: Channel) -> Option<u64> {
+        self.newest
+            .iter()
+            .find(|(c, _)| *c == channel)
+            .map(|(_, generation)| *generation)
+    }
 }
 
 impl Scheduler {
@@ -78,7 +86,10 @@ impl Scheduler {
     pub fn ticket(&mut self, channel: Channel) -> Ticket {
         self.channels.next += 1;
         let generation = self.channels.next;
-        self.channels.newest.insert(channel, generation);
+        match self.channels.newest.iter_mut().find(|(c, _)| *c == channel) {
+            Some(newest) => newest.1 = generation,
+            None => self.channels.newest.push((channel, generation)),
+        }
         Ticket {
             channel,
             generation,
@@ -87,7 +98,7 @@ impl Scheduler {
 
     /// Whether `ticket` is its channel's newest.
     pub fn is_current(&self, ticket: Ticket) -> bool {
-        self.channels.newest.get(&ticket.channel) == Some(&ticket.generation)
+        self.channels.newest(ticket.channel) == Some(ticket.generation)
     }
 
     /// What to do now with a request of `ticket`: drop it if superseded, park it while its

@@ -77,8 +77,8 @@ impl ExportRun {
         encode(&ask.message(index as u64))
     }
 
-    /// Which of `workers` export workers should run task `index`: a boxplot dataset's tasks
-    /// on one worker (it generates the dataset once), the scatter's spread over all.
+    /// Which of `workers` workers a test that plays the pool gives task `index`: a boxplot
+    /// dataset's tasks to one worker (it generates the dataset once), the scatter's to all.
     pub fn worker_for(&self, index: usize, workers: usize) -> usize {
         let workers = workers.max(1);
         self.tasks
