@@ -18,7 +18,7 @@ fn row(param: Param, defaults: &ExperimentConfig) -> String {
         "| `{}` | {} | {} | {} |",
         param.key(),
         param.spec().meaning,
-        param.allowed(),
+        param.allowed_in_docs(),
         default
     )
 }

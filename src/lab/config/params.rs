@@ -104,6 +104,10 @@ pub struct ParamSpec {
     pub value: Value,
     /// When it is left out of a link (a side's own mean scale while it follows `scale`).
     pub omitted_when: Option<fn(&ExperimentConfig) -> bool>,
+    /// What docs/url-parameters.md says it accepts, where that differs from
+    /// [`Param::allowed`]: a list of registry ids points to the registry's own page, so that a
+    /// new estimator or method changes no parameter's row.
+    pub docs_allowed: Option<&'static str>,
 }
 
 const fn number(
@@ -127,6 +131,7 @@ const fn number(
             write,
         },
         omitted_when: None,
+        docs_allowed: None,
     }
 }
 
@@ -151,6 +156,7 @@ const fn text(
             check,
         },
         omitted_when: None,
+        docs_allowed: None,
     }
 }
 
@@ -247,7 +253,9 @@ param_table! {
         real(0.01, 50.0), false, |c| c.x_norm, |c, v| c.x_norm = v),
     YNorm "ynorm" => number("mean key norm", "target mean norm of the keys", Kernel,
         real(0.01, 50.0), false, |c| c.y_norm, |c, v| c.y_norm = v),
-    Estimators "est" => text("estimators", "estimators, by id (see [the estimators](estimators.md))",
+    Estimators "est" => ParamSpec {
+        docs_allowed: Some("a comma-separated, non-empty subset of the estimator ids (the first column of [the estimators](estimators.md); `kernel-lab --help` lists them too; the old names prf, mean, var also work)"),
+        ..text("estimators", "estimators, by id (see [the estimators](estimators.md))",
         Kernel,
         || format!("a comma-separated, non-empty subset of the estimator ids {} (the old names prf, mean, var also work)", all_ids()),
         |c| c.estimators.iter().map(|e| e.id()).collect::<Vec<_>>().join(","),
@@ -255,7 +263,8 @@ param_table! {
             c.estimators = parse_estimators(t).map_err(Rejection::Because)?;
             Ok(())
         },
-        |c| ascending_without_repeats(&c.estimators)),
+        |c| ascending_without_repeats(&c.estimators))
+    },
     Theta "theta" => number("angle θ of the complex A",
         "angle θ of the complex A `e^(iθ)·diag(a)` (`cplx`, `hcplx`)", Kernel,
         real(0.0, std::f64::consts::FRAC_PI_2), false, |c| c.theta, |c, v| c.theta = v),
@@ -348,14 +357,17 @@ param_table! {
         "random projections m of every random feature map", Attention,
         int(1.0, 4096.0), true,
         |c| c.attention.features as f64, |c, v| c.attention.features = v as usize),
-    Methods "methods" => text("methods", "the methods compared", Attention,
+    Methods "methods" => ParamSpec {
+        docs_allowed: Some("a comma-separated, non-empty subset of the method ids (the estimator ids, then those of [the attention view](attention-view.md); `kernel-lab --help` lists them all)"),
+        ..text("methods", "the methods compared", Attention,
         || format!("a comma-separated, non-empty subset of the method ids {}", all_method_ids()),
         |c| c.attention.methods.iter().map(|m| m.id()).collect::<Vec<_>>().join(","),
         |c, t| {
             c.attention.methods = super::attention::parse_methods(t).map_err(Rejection::Because)?;
             Ok(())
         },
-        |c| ascending_without_repeats(&c.attention.methods)),
+        |c| ascending_without_repeats(&c.attention.methods))
+    },
     Degree "deg" => number("degree n (Taylor, (1 + x/n)^n)",
         "degree n of the Taylor and (1 + x/n)^n maps", Attention,
         int(1.0, 6.0), true,
@@ -441,6 +453,13 @@ impl Param {
             Value::Number { range, .. } => range.describe(),
             Value::Text { allowed, .. } => allowed(),
         }
+    }
+
+    /// What docs/url-parameters.md says it accepts.
+    pub fn allowed_in_docs(self) -> String {
+        self.spec()
+            .docs_allowed
+            .map_or_else(|| self.allowed(), str::to_string)
     }
 
     /// Whether a larger value never lowers the work (a slider may stop at the work limit).
