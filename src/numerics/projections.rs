@@ -1,5 +1,9 @@
 //! The random projections `ω_1 … ω_m` that every random-feature estimator draws: i.i.d.
-//! `N(0, I_d)` rows, or orthogonal blocks (Performer's ORF).
+//! `N(0, I_d)` rows, or orthogonal blocks (Performer's ORF); simplex blocks and randomised
+//! quasi-Monte Carlo in [`couplings`].
+
+mod couplings;
+pub use couplings::Coupling;
 
 use std::fmt;
 
@@ -94,24 +98,9 @@ impl Projections {
         let d = self.d;
         let mut block = vec![0.0f64; d * d];
         for rows in self.omega.chunks_mut(d * d) {
-            loop {
-                for w in &mut block {
-                    *w = StandardNormal.sample(rng);
-                }
-                if orthonormalise(&mut block, d) {
-                    break;
-                }
-                // A rank-deficient Gaussian matrix has probability zero; redraw if rounding
-                // ever makes one.
-            }
+            couplings::haar_frame(&mut block, d, rng);
             for (row, target) in block.chunks_exact(d).zip(rows.chunks_mut(d)) {
-                let length = (0..d)
-                    .map(|_| {
-                        let g: f64 = StandardNormal.sample(rng);
-                        g * g
-                    })
-                    .sum::<f64>()
-                    .sqrt();
+                let length = couplings::chi_length(d, rng);
                 for (t, w) in target.iter_mut().zip(row) {
                     *t = w * length;
                 }

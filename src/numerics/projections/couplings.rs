@@ -1,0 +1,183 @@
+//! Couplings of the rows of ω beyond i.i.d. and orthogonal blocks (REFERENCE.md, "Simplex
+//! random features" and "Randomised quasi-Monte Carlo ω"):
+//! - **simplex blocks** (Reid et al., ICML 2023): d rows of a block point to the vertices of a
+//!   regular simplex, `ω_i = ρ_i R s_i` with `s_i = √(d/(d−1)) (e_i − 𝟙/d)` (pairwise dot
+//!   products −1/(d−1)), R a Haar-random rotation and `ρ_i ~ χ_d` independent;
+//! - **randomised quasi-Monte Carlo**: the Halton sequence (prime bases 2, 3, 5, … per
+//!   coordinate, points 0 … m − 1), shifted at random modulo 1 (Cranley–Patterson) and mapped
+//!   through Φ⁻¹ coordinate by coordinate.
+//!
+//! Each keeps every ω_k marginally N(0, I_d) (a uniform direction times a χ_d length; a
+//! uniformly shifted point is uniform on the cube), so every estimator that averages a feature
+//! over the ω_k stays unbiased; what changes is how the rows vary together, hence the MSE.
+
+use rand::distr::Open01;
+use rand::{Rng, RngExt};
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use super::{EstimatorError, Projections, orthonormalise};
+use crate::numerics::portable::StandardNormal;
+
+/// How the rows of ω are drawn together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Coupling {
+    /// Independent rows.
+    Iid,
+    /// Blocks of d mutually orthogonal rows with χ_d lengths (Performer's ORF).
+    Orthogonal,
+    /// Blocks of d rows towards a regular simplex's vertices with χ_d lengths.
+    Simplex,
+    /// A randomly shifted Halton sequence through Φ⁻¹.
+    Rqmc,
+}
+
+impl Coupling {
+    /// Every coupling, in the order the page lists them.
+    pub const ALL: [Coupling; 4] = [
+        Coupling::Iid,
+        Coupling::Orthogonal,
+        Coupling::Simplex,
+        Coupling::Rqmc,
+    ];
+
+    /// Its stable id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Coupling::Iid => "iid",
+            Coupling::Orthogonal => "orthogonal",
+            Coupling::Simplex => "simplex",
+            Coupling::Rqmc => "rqmc",
+        }
+    }
+
+    /// The coupling with this id.
+    pub fn from_id(id: &str) -> Option<Coupling> {
+        Coupling::ALL.into_iter().find(|c| c.id() == id)
+    }
+}
+
+impl Projections {
+    /// Draws `m` projections in `R^d` coupled as `coupling` says.
+    pub fn sample_coupled<R: Rng + ?Sized>(
+        coupling: Coupling,
+        m: usize,
+        d: usize,
+        rng: &mut R,
+    ) -> Result<Self, EstimatorError> {
+        let mut projections = Self::zeroed(m, d)?;
+        match coupling {
+            Coupling::Iid => projections.resample(rng),
+            Coupling::Orthogonal => projections.resample_orthogonal(rng),
+            Coupling::Simplex => projections.resample_simplex(rng),
+            Coupling::Rqmc => projections.resample_rqmc(rng),
+        }
+        Ok(projections)
+    }
+
+    /// Redraws every ω in place as simplex blocks: for each block a Haar-random orthonormal
+    /// frame `b_1 … b_d` (rows of a Gram–Schmidt-orthonormalised Gaussian matrix), directions
+    /// `√(d/(d−1)) (b_i − b̄)` (unit vectors, pairwise dot products −1/(d−1): `R s_i` with `R`
+    /// the frame), each scaled by an independent χ_d length. A last partial block takes the
+    /// first rows of a full one. In d = 1 a simplex has one vertex: the row is `ρ b_1`, Gaussian.
+    pub fn resample_simplex<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        let d = self.d;
+        let mut block = vec![0.0f64; d * d];
+        let mut mean = vec![0.0f64; d];
+        let spread = if d > 1 {
+            (d as f64 / (d as f64 - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        for rows in self.omega.chunks_mut(d * d) {
+            haar_frame(&mut block, d, rng);
+            mean.iter_mut().for_each(|m| *m = 0.0);
+            for frame_row in block.chunks_exact(d) {
+                for (m, b) in mean.iter_mut().zip(frame_row) {
+                    *m += b / d as f64;
+                }
+            }
+            for (frame_row, target) in block.chunks_exact(d).zip(rows.chunks_mut(d)) {
+                let length = chi_length(d, rng);
+                for ((t, b), m) in target.iter_mut().zip(frame_row).zip(&mean) {
+                    let direction = if d > 1 { spread * (b - m) } else { *b };
+                    *t = direction * length;
+                }
+            }
+        }
+    }
+
+    /// Redraws every ω in place as randomised quasi-Monte Carlo points: row k (from 0) is
+    /// `Φ⁻¹(frac(h_j(k) + u_j))` in coordinate j, with `h_j` the radical inverse in the j-th
+    /// prime base and one uniform shift `u_j` per coordinate for the whole set (the point 0
+    /// included: shifted, it is as good as any, and the first `b^n` points of base b then fall
+    /// one in each of the `b^n` strata of their coordinate).
+    pub fn resample_rqmc<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        let d = self.d;
+        let bases = first_primes(d);
+        let shifts: Vec<f64> = (0..d).map(|_| rng.sample(Open01)).collect();
+        let normal = Normal::standard();
+        for (k, row) in self.omega.chunks_mut(d).enumerate() {
+            for ((w, &base), shift) in row.iter_mut().zip(&bases).zip(&shifts) {
+                let point = (radical_inverse(k as u64, base) + shift).fract();
+                // Keep Φ⁻¹ finite: a point on the cube's edge has probability zero.
+                let point = point.clamp(f64::MIN_POSITIVE, 1.0 - f64::EPSILON);
+                *w = normal.inverse_cdf(point);
+            }
+        }
+    }
+}
+
+/// A Haar-random orthonormal frame in the rows of `block` (`d × d`): a Gaussian matrix
+/// orthonormalised row by row, redrawn in the probability-zero case of a dependent row.
+pub(super) fn haar_frame<R: Rng + ?Sized>(block: &mut [f64], d: usize, rng: &mut R) {
+    loop {
+        for w in block.iter_mut() {
+            *w = StandardNormal.sample(rng);
+        }
+        if orthonormalise(block, d) {
+            return;
+        }
+    }
+}
+
+/// A χ_d length: the norm of a fresh d-dimensional Gaussian vector.
+pub(super) fn chi_length<R: Rng + ?Sized>(d: usize, rng: &mut R) -> f64 {
+    (0..d)
+        .map(|_| {
+            let g = StandardNormal.sample(rng);
+            g * g
+        })
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// `k` written in base `base`, its digits mirrored after the point (van der Corput).
+fn radical_inverse(mut k: u64, base: u64) -> f64 {
+    let (mut value, mut scale) = (0.0, 1.0 / base as f64);
+    while k > 0 {
+        value += (k % base) as f64 * scale;
+        k /= base;
+        scale /= base as f64;
+    }
+    value
+}
+
+/// The first `count` primes (a Halton sequence's bases).
+fn first_primes(count: usize) -> Vec<u64> {
+    let mut primes: Vec<u64> = Vec::with_capacity(count);
+    let mut candidate = 2u64;
+    while primes.len() < count {
+        if primes
+            .iter()
+            .take_while(|p| *p * *p <= candidate)
+            .all(|p| !candidate.is_multiple_of(*p))
+        {
+            primes.push(candidate);
+        }
+        candidate += 1;
+    }
+    primes
+}
+
+#[cfg(test)]
+mod tests;
