@@ -11,9 +11,9 @@
 //! ρ is fitted as the dataset's mean of `|z|²/d`.
 //! On `(x, y)` this is OPRF; on `(Ax, A⁻¹y)` with the variance-adjusted A it combines OPRF's
 //! α with the seed paper's A, in the spirit of the asymmetric "Dense-Exponential Random
-//! Features" (NeurIPS 2023). Whether that paper's closed-form diagonal equals Lemma 3.4's A
-//! (REFERENCE.md reads it so, up to the variance's n − 1) is not verified here, so the lab
-//! does not call this estimator DERF.
+//! Features" (NeurIPS 2023): as a DERF member it is SADERF with Ψ = A ([`super::derf`] shows
+//! the identity moment for moment). Whether that paper's closed-form Ψ equals Lemma 3.4's A
+//! (REFERENCE.md reads it so, up to the variance's n − 1) is not verified here.
 
 use super::{
     Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,

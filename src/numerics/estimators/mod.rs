@@ -27,6 +27,7 @@
 
 pub mod cexp;
 pub mod complex;
+pub mod derf;
 mod feature_maps;
 mod fit;
 pub mod gerf;
