@@ -2,7 +2,7 @@
 //! `N(0, I_d)` rows, or orthogonal blocks (Performer's ORF); simplex blocks and randomised
 //! quasi-Monte Carlo in [`couplings`].
 
-mod couplings;
+pub mod couplings;
 pub use couplings::Coupling;
 
 use std::fmt;
