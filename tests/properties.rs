@@ -11,6 +11,7 @@ use softmax_kernel_lab::numerics::estimators::{
 };
 use softmax_kernel_lab::numerics::heuristics::{A_MAX, A_MIN, AHeuristic, diagonal_a};
 use softmax_kernel_lab::numerics::probe::{ProbeRequest, probe_pair};
+use softmax_kernel_lab::numerics::projections::couplings::Coupling;
 use softmax_kernel_lab::numerics::rng::{StreamPurpose, stream_rng};
 
 /// Strings shaped like hostile URL values: numbers, specials, text, unicode, long runs.
@@ -199,7 +200,7 @@ proptest! {
         y in proptest::collection::vec(any::<f64>(), 0..5),
         a in proptest::collection::vec(any::<f64>(), 0..5),
         theta in any::<f64>(), alpha in any::<f64>(),
-        m in 0usize..8, trials in 0usize..6, seed in any::<u64>(), orthogonal in any::<bool>(),
+        m in 0usize..8, trials in 0usize..6, seed in any::<u64>(), coupling in 0usize..4,
     ) {
         // Valid inputs give exactly `trials` estimates; anything else is an error, not a panic.
         let finite = |v: &[f64]| v.iter().all(|c| c.is_finite());
@@ -217,7 +218,8 @@ proptest! {
         for estimator in EstimatorId::all() {
             let fit = Fit { theta, alpha, ..Fit::diagonal(a.clone(), 0) };
             let request = ProbeRequest {
-                estimator, fit, x: x.clone(), y: y.clone(), m, trials, seed, orthogonal,
+                estimator, fit, x: x.clone(), y: y.clone(), m, trials, seed,
+                coupling: Coupling::ALL[coupling],
                 fit_to_pair: None,
             };
             match probe_pair(&request) {
@@ -244,12 +246,13 @@ proptest! {
             proptest::collection::vec(0.1f64..10.0, d),
         )),
         theta in 0.0f64..1.6, m in 1usize..8, trials in 0usize..6, seed in any::<u64>(),
-        orthogonal in any::<bool>(),
+        coupling in 0usize..4,
     ) {
         for estimator in EstimatorId::all() {
             let fit = Fit { theta, alpha: -0.05, ..Fit::diagonal(a.clone(), 0) };
             let request = ProbeRequest {
-                estimator, fit, x: x.clone(), y: y.clone(), m, trials, seed, orthogonal,
+                estimator, fit, x: x.clone(), y: y.clone(), m, trials, seed,
+                coupling: Coupling::ALL[coupling],
                 fit_to_pair: None,
             };
             match probe_pair(&request) {

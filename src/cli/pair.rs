@@ -2,6 +2,7 @@
 //! against the estimator's MSE formula. [`PairRequest`] is the parsed command (with the names
 //! of estimators from before the registry mapped onto registry ids), [`pair_report`] runs it.
 
+use crate::numerics::projections::couplings::Coupling;
 use serde::Serialize;
 
 use super::args::{FlagKind, Flags, parse_integer, parse_vector};
@@ -35,8 +36,8 @@ pub struct PairRequest {
     pub m: usize,
     pub trials: u64,
     pub seed: u64,
-    /// Orthogonal random features.
-    pub orthogonal: bool,
+    /// How the rows of ω are drawn together.
+    pub coupling: Coupling,
 }
 
 /// The estimator named by `--estimator` and `--a`: a registry id, or one of the names from
@@ -170,7 +171,7 @@ impl PairRequest {
             m: m as usize,
             trials,
             seed,
-            orthogonal: page.orthogonal,
+            coupling: page.coupling,
         })
     }
 }
@@ -184,7 +185,9 @@ pub struct PairReport {
     pub estimator: &'static str,
     /// Its label.
     pub label: &'static str,
-    /// Orthogonal random features.
+    /// How the rows of ω were drawn together (`iid`, `orthogonal`, `simplex`, `rqmc`).
+    pub coupling: &'static str,
+    /// Whether that was orthogonal blocks (kept for scripts written before `coupling`).
     pub orthogonal: bool,
     pub x: Vec<f64>,
     pub y: Vec<f64>,
@@ -285,11 +288,7 @@ pub fn pair_report(request: &PairRequest) -> Result<PairReport, CliError> {
     let mut squared_relative_errors = RunningMoments::default();
     for trial in 0..request.trials {
         let mut rng = stream_rng(request.seed, StreamPurpose::Trial, trial, 0);
-        if request.orthogonal {
-            omega.resample_orthogonal(&mut rng);
-        } else {
-            omega.resample(&mut rng);
-        }
+        omega.resample_coupled(request.coupling, &mut rng);
         let estimate = reference_estimate(estimator, &fit, x, y, &omega)
             .map_err(|e| CliError::new("--y", e.to_string()))?;
         let ratio = estimate.scaled(-log_true).value();
@@ -300,7 +299,8 @@ pub fn pair_report(request: &PairRequest) -> Result<PairReport, CliError> {
     Ok(PairReport {
         estimator: estimator.id(),
         label: estimator.label(),
-        orthogonal: request.orthogonal,
+        coupling: request.coupling.id(),
+        orthogonal: request.coupling == Coupling::Orthogonal,
         x: x.clone(),
         y: y.clone(),
         m: request.m,

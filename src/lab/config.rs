@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::numerics::dataset::{DatasetError, DatasetParams};
 use crate::numerics::estimators::{EstimatorId, EstimatorParams};
 use crate::numerics::heuristics::AHeuristic;
+use crate::numerics::projections::couplings::Coupling;
 
 mod attention;
 pub mod params;
@@ -76,8 +77,9 @@ pub struct ExperimentConfig {
     pub theta: f64,
     /// How the complex A's magnitudes are chosen.
     pub complex_a: AHeuristic,
-    /// Orthogonal random features: every estimator draws ω in orthogonal blocks.
-    pub orthogonal: bool,
+    /// How every estimator draws its rows of ω together: i.i.d., orthogonal blocks (the legacy
+    /// `orf=1`), simplex blocks or randomised quasi-Monte Carlo.
+    pub coupling: Coupling,
     /// ω shared per dataset or fresh per pair.
     pub omega: OmegaMode,
     /// The scatter dataset's pair examined by the single-pair probe, if any.
@@ -87,7 +89,7 @@ pub struct ExperimentConfig {
     /// The view shown: single kernel values or whole attention rows.
     pub view: View,
     /// The attention view's parameters (its data also uses d, the distributions and the seed
-    /// above, and its estimators θ, the complex A and orthogonal features).
+    /// above, and its estimators θ, the complex A and the coupling of ω).
     pub attention: AttentionSettings,
 }
 
@@ -113,7 +115,7 @@ impl Default for ExperimentConfig {
                 .collect(),
             theta: std::f64::consts::FRAC_PI_4,
             complex_a: AHeuristic::Identity,
-            orthogonal: false,
+            coupling: Coupling::Iid,
             omega: OmegaMode::Shared,
             probe: None,
             trials: 2000,

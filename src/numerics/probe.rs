@@ -19,6 +19,7 @@ use super::estimators::{
     EstimatorId, EstimatorParams, FastSum, Fit, FitInput, Projections, dot, log_softmax_kernel,
     reduce, reference_estimate,
 };
+use super::projections::couplings::Coupling;
 use super::rng::{StreamPurpose, stream_rng};
 use super::stats::mean_and_standard_error;
 
@@ -81,8 +82,9 @@ pub struct ProbeRequest {
     pub m: usize,
     pub trials: usize,
     pub seed: u64,
-    /// Orthogonal random features.
-    pub orthogonal: bool,
+    /// How the rows of ω are drawn together.
+    #[serde(default)]
+    pub coupling: Coupling,
     /// Fit the estimator to the pair itself (a one-pair dataset: the pair as the means,
     /// variance 0) with these parameters instead of using `fit`: a typed pair. The worker
     /// fits, so that the page never links the estimators' fits.
@@ -113,14 +115,18 @@ fn draws_one_gaussian_per_feature(sum: FastSum, projections_per_pair: usize) -> 
 }
 
 /// How many Gaussians [`probe_pair`] draws for `request`: `m` per estimate where one Gaussian
-/// per feature is exact, else the full `m × d` projections (and, for orthogonal blocks, their
-/// `chi(d)` lengths: `m × (d + 1)`), for the page's limit on one probe's time.
+/// per feature is exact with i.i.d. ω, else the full `m × d` projections (and, for orthogonal
+/// or simplex blocks, their `chi(d)` lengths: `m × (d + 1)`), for the page's limit on one
+/// probe's time.
 pub fn probe_draws(request: &ProbeRequest) -> f64 {
-    let per_estimate = if !request.orthogonal && !request.estimator.info().draws_full_omega() {
+    let per_estimate = if request.coupling == Coupling::Iid
+        && !request.estimator.info().draws_full_omega()
+    {
         request.m as f64
     } else {
         let d = request.x.len() as f64;
-        request.m as f64 * if request.orthogonal { d + 1.0 } else { d }
+        let blocks = matches!(request.coupling, Coupling::Orthogonal | Coupling::Simplex);
+        request.m as f64 * if blocks { d + 1.0 } else { d }
     };
     per_estimate * request.trials as f64
 }
@@ -163,7 +169,7 @@ pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
         m,
         trials,
         seed,
-        orthogonal,
+        coupling,
         fit_to_pair: refit,
     } = request;
     let (m, trials, seed) = (*m, *trials, *seed);
@@ -209,7 +215,7 @@ pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
     let per_pair = estimator.projections_per_pair();
     let log_true = log_softmax_kernel(x, y);
     let true_value = log_true.libm_exp();
-    let estimates: Vec<f64> = if draws_one_gaussian_per_feature(sum, per_pair) && !orthogonal {
+    let estimates: Vec<f64> = if draws_one_gaussian_per_feature(sum, per_pair) && *coupling == Coupling::Iid {
         let mut z = vec![0.0; d];
         let collapsed = estimator.collapse(fit, x, y, &mut z);
         let z_norm = dot(&z, &z).sqrt();
@@ -232,11 +238,7 @@ pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
         (0..trials)
             .map(|trial| {
                 let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
-                if *orthogonal {
-                    omega.resample_orthogonal(&mut rng);
-                } else {
-                    omega.resample(&mut rng);
-                }
+                omega.resample_coupled(*coupling, &mut rng);
                 reference_estimate(estimator, fit, x, y, &omega)
                     .map_or(f64::NAN, |estimate| estimate.value())
             })
@@ -274,7 +276,7 @@ mod tests {
             m,
             trials,
             seed,
-            orthogonal: false,
+            coupling: Coupling::Iid,
             fit_to_pair: None,
         }
     }

@@ -127,7 +127,7 @@ pub fn NumberControl(
 }
 
 /// The estimators as a grouped list (family, then variant), the complex A's angle and
-/// magnitudes, orthogonal features and the ω mode.
+/// magnitudes, the coupling of ω and the ω mode.
 ///
 /// - `config` / `set_config`: the page's configuration and its setter.
 #[component]
@@ -257,17 +257,20 @@ pub fn EstimatorControls(
                     {move || (!uses_complex()).then_some("Used only by the complex-A estimators (cplx, hcplx); neither is chosen.")}
                 </p>
             </div>
-            <label class="check">
-                <input
-                    type="checkbox"
-                    name="orf"
-                    prop:checked=move || config.with(|c| c.orthogonal)
+            <label class="select">
+                "coupling of ω " <code class="param-key">"coupling"</code>
+                <select
+                    name="coupling"
+                    prop:value=move || config.with(|c| c.get(Param::Coupling))
                     on:change=move |ev| {
-                        let on = if event_target_checked(&ev) { "1" } else { "0" };
-                        set_error.set(commit(config, set_config, Param::Orthogonal, on));
+                        set_error.set(commit(config, set_config, Param::Coupling, &event_target_value(&ev)));
                     }
-                />
-                "orthogonal random features (blocks of d orthogonal ω) " <code class="param-key">"orf"</code>
+                >
+                    <option value="iid">"i.i.d."</option>
+                    <option value="orthogonal">"orthogonal blocks of d (ORF)"</option>
+                    <option value="simplex">"simplex blocks of d"</option>
+                    <option value="rqmc">"randomised quasi-Monte Carlo (Halton)"</option>
+                </select>
             </label>
             <label class="select">
                 "projections ω " <code class="param-key">"omega"</code>

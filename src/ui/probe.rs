@@ -135,7 +135,7 @@ fn prepare_probe(
                 m: config.m,
                 trials,
                 seed: config.seed,
-                orthogonal: config.orthogonal,
+                coupling: config.coupling,
                 fit_to_pair: typed.then(|| config.estimator_params()),
             };
             (estimator, request)
@@ -144,7 +144,7 @@ fn prepare_probe(
     let draws: f64 = requests.iter().map(|(_, r)| probe_draws(r)).sum();
     if draws > PROBE_DRAW_LIMIT {
         return Err(format!(
-            "the probe would draw {draws:.1e} Gaussians (trials × m per estimator, × d where the full ω is needed: GERF, a complex A, orthogonal features), above its limit of {PROBE_DRAW_LIMIT:.0e}: lower trials (or m)"
+            "the probe would draw {draws:.1e} Gaussians (trials × m per estimator, × d where the full ω is needed: GERF, a complex A, a coupling other than i.i.d.), above its limit of {PROBE_DRAW_LIMIT:.0e}: lower trials (or m)"
         ));
     }
     Ok((description, requests))

@@ -17,7 +17,7 @@ pub type Prepared = Box<dyn FittedMethod>;
 pub fn method_settings(config: &ExperimentConfig) -> MethodSettings {
     MethodSettings {
         features: config.attention.features,
-        orthogonal: config.orthogonal,
+        coupling: config.coupling,
         degree: config.attention.degree,
         ra_samples: config.attention.ra_samples,
         estimator_params: config.estimator_params(),

@@ -165,11 +165,11 @@ impl AttentionSettings {
     }
 
     /// What the methods read of these settings, for the work estimate (the estimator
-    /// parameters and the orthogonal switch do not change a method's cost).
+    /// parameters and the coupling of ω do not change a method's cost).
     fn method_settings(&self) -> crate::numerics::attention::method::MethodSettings {
         crate::numerics::attention::method::MethodSettings {
             features: self.features,
-            orthogonal: false,
+            coupling: Default::default(),
             degree: self.degree,
             ra_samples: self.ra_samples,
             estimator_params: Default::default(),

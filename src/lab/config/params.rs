@@ -10,6 +10,7 @@ use std::fmt;
 use crate::numerics::attention::method::{MethodId, all_method_ids};
 use crate::numerics::estimators::all_ids;
 use crate::numerics::heuristics::AHeuristic;
+use crate::numerics::projections::couplings::Coupling;
 
 use super::attention::{HEAD_LAYERS, HEAD_PASSAGES, HEADS_PER_LAYER, HeadSource, View};
 use super::values::{
@@ -277,12 +278,15 @@ param_table! {
             Ok(())
         },
         every_value_allowed),
-    Orthogonal "orf" => text("orthogonal random features",
-        "orthogonal random features: every estimator draws ω in orthogonal blocks of d", Kernel,
-        switch_words, |c| switch_text(c.orthogonal), |c, t| {
-            c.orthogonal = parse_switch(t)?;
+    Coupling "coupling" => text("coupling of ω",
+        "how every estimator draws its rows of ω together: `iid`, `orthogonal` blocks of d (Performer's ORF), `simplex` blocks (Reid et al. 2023) or `rqmc` (a randomly shifted Halton sequence through Φ⁻¹); each keeps every estimator unbiased", Kernel,
+        || "iid, orthogonal, simplex or rqmc".to_string(),
+        |c| c.coupling.id().to_string(),
+        |c, t| {
+            c.coupling = Coupling::from_id(t.trim()).ok_or(Rejection::NotAllowed)?;
             Ok(())
-        }, every_value_allowed),
+        },
+        every_value_allowed),
     Omega "omega" => text("projections ω", "ω shared by a dataset's pairs, or fresh for every pair",
         Kernel, || "shared or fresh".to_string(),
         |c| match c.omega { OmegaMode::Shared => "shared", OmegaMode::Fresh => "fresh" }.to_string(),
@@ -397,6 +401,16 @@ param_table! {
             Ok(())
         },
         every_value_allowed),
+    Orthogonal "orf" => text("orthogonal random features (legacy)",
+        "legacy: `orf=1` is `coupling=orthogonal`; `orf=0` turns orthogonal blocks back to `iid` and leaves another coupling as it is",
+        Legacy, switch_words, |c| switch_text(c.coupling == Coupling::Orthogonal), |c, t| {
+            match (parse_switch(t)?, c.coupling) {
+                (true, _) => c.coupling = Coupling::Orthogonal,
+                (false, Coupling::Orthogonal) => c.coupling = Coupling::Iid,
+                (false, _) => {}
+            }
+            Ok(())
+        }, every_value_allowed),
 }
 
 impl Param {
@@ -523,8 +537,10 @@ mod tests {
         keys.dedup();
         assert_eq!(keys.len(), TABLE.len(), "two entries share a key");
         assert!(Param::from_key("nope").is_none());
-        // The legacy key is read but not listed among a link's parameters.
-        assert!(Param::every().all(|p| p != Param::Hyperbolic));
-        assert_eq!(Param::every().count(), TABLE.len() - 1);
+        // The legacy keys are read but not listed among a link's parameters.
+        assert!(
+            Param::every().all(|p| p != Param::Hyperbolic && p != Param::Orthogonal)
+        );
+        assert_eq!(Param::every().count(), TABLE.len() - 2);
     }
 }

@@ -268,3 +268,29 @@ fn every_text_check_agrees_with_its_parsers_round_trip() {
         assert_eq!(config.validate().unwrap_err().key, key, "{what}");
     }
 }
+
+#[test]
+fn the_legacy_orf_link_is_a_coupling() {
+    use crate::numerics::projections::couplings::Coupling;
+    let coupling = |query: &str| {
+        let (config, notices) = ExperimentConfig::from_query(query);
+        assert!(notices.is_empty(), "{query}: {notices:?}");
+        config.coupling
+    };
+    assert_eq!(coupling(""), Coupling::Iid);
+    assert_eq!(coupling("orf=1"), Coupling::Orthogonal);
+    assert_eq!(coupling("orf=0"), Coupling::Iid);
+    assert_eq!(coupling("coupling=simplex"), Coupling::Simplex);
+    // Applied after the rest, whatever its place: `orf=1` wins, `orf=0` only undoes blocks.
+    assert_eq!(coupling("orf=1&coupling=rqmc"), Coupling::Orthogonal);
+    assert_eq!(coupling("orf=0&coupling=rqmc"), Coupling::Rqmc);
+    assert_eq!(coupling("coupling=orthogonal&orf=0"), Coupling::Iid);
+    // A link writes the new key only, and reads back to the same configuration.
+    let (config, _) = ExperimentConfig::from_query("orf=1");
+    let query = config.to_query();
+    assert!(query.contains("coupling=orthogonal") && !query.contains("orf="), "{query}");
+    assert_eq!(ExperimentConfig::from_query(&query).0, config);
+    let (_, notices) = ExperimentConfig::from_query("coupling=sobol");
+    assert_eq!(notices.len(), 1);
+    assert!(notices[0].message.contains("iid, orthogonal, simplex or rqmc"), "{notices:?}");
+}

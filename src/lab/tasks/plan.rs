@@ -6,6 +6,7 @@ use crate::lab::config::{CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, ExperimentConfig,
 use crate::numerics::dataset::{self, Dataset, DatasetError, DatasetParams};
 use crate::numerics::estimators::EstimatorId;
 use crate::numerics::kernel::ROWS;
+use crate::numerics::projections::couplings::Coupling;
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
 /// Multiply-adds a task aims at: small enough that a superseded task finishes quickly (a few
@@ -103,10 +104,10 @@ enum Sampling {
     Pairs {
         m: usize,
         omega: OmegaMode,
-        orthogonal: bool,
+        coupling: Coupling,
     },
     /// The curve draws its own ω for its own m.
-    Curve { orthogonal: bool },
+    Curve { coupling: Coupling },
 }
 
 /// Every input a task's output depends on, and nothing else: equal keys mean equal outputs,
@@ -131,10 +132,10 @@ pub fn task_key(config: &ExperimentConfig, task: &Task) -> TaskKey {
         Piece::ScatterPairs { .. } | Piece::BoxplotPairs { .. } => Sampling::Pairs {
             m: c.m,
             omega: c.omega,
-            orthogonal: c.orthogonal,
+            coupling: c.coupling,
         },
         Piece::Curve { .. } => Sampling::Curve {
-            orthogonal: c.orthogonal,
+            coupling: c.coupling,
         },
     };
     TaskKey {

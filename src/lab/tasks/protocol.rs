@@ -176,6 +176,7 @@ fn respond(
 mod tests {
     use super::*;
     use crate::lab::test_support::{config_with, id};
+    use crate::numerics::projections::couplings::Coupling;
 
     use crate::lab::tasks::{ErrorSums, Piece, TaskOutput};
     use crate::numerics::estimators::Fit;
@@ -266,7 +267,7 @@ mod tests {
             m: 8,
             trials: 50,
             seed: 3,
-            orthogonal: true,
+            coupling: Coupling::Orthogonal,
             fit_to_pair: None,
         };
         let expected = probe_pair(&probe).unwrap();

@@ -14,6 +14,7 @@ use crate::numerics::estimators::{EstimatorError, EstimatorId, Fit, FitInput, Pr
 use crate::numerics::kernel::{KernelScratch, TransposedOmega};
 use crate::numerics::logspace::log_sum;
 use crate::numerics::probe::PairVectors;
+use crate::numerics::projections::couplings::Coupling;
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 use crate::numerics::stats::mean_and_standard_error;
 use crate::numerics::theory::Theorem33Inputs;
@@ -52,7 +53,7 @@ struct OmegaKey {
     sub_index: u64,
     m: usize,
     d: usize,
-    orthogonal: bool,
+    coupling: Coupling,
 }
 
 /// Cached datasets are dropped beyond this many (about 5 MB at the paper's sizes).
@@ -166,7 +167,7 @@ impl Workspace {
             sub_index,
             m,
             d,
-            orthogonal,
+            coupling,
         } = key;
         if let Some(omega) = self.omegas.get(&key) {
             return Ok(omega.clone());
@@ -184,11 +185,7 @@ impl Workspace {
             self.omega_floats = 0;
         }
         let mut rng = stream_rng(seed, purpose, index, sub_index);
-        let projections = if orthogonal {
-            Projections::sample_orthogonal(m, d, &mut rng)?
-        } else {
-            Projections::sample(m, d, &mut rng)?
-        };
+        let projections = Projections::sample_coupled(coupling, m, d, &mut rng)?;
         let omega = Arc::new(TransposedOmega::new(&projections));
         self.omega_floats += m * d;
         self.omegas.insert(key, omega.clone());
@@ -275,7 +272,7 @@ impl Workspace {
         end: usize,
         estimator: EstimatorId,
     ) -> Result<RangeEstimates, ExperimentError> {
-        let (seed, m, d, orthogonal) = (config.seed, config.m, config.d, config.orthogonal);
+        let (seed, m, d, coupling) = (config.seed, config.m, config.d, config.coupling);
         let (prepared, fit) = self.fit(config, index, estimator)?;
         if start >= end || end > prepared.data.n {
             return Err(ExperimentError::InvalidTask(format!(
@@ -296,7 +293,7 @@ impl Workspace {
                     sub_index: 0,
                     m,
                     d,
-                    orthogonal,
+                    coupling,
                 })?;
                 estimate_pairs(
                     &prepared.data,
@@ -314,7 +311,7 @@ impl Workspace {
                     seed,
                     index,
                     m,
-                    orthogonal,
+                    coupling,
                 },
                 &mut self.scratch,
             ),
@@ -348,7 +345,7 @@ impl Workspace {
                 sub_index: repeat as u64,
                 m,
                 d,
-                orthogonal: config.orthogonal,
+                coupling: config.coupling,
             })?;
             let r = estimate_pairs(
                 &prepared.data,

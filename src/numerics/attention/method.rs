@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::numerics::estimators::{EstimatorId, EstimatorParams};
+use crate::numerics::projections::couplings::Coupling;
 use crate::numerics::rng::StreamRng;
 
 use super::data::AttentionData;
@@ -19,8 +20,8 @@ use super::{AttentionError, Evaluation};
 pub struct MethodSettings {
     /// Random projections ω per draw (URL `features`).
     pub features: usize,
-    /// Orthogonal blocks of ω instead of i.i.d. (URL `orf`).
-    pub orthogonal: bool,
+    /// How the rows of ω are drawn together (URL `coupling`).
+    pub coupling: Coupling,
     /// The polynomial maps' degree n (URL `degree`).
     pub degree: usize,
     /// Randomized attention's samples ω per query (URL `ra`).

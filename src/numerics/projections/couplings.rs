@@ -12,15 +12,18 @@
 //! over the ω_k stays unbiased; what changes is how the rows vary together, hence the MSE.
 
 use rand::distr::Open01;
+use serde::{Deserialize, Serialize};
 use rand::{Rng, RngExt};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::{EstimatorError, Projections, orthonormalise};
 use crate::numerics::portable::StandardNormal;
 
-/// How the rows of ω are drawn together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// How the rows of ω are drawn together (URL `coupling`, `--coupling`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Coupling {
+    #[default]
     /// Independent rows.
     Iid,
     /// Blocks of d mutually orthogonal rows with χ_d lengths (Performer's ORF).
@@ -50,6 +53,16 @@ impl Coupling {
         }
     }
 
+    /// How the page names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Coupling::Iid => "i.i.d.",
+            Coupling::Orthogonal => "orthogonal-block",
+            Coupling::Simplex => "simplex-block",
+            Coupling::Rqmc => "randomised quasi-Monte Carlo",
+        }
+    }
+
     /// The coupling with this id.
     pub fn from_id(id: &str) -> Option<Coupling> {
         Coupling::ALL.into_iter().find(|c| c.id() == id)
@@ -65,13 +78,19 @@ impl Projections {
         rng: &mut R,
     ) -> Result<Self, EstimatorError> {
         let mut projections = Self::zeroed(m, d)?;
-        match coupling {
-            Coupling::Iid => projections.resample(rng),
-            Coupling::Orthogonal => projections.resample_orthogonal(rng),
-            Coupling::Simplex => projections.resample_simplex(rng),
-            Coupling::Rqmc => projections.resample_rqmc(rng),
-        }
+        projections.resample_coupled(coupling, rng);
         Ok(projections)
+    }
+
+    /// Redraws every ω in place, coupled as `coupling` says. Each coupling draws whole blocks
+    /// (or, for RQMC, its shift first), so the first rows of a draw are a shorter draw.
+    pub fn resample_coupled<R: Rng + ?Sized>(&mut self, coupling: Coupling, rng: &mut R) {
+        match coupling {
+            Coupling::Iid => self.resample(rng),
+            Coupling::Orthogonal => self.resample_orthogonal(rng),
+            Coupling::Simplex => self.resample_simplex(rng),
+            Coupling::Rqmc => self.resample_rqmc(rng),
+        }
     }
 
     /// Redraws every ω in place as simplex blocks: for each block a Haar-random orthonormal

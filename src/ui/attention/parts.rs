@@ -108,7 +108,7 @@ pub(super) fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String
     if part == AttentionPart::HeadsTable {
         return format!(
             "{} {} {} {} {:?}",
-            c.attention.features, c.seed, c.orthogonal, c.theta, c.complex_a
+            c.attention.features, c.seed, c.coupling, c.theta, c.complex_a
         );
     }
     c.to_query()

@@ -274,8 +274,8 @@ pub fn Charts(
                         "mean over the first 32 pairs of the scatter dataset; the points are the measured MSE on the same pairs, the "
                         "mean of 4 independent draws of ω with ±1 standard error. Where |z|² is large, the MSE is dominated by draws "
                         "too rare to appear in a few repeats, and the points fall far below the line: the formula is right, the "
-                        "sample is not big enough to see it. With orthogonal features (orf) the points may lie below the i.i.d. line: "
-                        "that is their advantage."
+                        "sample is not big enough to see it. With a coupling other than i.i.d. (coupling: orthogonal or simplex blocks, "
+                        "randomised QMC) the points may lie below the i.i.d. line: that is their advantage."
                     </p>
                 </div>
             </div>

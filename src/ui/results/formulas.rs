@@ -36,7 +36,7 @@ pub fn Formulas() -> impl IntoView {
                 <dt>"Softmax kernel"</dt>
                 <dd>
                     <Math text=formulas::SOFTMAX_KERNEL block=true/>
-                    "for queries x and keys y; ω drawn i.i.d. (or in orthogonal blocks with orf = 1)."
+                    "for queries x and keys y; ω drawn i.i.d., or coupled (orthogonal or simplex blocks, randomised QMC: coupling)."
                 </dd>
                 {estimators}
                 <dt>"MSE (seed paper, Lemma 3.1)"</dt>

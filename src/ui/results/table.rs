@@ -57,7 +57,7 @@ pub fn ResultsTable(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoV
                 c.pairs,
                 c.d,
                 c.m,
-                if c.orthogonal { "orthogonal" } else { "i.i.d." },
+                c.coupling.label(),
                 match c.omega {
                     OmegaMode::Shared => "shared by each dataset's pairs",
                     OmegaMode::Fresh => "fresh for every pair",

@@ -53,11 +53,7 @@ pub fn check_kernel_against_f64(
     let data = generate_dataset(config, 0)?;
     let pairs = pairs.clamp(1, data.n);
     let mut rng = stream_rng(config.seed, StreamPurpose::SharedOmega, 0, 0);
-    let omega = if config.orthogonal {
-        Projections::sample_orthogonal(config.m, config.d, &mut rng)?
-    } else {
-        Projections::sample(config.m, config.d, &mut rng)?
-    };
+    let omega = Projections::sample_coupled(config.coupling, config.m, config.d, &mut rng)?;
     let moments = data.moments();
     let mut workspace = Workspace::new();
     // The page's kernel: fused where the module allows.

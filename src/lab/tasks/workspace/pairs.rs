@@ -7,6 +7,7 @@ use crate::numerics::estimators::{Estimator, Fit, Projections, log_softmax_kerne
 use crate::numerics::kernel::{KernelScratch, ROWS, TransposedOmega, block_sums};
 use crate::numerics::logspace::SignedLog;
 use crate::numerics::portable::Libm;
+use crate::numerics::projections::couplings::Coupling;
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
 /// Where the ω of each pair come from.
@@ -18,7 +19,7 @@ pub(super) enum OmegaSource<'a> {
         seed: u64,
         index: usize,
         m: usize,
-        orthogonal: bool,
+        coupling: Coupling,
     },
 }
 
@@ -61,9 +62,9 @@ pub(super) fn estimate_pairs(
     };
     let per_pair = estimator.projections_per_pair().clamp(1, ROWS);
     let sum = estimator.fast_sum(fit);
-    let (block_pairs, m, orthogonal) = match omega {
-        OmegaSource::Shared(shared) => (ROWS / per_pair, shared.m(), false),
-        OmegaSource::Fresh { m, orthogonal, .. } => (1, m, orthogonal),
+    let (block_pairs, m, coupling) = match omega {
+        OmegaSource::Shared(shared) => (ROWS / per_pair, shared.m(), Coupling::Iid),
+        OmegaSource::Fresh { m, coupling, .. } => (1, m, coupling),
     };
     let mut fresh = match omega {
         OmegaSource::Fresh { .. } => Some(Projections::zeroed(m, d)?),
@@ -112,11 +113,7 @@ pub(super) fn estimate_pairs(
                     *index as u64,
                     block_start as u64,
                 );
-                if orthogonal {
-                    buffer.resample_orthogonal(&mut rng);
-                } else {
-                    buffer.resample(&mut rng);
-                }
+                buffer.resample_coupled(coupling, &mut rng);
                 drawn = TransposedOmega::new(buffer);
                 &drawn
             }

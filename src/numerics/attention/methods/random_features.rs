@@ -83,7 +83,7 @@ impl AttentionMethod for RandomFeatureMethod {
     }
 
     fn parameters(&self) -> &'static [&'static str] {
-        &["features", "orf", "theta", "cplxa"]
+        &["features", "coupling", "theta", "cplxa"]
     }
 
     fn is_random(&self) -> bool {
@@ -176,11 +176,7 @@ impl FittedMethod for FittedRandomFeatures {
         rows: &[usize],
     ) -> Result<MethodRun, AttentionError> {
         let m = settings.features;
-        let omega = if settings.orthogonal {
-            Projections::sample_orthogonal(m, data.d, rng)
-        } else {
-            Projections::sample(m, data.d, rng)
-        }
+        let omega = Projections::sample_coupled(settings.coupling, m, data.d, rng)
         .map_err(|e| method_error(self.estimator.id(), e))?;
         let map = EstimatorFeatures {
             id: self.estimator,
