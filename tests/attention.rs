@@ -282,3 +282,42 @@ const PINNED: [(&str, f64); 6] = [
     ("lln", 0.5478687673628286),
     ("elu", 0.2646779651109767),
 ];
+
+#[test]
+fn the_budget_notice_reads_its_trends_from_the_numbers() {
+    use softmax_kernel_lab::lab::attention::trend::{Trend, budget_notice, budget_slopes};
+    // Two configurations whose random maps behave in opposite ways. On the default synthetic
+    // data (|x| ≈ 5, |y| ≈ 0.5, heavy-tailed components) Performer's error stays flat across
+    // D = 16 … 2048: its MSE's e^(|z|²) factor is far above every D of the axis. With short,
+    // isotropic queries and keys (norms 0.6, d = 8) the same map falls like 1/√D. The notice
+    // must say so in each case, from the fitted slopes, not from a fixed sentence.
+    let slopes_of = |query: &str| {
+        let AttentionOutput::Budget(report) = part(&config(query), AttentionPart::Budget) else {
+            panic!("not a budget report")
+        };
+        let slopes: Vec<(String, f64, Trend)> = budget_slopes(&report)
+            .iter()
+            .map(|s| (s.method.id().to_string(), s.slope, s.trend()))
+            .collect();
+        (slopes, budget_notice(&report))
+    };
+    let (default_slopes, default_notice) = slopes_of("view=attention&methods=prf-pos,hcexp-var");
+    let (short_slopes, short_notice) =
+        slopes_of("view=attention&methods=prf-pos&d=8&xshape=1&yshape=1&xnorm=0.6&ynorm=0.6");
+    println!(
+        "default: {default_slopes:?}\n{default_notice}\nshort: {short_slopes:?}\n{short_notice}"
+    );
+    let prf_default = &default_slopes[0];
+    assert_eq!(prf_default.0, "prf-pos");
+    assert_eq!(prf_default.2, Trend::Flat, "{default_slopes:?}");
+    assert!(
+        default_notice.contains("Flat across the axis: prf-pos"),
+        "{default_notice}"
+    );
+    let prf_short = &short_slopes[0];
+    assert_eq!(prf_short.2, Trend::RootD, "{short_slopes:?}");
+    assert!(
+        short_notice.contains("Falls like 1/√D or faster: prf-pos"),
+        "{short_notice}"
+    );
+}

@@ -119,15 +119,14 @@ fn draws_one_gaussian_per_feature(sum: FastSum, projections_per_pair: usize) -> 
 /// or simplex blocks, their `chi(d)` lengths: `m × (d + 1)`), for the page's limit on one
 /// probe's time.
 pub fn probe_draws(request: &ProbeRequest) -> f64 {
-    let per_estimate = if request.coupling == Coupling::Iid
-        && !request.estimator.info().draws_full_omega()
-    {
-        request.m as f64
-    } else {
-        let d = request.x.len() as f64;
-        let blocks = matches!(request.coupling, Coupling::Orthogonal | Coupling::Simplex);
-        request.m as f64 * if blocks { d + 1.0 } else { d }
-    };
+    let per_estimate =
+        if request.coupling == Coupling::Iid && !request.estimator.info().draws_full_omega() {
+            request.m as f64
+        } else {
+            let d = request.x.len() as f64;
+            let blocks = matches!(request.coupling, Coupling::Orthogonal | Coupling::Simplex);
+            request.m as f64 * if blocks { d + 1.0 } else { d }
+        };
     per_estimate * request.trials as f64
 }
 
@@ -215,35 +214,36 @@ pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
     let per_pair = estimator.projections_per_pair();
     let log_true = log_softmax_kernel(x, y);
     let true_value = log_true.libm_exp();
-    let estimates: Vec<f64> = if draws_one_gaussian_per_feature(sum, per_pair) && *coupling == Coupling::Iid {
-        let mut z = vec![0.0; d];
-        let collapsed = estimator.collapse(fit, x, y, &mut z);
-        let z_norm = dot(&z, &z).sqrt();
-        let log_prefactor = collapsed.log_prefactor - (m as f64).libm_ln();
-        let mut projected = vec![0.0; m];
-        (0..trials)
-            .map(|trial| {
-                let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
-                for t in &mut projected {
-                    let g: f64 = StandardNormal.sample(&mut rng);
-                    *t = z_norm * g;
-                }
-                reduce(sum, &projected, &[], &[], 0.0)
-                    .scaled(log_prefactor)
-                    .value()
-            })
-            .collect()
-    } else {
-        let mut omega = Projections::zeroed(m, d).map_err(|_| ProbeError::NoFeatures)?;
-        (0..trials)
-            .map(|trial| {
-                let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
-                omega.resample_coupled(*coupling, &mut rng);
-                reference_estimate(estimator, fit, x, y, &omega)
-                    .map_or(f64::NAN, |estimate| estimate.value())
-            })
-            .collect()
-    };
+    let estimates: Vec<f64> =
+        if draws_one_gaussian_per_feature(sum, per_pair) && *coupling == Coupling::Iid {
+            let mut z = vec![0.0; d];
+            let collapsed = estimator.collapse(fit, x, y, &mut z);
+            let z_norm = dot(&z, &z).sqrt();
+            let log_prefactor = collapsed.log_prefactor - (m as f64).libm_ln();
+            let mut projected = vec![0.0; m];
+            (0..trials)
+                .map(|trial| {
+                    let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
+                    for t in &mut projected {
+                        let g: f64 = StandardNormal.sample(&mut rng);
+                        *t = z_norm * g;
+                    }
+                    reduce(sum, &projected, &[], &[], 0.0)
+                        .scaled(log_prefactor)
+                        .value()
+                })
+                .collect()
+        } else {
+            let mut omega = Projections::zeroed(m, d).map_err(|_| ProbeError::NoFeatures)?;
+            (0..trials)
+                .map(|trial| {
+                    let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
+                    omega.resample_coupled(*coupling, &mut rng);
+                    reference_estimate(estimator, fit, x, y, &omega)
+                        .map_or(f64::NAN, |estimate| estimate.value())
+                })
+                .collect()
+        };
     let (mean_estimate, standard_error) = mean_and_standard_error(&estimates);
     let squared_errors: Vec<f64> = estimates
         .iter()

@@ -6,5 +6,6 @@ pub mod methods;
 mod outputs;
 mod parts;
 pub mod report;
+pub mod trend;
 
 pub use report::{AttentionOutput, AttentionPart, AttentionRequest, run_attention};

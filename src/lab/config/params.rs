@@ -538,9 +538,7 @@ mod tests {
         assert_eq!(keys.len(), TABLE.len(), "two entries share a key");
         assert!(Param::from_key("nope").is_none());
         // The legacy keys are read but not listed among a link's parameters.
-        assert!(
-            Param::every().all(|p| p != Param::Hyperbolic && p != Param::Orthogonal)
-        );
+        assert!(Param::every().all(|p| p != Param::Hyperbolic && p != Param::Orthogonal));
         assert_eq!(Param::every().count(), TABLE.len() - 2);
     }
 }

@@ -288,9 +288,17 @@ fn the_legacy_orf_link_is_a_coupling() {
     // A link writes the new key only, and reads back to the same configuration.
     let (config, _) = ExperimentConfig::from_query("orf=1");
     let query = config.to_query();
-    assert!(query.contains("coupling=orthogonal") && !query.contains("orf="), "{query}");
+    assert!(
+        query.contains("coupling=orthogonal") && !query.contains("orf="),
+        "{query}"
+    );
     assert_eq!(ExperimentConfig::from_query(&query).0, config);
     let (_, notices) = ExperimentConfig::from_query("coupling=sobol");
     assert_eq!(notices.len(), 1);
-    assert!(notices[0].message.contains("iid, orthogonal, simplex or rqmc"), "{notices:?}");
+    assert!(
+        notices[0]
+            .message
+            .contains("iid, orthogonal, simplex or rqmc"),
+        "{notices:?}"
+    );
 }

@@ -12,8 +12,8 @@
 //! over the ω_k stays unbiased; what changes is how the rows vary together, hence the MSE.
 
 use rand::distr::Open01;
-use serde::{Deserialize, Serialize};
 use rand::{Rng, RngExt};
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::{EstimatorError, Projections, orthonormalise};

@@ -7,6 +7,7 @@ use super::figure::draw_when;
 use super::{Figure, chart_error};
 use crate::charts::{ErrorBarSeries, describe, draw_xy_with_errors};
 use crate::lab::attention::report::BudgetReport;
+use crate::lab::attention::trend::budget_notice;
 use crate::lab::formulas;
 
 /// Output error against the feature budget D.
@@ -65,9 +66,18 @@ pub(super) fn BudgetChart(
         }
         Ok(())
     });
+    // Read from the numbers drawn, not fixed: a random map falls like 1/√D only once D is large
+    // against its MSE's e^(|z|²), and on many data it stays flat across the whole axis.
+    let trend = move || {
+        budget.with(|b| match b {
+            Some(Ok(report)) => budget_notice(report),
+            _ => String::new(),
+        })
+    };
     view! {
-        <Figure class="budget" title="Error at equal feature budget" formula=formulas::ATTENTION_BUDGET notice="random maps improve like 1/√D; deterministic maps jump with their degree and their size explodes with d (seed 004).">
+        <Figure class="budget" title="Error at equal feature budget" formula=formulas::ATTENTION_BUDGET notice="read the fitted slopes under the chart: a random map falls like 1/√D only once D is large against its MSE's e^(|z|²) factor; deterministic maps jump with their degree and their size explodes with d (seed 004).">
             <canvas node_ref=canvas class="chart" data-chart="budget"></canvas>
+            <p class="trend-note" data-note="budget">{trend}</p>
             {chart_error(error)}
         </Figure>
     }

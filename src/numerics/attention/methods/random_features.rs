@@ -177,7 +177,7 @@ impl FittedMethod for FittedRandomFeatures {
     ) -> Result<MethodRun, AttentionError> {
         let m = settings.features;
         let omega = Projections::sample_coupled(settings.coupling, m, data.d, rng)
-        .map_err(|e| method_error(self.estimator.id(), e))?;
+            .map_err(|e| method_error(self.estimator.id(), e))?;
         let map = EstimatorFeatures {
             id: self.estimator,
             fit: self.fit.clone(),
