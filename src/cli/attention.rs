@@ -10,19 +10,34 @@ use super::args::{FlagKind, Flags};
 use super::experiment::config_of;
 use super::{CliError, finite, quote};
 use crate::lab::attention::report::{
-    AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, HeadsTable, MainReport,
-    run_attention,
+    AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, BudgetReport, HeadsTable,
+    KernelVsAttention, MainReport, run_attention,
 };
+use crate::lab::attention::trend::{budget_notice, log_log_slope};
 use crate::lab::config::{ExperimentConfig, HeadSource, Param, View};
 use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 use crate::numerics::stats::{mean_and_standard_error, median};
+
+/// What `attention` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CliPart {
+    /// The per-method metrics of one draw, with bias and variance over R draws.
+    Main,
+    /// The real-head table (`--table`).
+    Table,
+    /// Output error against the feature budget, with each method's fitted slope (`--budget`).
+    Budget,
+    /// Kernel error against attention error per method and problem (`--kernel-vs-attention`).
+    KernelVsAttention,
+}
 
 /// A parsed `attention` command.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AttentionCommand {
     pub config: ExperimentConfig,
-    /// Which part: `main` (the per-method metrics, with bias and variance) or `table`.
-    pub table: bool,
+    /// Which part: `main` (the per-method metrics, with bias and variance), `table`,
+    /// `budget` (the equal-budget curves and their fitted slopes) or `kernel-vs-attention`.
+    pub part: CliPart,
     pub csv: bool,
     /// Where the real heads are read from.
     pub heads: PathBuf,
@@ -32,14 +47,32 @@ impl AttentionCommand {
     /// Parses the flags of `attention`.
     pub fn parse(args: &[String]) -> Result<Self, CliError> {
         let flags = Flags::parse("attention", args, |name| match name {
-            "csv" | "table" => Some(FlagKind::Switch),
+            "csv" | "table" | "budget" | "kernel-vs-attention" => Some(FlagKind::Switch),
             "query" | "heads-file" => Some(FlagKind::Value),
             key => Param::from_key(key).map(|_| FlagKind::Value),
         })?;
         let mut config = config_of(&flags)?;
         config.view = View::Attention;
-        let table = flags.has("--table");
-        if table && config.attention.source != HeadSource::Minilm {
+        let chosen: Vec<CliPart> = [
+            ("--table", CliPart::Table),
+            ("--budget", CliPart::Budget),
+            ("--kernel-vs-attention", CliPart::KernelVsAttention),
+        ]
+        .into_iter()
+        .filter(|(flag, _)| flags.has(flag))
+        .map(|(_, part)| part)
+        .collect();
+        let part = match chosen.as_slice() {
+            [] => CliPart::Main,
+            [one] => *one,
+            _ => {
+                return Err(CliError::new(
+                    "--table",
+                    "choose at most one of --table, --budget and --kernel-vs-attention",
+                ));
+            }
+        };
+        if part == CliPart::Table && config.attention.source != HeadSource::Minilm {
             config.attention.source = HeadSource::Minilm;
         }
         let heads = flags.value("--heads-file").map_or_else(
@@ -48,7 +81,7 @@ impl AttentionCommand {
         );
         Ok(Self {
             config,
-            table,
+            part,
             csv: flags.has("--csv"),
             heads,
         })
@@ -175,15 +208,40 @@ pub fn run_attention_command(command: &AttentionCommand) -> Result<String, CliEr
         })
         .map_err(|e| CliError::new("attention", e.to_string()))
     };
-    if command.table {
-        let AttentionOutput::HeadsTable(table) = part(AttentionPart::HeadsTable)? else {
-            return Err(CliError::new("attention", "unexpected answer"));
-        };
-        return if command.csv {
-            Ok(table.to_csv())
-        } else {
-            super::to_json(&table_json(&table))
-        };
+    match command.part {
+        CliPart::Main => {}
+        CliPart::Table => {
+            let AttentionOutput::HeadsTable(table) = part(AttentionPart::HeadsTable)? else {
+                return Err(CliError::new("attention", "unexpected answer"));
+            };
+            return if command.csv {
+                Ok(table.to_csv())
+            } else {
+                super::to_json(&table_json(&table))
+            };
+        }
+        CliPart::Budget => {
+            let AttentionOutput::Budget(report) = part(AttentionPart::Budget)? else {
+                return Err(CliError::new("attention", "unexpected answer"));
+            };
+            return if command.csv {
+                Ok(budget_csv(&report))
+            } else {
+                super::to_json(&budget_json(&report))
+            };
+        }
+        CliPart::KernelVsAttention => {
+            let AttentionOutput::KernelVsAttention(report) =
+                part(AttentionPart::KernelVsAttention)?
+            else {
+                return Err(CliError::new("attention", "unexpected answer"));
+            };
+            return if command.csv {
+                Ok(kernel_vs_attention_csv(&report))
+            } else {
+                super::to_json(&kernel_vs_attention_json(&report))
+            };
+        }
     }
     let (AttentionOutput::Main(main), AttentionOutput::BiasVariance(bias)) = (
         part(AttentionPart::Main)?,
@@ -217,4 +275,111 @@ fn table_json(table: &HeadsTable) -> TableJson<'_> {
         wins: &table.wins,
         median_ratio: &table.median_ratio,
     }
+}
+
+/// One method's budget curve as JSON, with its fitted slope.
+#[derive(Serialize)]
+struct BudgetCurveJson {
+    method: &'static str,
+    /// `(D, mean |o_i − ô_i|, its standard error)`.
+    points: Vec<(usize, f64, f64)>,
+    /// Least-squares slope of ln error against ln D (`null` below three points).
+    slope: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct BudgetJson {
+    tokens: usize,
+    curves: Vec<BudgetCurveJson>,
+    /// The sentence the page prints under the chart.
+    notice: String,
+}
+
+fn budget_json(report: &BudgetReport) -> BudgetJson {
+    BudgetJson {
+        tokens: report.len,
+        curves: report
+            .curves
+            .iter()
+            .map(|c| BudgetCurveJson {
+                method: c.method.id(),
+                points: c.points.clone(),
+                slope: log_log_slope(&c.points),
+            })
+            .collect(),
+        notice: budget_notice(report),
+    }
+}
+
+/// The header of [`budget_csv`].
+pub const BUDGET_CSV_HEADER: &str = "method,feature_size,mean_output_error,standard_error";
+
+fn budget_csv(report: &BudgetReport) -> String {
+    let mut csv = format!("{BUDGET_CSV_HEADER}\n");
+    for curve in &report.curves {
+        for (size, error, se) in &curve.points {
+            csv.push_str(&format!(
+                "{},{size},{error:.6e},{se:.6e}\n",
+                curve.method.id()
+            ));
+        }
+    }
+    csv
+}
+
+#[derive(Serialize)]
+struct KernelVsAttentionJson<'a> {
+    budget: usize,
+    problems: &'a [String],
+    methods: Vec<&'static str>,
+    feature_sizes: &'a [usize],
+    /// `[method][problem]`: mean relative MSE of the kernel over the problem's pairs.
+    kernel_relative_mse: &'a [Vec<f64>],
+    /// `[method][problem]`: mean row total variation.
+    mean_row_tv: &'a [Vec<f64>],
+    bad_rows: &'a [usize],
+    attention_wins: Vec<usize>,
+    kernel_wins: Vec<usize>,
+    agreement: usize,
+    mean_spearman: Option<f64>,
+    without_kernel: Vec<&'static str>,
+    summary: String,
+}
+
+fn kernel_vs_attention_json(report: &KernelVsAttention) -> KernelVsAttentionJson<'_> {
+    KernelVsAttentionJson {
+        budget: report.budget,
+        problems: &report.problems,
+        methods: report.methods.iter().map(|m| m.id()).collect(),
+        feature_sizes: &report.feature_sizes,
+        kernel_relative_mse: &report.kernel,
+        mean_row_tv: &report.attention,
+        bad_rows: &report.bad_rows,
+        attention_wins: report.attention_wins(),
+        kernel_wins: report.kernel_wins(),
+        agreement: report.agreement(),
+        mean_spearman: report.mean_spearman(),
+        without_kernel: report.without_kernel.iter().map(|m| m.id()).collect(),
+        summary: report.summary(),
+    }
+}
+
+/// The header of [`kernel_vs_attention_csv`].
+pub const KERNEL_VS_ATTENTION_CSV_HEADER: &str =
+    "problem,method,feature_size,kernel_relative_mse,mean_row_tv";
+
+fn kernel_vs_attention_csv(report: &KernelVsAttention) -> String {
+    let mut csv = format!("{KERNEL_VS_ATTENTION_CSV_HEADER}\n");
+    for (p, problem) in report.problems.iter().enumerate() {
+        for (k, method) in report.methods.iter().enumerate() {
+            csv.push_str(&format!(
+                "{problem},{},{},{:.6e},{:.6e}\n",
+                method.id(),
+                report.feature_sizes[k],
+                report.kernel[k][p],
+                report.attention[k][p]
+            ));
+        }
+    }
+    csv
 }

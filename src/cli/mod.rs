@@ -49,11 +49,12 @@ kernel-lab: random-feature estimators of the softmax kernel SM(x, y) = exp(x·y)
 
 USAGE:
     kernel-lab pair --x X --y Y [--estimator E] [--a A] [--m M] [--trials T] [--seed S]
-                    [--theta T] [--cplxa A] [--orf 0|1]
+                    [--theta T] [--cplxa A] [--coupling C]
     kernel-lab experiment [--d D --m M ... | --query QUERY] [--csv]
     kernel-lab estimators
     kernel-lab attention [--len L --features M --methods IDS ... | --query QUERY]
-                         [--table] [--csv] [--heads-file PATH]
+                         [--table | --budget | --kernel-vs-attention] [--csv]
+                         [--heads-file PATH]
     kernel-lab --help
 
 pair: estimate SM(x, y) for one pair T times, each trial with fresh ω, and print JSON with
@@ -68,7 +69,8 @@ standard errors of the mean estimate and of the empirical MSE.
     --theta         the complex A's angle, 0 to pi/2 (cplx, hcplx)            [0.785...]
     --cplxa         the complex A's magnitudes: identity, mean-only, variance-adjusted
                                                                               [identity]
-    --orf           1 for orthogonal random features                          [0]
+    --coupling      how the rows of ω are drawn together: iid, orthogonal, simplex,
+                    rqmc (--orf 1, the older flag, is orthogonal)             [iid]
     --m             random projections ω, 1 to 16384                          [64]
     --trials        independent trials, 2 to 10000000                         [10000]
     --seed          0 to 18446744073709551615                                 [0]
@@ -76,7 +78,7 @@ standard errors of the mean estimate and of the empirical MSE.
 experiment: run the page's experiment and print its numbers as JSON (or CSV with --csv).
 Parameters are the page's URL keys, as flags (--d 50 --m 64 --n 200 --datasets 5
 --pairs 100 --seed 3 --scale 0.02 --xshape 0.02 --yshape 0.01 --xnorm 5 --ynorm 0.5
---est prf-hyp,hcexp-mean,hcexp-var --theta 0.5 --cplxa identity --orf 0 --omega shared)
+--est prf-hyp,hcexp-mean,hcexp-var --theta 0.5 --cplxa identity --coupling iid --omega shared)
 or as one URL query (--query 'm=64&seed=3'), not both; a missing parameter takes the page's
 default, a bad one is an error. --hyp 0/1 (legacy) puts the estimators in one form.
     --csv           print estimator,dataset,mse,max_rel_err rows instead of JSON
@@ -90,6 +92,12 @@ page's URL keys as flags (--src synthetic|minilm --passage 0 --layer 2 --head 5 
 and the kernel view's --d --seed --scale ... for synthetic data) or one --query.
     --table         every real head: Performer's PRF against the data-chosen A and OPRF at
                     equal m (mean |o - ô| per head, wins, median ratios)
+    --budget        mean |o - ô| against the feature budget D per method, with each
+                    method's fitted slope of ln error against ln D and the page's note
+    --kernel-vs-attention
+                    per method and problem (every real head with --src minilm, else 12
+                    synthetic datasets of 64 tokens): the kernel's mean relative MSE and
+                    the mean row total variation at D = --features, wins, agreement
     --heads-file    the real heads' asset                      [assets/minilm-heads.bin]
 
 Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one

@@ -104,9 +104,8 @@ impl PairRequest {
     /// Parses the flags of `pair` (everything after the word `pair`).
     pub fn parse(args: &[String]) -> Result<Self, CliError> {
         let flags = Flags::parse("pair", args, |name| match name {
-            "x" | "y" | "estimator" | "a" | "m" | "trials" | "seed" | "theta" | "cplxa" | "orf" => {
-                Some(FlagKind::Value)
-            }
+            "x" | "y" | "estimator" | "a" | "m" | "trials" | "seed" | "theta" | "cplxa"
+            | "coupling" | "orf" => Some(FlagKind::Value),
             _ => None,
         })?;
         let value_of = |name: &str| flags.value(name);
@@ -131,9 +130,15 @@ impl PairRequest {
             ));
         }
         let estimator = pair_estimator(value_of("--estimator"), value_of("--a"))?;
-        // θ, the complex A and orthogonal features go through the page's parser.
+        // θ, the complex A and the coupling go through the page's parser (the legacy `--orf`
+        // last, as a link applies it).
         let mut page = ExperimentConfig::default();
-        for param in [Param::Theta, Param::ComplexA, Param::Orthogonal] {
+        for param in [
+            Param::Theta,
+            Param::ComplexA,
+            Param::Coupling,
+            Param::Orthogonal,
+        ] {
             if let Some(text) = value_of(&format!("--{}", param.key())) {
                 page.set(param, text)
                     .map_err(|e| CliError::new(format!("--{}", param.key()), e.message))?;

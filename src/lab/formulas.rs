@@ -10,6 +10,7 @@ pub const ATTENTION_BIAS_VARIANCE: &str = r"\mathrm{bias}_i^2 = |\mathrm{mean}_r
 pub const ATTENTION_TEMPERATURE: &str = r"P_\tau = \operatorname{softmax}(q \cdot k / \tau);\quad H = -\frac{1}{n} \sum_i \sum_j P_{ij} \ln P_{ij};\quad \gamma = 1 - |\lambda_2(P)|, \text{ on the first tokens as their own sequence};\quad \text{each method refitted at each } \tau";
 pub const ATTENTION_RANK: &str = r"\hat{P} = D^{-1} \Phi \Psi^\top \text{ has rank} \le D \text{ (the feature size)};\quad \text{softmax's } P \text{ is full rank}";
 pub const ATTENTION_BUDGET: &str = r"\text{random maps: } D = m \text{ (positive)},\ 2m \text{ (hyperbolic, trigonometric)},\ 4m \text{ (complex } A\text{)};\quad \text{Taylor: } \sum_{j \le n} d^j;\quad {(1 + x/n)}^n\text{: } {(d + 1)}^n;\quad \text{LLN, elu + 1: } d;\quad \text{randomized attention: } S \text{ samples}";
+pub const KERNEL_VS_ATTENTION: &str = r"\text{kernel: } \mathrm{mean}_{i,j} \frac{\operatorname{E}{(\hat{k}(q_i, k_j) - e^{q_i \cdot k_j})}^2}{e^{2 q_i \cdot k_j}};\quad \text{attention: } \mathrm{mean}_i \frac{1}{2} \sum_j |\hat{P}_{ij} - P_{ij}|";
 pub const MODEL_SCALING: &str = r"32^{-1/4}";
 pub const SOFTMAX_ATTENTION: &str = r"P_{ij} = \frac{\exp(q_i \cdot k_j)}{\sum_l \exp(q_i \cdot k_l)},\quad o_i = \sum_j P_{ij}\, v_j";
 pub const MODEL_SCALING_D: &str = r"d^{-1/4}";
@@ -27,7 +28,7 @@ pub const SOFTMAX_KERNEL: &str = r"\mathrm{SM}(x, y) = \exp(x \cdot y),\quad x, 
 pub const CEXP_HCEXP_MSE: &str = r"\text{CEXP: } \frac{1}{m}\, e^{|z|^2}\, \mathrm{SM}^2 \left(1 - e^{-|z|^2}\right);\quad \text{HCEXP: } \frac{1}{2m}\, e^{|z|^2}\, \mathrm{SM}^2 \left(1 - e^{-|z|^2}\right)^2,\quad z = Ax + A^{-\top} y";
 
 /// Every formula above, with its name (for the test that renders each one).
-pub const ALL: [(&str, &str); 22] = [
+pub const ALL: [(&str, &str); 23] = [
     ("ATTENTION_LINEAR_RATIO", ATTENTION_LINEAR_RATIO),
     ("ATTENTION_MATRICES", ATTENTION_MATRICES),
     ("ATTENTION_ROW_ERRORS", ATTENTION_ROW_ERRORS),
@@ -35,6 +36,7 @@ pub const ALL: [(&str, &str); 22] = [
     ("ATTENTION_TEMPERATURE", ATTENTION_TEMPERATURE),
     ("ATTENTION_RANK", ATTENTION_RANK),
     ("ATTENTION_BUDGET", ATTENTION_BUDGET),
+    ("KERNEL_VS_ATTENTION", KERNEL_VS_ATTENTION),
     ("MODEL_SCALING", MODEL_SCALING),
     ("SOFTMAX_ATTENTION", SOFTMAX_ATTENTION),
     ("MODEL_SCALING_D", MODEL_SCALING_D),

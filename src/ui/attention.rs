@@ -7,7 +7,8 @@
 //! The files: this one (the view, its loading of the real heads and its status), `parts` (the
 //! parts' signals and what was asked), `controls`, `figure` (what every figure shares), `text` (numbers
 //! and colours as text), and one file per figure or group of figures: `table`, `matrices`,
-//! `errors`, `temperature`, `budget`, `heads_table`, `tensorised` and `formulas`.
+//! `errors`, `temperature`, `budget`, `heads_table`, `kernel_vs_attention`, `tensorised` and
+//! `formulas`.
 
 mod budget;
 mod controls;
@@ -15,6 +16,7 @@ mod errors;
 mod figure;
 mod formulas;
 mod heads_table;
+mod kernel_vs_attention;
 mod matrices;
 mod parts;
 mod table;
@@ -39,6 +41,7 @@ use errors::{BiasVarianceChart, RowErrors};
 pub(super) use figure::{Figure, chart_error, resize_counter};
 use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
+use kernel_vs_attention::KernelVsAttentionChart;
 use matrices::{Heatmaps, SingularValues};
 use parts::{Parts, Requested, part_key, submit};
 use table::MethodTable;
@@ -212,6 +215,7 @@ pub fn AttentionView(
                 <SingularValues main=parts.main/>
                 <BudgetChart budget=parts.budget/>
                 <HeadsTableView config table=parts.table/>
+                <KernelVsAttentionChart report=parts.kernel_vs_attention/>
                 <Tensorised/>
                 <AttentionFormulas/>
             </section>

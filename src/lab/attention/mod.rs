@@ -2,6 +2,7 @@
 //! ([`methods`]), and the view's parts ([`report`]).
 
 pub mod data;
+pub mod kernel_vs_attention;
 pub mod methods;
 mod outputs;
 mod parts;

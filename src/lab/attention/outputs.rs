@@ -8,6 +8,8 @@ use crate::numerics::attention::Evaluation;
 use crate::numerics::attention::method::MethodId;
 use crate::numerics::stats::{mean_and_standard_error, median};
 
+pub use super::kernel_vs_attention::KernelVsAttention;
+
 /// The parts of the view, computed separately (in parallel in the pool) and shown as they
 /// arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -22,16 +24,19 @@ pub enum AttentionPart {
     Budget,
     /// Every real head: data-chosen A and OPRF against Performer at equal m.
     HeadsTable,
+    /// Kernel-level relative MSE against attention-level row TV, per method and problem.
+    KernelVsAttention,
 }
 
 impl AttentionPart {
     /// Every part, in the order the page asks for them.
-    pub const ALL: [AttentionPart; 5] = [
+    pub const ALL: [AttentionPart; 6] = [
         AttentionPart::Main,
         AttentionPart::BiasVariance,
         AttentionPart::Temperature,
         AttentionPart::Budget,
         AttentionPart::HeadsTable,
+        AttentionPart::KernelVsAttention,
     ];
 
     /// Whether the part applies to this configuration (the table needs the real heads).
@@ -230,4 +235,5 @@ pub enum AttentionOutput {
     Temperature(TemperatureReport),
     Budget(BudgetReport),
     HeadsTable(HeadsTable),
+    KernelVsAttention(KernelVsAttention),
 }

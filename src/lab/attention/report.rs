@@ -4,6 +4,7 @@
 
 use std::sync::Mutex;
 
+use super::kernel_vs_attention::kernel_vs_attention;
 pub use super::outputs::*;
 pub use super::parts::BUDGET_TOKENS;
 use super::parts::{bias_variance, budget, heads_table, main_report, temperature};
@@ -54,6 +55,9 @@ pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, Atte
                 AttentionError::Data("the real-head table needs the real heads".into())
             })?;
             AttentionOutput::HeadsTable(heads_table(config, heads)?)
+        }
+        AttentionPart::KernelVsAttention => {
+            AttentionOutput::KernelVsAttention(kernel_vs_attention(config, heads.as_ref())?)
         }
     })
 }

@@ -71,6 +71,19 @@ pub trait FittedMethod: Send + Sync {
         rng: &mut StreamRng,
         rows: &[usize],
     ) -> Result<MethodRun, AttentionError>;
+
+    /// Its error as an estimator of the kernel `SM(q, k) = exp(q·k)` itself, on this problem's
+    /// pairs: the mean over every (i, j) of the relative MSE `E[(k̂(q_i, k_j) − SM)²] / SM²`
+    /// (a random map's formula for i.i.d. ω at `settings.features`; a deterministic map's
+    /// squared relative error). `None` for a method that does not estimate SM (a map that
+    /// approximates attention only up to each row's normaliser, or no kernel at all).
+    fn kernel_relative_mse(
+        &self,
+        _data: &AttentionData,
+        _settings: &MethodSettings,
+    ) -> Option<f64> {
+        None
+    }
 }
 
 /// Everything about one way of computing an attention output. **A new method is one file in

@@ -9,9 +9,9 @@ use leptos::prelude::*;
 
 use crate::lab::attention::report::{
     AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, BudgetReport, HeadsTable,
-    MainReport, TemperatureReport,
+    KernelVsAttention, MainReport, TemperatureReport,
 };
-use crate::lab::config::ExperimentConfig;
+use crate::lab::config::{ExperimentConfig, HeadSource};
 use crate::numerics::attention::method::MethodId;
 use crate::ui::pool::AttentionRunner;
 
@@ -24,6 +24,8 @@ pub(super) struct Parts {
     pub(super) temperature: RwSignal<Option<Result<TemperatureReport, String>>, LocalStorage>,
     pub(super) budget: RwSignal<Option<Result<BudgetReport, String>>, LocalStorage>,
     pub(super) table: RwSignal<Option<Result<HeadsTable, String>>, LocalStorage>,
+    pub(super) kernel_vs_attention:
+        RwSignal<Option<Result<KernelVsAttention, String>>, LocalStorage>,
     /// Parts in flight.
     pub(super) busy: RwSignal<usize>,
     pub(super) main_ms: RwSignal<Option<f64>>,
@@ -39,6 +41,7 @@ impl Parts {
             temperature: RwSignal::new_local(None),
             budget: RwSignal::new_local(None),
             table: RwSignal::new_local(None),
+            kernel_vs_attention: RwSignal::new_local(None),
             busy: RwSignal::new(0),
             main_ms: RwSignal::new(None),
             main_answers: RwSignal::new(0),
@@ -74,6 +77,12 @@ impl Parts {
                 AttentionOutput::HeadsTable(r) => Some(r),
                 _ => None,
             }))),
+            AttentionPart::KernelVsAttention => {
+                self.kernel_vs_attention.set(Some(pick(answer, |o| match o {
+                    AttentionOutput::KernelVsAttention(r) => Some(r),
+                    _ => None,
+                })))
+            }
         }
     }
 }
@@ -100,16 +109,21 @@ impl Requested {
 }
 
 /// What a part's numbers depend on: for the real-head table only m, the seed and the
-/// estimators' parameters; for the others everything but the heatmaps' method.
+/// estimators' parameters; for the kernel-against-attention part on the real heads not the head
+/// shown; for the others everything but the heatmaps' method.
 pub(super) fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String {
     let mut c = config.clone();
     c.attention.focus = MethodId::first();
     c.probe = None;
     if part == AttentionPart::HeadsTable {
         return format!(
-            "{} {} {} {} {:?}",
+            "{} {} {:?} {} {:?}",
             c.attention.features, c.seed, c.coupling, c.theta, c.complex_a
         );
+    }
+    if part == AttentionPart::KernelVsAttention && c.attention.source == HeadSource::Minilm {
+        // Every head of both passages: the one shown does not matter.
+        (c.attention.passage, c.attention.layer, c.attention.head) = (0, 0, 0);
     }
     c.to_query()
 }

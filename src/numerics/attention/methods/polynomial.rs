@@ -176,4 +176,18 @@ impl FittedMethod for FittedPolynomial {
             }
         })
     }
+
+    /// Deterministic: the squared relative error `((k̂ − SM)/SM)²` of its kernel, averaged over
+    /// every query-key pair.
+    fn kernel_relative_mse(&self, data: &AttentionData, _settings: &MethodSettings) -> Option<f64> {
+        let mut total = 0.0;
+        for i in 0..data.len {
+            for j in 0..data.len {
+                let s = dot(data.query(i), data.key(j));
+                let relative = self.kernel.kernel(s) * (-s).exp() - 1.0;
+                total += relative * relative;
+            }
+        }
+        Some(total / (data.len * data.len).max(1) as f64)
+    }
 }

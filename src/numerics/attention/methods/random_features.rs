@@ -10,7 +10,7 @@ use crate::numerics::attention::method::{
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::dataset::Dataset;
-use crate::numerics::estimators::{EstimatorId, Fit, FitInput, Projections, Side};
+use crate::numerics::estimators::{EstimatorId, Fit, FitInput, Projections, Side, dot};
 use crate::numerics::rng::StreamRng;
 
 /// A registry estimator's explicit features with its fit and one draw of ω.
@@ -189,6 +189,23 @@ impl FittedMethod for FittedRandomFeatures {
             evaluation: Evaluation::Linear,
             note: fit_note(&self.fit),
         })
+    }
+
+    /// The estimator's MSE formula (`Estimator::log_mse`, i.i.d. ω, m = `settings.features`)
+    /// over `SM²`, averaged over every query-key pair; `None` where it has no formula.
+    fn kernel_relative_mse(&self, data: &AttentionData, settings: &MethodSettings) -> Option<f64> {
+        let estimator = self.estimator.get();
+        let m = settings.features.max(1);
+        let mut total = 0.0;
+        for i in 0..data.len {
+            let q = data.query(i);
+            for j in 0..data.len {
+                let k = data.key(j);
+                let log_mse = estimator.log_mse(&self.fit, q, k, m)?;
+                total += (log_mse - 2.0 * dot(q, k)).exp();
+            }
+        }
+        Some(total / (data.len * data.len).max(1) as f64)
     }
 }
 

@@ -1,0 +1,410 @@
+//! Does a lower kernel MSE give a lower attention error? ([`kernel_vs_attention`], the part
+//! [`super::report::AttentionPart::KernelVsAttention`].)
+//!
+//! For every chosen method that estimates the kernel `SM(q, k) = exp(q·k)` itself and every
+//! problem (each of the 72 real heads, both passages averaged; or, on synthetic data,
+//! [`SYNTHETIC_PROBLEMS`] datasets of [`SYNTHETIC_TOKENS`] tokens from the configured
+//! distributions), at the equal budget of `features` features per token:
+//! - the **kernel error**: the mean over the problem's query-key pairs of the relative MSE
+//!   `E[(k̂ − SM)²]/SM²` ([`crate::numerics::attention::method::FittedMethod::kernel_relative_mse`]:
+//!   a random map's formula for i.i.d. ω, a deterministic map's squared error);
+//! - the **attention error**: the mean over rows of the total variation `½ Σ_j |P̂_ij − P_ij|`,
+//!   averaged over [`KVA_DRAWS`] draws of a random map.
+//!
+//! The two orders can disagree: the ratio's normaliser couples a row's errors, and the mean
+//! relative MSE is ruled by the rare pairs with the largest `|z|`, while a row's TV is ruled by
+//! its largest weights. [`KernelVsAttention::agreement`] counts the problems where the method
+//! with the lowest kernel error also has the lowest attention error; [`KernelVsAttention::mean_spearman`]
+//! is the mean rank correlation of the two orders.
+
+use serde::{Deserialize, Serialize};
+
+use super::methods::{method_settings, prepare_with, run_with};
+use crate::lab::attention::data::attention_data;
+use crate::lab::config::{BUDGETS, ExperimentConfig, HeadSource};
+use crate::numerics::attention::AttentionError;
+use crate::numerics::attention::data::AttentionData;
+use crate::numerics::attention::exact::softmax_row;
+use crate::numerics::attention::heads::RealHeads;
+use crate::numerics::attention::method::{MethodId, MethodSettings};
+
+/// Draws of a random method per problem.
+pub const KVA_DRAWS: u64 = 2;
+/// Synthetic problems (data streams `seed`, `seed + 1`, …).
+pub const SYNTHETIC_PROBLEMS: usize = 12;
+/// Tokens of a synthetic problem (a real passage has 32).
+pub const SYNTHETIC_TOKENS: usize = 64;
+/// The most samples randomized attention may take to reach the budget.
+const MAX_SAMPLES: usize = 64;
+
+/// The part's answer: per method and problem, the two errors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelVsAttention {
+    /// Features per token D every method was set to (as close as it can get).
+    pub budget: usize,
+    /// The problems: `L2 H5` for a real head, `seed 3` for synthetic data.
+    pub problems: Vec<String>,
+    /// The methods with a kernel error, in the configuration's order.
+    pub methods: Vec<MethodId>,
+    /// The feature size each method ran at.
+    pub feature_sizes: Vec<usize>,
+    /// `kernel[method][problem]`: mean relative MSE of the kernel.
+    pub kernel: Vec<Vec<f64>>,
+    /// `attention[method][problem]`: mean row total variation.
+    pub attention: Vec<Vec<f64>>,
+    /// Rows with an unusable denominator, over every problem and draw (left out of the TV).
+    pub bad_rows: Vec<usize>,
+    /// Chosen methods that do not estimate SM itself (no kernel error): not on the chart.
+    pub without_kernel: Vec<MethodId>,
+}
+
+/// The index of the smallest finite value, if any.
+fn argmin(values: impl Iterator<Item = f64>) -> Option<usize> {
+    values
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+}
+
+/// Ranks (0 = smallest; ties share their mean rank).
+fn ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && values[order[end]] == values[order[start]] {
+            end += 1;
+        }
+        let mean = (start + end - 1) as f64 / 2.0;
+        for &i in &order[start..end] {
+            ranks[i] = mean;
+        }
+        start = end;
+    }
+    ranks
+}
+
+/// Spearman's rank correlation of two equally long lists (`None` below three entries or for a
+/// constant list).
+pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() != b.len() || a.len() < 3 {
+        return None;
+    }
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = a.len() as f64;
+    let mean = (n - 1.0) / 2.0;
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in ra.iter().zip(&rb) {
+        sab += (x - mean) * (y - mean);
+        saa += (x - mean) * (x - mean);
+        sbb += (y - mean) * (y - mean);
+    }
+    (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
+}
+
+impl KernelVsAttention {
+    fn column(values: &[Vec<f64>], problem: usize) -> impl Iterator<Item = f64> + '_ {
+        values.iter().map(move |row| row[problem])
+    }
+
+    /// Per method: on how many problems it has the lowest attention error.
+    pub fn attention_wins(&self) -> Vec<usize> {
+        let mut wins = vec![0; self.methods.len()];
+        for p in 0..self.problems.len() {
+            if let Some(best) = argmin(Self::column(&self.attention, p)) {
+                wins[best] += 1;
+            }
+        }
+        wins
+    }
+
+    /// Per method: on how many problems it has the lowest kernel error.
+    pub fn kernel_wins(&self) -> Vec<usize> {
+        let mut wins = vec![0; self.methods.len()];
+        for p in 0..self.problems.len() {
+            if let Some(best) = argmin(Self::column(&self.kernel, p)) {
+                wins[best] += 1;
+            }
+        }
+        wins
+    }
+
+    /// On how many problems the lowest kernel error and the lowest attention error belong to
+    /// the same method.
+    pub fn agreement(&self) -> usize {
+        (0..self.problems.len())
+            .filter(|&p| {
+                let kernel = argmin(Self::column(&self.kernel, p));
+                kernel.is_some() && kernel == argmin(Self::column(&self.attention, p))
+            })
+            .count()
+    }
+
+    /// The mean over problems of Spearman's correlation between the methods' two orders
+    /// (`None` with fewer than three methods).
+    pub fn mean_spearman(&self) -> Option<f64> {
+        let values: Vec<f64> = (0..self.problems.len())
+            .filter_map(|p| {
+                let kernel: Vec<f64> = Self::column(&self.kernel, p).collect();
+                let attention: Vec<f64> = Self::column(&self.attention, p).collect();
+                spearman(&kernel, &attention)
+            })
+            .collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    }
+
+    /// The sentence under the chart: who wins on attention, whether the kernel's winner is the
+    /// same, and the rank correlation, from the numbers.
+    pub fn summary(&self) -> String {
+        let problems = self.problems.len();
+        if self.methods.is_empty() || problems == 0 {
+            return "No chosen method estimates the kernel itself: nothing to compare.".into();
+        }
+        let wins = self.attention_wins();
+        let best = argmin(wins.iter().map(|w| -(*w as f64))).unwrap_or(0);
+        let kernel_wins = self.kernel_wins();
+        let kernel_best = argmin(kernel_wins.iter().map(|w| -(*w as f64))).unwrap_or(0);
+        let mut text = format!(
+            "Lowest attention error: {} on {} of {problems} problems. Lowest kernel MSE: {} on {} of {problems}. \
+             The two pick the same method on {} of {problems}",
+            self.methods[best].id(),
+            wins[best],
+            self.methods[kernel_best].id(),
+            kernel_wins[kernel_best],
+            self.agreement(),
+        );
+        match self.mean_spearman() {
+            Some(rho) => text.push_str(&format!(
+                "; mean rank correlation of the two orders ρ = {}.",
+                format!("{rho:.2}").replace('-', "−")
+            )),
+            None => text.push('.'),
+        }
+        text
+    }
+}
+
+/// The settings that put `method` at the budget (or, for a method whose sizes are its own,
+/// at the size nearest it on a log scale) and the feature size they give.
+fn at_budget(
+    method: MethodId,
+    settings: &MethodSettings,
+    d: usize,
+    budget: usize,
+) -> Option<(usize, MethodSettings)> {
+    let exact = method
+        .get()
+        .budget_points(settings, d, &[budget], MAX_SAMPLES);
+    let candidates = if exact.is_empty() {
+        method
+            .get()
+            .budget_points(settings, d, &BUDGETS, MAX_SAMPLES)
+    } else {
+        exact
+    };
+    let target = (budget.max(1) as f64).ln();
+    candidates.into_iter().min_by(|a, b| {
+        let distance = |size: usize| ((size.max(1) as f64).ln() - target).abs();
+        distance(a.0).total_cmp(&distance(b.0))
+    })
+}
+
+/// The problems of a configuration: every real head (both passages) or the synthetic datasets.
+fn problems(
+    config: &ExperimentConfig,
+    heads: Option<&RealHeads>,
+) -> Result<Vec<(String, Vec<AttentionData>)>, AttentionError> {
+    match config.attention.source {
+        HeadSource::Minilm => {
+            let heads = heads
+                .ok_or_else(|| AttentionError::Data("the real heads are not loaded yet".into()))?;
+            let header = heads.header();
+            let mut out = Vec::new();
+            for layer in 0..header.layers {
+                for head in 0..header.heads {
+                    let mut passages = Vec::new();
+                    for passage in 0..header.passages.len() {
+                        let qkv = heads
+                            .head(passage, layer, head)
+                            .map_err(|e| AttentionError::Data(e.to_string()))?
+                            .model_scaled();
+                        passages.push(AttentionData::new(
+                            qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v,
+                        )?);
+                    }
+                    out.push((format!("L{layer} H{head}"), passages));
+                }
+            }
+            Ok(out)
+        }
+        HeadSource::Synthetic => (0..SYNTHETIC_PROBLEMS)
+            .map(|s| {
+                let mut c = config.clone();
+                c.seed = config.seed.wrapping_add(s as u64);
+                let data = attention_data(&c, None)?.prefix(SYNTHETIC_TOKENS);
+                Ok((format!("seed {}", c.seed), vec![data]))
+            })
+            .collect(),
+    }
+}
+
+/// Mean row TV of one draw against the exact rows, and the rows left out.
+fn mean_row_tv(rows: &[Vec<f64>], exact: &[Vec<f64>]) -> (f64, usize, usize) {
+    let mut total = 0.0;
+    let mut used = 0;
+    let mut bad = 0;
+    for (approx, exact) in rows.iter().zip(exact) {
+        if approx.iter().all(|x| x.is_finite()) {
+            total += 0.5
+                * approx
+                    .iter()
+                    .zip(exact)
+                    .map(|(a, e)| (a - e).abs())
+                    .sum::<f64>();
+            used += 1;
+        } else {
+            bad += 1;
+        }
+    }
+    (total, used, bad)
+}
+
+/// The part: both errors of every chosen method with a kernel error, on every problem.
+pub fn kernel_vs_attention(
+    config: &ExperimentConfig,
+    heads: Option<&RealHeads>,
+) -> Result<KernelVsAttention, AttentionError> {
+    let problems = problems(config, heads)?;
+    let budget = config.attention.features;
+    let settings = method_settings(config);
+    let d = problems
+        .first()
+        .and_then(|(_, data)| data.first())
+        .map_or(config.d, |data| data.d);
+    let mut report = KernelVsAttention {
+        budget,
+        problems: problems.iter().map(|(name, _)| name.clone()).collect(),
+        methods: Vec::new(),
+        feature_sizes: Vec::new(),
+        kernel: Vec::new(),
+        attention: Vec::new(),
+        bad_rows: Vec::new(),
+        without_kernel: Vec::new(),
+    };
+    for &method in &config.attention.methods {
+        // LLN's moment-matched map approximates attention only up to each row's normaliser:
+        // no kernel error (and no need to fit its constants here).
+        if method.get().needs_lln_constants() {
+            report.without_kernel.push(method);
+            continue;
+        }
+        let Some((size, at)) = at_budget(method, &settings, d, budget) else {
+            report.without_kernel.push(method);
+            continue;
+        };
+        let mut kernel = Vec::with_capacity(problems.len());
+        let mut attention = Vec::with_capacity(problems.len());
+        let mut bad_rows = 0;
+        let mut estimates_kernel = true;
+        for (_, passages) in &problems {
+            let (mut kernel_sum, mut tv_sum, mut tv_rows) = (0.0, 0.0, 0usize);
+            for data in passages {
+                let prepared = prepare_with(method, data, &at, None)?;
+                let Some(k) = prepared.kernel_relative_mse(data, &at) else {
+                    estimates_kernel = false;
+                    break;
+                };
+                kernel_sum += k;
+                let rows: Vec<usize> = (0..data.len).collect();
+                let exact: Vec<Vec<f64>> = rows
+                    .iter()
+                    .map(|&i| {
+                        let mut row = vec![0.0; data.len];
+                        softmax_row(data, i, &mut row);
+                        row
+                    })
+                    .collect();
+                let draws = if method.is_random() { KVA_DRAWS } else { 1 };
+                for r in 0..draws {
+                    let run = run_with(method, &prepared, data, &at, config.seed, 500 + r, &rows)?;
+                    let (total, used, bad) = mean_row_tv(&run.attention.rows, &exact);
+                    tv_sum += total;
+                    tv_rows += used;
+                    bad_rows += bad;
+                }
+            }
+            if !estimates_kernel {
+                break;
+            }
+            kernel.push(kernel_sum / passages.len().max(1) as f64);
+            attention.push(if tv_rows > 0 {
+                tv_sum / tv_rows as f64
+            } else {
+                f64::NAN
+            });
+        }
+        if !estimates_kernel {
+            report.without_kernel.push(method);
+            continue;
+        }
+        report.methods.push(method);
+        report.feature_sizes.push(size);
+        report.kernel.push(kernel);
+        report.attention.push(attention);
+        report.bad_rows.push(bad_rows);
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_of_orders() {
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), Some(1.0));
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), Some(-1.0));
+        // Ties share a rank; a constant list has no order.
+        assert_eq!(spearman(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]), None);
+        let rho = spearman(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]).unwrap();
+        assert!((rho - 0.8).abs() < 1e-12, "{rho}");
+        assert_eq!(spearman(&[1.0, 2.0], &[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn wins_and_agreement_count_problems() {
+        let id = |s: &str| MethodId::from_id(s).unwrap();
+        let report = KernelVsAttention {
+            budget: 64,
+            problems: vec!["a".into(), "b".into(), "c".into()],
+            methods: vec![id("prf-pos"), id("hcexp-var"), id("oprf")],
+            feature_sizes: vec![64, 64, 64],
+            // Kernel: hcexp-var best on a and b, oprf on c.
+            kernel: vec![
+                vec![3.0, 3.0, 3.0],
+                vec![1.0, 1.0, 2.0],
+                vec![2.0, 2.0, 1.0],
+            ],
+            // Attention: hcexp-var best on a, oprf on b and c.
+            attention: vec![
+                vec![0.3, 0.3, 0.3],
+                vec![0.1, 0.2, 0.2],
+                vec![0.2, 0.1, 0.1],
+            ],
+            bad_rows: vec![0, 0, 0],
+            without_kernel: Vec::new(),
+        };
+        assert_eq!(report.attention_wins(), vec![0, 1, 2]);
+        assert_eq!(report.kernel_wins(), vec![0, 2, 1]);
+        assert_eq!(report.agreement(), 2);
+        // ρ = 1, 0.5, 1 on the three problems.
+        let rho = report.mean_spearman().unwrap();
+        assert!((rho - 2.5 / 3.0).abs() < 1e-12, "{rho}");
+        let summary = report.summary();
+        assert!(summary.starts_with("Lowest attention error: oprf on 2 of 3 problems. Lowest kernel MSE: hcexp-var on 2 of 3."), "{summary}");
+        assert!(summary.contains("same method on 2 of 3"), "{summary}");
+    }
+}
