@@ -21,6 +21,12 @@
 //! (`is_quadratic`, `Evaluation::Quadratic`) even though its draw, given the sets, is
 //! O(L·(m·(d + dv) + k·(m + d + dv))). The sets depend only on the data: the fit finds them
 //! once. k > L is clamped to L (the fit's note says so).
+//!
+//! **What the correction costs.** The exact part does not share the features' noise, so the
+//! ratio no longer cancels their common scale error (why Performer's ratio is accurate where
+//! its single kernel estimates are not): measured with `kernel-lab attention` at L = 64, d = 8,
+//! m = 256, norms 0.5, Performer's mean output error is 1.5e-5 and this method's, with k = 8,
+//! 1.6e-3 (REFERENCE.md: a better kernel estimate is not always a better attention output).
 
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::{ApproximateAttention, FeatureMap};

@@ -26,6 +26,7 @@ fn as_many_landmarks_as_tokens_give_exact_softmax() {
         assert_eq!(run.feature_size, 12);
         let output_gap = max_difference(&run.attention.output, &exact);
         let row_gap = max_difference(&run.attention.rows.concat(), &p);
+        println!("c = {landmarks}: output gap {output_gap:e}, P̂ gap {row_gap:e}");
         assert!(
             output_gap < 1e-9,
             "c = {landmarks}: output off by {output_gap}"

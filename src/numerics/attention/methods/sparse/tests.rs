@@ -58,6 +58,7 @@ fn every_key_exact_gives_exact_softmax_for_every_draw() {
             assert_eq!(run.evaluation, Evaluation::Quadratic);
             let output_gap = max_difference(&run.attention.output, &exact);
             let row_gap = max_difference(&run.attention.rows.concat(), &p);
+            println!("k = {top_k}, draw {r}: output gap {output_gap:e}, P̂ gap {row_gap:e}");
             assert!(
                 output_gap < 1e-12,
                 "k = {top_k}, draw {r}: off by {output_gap}"
