@@ -53,16 +53,33 @@ fn draws_of_row(
         .collect()
 }
 
+/// Whether a method's P̂ may have negative entries, stated for each method the test runs.
+fn may_have_negative_entries(id: &str) -> bool {
+    match id {
+        // RFA's trigonometric features are signed; so is Nyström's pseudo-inverse of
+        // softmax(Q̃K̃ᵀ).
+        "rff" | "nystrom" => true,
+        // A non-negative kernel: positive features (prf-pos, hcexp-var, lln, elu), randomized
+        // attention's sampled softmax weights, the degree-2 polynomials, 1 + x + x²/2 ≥ 1/2 and
+        // (1 + x/2)² ≥ 0 (a truncation of exp of even degree is positive), e^x in a window with
+        // Taylor-2 outside it (window), e^x on the top-k keys with positive features off them
+        // (sparse).
+        "prf-pos" | "hcexp-var" | "lln" | "elu" | "ra" | "taylor" | "power" | "window"
+        | "sparse" => false,
+        other => panic!("say whether {other}'s P̂ may have negative entries"),
+    }
+}
+
 #[test]
 fn every_part_computes_with_sane_shapes() {
     let c = config(
-        "view=attention&len=48&d=8&dv=4&features=32&draws=4&ras=2&deg=2&xshape=1&yshape=1&xnorm=2&ynorm=2&methods=prf-pos,hcexp-var,rff,taylor,power,lln,elu,ra",
+        "view=attention&len=48&d=8&dv=4&features=32&draws=4&ras=2&deg=2&xshape=1&yshape=1&xnorm=2&ynorm=2&methods=prf-pos,hcexp-var,rff,taylor,power,lln,elu,ra,nystrom,window,sparse",
     );
     let AttentionOutput::Main(main) = part(&c, AttentionPart::Main) else {
         panic!("main")
     };
     assert_eq!((main.len, main.d, main.dv, main.block_len), (48, 8, 4, 48));
-    assert_eq!(main.methods.len(), 8);
+    assert_eq!(main.methods.len(), 11);
     // len = 48 ≤ BLOCK and ≤ TV_ROWS: the TV rows are every row, and the block is the same
     // sequence drawn with the same stream, so the block holds every P̂ row the TV was taken of.
     assert_eq!(main.tv_rows, (0..48).collect::<Vec<_>>());
@@ -83,7 +100,8 @@ fn every_part_computes_with_sane_shapes() {
             .zip(main.exact_block.chunks_exact(48))
             .filter(|(r, _)| r.iter().all(|x| x.is_finite()));
         for ((approx, exact), &tv) in usable.zip(&m.row_tv) {
-            // Each usable row of P̂ sums to 1 (it is divided by its own denominator).
+            // Each usable row of P̂ sums to 1: divided by its own denominator, or for Nyström
+            // F A⁻¹ B with A = softmax(Q̃K̃ᵀ) invertible here (A·1 = 1, so A⁻¹·1 = 1).
             let sum: f64 = approx.iter().sum();
             assert!((sum - 1.0).abs() < 1e-9, "{id}: row sums to {sum}");
             let recomputed = 0.5
@@ -103,11 +121,7 @@ fn every_part_computes_with_sane_shapes() {
                 negative - 1e-12 <= tv && tv <= 1.0 + negative + 1e-12,
                 "{id}: TV {tv} outside [N, 1 + N], N = {negative}"
             );
-            if id != "rff" {
-                // Every other method here has a non-negative kernel, so N = 0 and TV ≤ 1:
-                // positive features (prf-pos, hcexp-var, lln, elu), randomized attention's
-                // sampled softmax weights, and the degree-2 polynomials, 1 + x + x²/2 ≥ 1/2
-                // and (1 + x/2)² ≥ 0 (a truncation of exp of even degree is positive).
+            if !may_have_negative_entries(id) {
                 assert!(negative <= 1e-12, "{id}: negative mass {negative}");
             }
         }
@@ -125,6 +139,17 @@ fn every_part_computes_with_sane_shapes() {
         .filter(|x| x.is_finite() && **x < 0.0)
         .count();
     assert!(rff_negative > 0, "rff: no negative entry of P̂");
+    // Nyström's rows sum to 1 (softmax(Q̃K̃ᵀ) is invertible here), but its pseudo-inverse puts
+    // negative entries in them.
+    let nystrom = main
+        .methods
+        .iter()
+        .find(|m| m.method.id() == "nystrom")
+        .unwrap();
+    assert!(
+        nystrom.block.iter().any(|x| x.is_finite() && *x < 0.0),
+        "nystrom: no negative entry of P̂"
+    );
     // Softmax's P is full rank; elu + 1 has D = d = 8 features, so P̂ has rank ≤ 8.
     assert_eq!(main.exact_rank, 48);
     let elu = main

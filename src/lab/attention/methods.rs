@@ -20,6 +20,9 @@ pub fn method_settings(config: &ExperimentConfig) -> MethodSettings {
         coupling: config.coupling,
         degree: config.attention.degree,
         ra_samples: config.attention.ra_samples,
+        landmarks: config.attention.landmarks,
+        window: config.attention.window,
+        top_k: config.attention.top_k,
         estimator_params: config.estimator_params(),
         deterministic_feature_budget: DETERMINISTIC_FEATURE_BUDGET,
     }

@@ -59,6 +59,12 @@ pub struct AttentionSettings {
     pub draws: usize,
     /// Samples ω per query of randomized attention.
     pub ra_samples: usize,
+    /// Nyström's landmarks c.
+    pub landmarks: usize,
+    /// The sliding window's width w (keys given their exact weight).
+    pub window: usize,
+    /// The sparse + low-rank method's exact keys k per query.
+    pub top_k: usize,
     /// The method shown in the heatmaps.
     pub focus: MethodId,
 }
@@ -83,6 +89,9 @@ impl Default for AttentionSettings {
             degree: 2,
             draws: 8,
             ra_samples: 4,
+            landmarks: 16,
+            window: 16,
+            top_k: 8,
             focus: MethodId::from_id("prf-pos").unwrap_or_else(MethodId::first),
         }
     }
@@ -172,6 +181,9 @@ impl AttentionSettings {
             coupling: Default::default(),
             degree: self.degree,
             ra_samples: self.ra_samples,
+            landmarks: self.landmarks,
+            window: self.window,
+            top_k: self.top_k,
             estimator_params: Default::default(),
             deterministic_feature_budget: DETERMINISTIC_FEATURE_BUDGET,
         }

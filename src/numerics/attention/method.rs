@@ -24,8 +24,14 @@ pub struct MethodSettings {
     pub coupling: Coupling,
     /// The polynomial maps' degree n (URL `degree`).
     pub degree: usize,
-    /// Randomized attention's samples ω per query (URL `ra`).
+    /// Randomized attention's samples ω per query (URL `ras`).
     pub ra_samples: usize,
+    /// Nyström's landmarks c (URL `landmarks`; more than L are clamped to L at fit time).
+    pub landmarks: usize,
+    /// The sliding window's width w in keys (URL `window`; clamped to L at fit time).
+    pub window: usize,
+    /// The sparse + low-rank method's exact keys k per query (URL `topk`; clamped to L).
+    pub top_k: usize,
     /// What a registry estimator reads when it fits (θ, the complex A's magnitudes).
     pub estimator_params: EstimatorParams,
     /// A deterministic map with more features than this is evaluated pair by pair instead.
@@ -59,6 +65,10 @@ pub enum MethodFamily {
     Deterministic,
     /// Sampling from softmax's own rows (randomized attention): quadratic in L.
     Sampled,
+    /// Attention-level approximations that are not one kernel estimator: a low-rank
+    /// factorisation of P (Nyström), exact weights on a few keys plus a feature map for the
+    /// rest (a sliding window, the top-k keys).
+    SparseOrLowRank,
 }
 
 /// A method fitted to one problem, ready to be drawn as often as asked.

@@ -99,6 +99,9 @@ pub(super) fn AttentionControls(
         <NumberControl param=Param::Degree config set_config slider=Slider { min: 1.0, max: 6.0, step: 1.0 }/>
         <NumberControl param=Param::Draws config set_config/>
         <NumberControl param=Param::RaSamples config set_config/>
+        <NumberControl param=Param::Landmarks config set_config/>
+        <NumberControl param=Param::Window config set_config/>
+        <NumberControl param=Param::TopK config set_config/>
         <label class="field">
             <span>"method in the heatmaps"</span>
             <select name="focus" on:change=set_focus prop:value=move || config.with(|c| c.get(Param::Focus))>

@@ -5,11 +5,16 @@
 
 pub mod elu;
 pub mod lln;
+pub mod nystrom;
 pub mod polynomial;
 pub mod power;
 pub mod random_features;
 pub mod randomized;
+pub mod sparse;
 pub mod taylor;
+#[cfg(test)]
+mod test_problems;
+pub mod window;
 
 use std::sync::LazyLock;
 
@@ -36,6 +41,9 @@ others! {
     lln::LLN,
     elu::ELU,
     randomized::RANDOMIZED,
+    nystrom::NYSTROM,
+    window::WINDOW,
+    sparse::SPARSE,
 }
 
 /// Every registry estimator as an attention method (built once: the estimator registry is

@@ -128,30 +128,7 @@ impl FitMethod for RandomFeatureMethod {
         settings: &MethodSettings,
         _shared: SharedFits<'_>,
     ) -> Result<Box<dyn FittedMethod>, AttentionError> {
-        // Every query with a key half a sequence away: each token once in the optimiser's pair
-        // objective; the heuristics read only the two sides' moments.
-        let shift = data.len / 2;
-        let y: Vec<f64> = (0..data.len)
-            .flat_map(|i| data.key((i + shift) % data.len).to_vec())
-            .collect();
-        let pairs = Dataset {
-            d: data.d,
-            n: data.len,
-            x: data.q.clone(),
-            y,
-        };
-        let moments = pairs.moments();
-        let fit = self
-            .estimator
-            .get()
-            .fit(
-                FitInput {
-                    data: &pairs,
-                    moments: &moments,
-                },
-                &settings.estimator_params,
-            )
-            .map_err(|e| method_error(self.id(), e))?;
+        let fit = fit_estimator(self.estimator, data, settings)?;
         Ok(Box::new(FittedRandomFeatures {
             estimator: self.estimator,
             per: self.features_per_projection(),
@@ -176,13 +153,7 @@ impl FittedMethod for FittedRandomFeatures {
         rows: &[usize],
     ) -> Result<MethodRun, AttentionError> {
         let m = settings.features;
-        let omega = Projections::sample_coupled(settings.coupling, m, data.d, rng)
-            .map_err(|e| method_error(self.estimator.id(), e))?;
-        let map = EstimatorFeatures {
-            id: self.estimator,
-            fit: self.fit.clone(),
-            omega,
-        };
+        let map = draw_features(self.estimator, &self.fit, settings, data.d, rng)?;
         Ok(MethodRun {
             feature_size: m * self.per,
             attention: linear_attention(&map, data, rows),
@@ -207,6 +178,57 @@ impl FittedMethod for FittedRandomFeatures {
         }
         Some(total / (data.len * data.len).max(1) as f64)
     }
+}
+
+/// Fits `estimator` to the queries and keys of `data`, as its attention method does: every
+/// query paired with the key half a sequence away (each token once in the optimiser's pair
+/// objective; the heuristics read only the two sides' moments). Shared with the methods that
+/// use an estimator's features inside another scheme (`sparse`).
+pub fn fit_estimator(
+    estimator: EstimatorId,
+    data: &AttentionData,
+    settings: &MethodSettings,
+) -> Result<Fit, AttentionError> {
+    let shift = data.len / 2;
+    let y: Vec<f64> = (0..data.len)
+        .flat_map(|i| data.key((i + shift) % data.len).to_vec())
+        .collect();
+    let pairs = Dataset {
+        d: data.d,
+        n: data.len,
+        x: data.q.clone(),
+        y,
+    };
+    let moments = pairs.moments();
+    estimator
+        .get()
+        .fit(
+            FitInput {
+                data: &pairs,
+                moments: &moments,
+            },
+            &settings.estimator_params,
+        )
+        .map_err(|e| method_error(estimator.id(), e))
+}
+
+/// One draw of ω (`settings.features` projections, coupled as `settings.coupling` says) and
+/// `estimator`'s features with it, from `rng`.
+pub fn draw_features(
+    estimator: EstimatorId,
+    fit: &Fit,
+    settings: &MethodSettings,
+    d: usize,
+    rng: &mut StreamRng,
+) -> Result<EstimatorFeatures, AttentionError> {
+    let m = settings.features;
+    let omega = Projections::sample_coupled(settings.coupling, m, d, rng)
+        .map_err(|e| method_error(estimator.id(), e))?;
+    Ok(EstimatorFeatures {
+        id: estimator,
+        fit: fit.clone(),
+        omega,
+    })
 }
 
 /// What was fitted, in words: A's range, θ, α, the optimiser's iterations.
