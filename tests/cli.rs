@@ -184,6 +184,11 @@ fn pair_with_every_registry_id_agrees_with_its_formula() {
         if id.starts_with("oprf") {
             // OPRF's α* is negative for every ρ > 0.
             assert!(alpha < 0.0, "{id}: α = {alpha}");
+        } else if id.contains("derf-") {
+            // The closed forms' α is OPRF's α* or the hyperbolic one (≤ 0, and near 0 here:
+            // one pair's P makes |z| small); a fitted α may be anything below 1/8.
+            let bound = if id.ends_with("-fit") { 0.125 } else { 1e-300 };
+            assert!(alpha.is_finite() && alpha < bound, "{id}: α = {alpha}");
         } else {
             assert_eq!(alpha, 0.0, "{id}");
         }

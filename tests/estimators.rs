@@ -1,5 +1,6 @@
 //! One statistical harness for every estimator of the registry (`REGISTRY`): nothing here
-//! names an estimator except the value pins (which list what they pin and skip `hcexp-opt`);
+//! names an estimator except the value pins (which list what they pin and skip the fits that
+//! come from an optimiser: `hcexp-opt`, `derf-fit`, `hderf-fit`);
 //! which checks apply is decided from the trait (`fast_sum`, `log_mse`, `parameter_key`).
 //!
 //! On fixed pairs of two small seeded datasets (d = 4 with m = 8, d = 6 with m = 6), with each
@@ -22,10 +23,10 @@
 //! - **orthogonal features** (`resample_orthogonal`, whole blocks): for the `Exp` and `Cosh`
 //!   sums the empirical MSE matches the exact MSE of orthogonal blocks (a series derived in
 //!   `orthogonal_relative_mse`), and every estimator with an exponential sum (`Exp`, `Cosh`,
-//!   `ScaledExp`) has a lower MSE than with i.i.d. ω on a pair with `|z|² = 1`, d = m = 8, by
+//!   `ScaledExp`, `ScaledCosh`) has a lower MSE than with i.i.d. ω on a pair with `|z|² = 1`, d = m = 8, by
 //!   more than 2 combined standard errors (one-sided);
-//! - **pins**: the exact `reference_estimate` of every estimator but `hcexp-opt` (whose
-//!   optimiser is still a placeholder) on one pair, fit and ω, so that a dependency update that
+//! - **pins**: the exact `reference_estimate` of every estimator but those fitted by an
+//!   optimiser (`hcexp-opt`, `derf-fit`, `hderf-fit`) on one pair, fit and ω, so that a dependency update that
 //!   changes the numbers fails loudly.
 //!
 //! The f32 kernel through the task pipeline is checked against `reference_estimate` in
@@ -781,15 +782,24 @@ fn orthogonal_features_lower_the_mse_of_the_exponential_estimators() {
             REGISTRY[e].projections_per_pair() == 1
                 && matches!(
                     REGISTRY[e].fast_sum(&fits[e]),
-                    FastSum::Exp | FastSum::Cosh | FastSum::ScaledExp { .. }
+                    FastSum::Exp
+                        | FastSum::Cosh
+                        | FastSum::ScaledExp { .. }
+                        | FastSum::ScaledCosh { .. }
                 )
         })
         .collect();
     assert!(exponential.len() >= 4, "{exponential:?}");
     let results = parallel_map(&exponential, |&e| {
         let (estimator, fit) = (REGISTRY[e], &fits[e]);
-        let x: Vec<f64> = u.iter().zip(&fit.a).map(|(u, a)| u / a).collect();
-        let y: Vec<f64> = v.iter().zip(&fit.a).map(|(v, a)| v * a).collect();
+        // A dense P (the DERF members): x = P⁻¹u, y = Pᵀv.
+        let (x, y): (Vec<f64>, Vec<f64>) = match &fit.dense {
+            Some(dense) => dense.pre_image(&u, &v),
+            None => (
+                u.iter().zip(&fit.a).map(|(u, a)| u / a).collect(),
+                v.iter().zip(&fit.a).map(|(v, a)| v * a).collect(),
+            ),
+        };
         let mut collapsed = vec![0.0; d];
         estimator.collapse(fit, &x, &y, &mut collapsed);
         for (c, z) in collapsed.iter().zip(&z) {
@@ -851,7 +861,8 @@ fn orthogonal_features_lower_the_mse_of_the_exponential_estimators() {
 // Pinned values
 // ---------------------------------------------------------------------------------------------
 
-/// `(id, ln|ŜM|, negative)` of every estimator but `hcexp-opt` on pair 0 of the d = 4 setup,
+/// `(id, ln|ŜM|, negative)` of every estimator whose fit has no optimiser report (all but
+/// `hcexp-opt`, `derf-fit`, `hderf-fit`) on pair 0 of the d = 4 setup,
 /// with ω = `Projections::sample(8, 4, stream_rng(SEED, Trial, 0, PIN_STREAM))`.
 const PINNED: &[(&str, f64, bool)] = &[
     ("prf-pos", 0.947170832415448, false),
@@ -865,6 +876,8 @@ const PINNED: &[(&str, f64, bool)] = &[
     ("hcplx", 0.363770948286005, false),
     ("oprf", 0.5816159729042112, false),
     ("oprf-var", 0.5771216526009881, false),
+    ("derf-dense", 0.6473124160692882, false),
+    ("hderf-dense", 0.3124128910763062, false),
 ];
 
 /// The ω stream of the pins.
@@ -885,7 +898,8 @@ fn reference_values_are_pinned() {
     .unwrap();
     let mut actual = Vec::new();
     for (estimator, fit) in REGISTRY.iter().zip(&setup.fits) {
-        if estimator.id() == "hcexp-opt" {
+        // Fits that come from an optimiser (hcexp-opt, derf-fit, hderf-fit) are not pinned.
+        if fit.optimiser.is_some() {
             continue;
         }
         let estimate = reference_estimate(*estimator, fit, x, y, &omega).unwrap();
@@ -902,7 +916,7 @@ fn reference_values_are_pinned() {
     assert_eq!(
         actual.iter().map(|a| a.0).collect::<Vec<_>>(),
         PINNED.iter().map(|p| p.0).collect::<Vec<_>>(),
-        "every estimator but hcexp-opt is pinned, in registry order"
+        "every estimator without an optimiser is pinned, in registry order"
     );
     for ((id, ln_abs, negative), (_, pinned_ln_abs, pinned_negative)) in actual.iter().zip(PINNED) {
         assert_eq!(negative, pinned_negative, "{id}: sign");

@@ -330,7 +330,15 @@ pub fn data_view_of(
         let norms: Vec<(f64, f64, f64)> = (0..pairs)
             .map(|i| {
                 let (x, y) = pair(i);
-                transformed_norms(x, y, &fit.a)
+                match &fit.dense {
+                    // A dense P (the DERF members): |Px|, |P^{−T}y|, |z|.
+                    Some(dense) => {
+                        let (px, qy) = (dense.apply(x, true), dense.apply(y, false));
+                        let z: Vec<f64> = px.iter().zip(&qy).map(|(p, q)| p + q).collect();
+                        (norm(&px), norm(&qy), norm(&z))
+                    }
+                    None => transformed_norms(x, y, &fit.a),
+                }
             })
             .collect();
         let label = estimator.id().to_string();

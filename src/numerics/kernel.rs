@@ -10,8 +10,8 @@
 //! against the f64 reference ([`super::estimators::reference_estimate`]) for every registered
 //! estimator, with a tolerance derived from that error. The prefactor and the log of the true
 //! value stay in f64. [`block_sums`] runs `exp` and `cosh` sums in simd128; the other sums
-//! (`cos`, GERF's weighted `exp`, a complex A's two projections) take the f32 projections into
-//! [`super::estimators::reduce`] in f64.
+//! (`cos`, GERF's weighted `exp` and `cosh`, a complex A's two projections) take the f32
+//! projections into [`super::estimators::reduce`] in f64.
 //!
 //! Memory: one `m`-long scratch row per pair of a block; never an `n × m` matrix.
 

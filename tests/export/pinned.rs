@@ -1,7 +1,7 @@
 // The links whose export is pinned (included by tests/export.rs and tests/browser.rs).
 
 /// (query, CSV, JSON): the default estimators on a small page (the simd128 cosh kernel), and
-/// all twelve estimators with orthogonal, fresh ω (the exp kernel and the f64 sums, GERF, the
+/// the twelve estimators before the DERF members with orthogonal, fresh ω (the exp kernel and the f64 sums, GERF, the
 /// optimised A, Gaussian tails of ω and the Gamma variances through libm).
 const PINNED: [(&str, &str, &str); 2] = [
     (

@@ -48,12 +48,95 @@ pub struct Fit {
     pub alpha: f64,
     /// Present when A came from an optimiser.
     pub optimiser: Option<OptimiserReport>,
+    /// A dense transform `(Px, P^{−T}y)` (the DERF members, [`super::dense`]); `a` is then all
+    /// ones. Always serialised (`None` too): the worker messages are postcard, which is not
+    /// self-describing and cannot skip a field; `default` reads a message without it. Boxed:
+    /// the fit travels in every scatter task's output, most of them without one.
+    #[serde(default)]
+    pub dense: Option<Box<DenseTransform>>,
+}
+
+/// A dense invertible `d × d` matrix P and `P^{−T}`, both row-major, applied as
+/// `(x, y) ↦ (Px, P^{−T}y)` (so `Px · P^{−T}y = x·y`): what the page's data panel draws as a
+/// heat map, and what the dense estimators' `collapse` multiplies by (O(d²) per pair).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DenseTransform {
+    pub d: usize,
+    /// `p[i * d + j] = P_ij`.
+    pub p: Vec<f64>,
+    /// `p_inv_t[i * d + j] = (P^{−T})_ij`.
+    pub p_inv_t: Vec<f64>,
+    /// What was added to the diagonal of the queries' and the keys' second-moment matrices
+    /// (`mean_i x_i x_iᵀ`, `mean_i y_i y_iᵀ`) to make them invertible (0 when they were).
+    pub ridge_queries: f64,
+    pub ridge_keys: f64,
+}
+
+impl DenseTransform {
+    /// `Mu` for the row-major `d × d` matrix `m`, written to `out`.
+    fn multiply(d: usize, m: &[f64], u: &[f64], out: &mut [f64]) {
+        for (o, row) in out.iter_mut().zip(m.chunks_exact(d)) {
+            *o = row.iter().zip(u).map(|(a, b)| a * b).sum();
+        }
+    }
+
+    /// `Px` (`Side::Query`) or `P^{−T}y`.
+    pub fn apply(&self, u: &[f64], query: bool) -> Vec<f64> {
+        let mut out = vec![0.0; self.d];
+        let m = if query { &self.p } else { &self.p_inv_t };
+        Self::multiply(self.d, m, u, &mut out);
+        out
+    }
+
+    /// `z = Px + P^{−T}y` into `z`; returns `|Px|² + |P^{−T}y|²`.
+    pub fn transform(&self, x: &[f64], y: &[f64], z: &mut [f64]) -> f64 {
+        let (px, qy) = (self.apply(x, true), self.apply(y, false));
+        let mut norms = 0.0;
+        for ((zi, a), b) in z.iter_mut().zip(&px).zip(&qy) {
+            *zi = a + b;
+            norms += a * a + b * b;
+        }
+        norms
+    }
+
+    /// `(x, y)` with `Px = u` and `P^{−T}y = v`: `x = P⁻¹u = (P^{−T})ᵀu`, `y = Pᵀv`.
+    pub fn pre_image(&self, u: &[f64], v: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let d = self.d;
+        let mut x = vec![0.0; d];
+        let mut y = vec![0.0; d];
+        for i in 0..d {
+            for j in 0..d {
+                x[j] += self.p_inv_t[i * d + j] * u[i];
+                y[j] += self.p[i * d + j] * v[i];
+            }
+        }
+        (x, y)
+    }
 }
 
 impl Fit {
     /// `A = I` of dimension d, nothing else fitted.
     pub fn identity(d: usize) -> Self {
         Self::diagonal(vec![1.0; d], 0)
+    }
+
+    /// `(|x'|², |y'|²)` of the transformed pair: `(Px, P^{−T}y)` with a dense P, else
+    /// `(Ax, A⁻¹y)` with the diagonal `a` (a complex A's magnitudes).
+    pub fn transformed_squared_norms(&self, x: &[f64], y: &[f64]) -> (f64, f64) {
+        let squared = |v: &[f64]| v.iter().map(|u| u * u).sum::<f64>();
+        match &self.dense {
+            Some(dense) => (
+                squared(&dense.apply(x, true)),
+                squared(&dense.apply(y, false)),
+            ),
+            None => x
+                .iter()
+                .zip(y)
+                .zip(&self.a)
+                .fold((0.0, 0.0), |(p, q), ((x, y), a)| {
+                    (p + (a * x) * (a * x), q + (y / a) * (y / a))
+                }),
+        }
     }
 
     /// A real diagonal A.
@@ -64,6 +147,7 @@ impl Fit {
             theta: 0.0,
             alpha: 0.0,
             optimiser: None,
+            dense: None,
         }
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! An estimator states everything about itself through [`Estimator`]: its id (URL, CLI, CSV,
 //! `data-estimator`), label, colour, formula and source, how it fits its parameters to a
-//! dataset ([`Fit`]: a diagonal A, an angle θ, GERF's α, an optimiser's report), its estimate
+//! dataset ([`Fit`]: a diagonal A or a dense P, an angle θ, GERF's α, an optimiser's report), its estimate
 //! of one pair, its explicit feature maps φ(x) and ψ(y), its MSE formula and which of the page's
 //! bounds hold for it. The page, the workers, the command line and the statistical harness
 //! (`tests/estimators.rs`) iterate [`REGISTRY`]; nothing else names an estimator. **Adding one
@@ -27,6 +27,7 @@
 
 pub mod cexp;
 pub mod complex;
+pub mod dense;
 pub mod derf;
 mod feature_maps;
 mod fit;
@@ -43,7 +44,7 @@ pub use crate::numerics::theory::lemma_3_1::{
     FeatureForm, dot, log_softmax_kernel, log_theoretical_mse, log_theoretical_mse_of, transform,
 };
 pub use feature_maps::{Side, exponential_features, transformed_side};
-pub use fit::{EstimatorParams, Fit, FitInput, OptimiserReport, ParameterSweep};
+pub use fit::{DenseTransform, EstimatorParams, Fit, FitInput, OptimiserReport, ParameterSweep};
 pub use id::{EstimatorId, all_ids};
 pub use sum::{Collapsed, FastSum, reduce, reference_estimate};
 
@@ -62,16 +63,19 @@ pub enum Family {
     Complex,
     /// Generalized exponential features (GERF) with OPRF's α.
     Gerf,
+    /// Dense-exponential features with a dense P and `A_ω = αI`.
+    Derf,
 }
 
 impl Family {
     /// Every family, in the page's order.
-    pub const ALL: [Family; 5] = [
+    pub const ALL: [Family; 6] = [
         Family::Prf,
         Family::Cexp,
         Family::Trigonometric,
         Family::Complex,
         Family::Gerf,
+        Family::Derf,
     ];
 
     /// The family's name on the page.
@@ -82,6 +86,7 @@ impl Family {
             Family::Trigonometric => "Trigonometric (random Fourier features)",
             Family::Complex => "Complex diagonal A = e^(iθ)·diag(a)",
             Family::Gerf => "GERF with OPRF's α*",
+            Family::Derf => "DERF: dense P, A_ω = αI",
         }
     }
 }
@@ -218,4 +223,8 @@ registry![
     complex::COMPLEX_HYPERBOLIC,
     gerf::OPRF,
     gerf::OPRF_VARIANCE,
+    dense::DERF_DENSE,
+    dense::HDERF_DENSE,
+    dense::DERF_FIT,
+    dense::HDERF_FIT,
 ];

@@ -18,6 +18,9 @@ pub enum FastSum {
     Cos,
     /// `Σ exp(scale·t_k + norm_weight·|ω_k|²)` (GERF, positive).
     ScaledExp { scale: f64, norm_weight: f64 },
+    /// `Σ exp(norm_weight·|ω_k|²) cosh(scale·t_k)` (GERF's hyperbolic form: the mean of the
+    /// features at `ω` and `−ω`, positive).
+    ScaledCosh { scale: f64, norm_weight: f64 },
     /// Two projections `u_k`, `v_k` per pair (a complex A): `Σ exp(c·u_k)·cos(s·v_k − φ)`,
     /// or with `hyperbolic` its mean with `ω → −ω`; `φ` is the pair's [`Collapsed::phase`].
     Complex {
@@ -43,7 +46,7 @@ pub struct Collapsed {
 }
 
 /// `Σ_k g(t_k)` of one pair in the log domain, from its projections: `t` (and `v`, the
-/// second projection of a complex A), `norms` the `|ω_k|²` (read only by GERF), `phase` the
+/// second projection of a complex A), `norms` the `|ω_k|²` (read only by GERF's two sums), `phase` the
 /// pair's [`Collapsed::phase`].
 pub fn reduce(sum: FastSum, t: &[f64], v: &[f64], norms: &[f64], phase: f64) -> SignedLog {
     match sum {
@@ -55,11 +58,15 @@ pub fn reduce(sum: FastSum, t: &[f64], v: &[f64], norms: &[f64], phase: f64) -> 
                 .iter()
                 .zip(norms)
                 .map(|(t, n)| scale * t + norm_weight * n);
-            let max = terms.clone().fold(f64::NEG_INFINITY, f64::max);
-            if !max.is_finite() {
-                return SignedLog::positive(max);
-            }
-            SignedLog::positive(max + terms.map(|l| (l - max).libm_exp()).sum::<f64>().libm_ln())
+            SignedLog::positive(log_sum_of_exps(terms))
+        }
+        FastSum::ScaledCosh { scale, norm_weight } => {
+            // cosh(u) = (e^u + e^{−u})/2: the 2m exponents, then − ln 2.
+            let terms = t.iter().zip(norms).flat_map(|(t, n)| {
+                let (u, w) = (scale * t, norm_weight * n);
+                [w + u, w - u]
+            });
+            SignedLog::positive(log_sum_of_exps(terms) - std::f64::consts::LN_2)
         }
         FastSum::Complex {
             cos_theta,
@@ -94,6 +101,16 @@ pub fn reduce(sum: FastSum, t: &[f64], v: &[f64], norms: &[f64], phase: f64) -> 
     }
 }
 
+/// `ln Σ e^{l}` over `terms`, shifted by the largest (`−inf` for none, the maximum itself when
+/// it is not finite).
+fn log_sum_of_exps(terms: impl Iterator<Item = f64> + Clone) -> f64 {
+    let max = terms.clone().fold(f64::NEG_INFINITY, f64::max);
+    if !max.is_finite() {
+        return max;
+    }
+    max + terms.map(|l| (l - max).libm_exp()).sum::<f64>().libm_ln()
+}
+
 /// The estimate of one pair in f64 with the given projections: [`Estimator::collapse`], one
 /// f64 projection of each z, [`reduce`]. The f32 kernel is checked against it.
 pub fn reference_estimate(
@@ -124,7 +141,7 @@ pub fn reference_estimate(
     }
     let sum = estimator.fast_sum(fit);
     let norms = match sum {
-        FastSum::ScaledExp { .. } => omega.squared_norms(),
+        FastSum::ScaledExp { .. } | FastSum::ScaledCosh { .. } => omega.squared_norms(),
         _ => Vec::new(),
     };
     Ok(reduce(sum, &t, &v, &norms, collapsed.phase)

@@ -71,6 +71,13 @@ fn reduce_matches_direct_sums() {
             direct(&|k| (0.8 * t[k] - 0.1 * n[k]).libm_exp()),
         ),
         (
+            FastSum::ScaledCosh {
+                scale: 0.8,
+                norm_weight: -0.1,
+            },
+            direct(&|k| (-0.1 * n[k]).libm_exp() * (0.8 * t[k]).libm_cosh()),
+        ),
+        (
             FastSum::Complex {
                 cos_theta: 0.6,
                 sin_theta: 0.8,

@@ -165,3 +165,51 @@ fn huge_projections_stay_finite() {
         );
     }
 }
+
+#[test]
+fn block_sums_of_the_weighted_sums_match_reduce_in_f64() {
+    // GERF's weighted sums (`ScaledExp`, and `ScaledCosh` of the hyperbolic DERF members) take
+    // the f32 projections into `reduce`: against the f64 projections they differ only by the
+    // f32 rounding of ω and z (a relative 2^-24 per product, d + 1 of them per projection).
+    let mut rng = stream_rng(6, StreamPurpose::Trial, 0, 0);
+    let (m, d) = (37, 5);
+    let omega = Projections::sample(m, d, &mut rng).unwrap();
+    let transposed = TransposedOmega::new(&omega);
+    let norms = omega.squared_norms();
+    let z64: Vec<f64> = (0..3 * d)
+        .map(|i| ((i * 5 % 13) as f64 - 6.0) / 7.0)
+        .collect();
+    let z32: Vec<f32> = z64.iter().map(|v| *v as f32).collect();
+    for sum in [
+        FastSum::ScaledExp {
+            scale: 0.9,
+            norm_weight: -0.07,
+        },
+        FastSum::ScaledCosh {
+            scale: 0.9,
+            norm_weight: -0.07,
+        },
+    ] {
+        let mut out = [SignedLog::positive(0.0); ROWS];
+        block_sums(
+            &transposed,
+            &z32,
+            3,
+            1,
+            sum,
+            &[0.0; ROWS],
+            &mut KernelScratch::default(),
+            &mut out,
+        );
+        for (r, got) in out.iter().take(3).enumerate() {
+            let mut t = vec![0.0; m];
+            omega.project(&z64[r * d..(r + 1) * d], &mut t);
+            let want = reduce(sum, &t, &[], &norms, 0.0);
+            assert!(!got.negative);
+            assert!(
+                (got.ln_abs - want.ln_abs).abs() < 2e-5,
+                "{sum:?} row {r}: {got:?} vs {want:?}"
+            );
+        }
+    }
+}

@@ -96,11 +96,7 @@ pub(super) fn estimate_pairs(
             out.log_theoretical_mse
                 .push(estimator.log_mse(fit, x, y, m).unwrap_or(f64::NAN));
             out.z_squared.push(z64[..d].iter().map(|v| v * v).sum());
-            let (mut ax2, mut by2) = (0.0f64, 0.0f64);
-            for ((xj, yj), aj) in x.iter().zip(y).zip(&fit.a) {
-                ax2 += (aj * xj) * (aj * xj);
-                by2 += (yj / aj) * (yj / aj);
-            }
+            let (ax2, by2) = fit.transformed_squared_norms(x, y);
             out.data_radius = out.data_radius.max(ax2.max(by2).sqrt());
         }
         let drawn;
