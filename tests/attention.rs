@@ -346,3 +346,108 @@ fn the_budget_notice_reads_its_trends_from_the_numbers() {
         "{short_notice}"
     );
 }
+
+#[test]
+fn the_kernel_axis_is_the_measured_relative_mse_of_the_features() {
+    // The kernel-against-attention chart's x axis is each method's MSE formula averaged over
+    // a problem's pairs. Measured here: the same average of (φ(q_i)·ψ(k_j)/SM − 1)² over 4000
+    // fresh draws of ω (each draw's mean over the 64 pairs is one sample), within 4 standard
+    // errors, for a positive and a hyperbolic map with a data-chosen A.
+    use softmax_kernel_lab::lab::attention::methods::method_settings;
+    use softmax_kernel_lab::numerics::attention::methods::random_features::fit_estimator;
+    use softmax_kernel_lab::numerics::estimators::{EstimatorId, Projections, Side};
+    use softmax_kernel_lab::numerics::rng::{StreamPurpose, stream_rng};
+    let c = config(
+        "view=attention&len=8&d=4&dv=2&features=16&methods=prf-pos,hcexp-var&seed=2&xshape=1&yshape=1&xnorm=0.8&ynorm=0.8",
+    );
+    let data = attention_data(&c, None).unwrap();
+    let settings = method_settings(&c);
+    for id in ["prf-pos", "hcexp-var"] {
+        let method = MethodId::from_id(id).unwrap();
+        let formula = prepare(method, &data, &c, None)
+            .unwrap()
+            .kernel_relative_mse(&data, &settings)
+            .unwrap();
+        let estimator = EstimatorId::from_id(id).unwrap();
+        let fit = fit_estimator(estimator, &data, &settings).unwrap();
+        let samples: Vec<f64> = (0..4000u64)
+            .map(|t| {
+                let mut rng = stream_rng(9, StreamPurpose::Trial, t, 0);
+                let omega = Projections::sample(16, data.d, &mut rng).unwrap();
+                let phi: Vec<Vec<f64>> = (0..data.len)
+                    .map(|i| {
+                        estimator
+                            .get()
+                            .features(&fit, data.query(i), Side::Query, &omega)
+                    })
+                    .collect();
+                let psi: Vec<Vec<f64>> = (0..data.len)
+                    .map(|j| {
+                        estimator
+                            .get()
+                            .features(&fit, data.key(j), Side::Key, &omega)
+                    })
+                    .collect();
+                let mut total = 0.0;
+                for (i, phi_i) in phi.iter().enumerate() {
+                    for (j, psi_j) in psi.iter().enumerate() {
+                        let sm: f64 = data
+                            .query(i)
+                            .iter()
+                            .zip(data.key(j))
+                            .map(|(a, b)| a * b)
+                            .sum::<f64>()
+                            .exp();
+                        let estimate: f64 = phi_i.iter().zip(psi_j).map(|(a, b)| a * b).sum();
+                        total += (estimate / sm - 1.0).powi(2);
+                    }
+                }
+                total / (data.len * data.len) as f64
+            })
+            .collect();
+        let (mean, se) = softmax_kernel_lab::numerics::stats::mean_and_standard_error(&samples);
+        assert!(
+            (mean - formula).abs() < 4.0 * se,
+            "{id}: measured {mean} ± {se}, formula {formula}"
+        );
+    }
+}
+
+#[test]
+fn kernel_error_against_attention_error_on_synthetic_problems() {
+    use softmax_kernel_lab::lab::attention::kernel_vs_attention::SYNTHETIC_PROBLEMS;
+    let c = config(
+        "view=attention&len=64&d=8&dv=4&features=32&methods=prf-pos,hcexp-var,nystrom,taylor&seed=5",
+    );
+    let AttentionOutput::KernelVsAttention(report) = part(&c, AttentionPart::KernelVsAttention)
+    else {
+        panic!("not the kernel-against-attention part")
+    };
+    assert_eq!(report.problems.len(), SYNTHETIC_PROBLEMS);
+    let ids: Vec<&str> = report.methods.iter().map(|m| m.id()).collect();
+    // The registry's order (estimators, then the other methods).
+    assert_eq!(ids, ["prf-pos", "hcexp-var", "taylor", "nystrom"]);
+    // Nyström approximates attention, not the kernel: in the attention columns only.
+    assert_eq!(report.without_kernel.len(), 1);
+    assert!(report.kernel[3].iter().all(|k| k.is_nan()));
+    assert!(report.kernel[2].iter().all(|k| k.is_finite()));
+    assert!(
+        report
+            .attention
+            .iter()
+            .flatten()
+            .all(|tv| tv.is_finite() && *tv >= 0.0)
+    );
+    // The data-chosen A lowers the kernel error on every problem (the seed paper's claim,
+    // here on the default distributions' long queries and short keys).
+    for p in 0..report.problems.len() {
+        assert!(
+            report.kernel[1][p] < report.kernel[0][p],
+            "{}",
+            report.problems[p]
+        );
+    }
+    let wins: usize = report.attention_wins().iter().sum();
+    assert_eq!(wins, SYNTHETIC_PROBLEMS);
+    println!("{}", report.summary());
+}

@@ -1,13 +1,13 @@
 //! Does a lower kernel MSE give a lower attention error? ([`kernel_vs_attention`], the part
 //! [`super::report::AttentionPart::KernelVsAttention`].)
 //!
-//! For every chosen method that estimates the kernel `SM(q, k) = exp(q·k)` itself and every
-//! problem (each of the 72 real heads, both passages averaged; or, on synthetic data,
+//! For every chosen method and every problem (each of the 72 real heads, both passages averaged; or, on synthetic data,
 //! [`SYNTHETIC_PROBLEMS`] datasets of [`SYNTHETIC_TOKENS`] tokens from the configured
 //! distributions), at the equal budget of `features` features per token:
 //! - the **kernel error**: the mean over the problem's query-key pairs of the relative MSE
 //!   `E[(k̂ − SM)²]/SM²` ([`crate::numerics::attention::method::FittedMethod::kernel_relative_mse`]:
-//!   a random map's formula for i.i.d. ω, a deterministic map's squared error);
+//!   a random map's formula for i.i.d. ω, a deterministic map's squared error; NaN for a method
+//!   that does not estimate SM itself: Nyström, the window, LLN, elu + 1, randomized attention);
 //! - the **attention error**: the mean over rows of the total variation `½ Σ_j |P̂_ij − P_ij|`,
 //!   averaged over [`KVA_DRAWS`] draws of a random map.
 //!
@@ -20,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::methods::{method_settings, prepare_with, run_with};
+use super::report::lln_constants;
 use crate::lab::attention::data::attention_data;
 use crate::lab::config::{BUDGETS, ExperimentConfig, HeadSource};
 use crate::numerics::attention::AttentionError;
@@ -44,17 +45,18 @@ pub struct KernelVsAttention {
     pub budget: usize,
     /// The problems: `L2 H5` for a real head, `seed 3` for synthetic data.
     pub problems: Vec<String>,
-    /// The methods with a kernel error, in the configuration's order.
+    /// The chosen methods, in the configuration's order.
     pub methods: Vec<MethodId>,
     /// The feature size each method ran at.
     pub feature_sizes: Vec<usize>,
-    /// `kernel[method][problem]`: mean relative MSE of the kernel.
+    /// `kernel[method][problem]`: mean relative MSE of the kernel (NaN: no kernel estimate).
     pub kernel: Vec<Vec<f64>>,
     /// `attention[method][problem]`: mean row total variation.
     pub attention: Vec<Vec<f64>>,
     /// Rows with an unusable denominator, over every problem and draw (left out of the TV).
     pub bad_rows: Vec<usize>,
-    /// Chosen methods that do not estimate SM itself (no kernel error): not on the chart.
+    /// Chosen methods that do not estimate SM itself (no kernel error): not on the chart, but
+    /// in the attention columns.
     pub without_kernel: Vec<MethodId>,
 }
 
@@ -110,7 +112,22 @@ impl KernelVsAttention {
         values.iter().map(move |row| row[problem])
     }
 
-    /// Per method: on how many problems it has the lowest attention error.
+    /// The attention errors of the methods with a kernel error (NaN for the others).
+    fn attention_of_kernel_methods(&self, problem: usize) -> Vec<f64> {
+        self.kernel
+            .iter()
+            .zip(&self.attention)
+            .map(|(k, a)| {
+                if k[problem].is_finite() {
+                    a[problem]
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect()
+    }
+
+    /// Per method: on how many problems it has the lowest attention error of all methods.
     pub fn attention_wins(&self) -> Vec<usize> {
         let mut wins = vec![0; self.methods.len()];
         for p in 0..self.problems.len() {
@@ -121,7 +138,7 @@ impl KernelVsAttention {
         wins
     }
 
-    /// Per method: on how many problems it has the lowest kernel error.
+    /// Per method: on how many problems it has the lowest kernel error (of the methods with one).
     pub fn kernel_wins(&self) -> Vec<usize> {
         let mut wins = vec![0; self.methods.len()];
         for p in 0..self.problems.len() {
@@ -132,13 +149,14 @@ impl KernelVsAttention {
         wins
     }
 
-    /// On how many problems the lowest kernel error and the lowest attention error belong to
-    /// the same method.
+    /// On how many problems the lowest kernel error and the lowest attention error among the
+    /// methods with a kernel error belong to the same method.
     pub fn agreement(&self) -> usize {
         (0..self.problems.len())
             .filter(|&p| {
                 let kernel = argmin(Self::column(&self.kernel, p));
-                kernel.is_some() && kernel == argmin(Self::column(&self.attention, p))
+                kernel.is_some()
+                    && kernel == argmin(self.attention_of_kernel_methods(p).into_iter())
             })
             .count()
     }
@@ -148,8 +166,10 @@ impl KernelVsAttention {
     pub fn mean_spearman(&self) -> Option<f64> {
         let values: Vec<f64> = (0..self.problems.len())
             .filter_map(|p| {
-                let kernel: Vec<f64> = Self::column(&self.kernel, p).collect();
-                let attention: Vec<f64> = Self::column(&self.attention, p).collect();
+                let (kernel, attention): (Vec<f64>, Vec<f64>) = Self::column(&self.kernel, p)
+                    .zip(Self::column(&self.attention, p))
+                    .filter(|(k, a)| k.is_finite() && a.is_finite())
+                    .unzip();
                 spearman(&kernel, &attention)
             })
             .collect();
@@ -161,21 +181,31 @@ impl KernelVsAttention {
     pub fn summary(&self) -> String {
         let problems = self.problems.len();
         if self.methods.is_empty() || problems == 0 {
-            return "No chosen method estimates the kernel itself: nothing to compare.".into();
+            return "No method chosen: nothing to compare.".into();
         }
         let wins = self.attention_wins();
         let best = argmin(wins.iter().map(|w| -(*w as f64))).unwrap_or(0);
-        let kernel_wins = self.kernel_wins();
-        let kernel_best = argmin(kernel_wins.iter().map(|w| -(*w as f64))).unwrap_or(0);
         let mut text = format!(
-            "Lowest attention error: {} on {} of {problems} problems. Lowest kernel MSE: {} on {} of {problems}. \
-             The two pick the same method on {} of {problems}",
+            "Lowest attention error: {} on {} of {problems} problems.",
             self.methods[best].id(),
             wins[best],
+        );
+        let kernel_wins = self.kernel_wins();
+        if kernel_wins.iter().all(|w| *w == 0) {
+            text.push_str(
+                " No chosen method estimates exp(q·k) itself: no kernel order to compare.",
+            );
+            return text;
+        }
+        let kernel_best = argmin(kernel_wins.iter().map(|w| -(*w as f64))).unwrap_or(0);
+        text.push_str(&format!(
+            " Among the methods that estimate the kernel, the lowest kernel MSE is {}'s on {} of \
+             {problems}, and the lowest kernel MSE and the lowest attention error are the same \
+             method's on {} of {problems}",
             self.methods[kernel_best].id(),
             kernel_wins[kernel_best],
             self.agreement(),
-        );
+        ));
         match self.mean_spearman() {
             Some(rho) => text.push_str(&format!(
                 "; mean rank correlation of the two orders ρ = {}.",
@@ -294,13 +324,8 @@ pub fn kernel_vs_attention(
         bad_rows: Vec::new(),
         without_kernel: Vec::new(),
     };
+    let lln = lln_constants(config, d)?;
     for &method in &config.attention.methods {
-        // LLN's moment-matched map approximates attention only up to each row's normaliser:
-        // no kernel error (and no need to fit its constants here).
-        if method.get().needs_lln_constants() {
-            report.without_kernel.push(method);
-            continue;
-        }
         let Some((size, at)) = at_budget(method, &settings, d, budget) else {
             report.without_kernel.push(method);
             continue;
@@ -312,12 +337,11 @@ pub fn kernel_vs_attention(
         for (_, passages) in &problems {
             let (mut kernel_sum, mut tv_sum, mut tv_rows) = (0.0, 0.0, 0usize);
             for data in passages {
-                let prepared = prepare_with(method, data, &at, None)?;
-                let Some(k) = prepared.kernel_relative_mse(data, &at) else {
-                    estimates_kernel = false;
-                    break;
-                };
-                kernel_sum += k;
+                let prepared = prepare_with(method, data, &at, lln.as_ref())?;
+                match prepared.kernel_relative_mse(data, &at) {
+                    Some(k) => kernel_sum += k,
+                    None => estimates_kernel = false,
+                }
                 let rows: Vec<usize> = (0..data.len).collect();
                 let exact: Vec<Vec<f64>> = rows
                     .iter()
@@ -336,10 +360,11 @@ pub fn kernel_vs_attention(
                     bad_rows += bad;
                 }
             }
-            if !estimates_kernel {
-                break;
-            }
-            kernel.push(kernel_sum / passages.len().max(1) as f64);
+            kernel.push(if estimates_kernel {
+                kernel_sum / passages.len().max(1) as f64
+            } else {
+                f64::NAN
+            });
             attention.push(if tv_rows > 0 {
                 tv_sum / tv_rows as f64
             } else {
@@ -348,7 +373,6 @@ pub fn kernel_vs_attention(
         }
         if !estimates_kernel {
             report.without_kernel.push(method);
-            continue;
         }
         report.methods.push(method);
         report.feature_sizes.push(size);
@@ -404,7 +428,25 @@ mod tests {
         let rho = report.mean_spearman().unwrap();
         assert!((rho - 2.5 / 3.0).abs() < 1e-12, "{rho}");
         let summary = report.summary();
-        assert!(summary.starts_with("Lowest attention error: oprf on 2 of 3 problems. Lowest kernel MSE: hcexp-var on 2 of 3."), "{summary}");
-        assert!(summary.contains("same method on 2 of 3"), "{summary}");
+        assert!(
+            summary.starts_with("Lowest attention error: oprf on 2 of 3 problems."),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("lowest kernel MSE is hcexp-var's on 2 of 3"),
+            "{summary}"
+        );
+        assert!(summary.contains("same method's on 2 of 3"), "{summary}");
+        // A method without a kernel error joins the attention wins, not the kernel order.
+        let mut with_nystrom = report.clone();
+        with_nystrom.methods.push(id("nystrom"));
+        with_nystrom.feature_sizes.push(16);
+        with_nystrom.kernel.push(vec![f64::NAN; 3]);
+        with_nystrom.attention.push(vec![0.05, 0.5, 0.5]);
+        with_nystrom.bad_rows.push(0);
+        assert_eq!(with_nystrom.attention_wins(), vec![0, 0, 2, 1]);
+        assert_eq!(with_nystrom.kernel_wins(), vec![0, 2, 1, 0]);
+        assert_eq!(with_nystrom.agreement(), 2);
+        assert_eq!(with_nystrom.mean_spearman(), report.mean_spearman());
     }
 }

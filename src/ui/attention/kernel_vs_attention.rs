@@ -92,13 +92,15 @@ pub(super) fn KernelVsAttentionChart(
                 .iter()
                 .enumerate()
                 .map(|(k, method)| {
-                    let kernel = median(&r.kernel[k]).unwrap_or(f64::NAN);
+                    let kernel = median(&r.kernel[k])
+                        .filter(|v| v.is_finite())
+                        .map_or_else(|| "no kernel estimate".to_string(), sci);
                     let attention = median(&r.attention[k]).unwrap_or(f64::NAN);
                     view! {
                         <tr data-method=method.id()>
                             <td>{method.id()}</td>
                             <td class="num">{r.feature_sizes[k]}</td>
-                            <td class="num">{sci(kernel)}</td>
+                            <td class="num">{kernel}</td>
                             <td class="num">{sci(attention)}</td>
                             <td class="num">{kernel_wins[k]}</td>
                             <td class="num">{attention_wins[k]}</td>
@@ -109,7 +111,7 @@ pub(super) fn KernelVsAttentionChart(
                 .collect_view();
             let left_out = (!r.without_kernel.is_empty()).then(|| {
                 format!(
-                    "Not on the chart (they do not estimate exp(q·k) itself, only attention): {}.",
+                    "Not on the chart, only in the attention columns (they do not estimate exp(q·k) itself): {}.",
                     r.without_kernel
                         .iter()
                         .map(|m| m.id())

@@ -315,6 +315,29 @@ impl FittedMethod for FittedSparse {
             note: self.note.clone(),
         })
     }
+
+    /// Exact on `S_i` (relative MSE 0), Performer's positive features off it: there the
+    /// estimator's MSE formula at m = `settings.features`. Averaged over every pair.
+    fn kernel_relative_mse(&self, data: &AttentionData, settings: &MethodSettings) -> Option<f64> {
+        if data.len != self.len {
+            return None;
+        }
+        let estimator = self.estimator.get();
+        let m = settings.features.max(1);
+        let mut total = 0.0;
+        for (i, exact) in self.exact_keys.iter().enumerate() {
+            let q = data.query(i);
+            for j in 0..data.len {
+                if exact.binary_search(&j).is_ok() {
+                    continue;
+                }
+                let k = data.key(j);
+                let log_mse = estimator.log_mse(&self.fit, q, k, m)?;
+                total += (log_mse - 2.0 * dot_same_length(q, k)).exp();
+            }
+        }
+        Some(total / (data.len * data.len).max(1) as f64)
+    }
 }
 
 /// `u·v`, NaN when the lengths differ (never a silent truncation).
