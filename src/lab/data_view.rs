@@ -103,6 +103,16 @@ pub struct ADiagonal {
     pub clamped: usize,
 }
 
+/// A dense P a chosen DERF member fitted (`derf-dense`, `derf-fit`, …), for the heat maps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DenseMatrix {
+    /// The estimator's id.
+    pub label: String,
+    pub d: usize,
+    /// `p[i * d + j] = P_ij`.
+    pub p: Vec<f64>,
+}
+
 /// Everything the data panel shows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DataView {
@@ -129,6 +139,9 @@ pub struct DataView {
     pub z: HistogramSet,
     /// Estimators whose fit failed (they are missing from the per-estimator histograms).
     pub notes: Vec<String>,
+    /// The dense P of every chosen DERF member, in the registry's order.
+    #[serde(default)]
+    pub dense: Vec<DenseMatrix>,
 }
 
 /// `(|a∘x|, |y/a|, |a∘x + y/a|)`: the norms of `Ax`, `A⁻¹y` and `z` for `A = diag(a)`.
@@ -364,6 +377,17 @@ pub fn data_view_of(
         ay: histogram_set(ay),
         z: histogram_set(z),
         notes,
+        dense: fits
+            .iter()
+            .filter_map(|(estimator, fit)| {
+                let dense = fit.dense.as_ref()?;
+                Some(DenseMatrix {
+                    label: estimator.id().to_string(),
+                    d: dense.d,
+                    p: dense.p.clone(),
+                })
+            })
+            .collect(),
     }
 }
 
@@ -393,6 +417,28 @@ mod tests {
             assert_eq!(diagonal.a, expected.a);
             assert_eq!(diagonal.clamped, expected.clamped);
         }
+    }
+
+    #[test]
+    fn a_derf_members_dense_p_is_shown_and_is_its_fit() {
+        let config = config_with(&[("n", "200"), ("d", "5"), ("est", "hcexp-var,derf-dense")]);
+        let view = data_view(&config).unwrap();
+        assert_eq!(view.dense.len(), 1, "only the DERF member has a dense P");
+        let shown = &view.dense[0];
+        assert_eq!((shown.label.as_str(), shown.d), ("derf-dense", 5));
+        let data = generate_dataset(&config, 0).unwrap();
+        let moments = data.moments();
+        let fit = id("derf-dense")
+            .get()
+            .fit(
+                FitInput {
+                    data: &data,
+                    moments: &moments,
+                },
+                &config.estimator_params(),
+            )
+            .unwrap();
+        assert_eq!(shown.p, fit.dense.unwrap().p);
     }
 
     #[test]

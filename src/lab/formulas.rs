@@ -16,6 +16,7 @@ pub const SOFTMAX_ATTENTION: &str = r"P_{ij} = \frac{\exp(q_i \cdot k_j)}{\sum_l
 pub const MODEL_SCALING_D: &str = r"d^{-1/4}";
 pub const DATA_MOMENTS: &str = r"|\mu_{x,i}|,\ \sigma_{x,i},\ |\mu_{y,i}|,\ \sigma_{y,i};\quad a_i = 1,\ \sqrt{|\mu_{y,i}| / |\mu_{x,i}|},\ \left(\frac{\sigma_{y,i}^2 + \mu_{y,i}^2}{\sigma_{x,i}^2 + \mu_{x,i}^2}\right)^{1/4}";
 pub const DATA_NORMS: &str = r"|x| = \sqrt{\sum_i x_i^2},\quad |y| = \sqrt{\sum_i y_i^2}";
+pub const DATA_DENSE_P: &str = r"z = Px + P^{-\top} y,\quad P = {\left(M_x^{-1} \# M_y\right)}^{1/2} \text{ (closed form) or fitted};\quad A = P \text{ diagonal is the seed paper's}";
 pub const DATA_DOT: &str = r"x \cdot y = \ln \mathrm{SM}(x, y)";
 pub const DATA_AX_NORM: &str = r"|Ax| = \sqrt{\sum_i a_i^2 x_i^2}";
 pub const DATA_AINV_Y_NORM: &str = r"|A^{-1} y| = \sqrt{\sum_i y_i^2 / a_i^2}";
@@ -28,7 +29,7 @@ pub const SOFTMAX_KERNEL: &str = r"\mathrm{SM}(x, y) = \exp(x \cdot y),\quad x, 
 pub const CEXP_HCEXP_MSE: &str = r"\text{CEXP: } \frac{1}{m}\, e^{|z|^2}\, \mathrm{SM}^2 \left(1 - e^{-|z|^2}\right);\quad \text{HCEXP: } \frac{1}{2m}\, e^{|z|^2}\, \mathrm{SM}^2 \left(1 - e^{-|z|^2}\right)^2,\quad z = Ax + A^{-\top} y";
 
 /// Every formula above, with its name (for the test that renders each one).
-pub const ALL: [(&str, &str); 23] = [
+pub const ALL: [(&str, &str); 24] = [
     ("ATTENTION_LINEAR_RATIO", ATTENTION_LINEAR_RATIO),
     ("ATTENTION_MATRICES", ATTENTION_MATRICES),
     ("ATTENTION_ROW_ERRORS", ATTENTION_ROW_ERRORS),
@@ -42,6 +43,7 @@ pub const ALL: [(&str, &str); 23] = [
     ("MODEL_SCALING_D", MODEL_SCALING_D),
     ("DATA_MOMENTS", DATA_MOMENTS),
     ("DATA_NORMS", DATA_NORMS),
+    ("DATA_DENSE_P", DATA_DENSE_P),
     ("DATA_DOT", DATA_DOT),
     ("DATA_AX_NORM", DATA_AX_NORM),
     ("DATA_AINV_Y_NORM", DATA_AINV_Y_NORM),

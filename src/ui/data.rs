@@ -11,10 +11,11 @@
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
+use crate::chart_geometry::attention::HeatScale;
 use crate::chart_geometry::data::{
     a_ranges, bin_caption, component_label, component_series, histogram_label, off_log_axis,
 };
-use crate::charts::{draw_components, draw_histogram};
+use crate::charts::{draw_components, draw_heatmap, draw_histogram};
 use crate::lab::config::{ExperimentConfig, Param};
 use crate::lab::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS};
 use crate::lab::tasks::DataViewAsk;
@@ -245,6 +246,8 @@ pub fn DataPanel(
             &v.z
         });
 
+    let has_dense = move || view.with(|v| matches!(v, Some(Ok(v)) if !v.dense.is_empty()));
+
     let notes = move || {
         view.with(|v| match v {
             Some(Ok(v)) if !v.notes.is_empty() => Some(view! {
@@ -337,6 +340,62 @@ pub fn DataPanel(
                 caption=z_caption
                 error=z_error
             />
+            <div class="data-chart dense-ps" data-part="dense" style:display=move || if has_dense() { "" } else { "none" }>
+                <h3>"The dense P of the DERF members"</h3>
+                <p class="formula"><Math text=formulas::DATA_DENSE_P/></p>
+                <div class="pair">
+                    <DenseHeatmap view index=0/>
+                    <DenseHeatmap view index=1/>
+                </div>
+                <div class="pair">
+                    <DenseHeatmap view index=2/>
+                    <DenseHeatmap view index=3/>
+                </div>
+                <p class="notice-line">"What to notice: the seed paper's A is the diagonal; a DERF member also mixes the components (off-diagonal colour) where queries and keys are correlated across components. Red positive, blue negative, white 0."</p>
+            </div>
         </section>
+    }
+}
+
+/// The heat map of the `index`-th chosen DERF member's dense P (nothing when there is none).
+///
+/// - `view`: the panel's view.
+/// - `index`: which of [`DataView::dense`] to draw.
+#[component]
+fn DenseHeatmap(view: ViewState, index: usize) -> impl IntoView {
+    let canvas: NodeRef<Canvas> = NodeRef::new();
+    let shown = move || view.with(|v| matches!(v, Some(Ok(v)) if v.dense.len() > index));
+    let error = draw_on(view, canvas, move |c, v| {
+        let Some(dense) = v.dense.get(index) else {
+            return Ok(());
+        };
+        draw_heatmap(
+            c,
+            &format!("P of {} (row i, column j)", dense.label),
+            &dense.p,
+            dense.d,
+            HeatScale::Difference,
+        )
+        .map_err(|e| e.to_string())
+    });
+    let caption = move || {
+        view.with(|v| {
+            let dense = v.as_ref()?.as_ref().ok()?.dense.get(index)?;
+            let d = dense.d;
+            let diagonal: f64 = (0..d).map(|i| dense.p[i * d + i].abs()).sum();
+            let total: f64 = dense.p.iter().map(|p| p.abs()).sum();
+            Some(format!(
+                "{}: the off-diagonal entries carry {:.0} % of Σ|P_ij| (0 % would be a diagonal A).",
+                dense.label,
+                100.0 * (total - diagonal) / total.max(f64::MIN_POSITIVE)
+            ))
+        })
+    };
+    view! {
+        <div class="data-chart dense-p" data-part=format!("dense-{index}") style:display=move || if shown() { "" } else { "none" }>
+            <canvas node_ref=canvas class="chart data-dense" data-chart=format!("data-dense-{index}") role="img" aria-label="heat map of a DERF member's dense P"></canvas>
+            <p class="caption">{caption}</p>
+            {chart_error(error)}
+        </div>
     }
 }
