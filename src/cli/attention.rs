@@ -330,6 +330,7 @@ fn budget_csv(report: &BudgetReport) -> String {
 #[derive(Serialize)]
 struct KernelVsAttentionJson<'a> {
     budget: usize,
+    tokens: usize,
     problems: &'a [String],
     methods: Vec<&'static str>,
     feature_sizes: &'a [usize],
@@ -343,12 +344,14 @@ struct KernelVsAttentionJson<'a> {
     agreement: usize,
     mean_spearman: Option<f64>,
     without_kernel: Vec<&'static str>,
+    off_budget: Vec<&'static str>,
     summary: String,
 }
 
 fn kernel_vs_attention_json(report: &KernelVsAttention) -> KernelVsAttentionJson<'_> {
     KernelVsAttentionJson {
         budget: report.budget,
+        tokens: report.tokens,
         problems: &report.problems,
         methods: report.methods.iter().map(|m| m.id()).collect(),
         feature_sizes: &report.feature_sizes,
@@ -360,6 +363,7 @@ fn kernel_vs_attention_json(report: &KernelVsAttention) -> KernelVsAttentionJson
         agreement: report.agreement(),
         mean_spearman: report.mean_spearman(),
         without_kernel: report.without_kernel.iter().map(|m| m.id()).collect(),
+        off_budget: report.off_budget.iter().map(|m| m.id()).collect(),
         summary: report.summary(),
     }
 }

@@ -96,7 +96,7 @@ and the kernel view's --d --seed --scale ... for synthetic data) or one --query.
                     method's fitted slope of ln error against ln D and the page's note
     --kernel-vs-attention
                     per method and problem (every real head with --src minilm, else 12
-                    synthetic datasets of 64 tokens): the kernel's mean relative MSE and
+                    synthetic datasets of up to 256 tokens): the kernel's mean relative MSE and
                     the mean row total variation at D = --features, wins, agreement
     --heads-file    the real heads' asset                      [assets/minilm-heads.bin]
 

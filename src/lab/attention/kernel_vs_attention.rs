@@ -33,8 +33,8 @@ use crate::numerics::attention::method::{MethodId, MethodSettings};
 pub const KVA_DRAWS: u64 = 2;
 /// Synthetic problems (data streams `seed`, `seed + 1`, …).
 pub const SYNTHETIC_PROBLEMS: usize = 12;
-/// Tokens of a synthetic problem (a real passage has 32).
-pub const SYNTHETIC_TOKENS: usize = 64;
+/// Tokens of a synthetic problem, at most (a real passage has 32): as many as the budget chart.
+pub const SYNTHETIC_TOKENS: usize = 256;
 /// The most samples randomized attention may take to reach the budget.
 const MAX_SAMPLES: usize = 64;
 
@@ -43,6 +43,9 @@ const MAX_SAMPLES: usize = 64;
 pub struct KernelVsAttention {
     /// Features per token D every method was set to (as close as it can get).
     pub budget: usize,
+    /// Tokens L of the shortest problem.
+    #[serde(default)]
+    pub tokens: usize,
     /// The problems: `L2 H5` for a real head, `seed 3` for synthetic data.
     pub problems: Vec<String>,
     /// The chosen methods, in the configuration's order.
@@ -58,6 +61,9 @@ pub struct KernelVsAttention {
     /// Chosen methods that do not estimate SM itself (no kernel error): not on the chart, but
     /// in the attention columns.
     pub without_kernel: Vec<MethodId>,
+    /// Chosen methods that cannot be set near the budget: in neither.
+    #[serde(default)]
+    pub off_budget: Vec<MethodId>,
 }
 
 /// The index of the smallest finite value, if any.
@@ -185,11 +191,36 @@ impl KernelVsAttention {
         }
         let wins = self.attention_wins();
         let best = argmin(wins.iter().map(|w| -(*w as f64))).unwrap_or(0);
-        let mut text = format!(
+        // Methods that become exact once the budget reaches the sequence's length.
+        let exact_at_length: Vec<&str> = self
+            .methods
+            .iter()
+            .map(|m| m.id())
+            .filter(|id| matches!(*id, "nystrom" | "sparse"))
+            .collect();
+        let mut text =
+            if self.budget >= self.tokens && self.tokens > 0 && !exact_at_length.is_empty() {
+                format!(
+                    "At D = {} ≥ L = {} tokens, {} exact (every token a landmark or an exact key): \
+                 set features below {} to compare the methods at a budget that saves work. ",
+                    self.budget,
+                    self.tokens,
+                    exact_at_length.join(" and ")
+                        + if exact_at_length.len() > 1 {
+                            " are"
+                        } else {
+                            " is"
+                        },
+                    self.tokens
+                )
+            } else {
+                String::new()
+            };
+        text.push_str(&format!(
             "Lowest attention error: {} on {} of {problems} problems.",
             self.methods[best].id(),
             wins[best],
-        );
+        ));
         let kernel_wins = self.kernel_wins();
         if kernel_wins.iter().all(|w| *w == 0) {
             text.push_str(
@@ -217,8 +248,14 @@ impl KernelVsAttention {
     }
 }
 
+/// How far from the budget a method whose sizes are its own (a polynomial map's degrees) may
+/// land and still count as "at equal budget".
+pub const BUDGET_TOLERANCE: f64 = 2.5;
+
 /// The settings that put `method` at the budget (or, for a method whose sizes are its own,
-/// at the size nearest it on a log scale) and the feature size they give.
+/// at the size nearest it on a log scale, if within [`BUDGET_TOLERANCE`] of it) and the
+/// feature size they give. `None`: it cannot be set near the budget (the window's Taylor-2
+/// part alone has `1 + d + d²` features).
 fn at_budget(
     method: MethodId,
     settings: &MethodSettings,
@@ -236,10 +273,11 @@ fn at_budget(
         exact
     };
     let target = (budget.max(1) as f64).ln();
-    candidates.into_iter().min_by(|a, b| {
-        let distance = |size: usize| ((size.max(1) as f64).ln() - target).abs();
-        distance(a.0).total_cmp(&distance(b.0))
-    })
+    let distance = |size: usize| ((size.max(1) as f64).ln() - target).abs();
+    candidates
+        .into_iter()
+        .min_by(|a, b| distance(a.0).total_cmp(&distance(b.0)))
+        .filter(|(size, _)| distance(*size) <= BUDGET_TOLERANCE.ln())
 }
 
 /// The problems of a configuration: every real head (both passages) or the synthetic datasets.
@@ -316,6 +354,11 @@ pub fn kernel_vs_attention(
         .map_or(config.d, |data| data.d);
     let mut report = KernelVsAttention {
         budget,
+        tokens: problems
+            .iter()
+            .flat_map(|(_, passages)| passages.iter().map(|data| data.len))
+            .min()
+            .unwrap_or(0),
         problems: problems.iter().map(|(name, _)| name.clone()).collect(),
         methods: Vec::new(),
         feature_sizes: Vec::new(),
@@ -323,11 +366,12 @@ pub fn kernel_vs_attention(
         attention: Vec::new(),
         bad_rows: Vec::new(),
         without_kernel: Vec::new(),
+        off_budget: Vec::new(),
     };
     let lln = lln_constants(config, d)?;
     for &method in &config.attention.methods {
         let Some((size, at)) = at_budget(method, &settings, d, budget) else {
-            report.without_kernel.push(method);
+            report.off_budget.push(method);
             continue;
         };
         let mut kernel = Vec::with_capacity(problems.len());
@@ -403,6 +447,7 @@ mod tests {
         let id = |s: &str| MethodId::from_id(s).unwrap();
         let report = KernelVsAttention {
             budget: 64,
+            tokens: 128,
             problems: vec!["a".into(), "b".into(), "c".into()],
             methods: vec![id("prf-pos"), id("hcexp-var"), id("oprf")],
             feature_sizes: vec![64, 64, 64],
@@ -420,6 +465,7 @@ mod tests {
             ],
             bad_rows: vec![0, 0, 0],
             without_kernel: Vec::new(),
+            off_budget: Vec::new(),
         };
         assert_eq!(report.attention_wins(), vec![0, 1, 2]);
         assert_eq!(report.kernel_wins(), vec![0, 2, 1]);

@@ -119,6 +119,18 @@ pub(super) fn KernelVsAttentionChart(
                         .join(", ")
                 )
             });
+            let off_budget = (!r.off_budget.is_empty()).then(|| {
+                format!(
+                    "Left out: they cannot be set near D = {} (their smallest size is beyond {}×): {}.",
+                    r.budget,
+                    crate::lab::attention::kernel_vs_attention::BUDGET_TOLERANCE,
+                    r.off_budget
+                        .iter()
+                        .map(|m| m.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            });
             Some(view! {
                 <table class="small-table kernel-vs-attention-table">
                     <thead><tr>
@@ -127,7 +139,7 @@ pub(super) fn KernelVsAttentionChart(
                     </tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
-                <p class="caption">{left_out}</p>
+                <p class="caption">{left_out} " " {off_budget}</p>
             })
         })
     };
