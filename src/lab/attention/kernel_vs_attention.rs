@@ -9,7 +9,7 @@
 //!   a random map's formula for i.i.d. ω, a deterministic map's squared error; NaN for a method
 //!   that does not estimate SM itself: Nyström, the window, LLN, elu + 1, randomized attention);
 //! - the **attention error**: the mean over rows of the total variation `½ Σ_j |P̂_ij − P_ij|`,
-//!   averaged over [`KVA_DRAWS`] draws of a random map.
+//!   averaged over [`KVA_DRAWS`] draws of a random map (an unusable row counts as 1).
 //!
 //! The two orders can disagree: the ratio's normaliser couples a row's errors, and the mean
 //! relative MSE is ruled by the rare pairs with the largest `|z|`, while a row's TV is ruled by
@@ -56,7 +56,7 @@ pub struct KernelVsAttention {
     pub kernel: Vec<Vec<f64>>,
     /// `attention[method][problem]`: mean row total variation.
     pub attention: Vec<Vec<f64>>,
-    /// Rows with an unusable denominator, over every problem and draw (left out of the TV).
+    /// Rows with an unusable denominator, over every problem and draw (each counted as TV 1).
     pub bad_rows: Vec<usize>,
     /// Chosen methods that do not estimate SM itself (no kernel error): not on the chart, but
     /// in the attention columns.
@@ -319,7 +319,10 @@ fn problems(
     }
 }
 
-/// Mean row TV of one draw against the exact rows, and the rows left out.
+/// The summed row TV of one draw against the exact rows, the rows counted and the unusable
+/// rows. An unusable row (its denominator ≤ 0, near 0 or not finite: no output at all) counts
+/// as TV 1, as far apart as two distributions can be, so that a method cannot win a problem by
+/// dropping its worst rows.
 fn mean_row_tv(rows: &[Vec<f64>], exact: &[Vec<f64>]) -> (f64, usize, usize) {
     let mut total = 0.0;
     let mut used = 0;
@@ -334,6 +337,8 @@ fn mean_row_tv(rows: &[Vec<f64>], exact: &[Vec<f64>]) -> (f64, usize, usize) {
                     .sum::<f64>();
             used += 1;
         } else {
+            total += 1.0;
+            used += 1;
             bad += 1;
         }
     }
