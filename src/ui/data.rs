@@ -391,11 +391,15 @@ fn DenseHeatmap(view: ViewState, index: usize) -> impl IntoView {
             ))
         })
     };
+    // Mounted only while there is a matrix to draw (the canvas's node ref then triggers the
+    // drawing), so the panel holds no empty chart.
     view! {
-        <div class="data-chart dense-p" data-part=format!("dense-{index}") style:display=move || if shown() { "" } else { "none" }>
-            <canvas node_ref=canvas class="chart data-dense" data-chart=format!("data-dense-{index}") role="img" aria-label="heat map of a DERF member's dense P"></canvas>
-            <p class="caption">{caption}</p>
-            {chart_error(error)}
-        </div>
+        <Show when=shown>
+            <div class="data-chart dense-p" data-part=format!("dense-{index}")>
+                <canvas node_ref=canvas class="chart data-dense" data-chart=format!("data-dense-{index}") role="img" aria-label="heat map of a DERF member's dense P"></canvas>
+                <p class="caption">{caption}</p>
+                {chart_error(error)}
+            </div>
+        </Show>
     }
 }

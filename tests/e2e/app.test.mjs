@@ -155,8 +155,8 @@ test('the page carries a Content-Security-Policy and runs under it', async () =>
 });
 
 test('every estimator at once: one panel each, the leaderboard sorted, the θ chart and the bounds drawn', async () => {
-  const every = 'prf-pos,prf-hyp,cexp-mean,cexp-var,hcexp-mean,hcexp-var,hcexp-opt,rff,cplx,hcplx,oprf,oprf-var';
-  const { page, problems, context } = await openPage(shared.browser, shared.server.url + `?est=${every}&m=64&n=300&datasets=4&pairs=100&theta=0.7`);
+  const every = 'prf-pos,prf-hyp,cexp-mean,cexp-var,hcexp-mean,hcexp-var,hcexp-opt,rff,cplx,hcplx,oprf,oprf-var,derf-dense,hderf-dense,derf-fit,hderf-fit';
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + `?est=${every}&d=16&m=64&n=300&datasets=4&pairs=100&theta=0.7`);
   await waitReady(page, 90_000);
   const ink = await chartInk(page);
   for (const id of every.split(',')) {
@@ -171,6 +171,21 @@ test('every estimator at once: one panel each, the leaderboard sorted, the θ ch
   for (let i = 1; i < medians.length; i += 1) assert.ok(medians[i - 1] <= medians[i], `leaderboard not sorted: ${medians}`);
   assert.match(await page.textContent('tr[data-estimator="oprf"] .fitted'), /α = -/);
   assert.match(await page.textContent('tr[data-estimator="hcexp-opt"] .fitted'), /iterations/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the coupling control: the old orf=1 link is orthogonal blocks, and choosing simplex recomputes', async () => {
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?orf=1&m=64&n=100&datasets=2&pairs=50');
+  await waitReady(page, 90_000);
+  assert.equal(await page.inputValue('select[name="coupling"]'), 'orthogonal');
+  assert.match(page.url(), /[?&]coupling=orthogonal(&|$)/);
+  assert.doesNotMatch(page.url(), /[?&]orf=/);
+  assert.match(await page.textContent('.results-table caption'), /orthogonal-block ω/);
+  await page.selectOption('select[name="coupling"]', 'simplex');
+  await page.waitForFunction(() => /[?&]coupling=simplex(&|$)/.test(location.search));
+  await waitReady(page, 90_000);
+  assert.match(await page.textContent('.results-table caption'), /simplex-block ω/);
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -25,7 +25,7 @@ async function waitAttention(page, charts, timeout = 120_000) {
 }
 
 const CHARTS = ['heatmap-exact', 'heatmap-approx', 'heatmap-diff', 'row-tv', 'output-error',
-  'bias-variance', 'entropy', 'spectral-gap', 'singular-values', 'budget'];
+  'bias-variance', 'entropy', 'spectral-gap', 'singular-values', 'budget', 'kernel-vs-attention'];
 
 /** The per-method table: { method: mean output error }. */
 function meanErrors(page) {
@@ -47,6 +47,12 @@ test('attention view on synthetic data: every method and chart, from a link', as
   const bias = await page.$$eval('.bias-variance tr[data-method]', (rows) => Object.fromEntries(
     rows.map((r) => [r.dataset.method, parseFloat(r.querySelector('.squared-bias').textContent)])));
   assert.equal(Object.keys(bias).length, 8);
+  // The notes under the budget chart and the kernel-against-attention chart are read from
+  // the numbers: fitted slopes, wins and the rank correlation.
+  assert.match(await page.textContent('.trend-note[data-note="budget"]'), /Fitted slope of ln error against ln D/);
+  assert.match(await page.textContent('.trend-note[data-note="kernel-vs-attention"]'),
+    /Lowest attention error: [a-z-]+ on \d+ of 12 problems\. .*ρ = /);
+  assert.equal(await page.$$eval('.kernel-vs-attention-table tr[data-method]', (r) => r.length), 8);
   assert.equal(await page.$$eval('.attention-view .error', (e) => e.length), 0);
   assert.deepEqual(problems, []);
   await context.close();

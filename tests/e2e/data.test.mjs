@@ -90,3 +90,19 @@ test('the data panel sets each side\'s means apart: yscale changes the keys, sam
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('a DERF member's dense P is drawn as a heat map in the data panel', async () => {
+  const { page, problems, context } = await openPage(shared.browser,
+    shared.server.url + '?d=8&n=200&datasets=5&pairs=100&est=hcexp-var,derf-dense');
+  await waitReady(page);
+  await waitPanel(page);
+  await page.waitForSelector('.data-panel canvas[data-chart="data-dense-0"]', { timeout: 30_000 });
+  const ink = await panelInk(page);
+  assert.ok(ink['data-dense-0'] > 0.02, `the heat map looks blank (ink ${ink['data-dense-0']})`);
+  // Only the chosen member has one.
+  assert.equal(ink['data-dense-1'], undefined);
+  assert.match(await page.textContent('.data-panel .dense-p .caption'), /derf-dense: the off-diagonal entries carry \d+ %/);
+  assert.equal(await page.$$eval('.data-panel .error', (e) => e.length), 0, 'no chart error');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
