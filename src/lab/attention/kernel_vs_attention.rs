@@ -19,8 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::methods::{method_settings, prepare_with, run_with};
-use super::report::lln_constants;
+use super::methods::{lln_constants, method_settings, prepare_with, run_with};
 use crate::lab::attention::data::attention_data;
 use crate::lab::config::{BUDGETS, ExperimentConfig, HeadSource};
 use crate::numerics::attention::AttentionError;

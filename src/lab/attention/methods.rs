@@ -5,7 +5,9 @@
 use crate::lab::config::{DETERMINISTIC_FEATURE_BUDGET, ExperimentConfig};
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
-use crate::numerics::attention::lln::LlnConstants;
+use std::sync::Mutex;
+
+use crate::numerics::attention::lln::{LlnConstants, fit_moment_matching};
 pub use crate::numerics::attention::method::MethodRun;
 use crate::numerics::attention::method::{FittedMethod, MethodId, MethodSettings, SharedFits};
 use crate::numerics::rng::{StreamPurpose, StreamRng, stream_rng};
@@ -85,4 +87,39 @@ pub fn run_with(
     rows: &[usize],
 ) -> Result<MethodRun, AttentionError> {
     prepared.draw(data, settings, &mut draw_rng(seed, method, draw), rows)
+}
+
+/// LLN's constants a, b for dimension d, fitted on the seed's own stream (only when LLN is
+/// chosen: the fit costs about 16 softmax matrices of 256 tokens).
+pub(super) fn lln_constants(
+    config: &ExperimentConfig,
+    d: usize,
+) -> Result<Option<LlnConstants>, AttentionError> {
+    if !config
+        .attention
+        .methods
+        .iter()
+        .any(|m| m.get().needs_lln_constants())
+    {
+        return Ok(None);
+    }
+    // The fit depends on d alone (its stream is fixed) and costs about 2·10⁸ exponentials:
+    // each process (a worker, the command line) fits a dimension once.
+    static FITTED: Mutex<Vec<LlnConstants>> = Mutex::new(Vec::new());
+    if let Some(found) = FITTED
+        .lock()
+        .ok()
+        .and_then(|fitted| fitted.iter().find(|c| c.d == d).copied())
+    {
+        return Ok(Some(found));
+    }
+    let mut rng = stream_rng(0, StreamPurpose::Attention, 1_000, d as u64);
+    let constants = fit_moment_matching(d, &mut rng).map_err(|e| AttentionError::Method {
+        method: "lln".into(),
+        message: e.to_string(),
+    })?;
+    if let Ok(mut fitted) = FITTED.lock() {
+        fitted.push(constants);
+    }
+    Ok(Some(constants))
 }
