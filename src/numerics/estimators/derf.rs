@@ -12,7 +12,7 @@
 //! **SADERF** (`A_ω = αI`, `B₁ = √(1 − 4α) Ψ`, `B₂ = √(1 − 4α) Ψ⁻¹`, Ψ diagonal) is GERF on
 //! `(Ψx, Ψ⁻¹y)`: with OPRF's α and the variance-adjusted diagonal it is the registry's
 //! `oprf-var`, moment for moment (a test shows the identity). This module is the building block
-//! of the dense members; it is not yet in the registry.
+//! of the dense members (`dense.rs`: derf-dense, hderf-dense, derf-fit, hderf-fit).
 
 use nalgebra::{DMatrix, DVector};
 
