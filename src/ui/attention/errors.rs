@@ -74,7 +74,7 @@ pub(super) fn RowErrors(
         Ok(())
     });
     view! {
-        <Figure class="row-errors" title="Errors per row" formula=formulas::ATTENTION_ROW_ERRORS notice="a data-chosen A or OPRF narrows the spread of the random maps at the same m; deterministic maps have no spread over draws but a fixed error.">
+        <Figure class="row-errors" title="Errors per row" formula=formulas::ATTENTION_ROW_ERRORS notice="where queries and keys differ in scale (the default synthetic data: long queries, short keys), a data-chosen A or OPRF narrows the spread of the random maps at the same m; where they do not (the real heads at the model's scaling) the gain is a few per cent at most. Deterministic maps have no spread over draws but a fixed error.">
             <div class="pair">
                 <canvas node_ref=tv class="chart" data-chart="row-tv"></canvas>
                 <canvas node_ref=out class="chart" data-chart="output-error"></canvas>
