@@ -91,7 +91,7 @@ test('the data panel sets each side\'s means apart: yscale changes the keys, sam
   await context.close();
 });
 
-test('a DERF member's dense P is drawn as a heat map in the data panel', async () => {
+test("a DERF member's dense P is drawn as a heat map in the data panel", async () => {
   const { page, problems, context } = await openPage(shared.browser,
     shared.server.url + '?d=8&n=200&datasets=5&pairs=100&est=hcexp-var,derf-dense');
   await waitReady(page);

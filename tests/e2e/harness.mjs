@@ -142,8 +142,9 @@ export function readTable(page) {
 export async function dragSlider(page, key, toEnd, steps = 24) {
   const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
   // Sliders low in the sidebar may be below the fold; WebDriver (Firefox) refuses a pointer
-  // outside the viewport anyway.
-  await slider.scrollIntoViewIfNeeded();
+  // outside the viewport anyway. Centred, not just "in view": a slider on the viewport's last
+  // pixel row counts as visible, and the pointer would then miss it.
+  await slider.evaluate((element) => element.scrollIntoView({ block: 'center', inline: 'nearest' }));
   const box = await slider.boundingBox();
   const y = box.y + box.height / 2;
   const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
