@@ -267,9 +267,9 @@ pub fn EstimatorControls(
                     }
                 >
                     <option value="iid">"i.i.d."</option>
-                    <option value="orthogonal">"orthogonal blocks of d (ORF)"</option>
-                    <option value="simplex">"simplex blocks of d"</option>
-                    <option value="rqmc">"randomised quasi-Monte Carlo (Halton)"</option>
+                    <option value="orthogonal">"orthogonal blocks"</option>
+                    <option value="simplex">"simplex blocks"</option>
+                    <option value="rqmc">"randomised QMC"</option>
                 </select>
             </label>
             <label class="select">

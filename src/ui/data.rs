@@ -382,7 +382,10 @@ fn DenseHeatmap(view: ViewState, index: usize) -> impl IntoView {
         view.with(|v| {
             let dense = v.as_ref()?.as_ref().ok()?.dense.get(index)?;
             let d = dense.d;
-            let diagonal: f64 = (0..d).map(|i| dense.p[i * d + i].abs()).sum();
+            let diagonal: f64 = (0..d)
+                .filter_map(|i| dense.p.get(i * d + i))
+                .map(|p| p.abs())
+                .sum();
             let total: f64 = dense.p.iter().map(|p| p.abs()).sum();
             Some(format!(
                 "{}: the off-diagonal entries carry {:.0} % of Σ|P_ij| (0 % would be a diagonal A).",

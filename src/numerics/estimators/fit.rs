@@ -29,7 +29,7 @@ impl Default for EstimatorParams {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OptimiserReport {
     pub iterations: usize,
-    /// `ln` of the objective (mean relative MSE · m) at the variance-adjusted start.
+    /// `ln` of the objective at its start (the variance-adjusted A; the DERF closed form).
     pub log_objective_start: f64,
     /// `ln` of the objective at the optimum.
     pub log_objective_end: f64,
@@ -73,6 +73,21 @@ pub struct DenseTransform {
 }
 
 impl DenseTransform {
+    /// The share of `Σ|P_ij|` off the diagonal (0 for a diagonal P, the seed paper's A).
+    pub fn off_diagonal_share(&self) -> f64 {
+        let d = self.d;
+        let total: f64 = self.p.iter().map(|p| p.abs()).sum();
+        let diagonal: f64 = (0..d)
+            .filter_map(|i| self.p.get(i * d + i))
+            .map(|p| p.abs())
+            .sum();
+        if total > 0.0 {
+            (total - diagonal) / total
+        } else {
+            0.0
+        }
+    }
+
     /// `Mu` for the row-major `d × d` matrix `m`, written to `out`.
     fn multiply(d: usize, m: &[f64], u: &[f64], out: &mut [f64]) {
         for (o, row) in out.iter_mut().zip(m.chunks_exact(d)) {

@@ -22,7 +22,12 @@ fn fitted_text(series: &ScatterSeries) -> String {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
             (lo.min(*a), hi.max(*a))
         });
-    if lo.is_finite() && (lo != 1.0 || hi != 1.0) {
+    if let Some(dense) = &fit.dense {
+        parts.push(format!(
+            "dense P, {:.0} % of Σ|P_ij| off the diagonal",
+            100.0 * dense.off_diagonal_share()
+        ));
+    } else if lo.is_finite() && (lo != 1.0 || hi != 1.0) {
         parts.push(format!("a ∈ [{lo:.3}, {hi:.3}]"));
     } else {
         parts.push("A = I".to_string());
@@ -36,7 +41,7 @@ fn fitted_text(series: &ScatterSeries) -> String {
     if let Some(report) = fit.optimiser {
         let ratio = (report.log_objective_end - report.log_objective_start).exp();
         parts.push(format!(
-            "{} iterations, objective × {:.3} of the variance-adjusted start",
+            "{} iterations, objective × {:.3} of its start",
             report.iterations, ratio
         ));
     }

@@ -239,7 +239,12 @@ fn fit_note(fit: &Fit) -> String {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
             (lo.min(*a), hi.max(*a))
         });
-    let mut note = if lo == hi {
+    let mut note = if let Some(dense) = &fit.dense {
+        format!(
+            "dense P, {:.0} % of Σ|P_ij| off the diagonal",
+            100.0 * dense.off_diagonal_share()
+        )
+    } else if lo == hi {
         format!("A = {lo:.3}·I")
     } else {
         format!("A diagonal in [{lo:.3}, {hi:.3}]")

@@ -99,7 +99,8 @@ impl AttentionMethod for Sparse {
     }
 
     fn colour(&self) -> [u8; 3] {
-        [153, 153, 51]
+        // Tol's pear: apart from oprf's olive, which it meets on the same charts.
+        [187, 204, 51]
     }
 
     fn formula(&self) -> &'static str {

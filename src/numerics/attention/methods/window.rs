@@ -82,7 +82,8 @@ impl AttentionMethod for Window {
     }
 
     fn colour(&self) -> [u8; 3] {
-        [136, 34, 85]
+        // Tol's medium blue: apart from rff's wine, which it meets on the same charts.
+        [102, 153, 204]
     }
 
     fn formula(&self) -> &'static str {
