@@ -293,7 +293,9 @@ pub fn pair_report(request: &PairRequest) -> Result<PairReport, CliError> {
     let mut squared_relative_errors = RunningMoments::default();
     for trial in 0..request.trials {
         let mut rng = stream_rng(request.seed, StreamPurpose::Trial, trial, 0);
-        omega.resample_coupled(request.coupling, &mut rng);
+        omega
+            .resample_coupled(request.coupling, &mut rng)
+            .map_err(|e| CliError::new("--coupling", e.to_string()))?;
         let estimate = reference_estimate(estimator, &fit, x, y, &omega)
             .map_err(|e| CliError::new("--y", e.to_string()))?;
         let ratio = estimate.scaled(-log_true).value();

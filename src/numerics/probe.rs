@@ -238,11 +238,13 @@ pub fn probe_pair(request: &ProbeRequest) -> Result<ProbeResult, ProbeError> {
             (0..trials)
                 .map(|trial| {
                     let mut rng = stream_rng(seed, StreamPurpose::Probe, trial as u64, 0);
-                    omega.resample_coupled(*coupling, &mut rng);
-                    reference_estimate(estimator, fit, x, y, &omega)
-                        .map_or(f64::NAN, |estimate| estimate.value())
+                    omega
+                        .resample_coupled(*coupling, &mut rng)
+                        .map_err(|e| ProbeError::Fit(e.to_string()))?;
+                    Ok(reference_estimate(estimator, fit, x, y, &omega)
+                        .map_or(f64::NAN, |estimate| estimate.value()))
                 })
-                .collect()
+                .collect::<Result<_, ProbeError>>()?
         };
     let (mean_estimate, standard_error) = mean_and_standard_error(&estimates);
     let squared_errors: Vec<f64> = estimates

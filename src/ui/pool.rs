@@ -164,7 +164,7 @@ impl Pool {
 
     /// Starts computing `config` as request `generation`, superseding the job in flight.
     pub fn submit(pool: &Rc<RefCell<Pool>>, generation: u64, config: &ExperimentConfig) {
-        Pool::ensure_covers(pool, WorkerKind::for_estimators(&config.estimators));
+        Pool::ensure_covers(pool, WorkerKind::for_config(config));
         let events = pool
             .borrow_mut()
             .scheduler

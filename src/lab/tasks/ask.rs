@@ -54,7 +54,8 @@ impl Ask for ProbeRequest {
     /// A typed pair is fitted in the worker, which then needs the optimiser if the estimator
     /// does.
     fn needs_full_worker(&self) -> bool {
-        self.fit_to_pair.is_some() && any_needs_optimiser(&[self.estimator])
+        (self.fit_to_pair.is_some() && any_needs_optimiser(&[self.estimator]))
+            || self.coupling.needs_full_worker()
     }
 }
 
@@ -154,7 +155,7 @@ impl Ask for ExportTaskAsk {
     }
 
     fn needs_full_worker(&self) -> bool {
-        any_needs_optimiser(&self.config.estimators)
+        any_needs_optimiser(&self.config.estimators) || self.config.coupling.needs_full_worker()
     }
 }
 
@@ -225,5 +226,24 @@ mod tests {
             }
             .needs_full_worker()
         );
+        // Simplex and RQMC ω are drawn only by full-worker; i.i.d. and orthogonal blocks by
+        // either.
+        for (coupling, full) in [
+            ("iid", false),
+            ("orthogonal", false),
+            ("simplex", true),
+            ("rqmc", true),
+        ] {
+            let config = config_with(&[("est", "hcexp-var"), ("coupling", coupling)]);
+            let export = ExportTaskAsk {
+                config: config.clone(),
+                task,
+            };
+            assert_eq!(export.needs_full_worker(), full, "{coupling}");
+            assert!(
+                !DataViewAsk(config).needs_full_worker(),
+                "{coupling}: no ω drawn"
+            );
+        }
     }
 }

@@ -11,9 +11,13 @@
 //! uniformly shifted point is uniform on the cube), so every estimator that averages a feature
 //! over the ω_k stays unbiased; what changes is how the rows vary together, hence the MSE.
 
+use rand::Rng;
+#[cfg(feature = "optimised-a")]
+use rand::RngExt;
+#[cfg(feature = "optimised-a")]
 use rand::distr::Open01;
-use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "optimised-a")]
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::{EstimatorError, Projections, orthonormalise};
@@ -63,6 +67,12 @@ impl Coupling {
         }
     }
 
+    /// Whether only `full-worker` draws it: the first view's `kernel-worker` is built without
+    /// the simplex and RQMC samplers (feature `optimised-a`), to keep the first download small.
+    pub fn needs_full_worker(self) -> bool {
+        matches!(self, Coupling::Simplex | Coupling::Rqmc)
+    }
+
     /// The coupling with this id.
     pub fn from_id(id: &str) -> Option<Coupling> {
         Coupling::ALL.into_iter().find(|c| c.id() == id)
@@ -78,19 +88,35 @@ impl Projections {
         rng: &mut R,
     ) -> Result<Self, EstimatorError> {
         let mut projections = Self::zeroed(m, d)?;
-        projections.resample_coupled(coupling, rng);
+        projections.resample_coupled(coupling, rng)?;
         Ok(projections)
     }
 
     /// Redraws every ω in place, coupled as `coupling` says. Each coupling draws whole blocks
     /// (or, for RQMC, its shift first), so the first rows of a draw are a shorter draw.
-    pub fn resample_coupled<R: Rng + ?Sized>(&mut self, coupling: Coupling, rng: &mut R) {
+    /// In a build without the feature `optimised-a` (`kernel-worker`) simplex and RQMC are an
+    /// error: the page sends such a configuration to `full-worker`.
+    pub fn resample_coupled<R: Rng + ?Sized>(
+        &mut self,
+        coupling: Coupling,
+        rng: &mut R,
+    ) -> Result<(), EstimatorError> {
         match coupling {
             Coupling::Iid => self.resample(rng),
             Coupling::Orthogonal => self.resample_orthogonal(rng),
+            #[cfg(feature = "optimised-a")]
             Coupling::Simplex => self.resample_simplex(rng),
+            #[cfg(feature = "optimised-a")]
             Coupling::Rqmc => self.resample_rqmc(rng),
+            #[cfg(not(feature = "optimised-a"))]
+            Coupling::Simplex | Coupling::Rqmc => {
+                return Err(EstimatorError::Fit(format!(
+                    "the {} coupling is not in this build (feature `optimised-a`): it runs in full-worker",
+                    coupling.id()
+                )));
+            }
         }
+        Ok(())
     }
 
     /// Redraws every ω in place as simplex blocks: for each block a Haar-random orthonormal
@@ -98,6 +124,7 @@ impl Projections {
     /// `√(d/(d−1)) (b_i − b̄)` (unit vectors, pairwise dot products −1/(d−1): `R s_i` with `R`
     /// the frame), each scaled by an independent χ_d length. A last partial block takes the
     /// first rows of a full one. In d = 1 a simplex has one vertex: the row is `ρ b_1`, Gaussian.
+    #[cfg(feature = "optimised-a")]
     pub fn resample_simplex<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         let d = self.d;
         let mut block = vec![0.0f64; d * d];
@@ -138,6 +165,7 @@ impl Projections {
     /// typical draw), which made the plain shifted sequence worse than i.i.d. ω at d = 50,
     /// m = 64 on the page's default data; random digit permutations break that correlation
     /// (Braaten and Weller 1979; Owen 2017). The shift alone keeps every row N(0, I).
+    #[cfg(feature = "optimised-a")]
     pub fn resample_rqmc<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         let d = self.d;
         let bases = first_primes(d);
@@ -185,6 +213,7 @@ pub(super) fn chi_length<R: Rng + ?Sized>(d: usize, rng: &mut R) -> f64 {
         .sqrt()
 }
 
+#[cfg(feature = "optimised-a")]
 /// `k` written in base `base`, its digits mirrored after the point (van der Corput).
 fn scrambled_radical_inverse(mut k: u64, base: u64, permutation: &[u64]) -> f64 {
     let (mut value, mut scale) = (0.0, 1.0 / base as f64);
@@ -197,6 +226,7 @@ fn scrambled_radical_inverse(mut k: u64, base: u64, permutation: &[u64]) -> f64 
     value
 }
 
+#[cfg(feature = "optimised-a")]
 /// A uniformly random permutation of the digits `0 … base − 1` that keeps 0 (Fisher–Yates on
 /// `1 … base − 1`).
 fn digit_permutation<R: Rng + ?Sized>(base: u64, rng: &mut R) -> Vec<u64> {
@@ -208,6 +238,7 @@ fn digit_permutation<R: Rng + ?Sized>(base: u64, rng: &mut R) -> Vec<u64> {
     digits
 }
 
+#[cfg(feature = "optimised-a")]
 /// The first `count` primes (a Halton sequence's bases).
 fn first_primes(count: usize) -> Vec<u64> {
     let mut primes: Vec<u64> = Vec::with_capacity(count);

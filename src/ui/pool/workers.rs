@@ -6,6 +6,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use super::Pool;
+use crate::lab::config::ExperimentConfig;
 use crate::numerics::estimators::EstimatorId;
 
 /// Which worker a pool runs (`scripts/build-worker.sh` builds each twice).
@@ -27,6 +28,16 @@ impl WorkerKind {
             WorkerKind::Full
         } else {
             WorkerKind::Kernel
+        }
+    }
+
+    /// The kernel pool's worker for a configuration: `full-worker` when an estimator needs the
+    /// optimiser or its coupling of ω is one only `full-worker` draws (simplex, RQMC).
+    pub fn for_config(config: &ExperimentConfig) -> WorkerKind {
+        if config.coupling.needs_full_worker() {
+            WorkerKind::Full
+        } else {
+            WorkerKind::for_estimators(&config.estimators)
         }
     }
 

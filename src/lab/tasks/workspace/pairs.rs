@@ -109,7 +109,7 @@ pub(super) fn estimate_pairs(
                     *index as u64,
                     block_start as u64,
                 );
-                buffer.resample_coupled(coupling, &mut rng);
+                buffer.resample_coupled(coupling, &mut rng)?;
                 drawn = TransposedOmega::new(buffer);
                 &drawn
             }
