@@ -19,6 +19,7 @@ use crate::charts::{draw_components, draw_heatmap, draw_histogram};
 use crate::lab::config::{ExperimentConfig, Param};
 use crate::lab::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS};
 use crate::lab::tasks::DataViewAsk;
+use crate::numerics::estimators::off_diagonal_share;
 
 use super::attention::{chart_error, resize_counter};
 use super::controls::{NumberControl, SeedControl};
@@ -381,16 +382,10 @@ fn DenseHeatmap(view: ViewState, index: usize) -> impl IntoView {
     let caption = move || {
         view.with(|v| {
             let dense = v.as_ref()?.as_ref().ok()?.dense.get(index)?;
-            let d = dense.d;
-            let diagonal: f64 = (0..d)
-                .filter_map(|i| dense.p.get(i * d + i))
-                .map(|p| p.abs())
-                .sum();
-            let total: f64 = dense.p.iter().map(|p| p.abs()).sum();
             Some(format!(
                 "{}: the off-diagonal entries carry {:.0} % of Σ|P_ij| (0 % would be a diagonal A).",
                 dense.label,
-                100.0 * (total - diagonal) / total.max(f64::MIN_POSITIVE)
+                100.0 * off_diagonal_share(dense.d, &dense.p)
             ))
         })
     };

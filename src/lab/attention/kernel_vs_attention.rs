@@ -24,7 +24,7 @@ use crate::lab::attention::data::attention_data;
 use crate::lab::config::{BUDGETS, ExperimentConfig, HeadSource};
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
-use crate::numerics::attention::exact::softmax_row;
+use crate::numerics::attention::exact::{softmax_rows, total_variation};
 use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::attention::method::{MethodId, MethodSettings};
 
@@ -132,26 +132,26 @@ impl KernelVsAttention {
             .collect()
     }
 
-    /// Per method: on how many problems it has the lowest attention error of all methods.
-    pub fn attention_wins(&self) -> Vec<usize> {
+    /// Per method: on how many problems its value in `values` (`[method][problem]`) is the
+    /// lowest finite one.
+    fn wins(&self, values: &[Vec<f64>]) -> Vec<usize> {
         let mut wins = vec![0; self.methods.len()];
         for p in 0..self.problems.len() {
-            if let Some(best) = argmin(Self::column(&self.attention, p)) {
+            if let Some(best) = argmin(Self::column(values, p)) {
                 wins[best] += 1;
             }
         }
         wins
     }
 
+    /// Per method: on how many problems it has the lowest attention error of all methods.
+    pub fn attention_wins(&self) -> Vec<usize> {
+        self.wins(&self.attention)
+    }
+
     /// Per method: on how many problems it has the lowest kernel error (of the methods with one).
     pub fn kernel_wins(&self) -> Vec<usize> {
-        let mut wins = vec![0; self.methods.len()];
-        for p in 0..self.problems.len() {
-            if let Some(best) = argmin(Self::column(&self.kernel, p)) {
-                wins[best] += 1;
-            }
-        }
-        wins
+        self.wins(&self.kernel)
     }
 
     /// On how many problems the lowest kernel error and the lowest attention error among the
@@ -190,26 +190,26 @@ impl KernelVsAttention {
         }
         let wins = self.attention_wins();
         let best = argmin(wins.iter().map(|w| -(*w as f64))).unwrap_or(0);
-        // Methods that become exact once the budget reaches the sequence's length.
         let exact_at_length: Vec<&str> = self
             .methods
             .iter()
+            .filter(|m| m.get().exact_at_full_length())
             .map(|m| m.id())
-            .filter(|id| matches!(*id, "nystrom" | "sparse"))
             .collect();
+        let verb = if exact_at_length.len() > 1 {
+            "are"
+        } else {
+            "is"
+        };
         let mut text =
             if self.budget >= self.tokens && self.tokens > 0 && !exact_at_length.is_empty() {
                 format!(
-                    "At D = {} ≥ L = {} tokens, {} exact (every token a landmark or an exact key): \
-                 set features below {} to compare the methods at a budget that saves work. ",
+                    "At D = {} ≥ L = {} tokens, {} {verb} exact (every token a landmark or an \
+                     exact key): set features below {} to compare the methods at a budget that \
+                     saves work. ",
                     self.budget,
                     self.tokens,
-                    exact_at_length.join(" and ")
-                        + if exact_at_length.len() > 1 {
-                            " are"
-                        } else {
-                            " is"
-                        },
+                    exact_at_length.join(" and "),
                     self.tokens
                 )
             } else {
@@ -280,10 +280,24 @@ fn at_budget(
 }
 
 /// The problems of a configuration: every real head (both passages) or the synthetic datasets.
+/// One passage of a problem with every row of its exact `P`, computed once for all methods.
+struct Passage {
+    data: AttentionData,
+    exact_rows: Vec<Vec<f64>>,
+}
+
+impl Passage {
+    fn new(data: AttentionData) -> Self {
+        let rows: Vec<usize> = (0..data.len).collect();
+        let exact_rows = softmax_rows(&data, &rows);
+        Self { data, exact_rows }
+    }
+}
+
 fn problems(
     config: &ExperimentConfig,
     heads: Option<&RealHeads>,
-) -> Result<Vec<(String, Vec<AttentionData>)>, AttentionError> {
+) -> Result<Vec<(String, Vec<Passage>)>, AttentionError> {
     match config.attention.source {
         HeadSource::Minilm => {
             let heads = heads
@@ -298,9 +312,9 @@ fn problems(
                             .head(passage, layer, head)
                             .map_err(|e| AttentionError::Data(e.to_string()))?
                             .model_scaled();
-                        passages.push(AttentionData::new(
+                        passages.push(Passage::new(AttentionData::new(
                             qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v,
-                        )?);
+                        )?));
                     }
                     out.push((format!("L{layer} H{head}"), passages));
                 }
@@ -312,36 +326,28 @@ fn problems(
                 let mut c = config.clone();
                 c.seed = config.seed.wrapping_add(s as u64);
                 let data = attention_data(&c, None)?.prefix(SYNTHETIC_TOKENS);
-                Ok((format!("seed {}", c.seed), vec![data]))
+                Ok((format!("seed {}", c.seed), vec![Passage::new(data)]))
             })
             .collect(),
     }
 }
 
-/// The summed row TV of one draw against the exact rows, the rows counted and the unusable
-/// rows. An unusable row (its denominator ≤ 0, near 0 or not finite: no output at all) counts
-/// as TV 1, as far apart as two distributions can be, so that a method cannot win a problem by
-/// dropping its worst rows.
-fn mean_row_tv(rows: &[Vec<f64>], exact: &[Vec<f64>]) -> (f64, usize, usize) {
+/// The summed row TV of one draw against the exact rows, and the unusable rows. An unusable
+/// row (its denominator ≤ 0, near 0 or not finite: no output at all) counts as TV 1, as far
+/// apart as two distributions can be, so that a method cannot win a problem by dropping its
+/// worst rows.
+fn summed_row_tv(rows: &[Vec<f64>], exact: &[Vec<f64>]) -> (f64, usize) {
     let mut total = 0.0;
-    let mut used = 0;
     let mut bad = 0;
     for (approx, exact) in rows.iter().zip(exact) {
         if approx.iter().all(|x| x.is_finite()) {
-            total += 0.5
-                * approx
-                    .iter()
-                    .zip(exact)
-                    .map(|(a, e)| (a - e).abs())
-                    .sum::<f64>();
-            used += 1;
+            total += total_variation(approx, exact);
         } else {
             total += 1.0;
-            used += 1;
             bad += 1;
         }
     }
-    (total, used, bad)
+    (total, bad)
 }
 
 /// The part: both errors of every chosen method with a kernel error, on every problem.
@@ -354,13 +360,13 @@ pub fn kernel_vs_attention(
     let settings = method_settings(config);
     let d = problems
         .first()
-        .and_then(|(_, data)| data.first())
-        .map_or(config.d, |data| data.d);
+        .and_then(|(_, passages)| passages.first())
+        .map_or(config.d, |passage| passage.data.d);
     let mut report = KernelVsAttention {
         budget,
         tokens: problems
             .iter()
-            .flat_map(|(_, passages)| passages.iter().map(|data| data.len))
+            .flat_map(|(_, passages)| passages.iter().map(|passage| passage.data.len))
             .min()
             .unwrap_or(0),
         problems: problems.iter().map(|(name, _)| name.clone()).collect(),
@@ -384,27 +390,19 @@ pub fn kernel_vs_attention(
         let mut estimates_kernel = true;
         for (_, passages) in &problems {
             let (mut kernel_sum, mut tv_sum, mut tv_rows) = (0.0, 0.0, 0usize);
-            for data in passages {
+            for Passage { data, exact_rows } in passages {
                 let prepared = prepare_with(method, data, &at, lln.as_ref())?;
                 match prepared.kernel_relative_mse(data, &at) {
                     Some(k) => kernel_sum += k,
                     None => estimates_kernel = false,
                 }
                 let rows: Vec<usize> = (0..data.len).collect();
-                let exact: Vec<Vec<f64>> = rows
-                    .iter()
-                    .map(|&i| {
-                        let mut row = vec![0.0; data.len];
-                        softmax_row(data, i, &mut row);
-                        row
-                    })
-                    .collect();
                 let draws = if method.is_random() { KVA_DRAWS } else { 1 };
                 for r in 0..draws {
                     let run = run_with(method, &prepared, data, &at, config.seed, 500 + r, &rows)?;
-                    let (total, used, bad) = mean_row_tv(&run.attention.rows, &exact);
+                    let (total, bad) = summed_row_tv(&run.attention.rows, exact_rows);
                     tv_sum += total;
-                    tv_rows += used;
+                    tv_rows += rows.len();
                     bad_rows += bad;
                 }
             }

@@ -14,7 +14,8 @@ use super::outputs::{
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::exact::{
-    mean_row_entropy, numerical_rank, singular_values, softmax_matrix, softmax_output, spectral_gap,
+    mean_row_entropy, numerical_rank, singular_values, softmax_matrix, softmax_output,
+    softmax_rows, spectral_gap, total_variation,
 };
 use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::attention::lln::LlnConstants;
@@ -27,14 +28,7 @@ pub(super) fn main_report(
 ) -> Result<MainReport, AttentionError> {
     let exact = softmax_output(data);
     let rows = tv_rows(data.len);
-    let exact_rows: Vec<Vec<f64>> = rows
-        .iter()
-        .map(|&i| {
-            let mut row = vec![0.0; data.len];
-            crate::numerics::attention::exact::softmax_row(data, i, &mut row);
-            row
-        })
-        .collect();
+    let exact_rows = softmax_rows(data, &rows);
     let block = data.prefix(BLOCK);
     let b = block.len;
     let exact_block = softmax_matrix(&block);
@@ -50,13 +44,7 @@ pub(super) fn main_report(
             .iter()
             .zip(&exact_rows)
             .filter(|(approx, _)| approx.iter().all(|x| x.is_finite()))
-            .map(|(approx, exact)| {
-                0.5 * approx
-                    .iter()
-                    .zip(exact)
-                    .map(|(a, e)| (a - e).abs())
-                    .sum::<f64>()
-            })
+            .map(|(approx, exact)| total_variation(approx, exact))
             .collect();
         let output_error = output_errors(&draw.attention.output, &exact, data.dv);
         let block_prepared = prepare(method, &block, config, lln)?;

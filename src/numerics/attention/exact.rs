@@ -19,6 +19,26 @@ pub fn softmax_row(data: &AttentionData, i: usize, row: &mut [f64]) {
     softmax_in_place(row);
 }
 
+/// The given rows of `P`, each of length L.
+pub fn softmax_rows(data: &AttentionData, rows: &[usize]) -> Vec<Vec<f64>> {
+    rows.iter()
+        .map(|&i| {
+            let mut row = vec![0.0; data.len];
+            softmax_row(data, i, &mut row);
+            row
+        })
+        .collect()
+}
+
+/// The total variation `½ Σ_j |p̂_j − p_j|` between an approximate row and the exact one.
+pub fn total_variation(approx: &[f64], exact: &[f64]) -> f64 {
+    0.5 * approx
+        .iter()
+        .zip(exact)
+        .map(|(a, e)| (a - e).abs())
+        .sum::<f64>()
+}
+
 /// Turns finite scores `s_j` into `exp(s_j − max s) / Σ_l exp(s_l − max s)`: shifted by the
 /// maximum, so nothing overflows, and the total is at least 1 (the maximum's `exp(0)`), so the
 /// division is safe. Every exact softmax of the lab goes through here.

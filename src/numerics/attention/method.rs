@@ -123,6 +123,11 @@ pub trait AttentionMethod: Send + Sync {
     fn is_quadratic(&self) -> bool {
         false
     }
+    /// Whether it is exact softmax attention once its feature size reaches the sequence's
+    /// length L (every token a landmark, every key exact).
+    fn exact_at_full_length(&self) -> bool {
+        false
+    }
     /// Whether its fit needs LLN's moment-matching constants ([`SharedFits::lln`]).
     fn needs_lln_constants(&self) -> bool {
         false

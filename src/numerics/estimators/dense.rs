@@ -289,9 +289,8 @@ impl Estimator for DenseDerf {
 
     fn collapse(&self, fit: &Fit, x: &[f64], y: &[f64], z: &mut [f64]) -> Collapsed {
         let squared_norms = Self::transform(fit, x, y, z);
-        let d = x.len() as f64;
         Collapsed {
-            log_prefactor: 0.5 * d * (1.0 - 4.0 * fit.alpha).libm_ln() - 0.5 * squared_norms,
+            log_prefactor: super::gerf::log_prefactor(x.len(), fit.alpha, squared_norms),
             phase: 0.0,
         }
     }

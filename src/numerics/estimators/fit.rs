@@ -72,20 +72,25 @@ pub struct DenseTransform {
     pub ridge_keys: f64,
 }
 
+/// The share of `Σ|P_ij|` off the diagonal of the row-major `d × d` matrix `p` (0 for a
+/// diagonal P, the seed paper's A).
+pub fn off_diagonal_share(d: usize, p: &[f64]) -> f64 {
+    let total: f64 = p.iter().map(|v| v.abs()).sum();
+    let diagonal: f64 = (0..d)
+        .filter_map(|i| p.get(i * d + i))
+        .map(|v| v.abs())
+        .sum();
+    if total > 0.0 {
+        (total - diagonal) / total
+    } else {
+        0.0
+    }
+}
+
 impl DenseTransform {
-    /// The share of `Σ|P_ij|` off the diagonal (0 for a diagonal P, the seed paper's A).
+    /// The share of `Σ|P_ij|` off the diagonal ([`off_diagonal_share`]).
     pub fn off_diagonal_share(&self) -> f64 {
-        let d = self.d;
-        let total: f64 = self.p.iter().map(|p| p.abs()).sum();
-        let diagonal: f64 = (0..d)
-            .filter_map(|i| self.p.get(i * d + i))
-            .map(|p| p.abs())
-            .sum();
-        if total > 0.0 {
-            (total - diagonal) / total
-        } else {
-            0.0
-        }
+        off_diagonal_share(self.d, &self.p)
     }
 
     /// `Mu` for the row-major `d × d` matrix `m`, written to `out`.

@@ -38,6 +38,12 @@ pub const OPRF_VARIANCE: Oprf = Oprf {
     heuristic: AHeuristic::VarianceAdjusted,
 };
 
+/// `ln` of GERF's prefactor of one pair, `(1 − 4α)^{d/2} e^{−S/2}` with `S = |x'|² + |y'|²`
+/// (the transformed pair's squared norms): what every GERF-form collapse multiplies its sum by.
+pub fn log_prefactor(d: usize, alpha: f64, squared_norms: f64) -> f64 {
+    0.5 * d as f64 * (1.0 - 4.0 * alpha).libm_ln() - 0.5 * squared_norms
+}
+
 /// OPRF's `α*` for `ρ = |z|²/d` (always ≤ 0).
 pub fn optimal_alpha(rho: f64) -> f64 {
     (1.0 - 2.0 * rho - ((2.0 * rho + 1.0).powi(2) + 8.0 * rho).sqrt()) / 16.0
@@ -116,9 +122,8 @@ impl Estimator for Oprf {
 
     fn collapse(&self, fit: &Fit, x: &[f64], y: &[f64], z: &mut [f64]) -> Collapsed {
         let squared_norms = transform(x, y, &fit.a, z);
-        let d = x.len() as f64;
         Collapsed {
-            log_prefactor: 0.5 * d * (1.0 - 4.0 * fit.alpha).libm_ln() - 0.5 * squared_norms,
+            log_prefactor: log_prefactor(x.len(), fit.alpha, squared_norms),
             phase: 0.0,
         }
     }

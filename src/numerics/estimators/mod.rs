@@ -44,7 +44,10 @@ pub use crate::numerics::theory::lemma_3_1::{
     FeatureForm, dot, log_softmax_kernel, log_theoretical_mse, log_theoretical_mse_of, transform,
 };
 pub use feature_maps::{Side, exponential_features, transformed_side};
-pub use fit::{DenseTransform, EstimatorParams, Fit, FitInput, OptimiserReport, ParameterSweep};
+pub use fit::{
+    DenseTransform, EstimatorParams, Fit, FitInput, OptimiserReport, ParameterSweep,
+    off_diagonal_share,
+};
 pub use id::{EstimatorId, all_ids};
 pub use sum::{Collapsed, FastSum, reduce, reference_estimate};
 

@@ -76,6 +76,11 @@ impl AttentionMethod for Nystrom {
         &["landmarks"]
     }
 
+    /// c = L landmarks are every token: exact softmax.
+    fn exact_at_full_length(&self) -> bool {
+        true
+    }
+
     fn is_random(&self) -> bool {
         false
     }

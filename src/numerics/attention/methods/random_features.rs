@@ -162,21 +162,15 @@ impl FittedMethod for FittedRandomFeatures {
         })
     }
 
-    /// The estimator's MSE formula (`Estimator::log_mse`, i.i.d. ω, m = `settings.features`)
-    /// over `SM²`, averaged over every query-key pair; `None` where it has no formula.
+    /// The estimator's MSE formula over `SM²`, averaged over every query-key pair.
     fn kernel_relative_mse(&self, data: &AttentionData, settings: &MethodSettings) -> Option<f64> {
-        let estimator = self.estimator.get();
-        let m = settings.features.max(1);
-        let mut total = 0.0;
-        for i in 0..data.len {
-            let q = data.query(i);
-            for j in 0..data.len {
-                let k = data.key(j);
-                let log_mse = estimator.log_mse(&self.fit, q, k, m)?;
-                total += (log_mse - 2.0 * dot(q, k)).exp();
-            }
-        }
-        Some(total / (data.len * data.len).max(1) as f64)
+        mean_relative_mse_formula(
+            self.estimator,
+            &self.fit,
+            data,
+            settings.features,
+            |_, _| false,
+        )
     }
 }
 
@@ -229,6 +223,30 @@ pub fn draw_features(
         fit: fit.clone(),
         omega,
     })
+}
+
+/// The mean over every query-key pair (i, j) of `data` of `estimator`'s MSE formula
+/// (`Estimator::log_mse`, i.i.d. ω, m projections) over `SM²`, counting 0 where `exact(i, j)`
+/// (a pair a method computes exactly); `None` where the estimator has no formula.
+pub fn mean_relative_mse_formula(
+    estimator: EstimatorId,
+    fit: &Fit,
+    data: &AttentionData,
+    m: usize,
+    exact: impl Fn(usize, usize) -> bool,
+) -> Option<f64> {
+    let estimator = estimator.get();
+    let m = m.max(1);
+    let mut total = 0.0;
+    for i in 0..data.len {
+        let q = data.query(i);
+        for j in (0..data.len).filter(|&j| !exact(i, j)) {
+            let k = data.key(j);
+            let log_mse = estimator.log_mse(fit, q, k, m)?;
+            total += (log_mse - 2.0 * dot(q, k)).exp();
+        }
+    }
+    Some(total / (data.len * data.len).max(1) as f64)
 }
 
 /// What was fitted, in words: A's range, θ, α, the optimiser's iterations.

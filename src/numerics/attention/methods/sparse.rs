@@ -38,7 +38,7 @@ use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::estimators::{EstimatorId, Fit, Side, dot};
 use crate::numerics::rng::StreamRng;
 
-use super::random_features::{draw_features, fit_estimator};
+use super::random_features::{draw_features, fit_estimator, mean_relative_mse_formula};
 
 /// The registry estimator of the low-rank part: Performer's positive random features.
 const LOW_RANK_ESTIMATOR: &str = "prf-pos";
@@ -113,6 +113,11 @@ impl AttentionMethod for Sparse {
 
     fn parameters(&self) -> &'static [&'static str] {
         &["topk", "features", "coupling"]
+    }
+
+    /// k = L exact keys are every key: exact softmax.
+    fn exact_at_full_length(&self) -> bool {
+        true
     }
 
     fn is_random(&self) -> bool {
@@ -323,21 +328,17 @@ impl FittedMethod for FittedSparse {
         if data.len != self.len {
             return None;
         }
-        let estimator = self.estimator.get();
-        let m = settings.features.max(1);
-        let mut total = 0.0;
-        for (i, exact) in self.exact_keys.iter().enumerate() {
-            let q = data.query(i);
-            for j in 0..data.len {
-                if exact.binary_search(&j).is_ok() {
-                    continue;
-                }
-                let k = data.key(j);
-                let log_mse = estimator.log_mse(&self.fit, q, k, m)?;
-                total += (log_mse - 2.0 * dot_same_length(q, k)).exp();
-            }
-        }
-        Some(total / (data.len * data.len).max(1) as f64)
+        mean_relative_mse_formula(
+            self.estimator,
+            &self.fit,
+            data,
+            settings.features,
+            |i, j| {
+                self.exact_keys
+                    .get(i)
+                    .is_some_and(|keys| keys.binary_search(&j).is_ok())
+            },
+        )
     }
 }
 
