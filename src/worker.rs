@@ -27,16 +27,38 @@ pub fn start_full() {
     serve(handle_request);
 }
 
+/// The model worker (feature `text-model`): the model on the user's text.
+#[cfg(feature = "text-model")]
+pub fn start_model() {
+    use crate::lab::text_model::{ModelWorkspace, handle_model_request};
+    fn now() -> f64 {
+        js_sys::global()
+            .dyn_into::<DedicatedWorkerGlobalScope>()
+            .ok()
+            .and_then(|scope| scope.performance())
+            .map_or(0.0, |p| p.now())
+    }
+    serve_with(ModelWorkspace::default(), move |workspace, bytes| {
+        handle_model_request(workspace, bytes, now)
+    });
+}
+
 /// Installs `handle` as the message handler and tells the page the worker is ready.
 fn serve(handle: fn(&mut Workspace, &[u8]) -> Vec<u8>) {
+    serve_with(Workspace::new(), handle);
+}
+
+/// Installs `handle` (with its state `workspace`) as the message handler and tells the page
+/// the worker is ready.
+fn serve_with<W: 'static>(workspace: W, handle: impl Fn(&mut W, &[u8]) -> Vec<u8> + 'static) {
     let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
         web_sys::console::error_1(
             &"softmax-kernel-lab worker: not running in a dedicated worker".into(),
         );
         return;
     };
-    // Datasets and ω stay cached here between messages.
-    let workspace = RefCell::new(Workspace::new());
+    // Datasets and ω (or the model) stay cached here between messages.
+    let workspace = RefCell::new(workspace);
     let reply_scope = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
         let bytes = js_sys::Uint8Array::new(&event.data()).to_vec();

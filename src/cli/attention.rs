@@ -41,6 +41,8 @@ pub struct AttentionCommand {
     pub csv: bool,
     /// Where the real heads are read from.
     pub heads: PathBuf,
+    /// The converted model, for `--src text` (`None`: the fetch script's cache).
+    pub model_file: Option<PathBuf>,
 }
 
 impl AttentionCommand {
@@ -48,7 +50,7 @@ impl AttentionCommand {
     pub fn parse(args: &[String]) -> Result<Self, CliError> {
         let flags = Flags::parse("attention", args, |name| match name {
             "csv" | "table" | "budget" | "kernel-vs-attention" => Some(FlagKind::Switch),
-            "query" | "heads-file" => Some(FlagKind::Value),
+            "query" | "heads-file" | "model-file" => Some(FlagKind::Value),
             key => Param::from_key(key).map(|_| FlagKind::Value),
         })?;
         let mut config = config_of(&flags)?;
@@ -84,13 +86,16 @@ impl AttentionCommand {
             part,
             csv: flags.has("--csv"),
             heads,
+            model_file: flags.value("--model-file").map(PathBuf::from),
         })
     }
 
     /// The real heads' bytes, when they are the data.
     fn heads_bytes(&self) -> Result<Option<Vec<u8>>, CliError> {
-        if self.config.attention.source != HeadSource::Minilm {
-            return Ok(None);
+        match self.config.attention.source {
+            HeadSource::Synthetic => return Ok(None),
+            HeadSource::Minilm => {}
+            HeadSource::Text => return self.text_heads(),
         }
         std::fs::read(&self.heads).map(Some).map_err(|e| {
             CliError::new(
@@ -98,6 +103,30 @@ impl AttentionCommand {
                 format!("cannot read {}: {e}", quote(&self.heads.to_string_lossy())),
             )
         })
+    }
+}
+
+impl AttentionCommand {
+    /// The heads of the model run on `--text` (the same bytes the model worker sends the page).
+    #[cfg(feature = "text-model")]
+    fn text_heads(&self) -> Result<Option<Vec<u8>>, CliError> {
+        let path = self
+            .model_file
+            .clone()
+            .unwrap_or_else(super::default_model_path);
+        let model = super::load_model(&path, "--model-file")?;
+        let run = model
+            .run(&self.config.attention.text)
+            .map_err(|e| CliError::new("--text", e.to_string()))?;
+        Ok(Some(run.heads_asset))
+    }
+
+    #[cfg(not(feature = "text-model"))]
+    fn text_heads(&self) -> Result<Option<Vec<u8>>, CliError> {
+        Err(CliError::new(
+            "--src",
+            "text needs the model: build kernel-lab with the feature text-model",
+        ))
     }
 }
 

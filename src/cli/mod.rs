@@ -27,6 +27,8 @@ mod args;
 mod attention;
 mod estimators;
 mod experiment;
+#[cfg(feature = "text-model")]
+mod model;
 mod pair;
 
 pub use args::{MAX_COMPONENT, MAX_VECTOR_LEN};
@@ -39,6 +41,8 @@ pub use experiment::{
     CSV_HEADER, EstimatorReport, ExperimentReport, ExperimentRequest, PAIRED_HEURISTICS,
     PairedComparison, experiment_csv, experiment_json, experiment_report,
 };
+#[cfg(feature = "text-model")]
+pub use model::{ModelReport, default_model_path, load_model, run_model_command};
 pub use pair::{
     DEFAULT_M, DEFAULT_TRIALS, MAX_TRIALS, MIN_TRIALS, PairReport, PairRequest, pair_report,
 };
@@ -55,6 +59,7 @@ USAGE:
     kernel-lab attention [--len L --features M --methods IDS ... | --query QUERY]
                          [--table | --budget | --kernel-vs-attention] [--csv]
                          [--heads-file PATH]
+    kernel-lab model --text TEXT [--qkv [--layer L] [--head H]] [--model-file PATH]
     kernel-lab --help
 
 pair: estimate SM(x, y) for one pair T times, each trial with fresh ω, and print JSON with
@@ -99,6 +104,16 @@ and the kernel view's --d --seed --scale ... for synthetic data) or one --query.
                     synthetic datasets of up to 256 tokens): the kernel's mean relative MSE and
                     the mean row total variation at D = --features, wins, agreement
     --heads-file    the real heads' asset                      [assets/minilm-heads.bin]
+
+    --src text --text TEXT  the model on a text instead of the stored passages (--model-file)
+
+model: the real all-MiniLM-L6-v2 on a text (the page's text view): its tokens (the model's own
+WordPiece tokenizer, cut to 512), its ids, the sentence embedding (mean pooling, L2 norm), the
+forward's multiply-adds and time, as JSON.
+    --qkv           also every head's raw Q, K, V (x W^T + b, before the 1/sqrt(32) scaling),
+                    or only --layer L (0 to 5) and/or --head H (0 to 11)
+    --model-file    the converted model       [$SKL_MODEL_CACHE or ~/.cache/softmax-kernel-lab/
+                    minilm-l6-v2-f16.safetensors, written by scripts/fetch-model.sh]
 
 Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one
 line on stderr names it), 1 if the output cannot be written.
@@ -224,6 +239,8 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
             }
         }
         "attention" => run_attention_command(&AttentionCommand::parse(rest)?),
+        #[cfg(feature = "text-model")]
+        "model" => model::run_model_command(rest),
         other => Err(CliError::new(
             "<command>",
             format!(

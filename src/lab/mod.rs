@@ -17,3 +17,5 @@ pub mod scheduler;
 pub mod tasks;
 #[cfg(test)]
 mod test_support;
+#[cfg(feature = "text-model")]
+pub mod text_model;

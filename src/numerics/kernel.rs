@@ -320,7 +320,7 @@ const LN2_LO: f32 = -2.121_944_4e-4;
 /// `e^-87 ≈ 1.6e-38` instead of a denormal or 0: relative to the shifted sum's leading term
 /// 1 that is nothing. Branch-free so that it vectorises.
 #[inline(always)]
-fn exp_nonpositive(x: f32) -> f32 {
+pub(crate) fn exp_nonpositive(x: f32) -> f32 {
     let x = x.clamp(-87.0, 0.0);
     // Round x / ln 2 to the nearest integer by adding 1.5·2^23: the sum's low mantissa bits
     // are then n itself (no float-to-int conversion, no `floor`, both slow without SSE4.1).

@@ -3,6 +3,8 @@
 //! worker or a job: nothing here imports from [`crate::lab`]. Tested natively with `cargo test`.
 
 pub mod attention;
+#[cfg(feature = "text-model")]
+pub mod bert;
 pub mod dataset;
 pub mod estimators;
 pub mod heuristics;

@@ -32,11 +32,15 @@ pub fn attention_data(
                 .collect();
             AttentionData::new(len, d, dv, data.x, data.y, v)
         }
-        HeadSource::Minilm => {
+        HeadSource::Minilm | HeadSource::Text => {
             let heads = heads
                 .ok_or_else(|| AttentionError::Data("the real heads are not loaded yet".into()))?;
             let head = heads
-                .head(settings.passage, settings.layer, settings.head)
+                .head(
+                    settings.real_passage().unwrap_or(0),
+                    settings.layer,
+                    settings.head,
+                )
                 .map_err(|e| AttentionError::Data(e.to_string()))?
                 .model_scaled();
             AttentionData::new(head.len, head.dim, head.dim, head.q, head.k, head.v)

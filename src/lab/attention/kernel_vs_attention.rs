@@ -299,7 +299,7 @@ fn problems(
     heads: Option<&RealHeads>,
 ) -> Result<Vec<(String, Vec<Passage>)>, AttentionError> {
     match config.attention.source {
-        HeadSource::Minilm => {
+        HeadSource::Minilm | HeadSource::Text => {
             let heads = heads
                 .ok_or_else(|| AttentionError::Data("the real heads are not loaded yet".into()))?;
             let header = heads.header();

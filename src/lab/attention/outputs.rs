@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::lab::config::{ExperimentConfig, HeadSource};
+use crate::lab::config::ExperimentConfig;
 use crate::numerics::attention::Evaluation;
 use crate::numerics::attention::method::MethodId;
 use crate::numerics::stats::{mean_and_standard_error, median};
@@ -41,7 +41,7 @@ impl AttentionPart {
 
     /// Whether the part applies to this configuration (the table needs the real heads).
     pub fn applies(self, config: &ExperimentConfig) -> bool {
-        self != AttentionPart::HeadsTable || config.attention.source == HeadSource::Minilm
+        self != AttentionPart::HeadsTable || config.attention.source.is_real()
     }
 }
 

@@ -26,6 +26,35 @@ pub enum HeadSource {
     /// One head of all-MiniLM-L6-v2 on one of the stored passages (`passage`, `layer`,
     /// `head`), with the model's scaling q/d^{1/4}, k/d^{1/4}.
     Minilm,
+    /// One head of all-MiniLM-L6-v2 run on the user's text (`text`, `layer`, `head`), computed
+    /// by the model worker; the same scaling.
+    Text,
+}
+
+impl HeadSource {
+    /// Whether the data is a real head (the stored passages or the user's text).
+    pub fn is_real(self) -> bool {
+        matches!(self, HeadSource::Minilm | HeadSource::Text)
+    }
+}
+
+/// The longest text a link carries, in characters (a longer text is cut there in the link, and
+/// the text view says so); the page itself takes up to `MAX_TEXT_BYTES` (100 KB).
+pub const MAX_LINK_TEXT_CHARS: usize = 2_000;
+
+/// The text the text view starts with.
+pub const DEFAULT_TEXT: &str = "A student types a sentence, and the lab runs a real transformer \
+on it to show what each approximation of softmax attention does to every head.";
+
+/// The model's positions: a longer text is cut to its first 512 tokens.
+pub const MODEL_MAX_TOKENS: usize = 512;
+
+/// A rough count of the tokens of `text` (words and punctuation marks, `[CLS]` and `[SEP]`),
+/// capped at [`MODEL_MAX_TOKENS`]: only for the work estimate before the real tokens are known.
+pub fn estimated_tokens(text: &str) -> usize {
+    let words = text.split_whitespace().count();
+    let marks = text.chars().filter(|c| c.is_ascii_punctuation()).count();
+    (2 + words + marks).min(MODEL_MAX_TOKENS)
 }
 
 /// Passages, layers and heads of the stored real heads (`assets/minilm-heads.bin`; the loader
@@ -45,6 +74,8 @@ pub struct AttentionSettings {
     pub passage: usize,
     pub layer: usize,
     pub head: usize,
+    /// The user's text (`src=text`).
+    pub text: String,
     /// Tokens L of synthetic data (a real passage has [`HEAD_TOKENS`]).
     pub len: usize,
     /// Dimension of synthetic values (a real head's values have [`HEAD_DIM`]).
@@ -80,6 +111,7 @@ impl Default for AttentionSettings {
         Self {
             source: HeadSource::Synthetic,
             passage: 0,
+            text: DEFAULT_TEXT.to_string(),
             layer: 0,
             head: 0,
             len: 256,
@@ -104,6 +136,17 @@ impl AttentionSettings {
         match self.source {
             HeadSource::Synthetic => (self.len, d, self.value_dim),
             HeadSource::Minilm => (HEAD_TOKENS, HEAD_DIM, HEAD_DIM),
+            HeadSource::Text => (estimated_tokens(&self.text), HEAD_DIM, HEAD_DIM),
+        }
+    }
+
+    /// The passage of the real heads' data that holds the chosen head: the stored passage, or
+    /// the text's heads' only one; `None` for synthetic data.
+    pub fn real_passage(&self) -> Option<usize> {
+        match self.source {
+            HeadSource::Synthetic => None,
+            HeadSource::Minilm => Some(self.passage),
+            HeadSource::Text => Some(0),
         }
     }
 }

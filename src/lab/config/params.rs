@@ -12,7 +12,9 @@ use crate::numerics::estimators::all_ids;
 use crate::numerics::heuristics::AHeuristic;
 use crate::numerics::projections::couplings::Coupling;
 
-use super::attention::{HEAD_LAYERS, HEAD_PASSAGES, HEADS_PER_LAYER, HeadSource, View};
+use super::attention::{
+    HEAD_LAYERS, HEAD_PASSAGES, HEADS_PER_LAYER, HeadSource, MAX_LINK_TEXT_CHARS, View,
+};
 use super::values::{
     MEAN_SCALE_RANGE, NumericRange, PROBE_RANGE, Rejection, int, parse_estimators, parse_in_range,
     parse_same_or_scale, parse_switch, quote, real, same_or_scale, scale_text, switch_text,
@@ -327,15 +329,17 @@ param_table! {
         every_value_allowed),
     Source "src" => text("data",
         "the attention view's data: the kernel view's distributions, or a real head", Attention,
-        || "synthetic or minilm".to_string(),
+        || "synthetic, minilm (the stored passages) or text (the model on `text`)".to_string(),
         |c| match c.attention.source {
             HeadSource::Synthetic => "synthetic",
             HeadSource::Minilm => "minilm",
+            HeadSource::Text => "text",
         }.to_string(),
         |c, t| {
             c.attention.source = match t.trim() {
                 "synthetic" => HeadSource::Synthetic,
                 "minilm" => HeadSource::Minilm,
+                "text" => HeadSource::Text,
                 _ => return Err(Rejection::NotAllowed),
             };
             Ok(())
@@ -344,6 +348,19 @@ param_table! {
     Passage "passage" => number("passage", "the stored passage of the real heads", Attention,
         int(0.0, (HEAD_PASSAGES - 1) as f64), false,
         |c| c.attention.passage as f64, |c, v| c.attention.passage = v as usize),
+    Text "text" => text("text", "the text the model runs on (src=text)", Attention,
+        || format!("any text of up to {MAX_LINK_TEXT_CHARS} characters"),
+        |c| c.attention.text.chars().take(MAX_LINK_TEXT_CHARS).collect(),
+        |c, t| {
+            if t.chars().count() > MAX_LINK_TEXT_CHARS {
+                return Err(Rejection::Because(format!(
+                    "a link carries at most {MAX_LINK_TEXT_CHARS} characters of text"
+                )));
+            }
+            c.attention.text = t.to_string();
+            Ok(())
+        },
+        |c| c.attention.text.len() <= 100_000),
     Layer "layer" => number("layer", "the layer of the real head", Attention,
         int(0.0, (HEAD_LAYERS - 1) as f64), false,
         |c| c.attention.layer as f64, |c, v| c.attention.layer = v as usize),

@@ -27,7 +27,7 @@
 use std::fmt;
 
 use half::f16;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Where the asset lives, relative to the crate root; also the URL path the page fetches it from.
 pub const HEADS_ASSET_PATH: &str = "assets/minilm-heads.bin";
@@ -104,7 +104,7 @@ impl fmt::Display for HeadsError {
 impl std::error::Error for HeadsError {}
 
 /// The asset's JSON header: what the values are and where they come from.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HeadsHeader {
     /// `sentence-transformers/all-MiniLM-L6-v2`.
     pub model: String,
@@ -130,7 +130,7 @@ pub struct HeadsHeader {
 }
 
 /// The package and file the weights were read from.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HeadsSource {
     pub registry: String,
     pub package: String,
@@ -141,14 +141,14 @@ pub struct HeadsSource {
 }
 
 /// One input text and its tokens (word pieces, `[CLS]` first and `[SEP]` last).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Passage {
     pub text: String,
     pub tokens: Vec<String>,
 }
 
 /// `softmax(q kᵀ / √head_dim)` row `row` of one head, from the full-precision forward.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReferenceRow {
     pub passage: usize,
     pub layer: usize,
@@ -261,6 +261,24 @@ fn check_header(h: &HeadsHeader) -> Result<(), HeadsError> {
         }
     }
     Ok(())
+}
+
+/// Writes `values` (ordered as the module documentation says, rounded to f16) after `header`
+/// in the asset's format: what the model worker sends for the user's text, read back by
+/// [`RealHeads::parse`] like the stored asset.
+pub fn write_asset(header: &HeadsHeader, values: &[f32]) -> Result<Vec<u8>, HeadsError> {
+    let json = serde_json::to_vec(header).map_err(|e| HeadsError::BadHeader(e.to_string()))?;
+    let header_len = u32::try_from(json.len())
+        .map_err(|_| invalid("passages", "the header is longer than 4 GB"))?;
+    let mut bytes = Vec::with_capacity(PREAMBLE_LEN + json.len() + values.len() * VALUE_BYTES);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&header_len.to_le_bytes());
+    bytes.extend_from_slice(&json);
+    for v in values {
+        bytes.extend_from_slice(&f16::from_f32(*v).to_le_bytes());
+    }
+    Ok(bytes)
 }
 
 impl RealHeads {

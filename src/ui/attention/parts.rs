@@ -121,7 +121,7 @@ pub(super) fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String
             c.attention.features, c.seed, c.coupling, c.theta, c.complex_a
         );
     }
-    if part == AttentionPart::KernelVsAttention && c.attention.source == HeadSource::Minilm {
+    if part == AttentionPart::KernelVsAttention && c.attention.source.is_real() {
         // Every head of both passages: the one shown does not matter.
         (c.attention.passage, c.attention.layer, c.attention.head) = (0, 0, 0);
     }

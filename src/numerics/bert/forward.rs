@@ -1,0 +1,213 @@
+//! The encoder's forward pass in f32: embeddings (word + position + token type 0, layer norm),
+//! then per layer multi-head softmax attention, output projection, residual and layer norm,
+//! the exact (erf) GELU feed-forward, residual and layer norm; the sentence embedding is the
+//! mean of the last hidden states over every token (`[CLS]` and `[SEP]` included) divided by
+//! its Euclidean norm, as sentence-transformers' mean pooling + `Normalize` give it.
+//!
+//! Hugging Face's `BertModel` (transformers, `modeling_bert.py`) and sentence-transformers'
+//! `Pooling(mode_mean_tokens)` define it; tests/model.rs checks this one against an independent
+//! NumPy forward in f64 (scripts/minilm-reference.py) and against the stored heads' Q, K, V.
+
+use half::f16;
+
+use super::ModelError;
+use super::weights::{BertWeights, LayerNorm};
+use crate::numerics::kernel::exp_nonpositive;
+
+/// What the forward returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Forward {
+    /// Tokens L.
+    pub len: usize,
+    /// The last layer's hidden states, `L × hidden`.
+    pub hidden: Vec<f32>,
+    /// Mean-pooled and L2-normalised sentence embedding (`hidden` values).
+    pub embedding: Vec<f32>,
+    /// When asked for: every head's raw projections `x Wᵀ + b` of its layer's input (before the
+    /// model's `1/√dh` scaling), ordered `[layer][head][q, k, v][token][dim]`, the layout of the
+    /// stored heads' asset.
+    pub qkv: Option<Vec<f32>>,
+}
+
+/// `x ← LayerNorm(x)` row by row (population variance, `eps` inside the root).
+fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
+    let h = norm.weight.len();
+    for row in x.chunks_exact_mut(h) {
+        let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / h as f64;
+        let var = row
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / h as f64;
+        let inv = 1.0 / (var + f64::from(eps)).sqrt();
+        for ((v, w), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
+            *v = ((f64::from(*v) - mean) * inv) as f32 * w + b;
+        }
+    }
+}
+
+/// The exact GELU, `x Φ(x) = x (1 + erf(x/√2)) / 2`.
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// Dot product of two head vectors with 8 lane accumulators (vectorises).
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ac
+        .remainder()
+        .iter()
+        .zip(bc.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ac.zip(bc) {
+        for l in 0..8 {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// Softmax attention of every head: `out_i = Σ_j softmax_j(q_i·k_j/√dh) v_j`, heads side by
+/// side in `out` (`L × hidden`). `qkv` is `L × 3·hidden` (queries, keys, values).
+fn attention(qkv: &[f32], len: usize, heads: usize, dh: usize, out: &mut [f32]) {
+    let h = heads * dh;
+    let scale = 1.0 / (dh as f32).sqrt();
+    let mut keys = vec![0.0f32; len * dh];
+    let mut values = vec![0.0f32; len * dh];
+    let mut scores = vec![0.0f32; len];
+    for head in 0..heads {
+        // This head's keys and values, contiguous.
+        for j in 0..len {
+            let row = &qkv[j * 3 * h..(j + 1) * 3 * h];
+            keys[j * dh..(j + 1) * dh].copy_from_slice(&row[h + head * dh..h + (head + 1) * dh]);
+            values[j * dh..(j + 1) * dh]
+                .copy_from_slice(&row[2 * h + head * dh..2 * h + (head + 1) * dh]);
+        }
+        for i in 0..len {
+            let q = &qkv[i * 3 * h + head * dh..i * 3 * h + (head + 1) * dh];
+            let mut max = f32::NEG_INFINITY;
+            for (s, k) in scores.iter_mut().zip(keys.chunks_exact(dh)) {
+                *s = dot(q, k) * scale;
+                max = max.max(*s);
+            }
+            let mut total = 0.0f32;
+            for s in scores.iter_mut() {
+                *s = exp_nonpositive(*s - max);
+                total += *s;
+            }
+            let o = &mut out[i * h + head * dh..i * h + (head + 1) * dh];
+            o.fill(0.0);
+            for (p, v) in scores.iter().zip(values.chunks_exact(dh)) {
+                for (oc, vc) in o.iter_mut().zip(v) {
+                    *oc += p * vc;
+                }
+            }
+            let inv = 1.0 / total;
+            o.iter_mut().for_each(|x| *x *= inv);
+        }
+    }
+}
+
+impl BertWeights {
+    /// Multiply-adds of one forward on `len` tokens: the six products of each layer (queries,
+    /// keys and values, the attention output, the two feed-forward ones) and, per head, the
+    /// scores `q kᵀ` and the weighted sum of the values.
+    pub fn forward_multiply_adds(&self, len: usize) -> u64 {
+        let per_layer: u64 = self.layers.first().map_or(0, |layer| {
+            layer.qkv.multiply_adds(len)
+                + layer.attention_output.multiply_adds(len)
+                + layer.intermediate.multiply_adds(len)
+                + layer.output.multiply_adds(len)
+                + 2 * (len * len * self.config.hidden_size) as u64
+        });
+        per_layer * self.layers.len() as u64
+    }
+
+    /// The forward on token ids (`[CLS]` … `[SEP]`, at most `max_position_embeddings`).
+    /// `keep_qkv` keeps every head's raw projections ([`Forward::qkv`]).
+    pub fn forward(&self, ids: &[u32], keep_qkv: bool) -> Result<Forward, ModelError> {
+        let c = &self.config;
+        let (len, h, dh, heads) = (
+            ids.len(),
+            c.hidden_size,
+            c.head_dim(),
+            c.num_attention_heads,
+        );
+        if len == 0 {
+            return Err(ModelError::NoTokens);
+        }
+        if len > c.max_position_embeddings {
+            return Err(ModelError::TooManyTokens {
+                tokens: len,
+                limit: c.max_position_embeddings,
+            });
+        }
+        if let Some(&id) = ids.iter().find(|&&id| id as usize >= c.vocab_size) {
+            return Err(ModelError::Tokenizer(format!(
+                "token id {id} is outside the vocabulary of {}",
+                c.vocab_size
+            )));
+        }
+        let eps = c.layer_norm_eps as f32;
+        let mut x = vec![0.0f32; len * h];
+        for (i, (&id, row)) in ids.iter().zip(x.chunks_exact_mut(h)).enumerate() {
+            let word = &self.word_embeddings[id as usize * h..(id as usize + 1) * h];
+            let position = &self.position_embeddings[i * h..(i + 1) * h];
+            for (((v, w), p), t) in row
+                .iter_mut()
+                .zip(word)
+                .zip(position)
+                .zip(&self.token_type_embedding)
+            {
+                *v = f16::to_f32(*w) + p + t;
+            }
+        }
+        layer_norm(&mut x, &self.embedding_norm, eps);
+
+        let mut qkv = vec![0.0f32; len * 3 * h];
+        let mut context = vec![0.0f32; len * h];
+        let mut projected = vec![0.0f32; len * h];
+        let mut inner = vec![0.0f32; len * c.intermediate_size];
+        let mut kept = keep_qkv.then(|| Vec::with_capacity(self.layers.len() * 3 * len * h));
+        for layer in &self.layers {
+            layer.qkv.apply(&x, len, &mut qkv);
+            if let Some(kept) = kept.as_mut() {
+                for head in 0..heads {
+                    for part in 0..3 {
+                        for i in 0..len {
+                            let start = i * 3 * h + part * h + head * dh;
+                            kept.extend_from_slice(&qkv[start..start + dh]);
+                        }
+                    }
+                }
+            }
+            attention(&qkv, len, heads, dh, &mut context);
+            layer.attention_output.apply(&context, len, &mut projected);
+            x.iter_mut().zip(&projected).for_each(|(a, b)| *a += b);
+            layer_norm(&mut x, &layer.attention_norm, eps);
+            layer.intermediate.apply(&x, len, &mut inner);
+            inner.iter_mut().for_each(|v| *v = gelu(*v));
+            layer.output.apply(&inner, len, &mut projected);
+            x.iter_mut().zip(&projected).for_each(|(a, b)| *a += b);
+            layer_norm(&mut x, &layer.output_norm, eps);
+        }
+
+        let mut mean = vec![0.0f64; h];
+        for row in x.chunks_exact(h) {
+            mean.iter_mut()
+                .zip(row)
+                .for_each(|(m, &v)| *m += f64::from(v));
+        }
+        let norm = mean.iter().map(|m| m * m).sum::<f64>().sqrt().max(1e-300);
+        let embedding = mean.iter().map(|m| (m / norm) as f32).collect();
+        Ok(Forward {
+            len,
+            hidden: x,
+            embedding,
+            qkv: kept,
+        })
+    }
+}

@@ -1,0 +1,286 @@
+//! The encoder's dense layers, `y = x Wᵀ + b`, with the weights packed once at load time into
+//! panels of [`PANEL`] output columns, so that the product runs front to back through memory and
+//! LLVM turns the inner loop into `simd128` (or SSE) code: [`ROWS`] rows of `x` × [`PANEL`]
+//! columns of accumulators on fixed-size arrays, the layout of `numerics::kernel`.
+//!
+//! Why the project's own kernel and not a tensor crate: the forward is eight matrix products and
+//! one attention per layer, and this file is the whole of what they need; a tensor crate that
+//! builds for wasm32 (candle) would bring hundreds of kilobytes and a five-minute build for the
+//! same loops, and would keep the per-head queries and keys, which the lab needs, private.
+
+/// Output columns per panel: two `f32x4` vectors.
+pub const PANEL: usize = 8;
+/// Rows of `x` multiplied against one panel at a time (register blocking).
+pub const ROWS: usize = 4;
+
+/// A dense layer `y = x Wᵀ + b` with `W` (`outputs × inputs`, PyTorch's layout) packed in
+/// panels: `panels[(p · inputs + k) · PANEL + l] = W[p · PANEL + l][k]`, zero past `outputs`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedLinear {
+    inputs: usize,
+    outputs: usize,
+    panels: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+impl PackedLinear {
+    /// Packs `weight` (row-major `outputs × inputs`) and `bias` (`outputs`). The caller checks
+    /// the lengths (the weights' reader does, from the file's shapes); a mismatch here is a bug.
+    pub fn new(weight: &[f32], bias: &[f32], inputs: usize, outputs: usize) -> Self {
+        assert_eq!(weight.len(), inputs * outputs, "weight shape");
+        assert_eq!(bias.len(), outputs, "bias shape");
+        let panel_count = outputs.div_ceil(PANEL);
+        let mut panels = vec![0.0f32; panel_count * inputs * PANEL];
+        for (o, row) in weight.chunks_exact(inputs).enumerate() {
+            let (p, l) = (o / PANEL, o % PANEL);
+            for (k, &w) in row.iter().enumerate() {
+                panels[(p * inputs + k) * PANEL + l] = w;
+            }
+        }
+        Self {
+            inputs,
+            outputs,
+            panels,
+            bias: bias.to_vec(),
+        }
+    }
+
+    pub fn inputs(&self) -> usize {
+        self.inputs
+    }
+
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    /// Multiply-adds of one application to `rows` rows.
+    pub fn multiply_adds(&self, rows: usize) -> u64 {
+        (rows * self.inputs * self.outputs) as u64
+    }
+
+    /// `y = x Wᵀ + b` for `rows` rows: `x` is `rows × inputs`, `y` is `rows × outputs`.
+    pub fn apply(&self, x: &[f32], rows: usize, y: &mut [f32]) {
+        assert_eq!(x.len(), rows * self.inputs, "input shape");
+        assert_eq!(y.len(), rows * self.outputs, "output shape");
+        let stride = self.inputs * PANEL;
+        for (p, panel) in self.panels.chunks_exact(stride).enumerate() {
+            let column = p * PANEL;
+            let width = PANEL.min(self.outputs - column);
+            let mut bias = [0.0f32; PANEL];
+            bias[..width].copy_from_slice(&self.bias[column..column + width]);
+            let panel_out = PanelOut {
+                y,
+                outputs: self.outputs,
+                column,
+                width,
+                bias,
+            };
+            let mut row = 0;
+            let mut panel_out = panel_out;
+            while row + ROWS <= rows {
+                block::<ROWS>(x, row, self.inputs, panel, &mut panel_out);
+                row += ROWS;
+            }
+            while row < rows {
+                block::<1>(x, row, self.inputs, panel, &mut panel_out);
+                row += 1;
+            }
+        }
+    }
+}
+
+/// Where one panel's results go.
+struct PanelOut<'a> {
+    y: &'a mut [f32],
+    outputs: usize,
+    column: usize,
+    width: usize,
+    bias: [f32; PANEL],
+}
+
+/// Rows `row .. row + R` of `x` against one panel: `R × PANEL` accumulators, two 4-lane
+/// vectors per row ([`F4`]: LLVM left the plain-array form of this loop scalar, with spills).
+#[inline(always)]
+fn block<const R: usize>(x: &[f32], row: usize, inputs: usize, panel: &[f32], out: &mut PanelOut) {
+    let xs: [&[f32]; R] = std::array::from_fn(|r| &x[(row + r) * inputs..(row + r + 1) * inputs]);
+    let bias = [F4::load(&out.bias[..4]), F4::load(&out.bias[4..])];
+    let mut acc = [bias; R];
+    for (k, w) in panel.chunks_exact(PANEL).enumerate() {
+        let (w0, w1) = (F4::load(&w[..4]), F4::load(&w[4..]));
+        for r in 0..R {
+            let xv = F4::splat(xs[r][k]);
+            acc[r][0] = acc[r][0].mul_add(xv, w0);
+            acc[r][1] = acc[r][1].mul_add(xv, w1);
+        }
+    }
+    for (r, [a0, a1]) in acc.iter().enumerate() {
+        let mut values = [0.0f32; PANEL];
+        a0.store(&mut values[..4]);
+        a1.store(&mut values[4..]);
+        let start = (row + r) * out.outputs + out.column;
+        out.y[start..start + out.width].copy_from_slice(&values[..out.width]);
+    }
+}
+
+/// Four f32 lanes: WebAssembly `simd128` (with relaxed SIMD's fused multiply-add when the build
+/// has it), SSE on x86-64, plain arrays elsewhere.
+#[derive(Clone, Copy)]
+struct F4(
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))] core::arch::wasm32::v128,
+    #[cfg(target_arch = "x86_64")] core::arch::x86_64::__m128,
+    #[cfg(not(any(
+        all(target_arch = "wasm32", target_feature = "simd128"),
+        target_arch = "x86_64"
+    )))]
+    [f32; 4],
+);
+
+impl F4 {
+    /// The first four values of `v` (which has at least four).
+    #[inline(always)]
+    fn load(v: &[f32]) -> F4 {
+        let v: &[f32; 4] = v[..4].try_into().unwrap_or(&[0.0; 4]);
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        // SAFETY: `v` holds four f32; WebAssembly loads need no alignment.
+        unsafe {
+            F4(core::arch::wasm32::v128_load(
+                v.as_ptr().cast::<core::arch::wasm32::v128>(),
+            ))
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SSE is part of the x86-64 baseline; `v` holds four f32 (unaligned load).
+        unsafe {
+            F4(core::arch::x86_64::_mm_loadu_ps(v.as_ptr()))
+        }
+        #[cfg(not(any(
+            all(target_arch = "wasm32", target_feature = "simd128"),
+            target_arch = "x86_64"
+        )))]
+        {
+            F4(*v)
+        }
+    }
+
+    #[inline(always)]
+    fn splat(x: f32) -> F4 {
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            F4(core::arch::wasm32::f32x4_splat(x))
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SSE is part of the x86-64 baseline.
+        unsafe {
+            F4(core::arch::x86_64::_mm_set1_ps(x))
+        }
+        #[cfg(not(any(
+            all(target_arch = "wasm32", target_feature = "simd128"),
+            target_arch = "x86_64"
+        )))]
+        {
+            F4([x; 4])
+        }
+    }
+
+    /// `self + a · b`.
+    #[inline(always)]
+    fn mul_add(self, a: F4, b: F4) -> F4 {
+        #[cfg(all(
+            target_arch = "wasm32",
+            target_feature = "simd128",
+            target_feature = "relaxed-simd"
+        ))]
+        {
+            F4(core::arch::wasm32::f32x4_relaxed_madd(a.0, b.0, self.0))
+        }
+        #[cfg(all(
+            target_arch = "wasm32",
+            target_feature = "simd128",
+            not(target_feature = "relaxed-simd")
+        ))]
+        {
+            use core::arch::wasm32::{f32x4_add, f32x4_mul};
+            F4(f32x4_add(self.0, f32x4_mul(a.0, b.0)))
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SSE is part of the x86-64 baseline.
+        unsafe {
+            use core::arch::x86_64::{_mm_add_ps, _mm_mul_ps};
+            F4(_mm_add_ps(self.0, _mm_mul_ps(a.0, b.0)))
+        }
+        #[cfg(not(any(
+            all(target_arch = "wasm32", target_feature = "simd128"),
+            target_arch = "x86_64"
+        )))]
+        {
+            F4(std::array::from_fn(|l| self.0[l] + a.0[l] * b.0[l]))
+        }
+    }
+
+    /// Writes the four lanes to `out[..4]`.
+    #[inline(always)]
+    fn store(self, out: &mut [f32]) {
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        let lanes: [f32; 4] = {
+            use core::arch::wasm32::f32x4_extract_lane;
+            [
+                f32x4_extract_lane::<0>(self.0),
+                f32x4_extract_lane::<1>(self.0),
+                f32x4_extract_lane::<2>(self.0),
+                f32x4_extract_lane::<3>(self.0),
+            ]
+        };
+        #[cfg(target_arch = "x86_64")]
+        let lanes: [f32; 4] = {
+            let mut lanes = [0.0f32; 4];
+            // SAFETY: SSE is part of the x86-64 baseline; `lanes` holds four f32.
+            unsafe { core::arch::x86_64::_mm_storeu_ps(lanes.as_mut_ptr(), self.0) };
+            lanes
+        };
+        #[cfg(not(any(
+            all(target_arch = "wasm32", target_feature = "simd128"),
+            target_arch = "x86_64"
+        )))]
+        let lanes = self.0;
+        out[..4].copy_from_slice(&lanes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed product equals the plain triple loop (in f64) on shapes that exercise the
+    /// partial panel (outputs not a multiple of 8) and the single-row tail (rows not a multiple
+    /// of 4).
+    #[test]
+    fn packed_product_equals_the_plain_one() {
+        for (rows, inputs, outputs) in [(1, 3, 5), (7, 13, 19), (9, 32, 24), (4, 8, 8)] {
+            let weight: Vec<f32> = (0..inputs * outputs)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
+                .collect();
+            let bias: Vec<f32> = (0..outputs).map(|o| o as f32 * 0.1 - 0.3).collect();
+            let x: Vec<f32> = (0..rows * inputs)
+                .map(|i| ((i * 53 % 97) as f32 - 48.0) / 31.0)
+                .collect();
+            let layer = PackedLinear::new(&weight, &bias, inputs, outputs);
+            let mut y = vec![f32::NAN; rows * outputs];
+            layer.apply(&x, rows, &mut y);
+            for r in 0..rows {
+                for o in 0..outputs {
+                    let exact: f64 = f64::from(bias[o])
+                        + (0..inputs)
+                            .map(|k| {
+                                f64::from(x[r * inputs + k]) * f64::from(weight[o * inputs + k])
+                            })
+                            .sum::<f64>();
+                    let got = f64::from(y[r * outputs + o]);
+                    // f32 accumulation of `inputs` products of magnitude ≤ 2·1.6.
+                    assert!(
+                        (got - exact).abs() < 1e-5 * inputs as f64,
+                        "{rows}×{inputs}×{outputs} at ({r}, {o}): {got} vs {exact}"
+                    );
+                }
+            }
+        }
+    }
+}
