@@ -55,4 +55,22 @@ build() {
 
 build "" target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
 build -simd128 target/worker-simd128 "+simd128"
-echo "build-worker.sh: kernel-worker and full-worker, each with relaxed SIMD and simd128 only ($profile) in $(basename "$staging")"
+
+# The text view's worker: the tokenizer and the model's forward (feature `text-model`), simd128
+# only (one build: it is started once, on the text view, and every browser with simd128 runs it).
+CARGO_TARGET_DIR="$root/target/worker-simd128" RUSTFLAGS="-C target-feature=+simd128" \
+  cargo build --quiet --target wasm32-unknown-unknown --bin model-worker \
+  --no-default-features --features text-model "${release[@]}"
+bindgen model-worker model-worker target/worker-simd128
+
+# The converted model beside the page when scripts/fetch-model.sh has cached it; without it the
+# text view says how to get it, and everything else works.
+model_file="$("$root/scripts/fetch-model.sh" --print-path)"
+if [[ -f "$model_file" ]]; then
+  mkdir -p "$staging/model"
+  cp "$model_file" "$staging/model/"
+  chmod 0644 "$staging/model/$(basename "$model_file")"
+else
+  echo "build-worker.sh: no model at $model_file (scripts/fetch-model.sh fetches it): the text view will say so"
+fi
+echo "build-worker.sh: kernel-worker and full-worker, each with relaxed SIMD and simd128 only, and model-worker ($profile) in $(basename "$staging")"

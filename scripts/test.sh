@@ -22,14 +22,21 @@ cargo fmt --all --check
 
 step "clippy (native and wasm32; a first run compiles every dependency: about 6 minutes on two cores)"
 cargo clippy --all-targets -- -D warnings
-cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+# The page and the browser tests are built without `text-model` (the model lives in model-worker).
+page_features=(--no-default-features --features optimised-a,page)
+cargo clippy --target wasm32-unknown-unknown --all-targets "${page_features[@]}" -- -D warnings
 # The workers as scripts/build-worker.sh builds them: without the features `page` (and, for
 # kernel-worker, `optimised-a`).
 cargo clippy --target wasm32-unknown-unknown --bin kernel-worker --no-default-features -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --bin full-worker --no-default-features \
   --features optimised-a -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --bin model-worker --no-default-features \
+  --features text-model -- -D warnings
 
-step "native tests (numerics, lab, statistics, CLI, doc tests; about 1.5 minutes)"
+step "the model for the text view and its tests (scripts/fetch-model.sh: once, then cached)"
+scripts/fetch-model.sh
+
+step "native tests (numerics, lab, statistics, CLI, the model, doc tests; about 1.5 minutes)"
 cargo test
 
 # wasm-bindgen-test-runner prefers GECKODRIVER to CHROMEDRIVER, and with neither set takes the
@@ -40,16 +47,16 @@ in_firefox() { env -u CHROMEDRIVER GECKODRIVER="$(command -v geckodriver)" "$@";
 worker_like=(env CARGO_TARGET_DIR="$ROOT/target/worker" RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd")
 
 step "browser tests (wasm-bindgen-test, headless Chromium; a first run about 2 minutes)"
-in_chromium cargo test --target wasm32-unknown-unknown --test browser
+in_chromium cargo test --target wasm32-unknown-unknown --test browser "${page_features[@]}"
 
 step "browser tests (wasm-bindgen-test, headless Firefox ESR)"
-in_firefox cargo test --target wasm32-unknown-unknown --test browser
+in_firefox cargo test --target wasm32-unknown-unknown --test browser "${page_features[@]}"
 
 step "browser tests again in Chromium, built like the worker (+relaxed-simd, its own target dir; a first run about 6 minutes)"
-in_chromium "${worker_like[@]}" cargo test --target wasm32-unknown-unknown --test browser
+in_chromium "${worker_like[@]}" cargo test --target wasm32-unknown-unknown --test browser "${page_features[@]}"
 
 step "browser tests again in Firefox ESR, built like the worker (+relaxed-simd)"
-in_firefox "${worker_like[@]}" cargo test --target wasm32-unknown-unknown --test browser
+in_firefox "${worker_like[@]}" cargo test --target wasm32-unknown-unknown --test browser "${page_features[@]}"
 
 step "release build (trunk: the page and four worker builds; about 4 minutes)"
 trunk build --release

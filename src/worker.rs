@@ -27,10 +27,14 @@ pub fn start_full() {
     serve(handle_request);
 }
 
-/// The model worker (feature `text-model`): the model on the user's text.
+/// The model worker (feature `text-model`): fetches the model file itself (so that the page's
+/// thread never holds or copies its 46 MB), posting its progress, then runs it on each text.
 #[cfg(feature = "text-model")]
 pub fn start_model() {
-    use crate::lab::text_model::{ModelWorkspace, handle_model_request};
+    use std::rc::Rc;
+
+    use crate::lab::text_model::{ModelAnswer, ModelRequest, ModelWorkspace};
+
     fn now() -> f64 {
         js_sys::global()
             .dyn_into::<DedicatedWorkerGlobalScope>()
@@ -38,9 +42,110 @@ pub fn start_model() {
             .and_then(|scope| scope.performance())
             .map_or(0.0, |p| p.now())
     }
-    serve_with(ModelWorkspace::default(), move |workspace, bytes| {
-        handle_model_request(workspace, bytes, now)
+    let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
+        return;
+    };
+    let post = {
+        let scope = scope.clone();
+        move |answer: &ModelAnswer| {
+            let array = js_sys::Uint8Array::from(answer.encode().as_slice());
+            let transfer = js_sys::Array::of1(&array.buffer());
+            if let Err(error) = scope.post_message_with_transfer(&array, &transfer) {
+                web_sys::console::error_2(&"model worker: cannot answer".into(), &error);
+            }
+        }
+    };
+    let workspace = Rc::new(RefCell::new(ModelWorkspace::default()));
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        let bytes = js_sys::Uint8Array::new(&event.data()).to_vec();
+        match postcard::from_bytes::<ModelRequest>(&bytes) {
+            Err(e) => post(&ModelAnswer::Failed(format!("unreadable message: {e}"))),
+            Ok(ModelRequest::Run { text }) => post(&workspace.borrow().run(&text, now)),
+            Ok(ModelRequest::Load { url }) => {
+                let (workspace, post) = (workspace.clone(), post.clone());
+                wasm_bindgen_futures::spawn_local(async move {
+                    let answer = match fetch_with_progress(&url, &post).await {
+                        Ok(file) => workspace.borrow_mut().load(&file, now),
+                        Err(message) => ModelAnswer::Failed(message),
+                    };
+                    post(&answer);
+                });
+            }
+        }
     });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    if let Err(error) = scope.post_message(&READY.into()) {
+        web_sys::console::error_2(&"model worker: cannot announce itself".into(), &error);
+    }
+}
+
+/// Fetches `url` chunk by chunk, posting a progress answer about every megabyte.
+#[cfg(feature = "text-model")]
+async fn fetch_with_progress(
+    url: &str,
+    post: &impl Fn(&crate::lab::text_model::ModelAnswer),
+) -> Result<Vec<u8>, String> {
+    use crate::lab::text_model::ModelAnswer;
+    use wasm_bindgen_futures::JsFuture;
+
+    let scope: DedicatedWorkerGlobalScope = js_sys::global()
+        .dyn_into()
+        .map_err(|_| "not in a worker".to_string())?;
+    let absent = || {
+        format!(
+            "the model file {url} is not served: run scripts/fetch-model.sh (or \
+             ./scripts/serve.sh, which runs it) and reload"
+        )
+    };
+    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str(url))
+        .await
+        .map_err(|_| absent())?
+        .dyn_into()
+        .map_err(|_| absent())?;
+    if !response.ok() {
+        return Err(format!("{} (HTTP status {})", absent(), response.status()));
+    }
+    let total = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<u64>().ok());
+    let body = response.body().ok_or_else(absent)?;
+    let reader: web_sys::ReadableStreamDefaultReader = body
+        .get_reader()
+        .dyn_into()
+        .map_err(|_| "cannot read the model file".to_string())?;
+    let mut file = Vec::with_capacity(total.unwrap_or(0).min(1 << 28) as usize);
+    let mut reported = 0u64;
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|_| "the model file's download broke off".to_string())?;
+        let done = js_sys::Reflect::get(&chunk, &"done".into())
+            .map(|d| d.is_truthy())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
+            let array = js_sys::Uint8Array::new(&value);
+            let start = file.len();
+            file.resize(start + array.length() as usize, 0);
+            array.copy_to(&mut file[start..]);
+        }
+        let loaded = file.len() as u64;
+        if loaded - reported >= 1 << 20 {
+            reported = loaded;
+            post(&ModelAnswer::Progress { loaded, total });
+        }
+    }
+    post(&ModelAnswer::Progress {
+        loaded: file.len() as u64,
+        total,
+    });
+    Ok(file)
 }
 
 /// Installs `handle` as the message handler and tells the page the worker is ready.

@@ -295,7 +295,7 @@ fn attention_charts_draw_realistic_and_degenerate_data() {
         (&difference, HeatScale::Difference),
     ] {
         let canvas = new_canvas();
-        draw_heatmap(&canvas, "attention P", matrix, n, scale).unwrap();
+        draw_heatmap(&canvas, "attention P", matrix, n, scale, &[]).unwrap();
         assert!(
             non_white_pixels(&canvas) > 5000,
             "{scale:?} heatmap is blank"
@@ -303,9 +303,38 @@ fn attention_charts_draw_realistic_and_degenerate_data() {
     }
     // Degenerate heatmaps: empty, short and all-NaN matrices draw without failing.
     let canvas = new_canvas();
-    draw_heatmap(&canvas, "empty", &[], 0, HeatScale::Probability).unwrap();
-    draw_heatmap(&canvas, "short", &[0.5, 0.5], 96, HeatScale::Probability).unwrap();
-    draw_heatmap(&canvas, "NaN", &[f64::NAN; 9], 3, HeatScale::Difference).unwrap();
+    draw_heatmap(&canvas, "empty", &[], 0, HeatScale::Probability, &[]).unwrap();
+    draw_heatmap(
+        &canvas,
+        "short",
+        &[0.5, 0.5],
+        96,
+        HeatScale::Probability,
+        &[],
+    )
+    .unwrap();
+    draw_heatmap(
+        &canvas,
+        "NaN",
+        &[f64::NAN; 9],
+        3,
+        HeatScale::Difference,
+        &[],
+    )
+    .unwrap();
+    // Token labels, one longer than the axis holds, and fewer tokens than rows.
+    let tokens: Vec<String> = ["[CLS]", "transformers", "[SEP]"]
+        .map(String::from)
+        .to_vec();
+    draw_heatmap(
+        &canvas,
+        "tokens",
+        &[0.2; 16],
+        4,
+        HeatScale::Probability,
+        &tokens,
+    )
+    .unwrap();
     assert!(non_white_pixels(&canvas) > 1000);
 
     // Fourteen methods' per-row total variations and output errors (log), one with NaN and

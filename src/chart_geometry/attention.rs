@@ -18,7 +18,9 @@ mod xy;
 
 pub use axis::{Axis, linear_ticks, log_label, log_ticks};
 pub use distributions::{BoxLabels, DistributionStats, box_labels, distribution_axis, jitter};
-pub use heatmap::{HeatScale, HeatmapLayout, MISSING_COLOUR, index_ticks};
+pub use heatmap::{
+    HeatScale, HeatmapLayout, MISSING_COLOUR, TOKEN_LABEL_CHARS, index_ticks, tick_label,
+};
 pub use xy::{
     Corner, LegendPlace, MIN_PLOT_WIDTH, error_bar, legend_corner, legend_fits_right, legend_width,
 };

@@ -21,8 +21,8 @@ mod values;
 pub use attention::{
     ATTENTION_ASK_WORK, AttentionSettings, BLOCK, BUDGETS, DEFAULT_TEXT,
     DETERMINISTIC_FEATURE_BUDGET, HEAD_DIM, HEAD_LAYERS, HEAD_PASSAGES, HEAD_TOKENS,
-    HEADS_PER_LAYER, HeadSource, MAX_ATTENTION_WORK, MAX_LINK_TEXT_CHARS, MODEL_MAX_TOKENS,
-    TEMPERATURES, TV_ROWS, View, estimated_tokens,
+    HEADS_PER_LAYER, HeadSource, MAX_ATTENTION_WORK, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES,
+    MODEL_MAX_TOKENS, TEMPERATURES, TV_ROWS, View, estimated_tokens,
 };
 pub use params::{Param, ParamSpec, Section};
 pub use text::ParamError;

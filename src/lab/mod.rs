@@ -11,6 +11,7 @@ pub mod experiment;
 pub mod formulas;
 pub mod job;
 pub mod mathml;
+pub mod model_protocol;
 pub mod presets;
 pub mod results;
 pub mod scheduler;

@@ -2,12 +2,14 @@
 //! it: the converted weights and their tokenizer ([`TextModel`]), a text's tokens, sentence
 //! embedding and every head's queries, keys and values ([`TextRun`]), the latter written in the
 //! stored heads' format so that the attention view reads them as it reads the stored passages
-//! (`src=text` is passage 0 of these heads). [`handle_model_request`] is the model worker's
+//! (`src=text` is passage 0 of these heads). [`ModelWorkspace`] is the model worker's
 //! whole protocol (postcard messages, as the other workers').
 
-use serde::{Deserialize, Serialize};
+pub use super::model_protocol::{ModelAnswer, ModelRequest, TextRun};
 
-use crate::lab::config::{HEAD_DIM, HEAD_LAYERS, HEADS_PER_LAYER, MODEL_MAX_TOKENS};
+use crate::lab::config::{
+    HEAD_DIM, HEAD_LAYERS, HEADS_PER_LAYER, MAX_TEXT_BYTES, MODEL_MAX_TOKENS,
+};
 use crate::numerics::attention::heads::{HeadsHeader, HeadsSource, Passage, write_asset};
 use crate::numerics::bert::weights::{SOURCE_SHA256, sha256_hex};
 use crate::numerics::bert::{BertWeights, ModelError, WordPiece};
@@ -17,24 +19,6 @@ use crate::numerics::bert::{BertWeights, ModelError, WordPiece};
 pub struct TextModel {
     pub weights: BertWeights,
     pub tokenizer: WordPiece,
-}
-
-/// One text through the model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TextRun {
-    /// The text as given.
-    pub text: String,
-    pub ids: Vec<u32>,
-    /// Word pieces, `[CLS]` first and `[SEP]` last.
-    pub tokens: Vec<String>,
-    /// Tokens of the whole text when it was cut to the model's 512.
-    pub full_len: Option<usize>,
-    /// Mean-pooled, L2-normalised sentence embedding.
-    pub embedding: Vec<f32>,
-    /// Every head's raw Q, K, V in the stored heads' format (f16), one passage: the text.
-    pub heads_asset: Vec<u8>,
-    /// Multiply-adds of the forward.
-    pub multiply_adds: u64,
 }
 
 impl TextModel {
@@ -70,6 +54,12 @@ impl TextModel {
 
     /// The text's tokens (cut to 512), its forward, its sentence embedding and every head.
     pub fn run(&self, text: &str) -> Result<TextRun, ModelError> {
+        if text.len() > MAX_TEXT_BYTES {
+            return Err(ModelError::TextTooLong {
+                bytes: text.len(),
+                limit: MAX_TEXT_BYTES,
+            });
+        }
         let encoded = self.tokenizer.encode(text, MODEL_MAX_TOKENS)?;
         let forward = self.weights.forward(&encoded.ids, true)?;
         let values = forward.qkv.unwrap_or_default();
@@ -113,70 +103,44 @@ impl TextModel {
     }
 }
 
-/// What the page asks the model worker.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum ModelRequest {
-    /// The converted model file, as fetched.
-    Load(Vec<u8>),
-    /// Run the loaded model on a text.
-    Run { text: String },
-}
-
-/// What the model worker answers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum ModelAnswer {
-    /// The model is ready: its parameters, the time to check and unpack it.
-    Loaded { parameters: usize, load_ms: f64 },
-    /// One text through the model, and the forward's time (tokenizer included).
-    Ran { run: TextRun, forward_ms: f64 },
-    /// Anything that went wrong, as a sentence for the page.
-    Failed(String),
-}
-
 /// The model worker's state: the model once loaded.
 #[derive(Debug, Default)]
 pub struct ModelWorkspace {
     model: Option<TextModel>,
 }
 
-/// The model worker's protocol: one postcard-encoded [`ModelRequest`] in, one
-/// [`ModelAnswer`] out; `now` is the worker's clock in milliseconds.
-pub fn handle_model_request(
-    workspace: &mut ModelWorkspace,
-    bytes: &[u8],
-    now: fn() -> f64,
-) -> Vec<u8> {
-    let answer = match postcard::from_bytes::<ModelRequest>(bytes) {
-        Err(e) => ModelAnswer::Failed(format!("a message the model worker cannot read: {e}")),
-        Ok(ModelRequest::Load(file)) => {
-            let start = now();
-            match TextModel::from_checked_bytes(&file) {
-                Ok(model) => {
-                    let parameters = model.parameter_count();
-                    workspace.model = Some(model);
-                    ModelAnswer::Loaded {
-                        parameters,
-                        load_ms: now() - start,
-                    }
+impl ModelWorkspace {
+    /// Checks and unpacks the fetched file; `now` is the worker's clock in milliseconds.
+    pub fn load(&mut self, file: &[u8], now: fn() -> f64) -> ModelAnswer {
+        let start = now();
+        match TextModel::from_checked_bytes(file) {
+            Ok(model) => {
+                let parameters = model.parameter_count();
+                self.model = Some(model);
+                ModelAnswer::Loaded {
+                    bytes: file.len() as u64,
+                    parameters,
+                    load_ms: now() - start,
                 }
-                Err(e) => ModelAnswer::Failed(e.to_string()),
             }
+            Err(e) => ModelAnswer::Failed(e.to_string()),
         }
-        Ok(ModelRequest::Run { text }) => match &workspace.model {
-            None => ModelAnswer::Failed("the model is not loaded yet".into()),
-            Some(model) => {
-                let start = now();
-                match model.run(&text) {
-                    Ok(run) => ModelAnswer::Ran {
-                        run,
-                        forward_ms: now() - start,
-                    },
-                    Err(e) => ModelAnswer::Failed(e.to_string()),
-                }
-            }
-        },
-    };
-    postcard::to_allocvec(&answer).unwrap_or_default()
+    }
+
+    /// Runs the loaded model on `text`.
+    pub fn run(&self, text: &str, now: fn() -> f64) -> ModelAnswer {
+        let Some(model) = &self.model else {
+            return ModelAnswer::Failed("the model is not loaded yet".into());
+        };
+        let start = now();
+        match model.run(text) {
+            Ok(run) => ModelAnswer::Ran {
+                run,
+                forward_ms: now() - start,
+            },
+            Err(e) => ModelAnswer::Failed(e.to_string()),
+        }
+    }
 }
 
 /// The SHA-256 of a model file, for a message that names what was found.

@@ -23,6 +23,7 @@ mod table;
 mod temperature;
 mod tensorised;
 mod text;
+mod text_input;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -47,6 +48,7 @@ use parts::{Parts, Requested, part_key, submit};
 use table::MethodTable;
 use temperature::TemperatureCharts;
 use tensorised::Tensorised;
+use text_input::{TextInput, TextModel};
 
 /// Where the real heads stand.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,6 +98,18 @@ pub fn AttentionView(
     let runner = use_context::<AttentionRunner>();
     let parts = Parts::new();
     let heads = RwSignal::new_local(HeadsState::NotLoaded);
+    let text_model = TextModel::new();
+    let is_text = move || config.with(|c| c.attention.source == HeadSource::Text);
+    let text = Memo::new(move |_| {
+        config.with(|c| (c.attention.source == HeadSource::Text).then(|| c.attention.text.clone()))
+    });
+    // The model runs on the text whenever it changes (the worker keeps only the newest waiting).
+    Effect::new(move |_| {
+        if let Some(text) = text.get() {
+            text_model.start();
+            text_model.submit(text);
+        }
+    });
     let requested: Rc<RefCell<Requested>> = Rc::default();
     let requested = StoredValue::new_local(requested);
     // A configuration above the ask-first budget waits for a click; this is the last one
@@ -132,6 +146,13 @@ pub fn AttentionView(
         let bytes = match (config.attention.source, heads.get()) {
             (HeadSource::Synthetic, _) => None,
             (HeadSource::Minilm, HeadsState::Ready(bytes)) => Some(bytes),
+            (HeadSource::Text, _) => match text_model.outcome.get() {
+                // The heads of this very text (an older text's wait for the newer one).
+                Some(Ok(outcome)) if outcome.run.text == config.attention.text => {
+                    Some(Rc::new(outcome.run.heads_asset.clone()))
+                }
+                _ => return,
+            },
             // Waiting for the asset (or it failed: the view says so).
             _ => return,
         };
@@ -193,6 +214,9 @@ pub fn AttentionView(
                 <AttentionControls config set_config/>
             </aside>
             <section class="results">
+                <Show when=is_text>
+                    <TextInput config set_config model=text_model/>
+                </Show>
                 <p class="status" aria-live="polite">
                     <span class=move || format!("dot {}", status_attr())></span>
                     {status}

@@ -376,6 +376,7 @@ fn DenseHeatmap(view: ViewState, index: usize) -> impl IntoView {
             &dense.p,
             dense.d,
             HeatScale::Difference,
+            &[],
         )
         .map_err(|e| e.to_string())
     });

@@ -174,7 +174,34 @@ impl HeatmapLayout {
             bar_width: Self::BAR_WIDTH,
         }
     }
+
+    /// The cell `(row i, column j)` of an `n × n` heatmap under the point `(x, y)` (CSS pixels
+    /// on the canvas), or `None` outside the plot.
+    pub fn cell_at(&self, x: f64, y: f64, n: usize) -> Option<(usize, usize)> {
+        let (fx, fy) = ((x - self.left) / self.side, (y - self.top) / self.side);
+        if n == 0 || !(0.0..1.0).contains(&fx) || !(0.0..1.0).contains(&fy) {
+            return None;
+        }
+        let cell = |f: f64| ((f * n as f64) as usize).min(n - 1);
+        Some((cell(fy), cell(fx)))
+    }
 }
+
+/// The label of index `k` on a heatmap's axis: the token itself when the rows are tokens
+/// (shortened to [`TOKEN_LABEL_CHARS`] characters with an ellipsis), else the index.
+pub fn tick_label(k: usize, tokens: &[String]) -> String {
+    match tokens.get(k) {
+        Some(token) if token.chars().count() > TOKEN_LABEL_CHARS => {
+            let short: String = token.chars().take(TOKEN_LABEL_CHARS - 1).collect();
+            format!("{short}…")
+        }
+        Some(token) => token.clone(),
+        None => k.to_string(),
+    }
+}
+
+/// Characters of a token shown on a heatmap's axis (the left margin holds about seven).
+pub const TOKEN_LABEL_CHARS: usize = 7;
 
 /// The indices labelled on a heatmap's axes: every 1, 2, 5, 10, 20, 50, … so that at most
 /// six are labelled.

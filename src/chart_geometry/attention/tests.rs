@@ -396,3 +396,25 @@ fn error_bars_are_cut_on_a_log_axis() {
     assert_eq!(error_bar(f64::NAN, 0.1, false), None);
     assert_eq!(error_bar(f64::MAX, f64::MAX, false), None);
 }
+
+#[test]
+fn heatmap_cells_under_the_pointer_and_token_labels() {
+    let layout = HeatmapLayout::new(400.0, 400.0);
+    let n = 10;
+    let centre = |k: usize| layout.left + (k as f64 + 0.5) * layout.side / n as f64;
+    assert_eq!(
+        layout.cell_at(centre(3), layout.top + (7.5) * layout.side / 10.0, n),
+        Some((7, 3))
+    );
+    assert_eq!(layout.cell_at(layout.left - 1.0, centre(2), n), None);
+    assert_eq!(
+        layout.cell_at(layout.left + layout.side, layout.top, n),
+        None
+    );
+    assert_eq!(layout.cell_at(centre(0), layout.top, 0), None);
+    let tokens: Vec<String> = ["[CLS]", "transformers", "fox"].map(String::from).to_vec();
+    assert_eq!(tick_label(0, &tokens), "[CLS]");
+    assert_eq!(tick_label(1, &tokens), "transf…");
+    assert_eq!(tick_label(5, &tokens), "5");
+    assert_eq!(tick_label(4, &[]), "4");
+}

@@ -6,18 +6,20 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use web_sys::HtmlCanvasElement;
 
 use super::{INK, MUTED, css_size, draw_message, rgb};
-use crate::chart_geometry::attention::{HeatScale, HeatmapLayout, index_ticks};
+use crate::chart_geometry::attention::{HeatScale, HeatmapLayout, index_ticks, tick_label};
 use crate::charts::{ChartError, backend, prepare};
 
 /// A heatmap of the `n × n` row-major `matrix`: rows are queries i (top to bottom), columns
 /// keys j, in a square plot, with a colour bar and three labelled values at the right. Cells
-/// missing from a short `matrix` or without a finite value are grey.
+/// missing from a short `matrix` or without a finite value are grey. `tokens`, when the rows
+/// are a text's tokens, label the axes' ticks instead of the indices.
 pub fn draw_heatmap(
     canvas: &HtmlCanvasElement,
     title: &str,
     matrix: &[f64],
     n: usize,
     scale: HeatScale,
+    tokens: &[String],
 ) -> Result<(), ChartError> {
     let dpr = prepare(canvas, 420);
     let px = |v: f64| (v * dpr).round() as i32;
@@ -77,7 +79,7 @@ pub fn draw_heatmap(
             grey,
         ))?;
         root.draw(&Text::new(
-            k.to_string(),
+            tick_label(k, tokens),
             (left + centre, top + side + tick_len + px(2.0)),
             text(11.0).pos(Pos::new(HPos::Center, VPos::Top)),
         ))?;
@@ -86,7 +88,7 @@ pub fn draw_heatmap(
             grey,
         ))?;
         root.draw(&Text::new(
-            k.to_string(),
+            tick_label(k, tokens),
             (left - tick_len - px(3.0), top + centre),
             text(11.0).pos(Pos::new(HPos::Right, VPos::Center)),
         ))?;

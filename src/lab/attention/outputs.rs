@@ -104,6 +104,9 @@ pub struct MainReport {
     /// The mean norm of the exact outputs (the scale of the output errors).
     pub mean_output_norm: f64,
     pub methods: Vec<MethodReport>,
+    /// The real head's tokens (the stored passage's, or the user's text's), for the axes and
+    /// the hover; empty on synthetic data.
+    pub tokens: Vec<String>,
 }
 
 /// One method's bias and variance over R draws, per row.

@@ -76,6 +76,7 @@ pub(super) fn main_report(
         tv_rows: rows,
         mean_output_norm: mean_and_standard_error(&norms).0,
         methods,
+        tokens: Vec::new(),
     })
 }
 

@@ -33,7 +33,13 @@ pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, Atte
     Ok(match request.part {
         AttentionPart::Main => {
             let (data, lln) = problem()?;
-            AttentionOutput::Main(main_report(config, &data, lln.as_ref())?)
+            let mut report = main_report(config, &data, lln.as_ref())?;
+            // The tokens of the real passage shown (the user's text is passage 0 of its heads).
+            let passage = config.attention.real_passage().zip(heads.as_ref());
+            if let Some(p) = passage.and_then(|(p, h)| h.header().passages.get(p)) {
+                report.tokens = p.tokens.clone();
+            }
+            AttentionOutput::Main(report)
         }
         AttentionPart::BiasVariance => {
             let (data, lln) = problem()?;

@@ -42,6 +42,10 @@ impl HeadSource {
 /// the text view says so); the page itself takes up to `MAX_TEXT_BYTES` (100 KB).
 pub const MAX_LINK_TEXT_CHARS: usize = 2_000;
 
+/// The longest text the model is run on, in bytes: far beyond 512 tokens (a token is at least
+/// one byte), small enough that a pasted book is refused at once instead of tokenized for seconds.
+pub const MAX_TEXT_BYTES: usize = 100_000;
+
 /// The text the text view starts with.
 pub const DEFAULT_TEXT: &str = "A student types a sentence, and the lab runs a real transformer \
 on it to show what each approximation of softmax attention does to every head.";

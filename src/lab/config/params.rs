@@ -360,7 +360,7 @@ param_table! {
             c.attention.text = t.to_string();
             Ok(())
         },
-        |c| c.attention.text.len() <= 100_000),
+        |c| c.attention.text.len() <= super::attention::MAX_TEXT_BYTES),
     Layer "layer" => number("layer", "the layer of the real head", Attention,
         int(0.0, (HEAD_LAYERS - 1) as f64), false,
         |c| c.attention.layer as f64, |c, v| c.attention.layer = v as usize),

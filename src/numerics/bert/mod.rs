@@ -17,7 +17,7 @@ pub mod tokenizer;
 pub mod weights;
 
 pub use forward::Forward;
-pub use tokenizer::{Encoded, MAX_TEXT_BYTES, WordPiece};
+pub use tokenizer::{Encoded, WordPiece};
 pub use weights::{BertWeights, MODEL_FILE_NAME, MODEL_SHA256};
 
 /// Why the model could not be read or run on a text.
@@ -33,7 +33,7 @@ pub enum ModelError {
     Tokenizer(String),
     /// The text has no token but `[CLS]` and `[SEP]`.
     EmptyText,
-    /// The text is longer than [`MAX_TEXT_BYTES`].
+    /// The text is longer than the caller accepts.
     TextTooLong { bytes: usize, limit: usize },
     /// More token ids than the model has positions.
     TooManyTokens { tokens: usize, limit: usize },
@@ -46,8 +46,9 @@ impl fmt::Display for ModelError {
         match self {
             ModelError::Hash { expected, found } => write!(
                 f,
-                "the model file's SHA-256 is {found}, expected {expected}: it is incomplete or \
-                 another conversion; run scripts/fetch-model.sh again"
+                "the model file's SHA-256 is {found}, expected {expected}: the copy is incomplete \
+                 or another conversion; on the machine that serves the lab, run \
+                 scripts/fetch-model.sh (it fetches and checks the model) and build again"
             ),
             ModelError::Format(reason) => write!(f, "the model file: {reason}"),
             ModelError::Config(reason) => write!(f, "the model's config.json: {reason}"),

@@ -12,10 +12,6 @@ use tokenizers::Tokenizer;
 
 use super::ModelError;
 
-/// The longest text accepted, in bytes: far beyond 512 tokens (a token is at least one byte),
-/// small enough that a pasted book is refused at once instead of tokenized for seconds.
-pub const MAX_TEXT_BYTES: usize = 100_000;
-
 /// A text's tokens.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Encoded {
@@ -52,13 +48,8 @@ impl WordPiece {
 
     /// The text's tokens with `[CLS]` and `[SEP]`, cut to `limit` tokens (at least 2). An empty
     /// text, or one with nothing but whitespace and control characters, is an error that says so.
+    /// (The caller bounds the text's length: `lab::text_model` refuses one over 100 KB.)
     pub fn encode(&self, text: &str, limit: usize) -> Result<Encoded, ModelError> {
-        if text.len() > MAX_TEXT_BYTES {
-            return Err(ModelError::TextTooLong {
-                bytes: text.len(),
-                limit: MAX_TEXT_BYTES,
-            });
-        }
         let encoding = self
             .tokenizer
             .encode(text, true)

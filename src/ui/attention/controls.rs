@@ -74,12 +74,15 @@ pub(super) fn AttentionControls(
             <select name="src" on:change=set_source prop:value=move || config.with(|c| c.get(Param::Source))>
                 <option value="synthetic">"synthetic (the kernel view's distributions)"</option>
                 <option value="minilm">"real heads: all-MiniLM-L6-v2"</option>
+                <option value="text">"your text through all-MiniLM-L6-v2"</option>
             </select>
         </label>
         <Show
             when=synthetic
             fallback=move || view! {
-                <NumberControl param=Param::Passage config set_config slider=Slider { min: 0.0, max: 1.0, step: 1.0 }/>
+                <Show when=move || config.with(|c| c.attention.source == HeadSource::Minilm)>
+                    <NumberControl param=Param::Passage config set_config slider=Slider { min: 0.0, max: 1.0, step: 1.0 }/>
+                </Show>
                 <NumberControl param=Param::Layer config set_config slider=Slider { min: 0.0, max: 5.0, step: 1.0 }/>
                 <NumberControl param=Param::Head config set_config slider=Slider { min: 0.0, max: 11.0, step: 1.0 }/>
             }

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::text::sci;
 use crate::lab::attention::report::{HeadsTable, TABLE_DRAWS};
-use crate::lab::config::{ExperimentConfig, HeadSource};
+use crate::lab::config::ExperimentConfig;
 use crate::lab::formulas;
 use crate::ui::math::Math;
 
@@ -15,7 +15,7 @@ pub(super) fn HeadsTableView(
     config: ReadSignal<ExperimentConfig>,
     table: RwSignal<Option<Result<HeadsTable, String>>, LocalStorage>,
 ) -> impl IntoView {
-    let minilm = move || config.with(|c| c.attention.source == HeadSource::Minilm);
+    let minilm = move || config.with(|c| c.attention.source.is_real());
     let body = move || {
         table.with(|t| match t {
             Some(Ok(t)) => {

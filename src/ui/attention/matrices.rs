@@ -7,6 +7,9 @@ use leptos::prelude::*;
 use super::figure::draw_when;
 use super::text::sci;
 use super::{Figure, chart_error};
+use wasm_bindgen::JsCast;
+
+use crate::chart_geometry::attention::HeatmapLayout;
 use crate::charts::{HeatScale, Series, describe, draw_heatmap, draw_xy};
 use crate::lab::attention::report::MainReport;
 use crate::lab::config::ExperimentConfig;
@@ -51,6 +54,7 @@ pub(super) fn Heatmaps(
                 &report.exact_block,
                 n,
                 HeatScale::Probability,
+                &report.tokens,
             )
             .map_err(|e| e.to_string())?;
         }
@@ -70,6 +74,7 @@ pub(super) fn Heatmaps(
                 &shown.block,
                 n,
                 HeatScale::Probability,
+                &report.tokens,
             )
             .map_err(|e| e.to_string())?;
         }
@@ -82,8 +87,15 @@ pub(super) fn Heatmaps(
                     sci(difference.iter().fold(0.0f64, |m, d| m.max(d.abs())))
                 ),
             );
-            draw_heatmap(&c, "P̂ − P", &difference, n, HeatScale::Difference)
-                .map_err(|e| e.to_string())?;
+            draw_heatmap(
+                &c,
+                "P̂ − P",
+                &difference,
+                n,
+                HeatScale::Difference,
+                &report.tokens,
+            )
+            .map_err(|e| e.to_string())?;
         }
         Ok(())
     });
@@ -96,14 +108,64 @@ pub(super) fn Heatmaps(
             _ => String::new(),
         })
     };
+    // The cell under the pointer, on any of the three maps (they share one layout).
+    let hovered = RwSignal::new(None::<(usize, usize)>);
+    let on_move = move |ev: leptos::ev::MouseEvent| {
+        let Some(canvas) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+        else {
+            return;
+        };
+        let layout = HeatmapLayout::new(
+            f64::from(canvas.client_width()),
+            f64::from(canvas.client_height()),
+        );
+        let n = main.with_untracked(|m| {
+            m.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map_or(0, |r| r.block_len)
+        });
+        hovered.set(layout.cell_at(f64::from(ev.offset_x()), f64::from(ev.offset_y()), n));
+    };
+    let readout = move || {
+        let (i, j) = hovered.get()?;
+        main.with(|m| {
+            let report = m.as_ref()?.as_ref().ok()?;
+            let n = report.block_len;
+            let focus = focus.get();
+            let shown = report
+                .methods
+                .iter()
+                .find(|r| r.method == focus)
+                .or_else(|| report.methods.first())?;
+            let exact = *report.exact_block.get(i * n + j)?;
+            let approx = *shown.block.get(i * n + j)?;
+            let token = |k: usize| {
+                report
+                    .tokens
+                    .get(k)
+                    .map(|t| format!(" “{t}”"))
+                    .unwrap_or_default()
+            };
+            Some(format!(
+                "query {i}{} → key {j}{}: P = {exact:.4}, P̂ ({}) = {approx:.4}, P̂ − P = {:+.4}",
+                token(i),
+                token(j),
+                shown.method.label(),
+                approx - exact
+            ))
+        })
+    };
     view! {
         <Figure class="heatmaps" title="Attention matrices" formula=formulas::ATTENTION_MATRICES notice="positive features keep P̂ ≥ 0 but blur the sharp rows; trigonometric features and odd polynomials put negative weights where P is near 0.">
             <p class="caption">{caption}</p>
             <div class="heatmap-row">
-                <canvas node_ref=exact class="chart heatmap" data-chart="heatmap-exact"></canvas>
-                <canvas node_ref=approx class="chart heatmap" data-chart="heatmap-approx"></canvas>
-                <canvas node_ref=diff class="chart heatmap" data-chart="heatmap-diff"></canvas>
+                <canvas node_ref=exact class="chart heatmap" data-chart="heatmap-exact" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
+                <canvas node_ref=approx class="chart heatmap" data-chart="heatmap-approx" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
+                <canvas node_ref=diff class="chart heatmap" data-chart="heatmap-diff" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
             </div>
+            <p class="caption heatmap-readout">{move || readout().unwrap_or_else(|| "Point at a cell to read its query, key and weights.".to_string())}</p>
             {chart_error(error)}
         </Figure>
     }

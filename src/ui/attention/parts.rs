@@ -11,7 +11,7 @@ use crate::lab::attention::report::{
     AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, BudgetReport, HeadsTable,
     KernelVsAttention, MainReport, TemperatureReport,
 };
-use crate::lab::config::{ExperimentConfig, HeadSource};
+use crate::lab::config::ExperimentConfig;
 use crate::numerics::attention::method::MethodId;
 use crate::ui::pool::AttentionRunner;
 
