@@ -20,6 +20,7 @@ pub struct TextRun {
     /// Mean-pooled, L2-normalised sentence embedding.
     pub embedding: Vec<f32>,
     /// Every head's raw Q, K, V in the stored heads' format (f16), one passage: the text.
+    #[serde(with = "serde_bytes")]
     pub heads_asset: Vec<u8>,
     /// Multiply-adds of the forward.
     pub multiply_adds: u64,

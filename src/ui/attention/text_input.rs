@@ -37,6 +37,9 @@ pub(super) enum ModelState {
 pub(super) struct TextOutcome {
     pub run: TextRun,
     pub forward_ms: f64,
+    /// How many texts the worker has answered, this one included (the page shows it, so that a
+    /// test or the benchmark can tell a new answer from the previous one).
+    pub answer: u32,
 }
 
 /// The worker and what waits for it.
@@ -48,6 +51,7 @@ struct Client {
     /// The newest text asked for while the worker was busy or loading (older ones are dropped).
     pending: Option<String>,
     loaded: bool,
+    answers: u32,
     _on_message: Option<Closure<dyn FnMut(MessageEvent)>>,
     _on_error: Option<Closure<dyn FnMut(web_sys::Event)>>,
 }
@@ -151,9 +155,17 @@ impl TextModel {
                 self.send_pending(client);
             }
             ModelAnswer::Ran { run, forward_ms } => {
-                self.outcome
-                    .set(Some(Ok(Rc::new(TextOutcome { run, forward_ms }))));
-                client.borrow_mut().busy = false;
+                let answer = {
+                    let mut c = client.borrow_mut();
+                    c.busy = false;
+                    c.answers += 1;
+                    c.answers
+                };
+                self.outcome.set(Some(Ok(Rc::new(TextOutcome {
+                    run,
+                    forward_ms,
+                    answer,
+                }))));
                 self.send_pending(client);
             }
             ModelAnswer::Failed(message) => {
@@ -280,7 +292,13 @@ pub(super) fn TextInput(
                     .map(|(i, t)| view! { <li title=format!("token {i}")>{t.clone()}</li> })
                     .collect_view();
                 view! {
-                    <p class="caption" data-text-tokens=run.tokens.len()>{summary}{cut}</p>
+                    <p
+                        class="caption"
+                        data-text-tokens=run.tokens.len()
+                        data-forward-ms=format!("{:.1}", outcome.forward_ms)
+                        data-multiply-adds=run.multiply_adds
+                        data-answer=outcome.answer
+                    >{summary}{cut}</p>
                     <ol class="tokens">{chips}</ol>
                 }
                 .into_any()
@@ -307,7 +325,13 @@ pub(super) fn TextInput(
                 on:input=on_input
             ></textarea>
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-            <p class="status model-status" data-model-state=move || match model.state.get() {
+            <p
+                class="status model-status"
+                data-load-ms=move || match model.state.get() {
+                    ModelState::Ready { load_ms, .. } => Some(format!("{load_ms:.1}")),
+                    _ => None,
+                }
+                data-model-state=move || match model.state.get() {
                 ModelState::Idle => "idle",
                 ModelState::Downloading { .. } => "downloading",
                 ModelState::Ready { .. } => "ready",
