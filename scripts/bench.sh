@@ -11,4 +11,7 @@ if [[ -z "${BENCH_SKIP_NUMPY:-}" ]] && ! python3 -c 'import numpy' 2>/dev/null; 
   python3 -m pip install --quiet -r bench/requirements.txt >&2
 fi
 trunk build --release >&2
+# The text view's model worker against NumPy (its own JSON line, before the page's).
+"$ROOT/scripts/fetch-model.sh" >&2
+node tests/e2e/model-bench.mjs
 node tests/e2e/bench.mjs

@@ -56,12 +56,18 @@ build() {
 build "" target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
 build -simd128 target/worker-simd128 "+simd128"
 
-# The text view's worker: the tokenizer and the model's forward (feature `text-model`), simd128
-# only (one build: it is started once, on the text view, and every browser with simd128 runs it).
-CARGO_TARGET_DIR="$root/target/worker-simd128" RUSTFLAGS="-C target-feature=+simd128" \
-  cargo build --quiet --target wasm32-unknown-unknown --bin model-worker \
-  --no-default-features --features text-model "${release[@]}"
-bindgen model-worker model-worker target/worker-simd128
+# The text view's worker: the tokenizer and the model's forward (feature `text-model`), with
+# relaxed SIMD (its dense layers fuse multiply-adds) and simd128 only, chosen like the others.
+model_worker() {
+  local suffix="$1" target_dir="$2" features="$3"
+  shift 3
+  CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
+    cargo build --quiet --target wasm32-unknown-unknown --bin model-worker \
+    --no-default-features --features text-model "${release[@]}"
+  bindgen model-worker "model-worker$suffix" "$target_dir" "$@"
+}
+model_worker "" target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
+model_worker -simd128 target/worker-simd128 "+simd128"
 
 # The converted model beside the page when scripts/fetch-model.sh has cached it; without it the
 # text view says how to get it, and everything else works.

@@ -88,7 +88,13 @@ impl TextModel {
         if client.borrow().worker.is_some() {
             return;
         }
-        let worker = match Worker::new("./model-worker_loader.js") {
+        // The relaxed-SIMD build when the browser runs it (fused multiply-adds in the dense layers).
+        let script = if crate::ui::pool::relaxed_simd() {
+            "./model-worker_loader.js"
+        } else {
+            "./model-worker-simd128_loader.js"
+        };
+        let worker = match Worker::new(script) {
             Ok(worker) => worker,
             Err(_) => {
                 self.state.set(ModelState::Failed(
