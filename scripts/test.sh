@@ -23,7 +23,7 @@ cargo fmt --all --check
 step "clippy (native and wasm32; a first run compiles every dependency: about 6 minutes on two cores)"
 cargo clippy --all-targets -- -D warnings
 # The page and the browser tests are built without `text-model` (the model lives in model-worker).
-page_features=(--no-default-features --features optimised-a,page)
+page_features=(--no-default-features --features "optimised-a,page")
 cargo clippy --target wasm32-unknown-unknown --all-targets "${page_features[@]}" -- -D warnings
 # The workers as scripts/build-worker.sh builds them: without the features `page` (and, for
 # kernel-worker, `optimised-a`).
