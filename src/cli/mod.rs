@@ -30,6 +30,8 @@ mod experiment;
 #[cfg(feature = "text-model")]
 mod model;
 mod pair;
+#[cfg(feature = "text-model")]
+mod swap;
 
 pub use args::{MAX_COMPONENT, MAX_VECTOR_LEN};
 pub use attention::{
@@ -60,6 +62,8 @@ USAGE:
                          [--table | --budget | --kernel-vs-attention] [--csv]
                          [--heads-file PATH]
     kernel-lab model --text TEXT [--qkv [--layer L] [--head H]] [--model-file PATH]
+    kernel-lab swap [--text TEXT] [--methods IDS] [--features M] [--layers all|each|L,..]
+                    [--draws R] [--retrieval] [--model-file PATH]
     kernel-lab --help
 
 pair: estimate SM(x, y) for one pair T times, each trial with fresh ω, and print JSON with
@@ -114,6 +118,13 @@ forward's multiply-adds and time, as JSON.
                     or only --layer L (0 to 5) and/or --head H (0 to 11)
     --model-file    the converted model       [$SKL_MODEL_CACHE or ~/.cache/softmax-kernel-lab/
                     minilm-l6-v2-f16.safetensors, written by scripts/fetch-model.sh]
+
+swap: approximate attention inside the model: each method of --methods replaces softmax in
+every head of --layers (all, each = one layer at a time, or a list), the rest exact, on --text
+(default: the two stored passages), --draws draws of a random method (the attention view's
+--features, --seed, ... apply). Per layer the attention outputs' and hidden states' relative
+distance to the exact model's, and the sentence embedding's cosine to the exact one; with
+--retrieval also the preset's ranking (a query, ten candidates) with top-1 kept and Kendall's tau.
 
 Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one
 line on stderr names it), 1 if the output cannot be written.
@@ -241,6 +252,8 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
         "attention" => run_attention_command(&AttentionCommand::parse(rest)?),
         #[cfg(feature = "text-model")]
         "model" => model::run_model_command(rest),
+        #[cfg(feature = "text-model")]
+        "swap" => swap::run_swap_command(rest),
         other => Err(CliError::new(
             "<command>",
             format!(

@@ -12,6 +12,8 @@ pub mod formulas;
 pub mod job;
 pub mod mathml;
 pub mod model_protocol;
+#[cfg(feature = "text-model")]
+pub mod model_swap;
 pub mod presets;
 pub mod results;
 pub mod scheduler;

@@ -91,7 +91,7 @@ pub fn run_with(
 
 /// LLN's constants a, b for dimension d, fitted on the seed's own stream (only when LLN is
 /// chosen: the fit costs about 16 softmax matrices of 256 tokens).
-pub(super) fn lln_constants(
+pub(crate) fn lln_constants(
     config: &ExperimentConfig,
     d: usize,
 ) -> Result<Option<LlnConstants>, AttentionError> {

@@ -27,7 +27,43 @@ pub struct Forward {
     /// model's `1/√dh` scaling), ordered `[layer][head][q, k, v][token][dim]`, the layout of the
     /// stored heads' asset.
     pub qkv: Option<Vec<f32>>,
+    /// When asked for: per layer, the heads' attention outputs side by side (`L × hidden`, before
+    /// the output projection) and the layer's output hidden states (`L × hidden`).
+    pub layers: Option<Vec<LayerStates>>,
 }
+
+/// One layer's attention outputs and output hidden states.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerStates {
+    pub attention: Vec<f32>,
+    pub hidden: Vec<f32>,
+}
+
+/// What a forward keeps besides the last hidden states and the embedding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Keep {
+    /// Every head's raw Q, K, V ([`Forward::qkv`]).
+    pub qkv: bool,
+    /// Every layer's attention outputs and hidden states ([`Forward::layers`]).
+    pub layers: bool,
+}
+
+/// One head's inputs in one layer: its raw projections (before the `1/√dh` scaling), each
+/// `len × dim`, row `i` token `i`.
+#[derive(Clone, Copy, Debug)]
+pub struct HeadInputs<'a> {
+    pub layer: usize,
+    pub head: usize,
+    pub len: usize,
+    pub dim: usize,
+    pub q: &'a [f32],
+    pub k: &'a [f32],
+    pub v: &'a [f32],
+}
+
+/// What replaces a head's softmax attention: `None` keeps softmax, `Some(Ok(out))` gives the
+/// head's output (`len × dim`), `Some(Err(reason))` stops the forward with that reason.
+pub type Replacement<'a> = &'a mut dyn FnMut(&HeadInputs) -> Option<Result<Vec<f32>, String>>;
 
 /// `x ← LayerNorm(x)` row by row (population variance, `eps` inside the root).
 fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
@@ -71,20 +107,56 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Softmax attention of every head: `out_i = Σ_j softmax_j(q_i·k_j/√dh) v_j`, heads side by
-/// side in `out` (`L × hidden`). `qkv` is `L × 3·hidden` (queries, keys, values).
-fn attention(qkv: &[f32], len: usize, heads: usize, dh: usize, out: &mut [f32]) {
+/// side in `out` (`L × hidden`). `qkv` is `L × 3·hidden` (queries, keys, values). A head that
+/// `replace` answers for takes its output instead.
+fn attention(
+    qkv: &[f32],
+    (layer, len, heads, dh): (usize, usize, usize, usize),
+    out: &mut [f32],
+    replace: &mut Option<Replacement>,
+) -> Result<(), ModelError> {
     let h = heads * dh;
     let scale = 1.0 / (dh as f32).sqrt();
+    let mut queries = vec![0.0f32; len * dh];
     let mut keys = vec![0.0f32; len * dh];
     let mut values = vec![0.0f32; len * dh];
     let mut scores = vec![0.0f32; len];
     for head in 0..heads {
-        // This head's keys and values, contiguous.
+        // This head's queries, keys and values, contiguous.
         for j in 0..len {
             let row = &qkv[j * 3 * h..(j + 1) * 3 * h];
+            queries[j * dh..(j + 1) * dh].copy_from_slice(&row[head * dh..(head + 1) * dh]);
             keys[j * dh..(j + 1) * dh].copy_from_slice(&row[h + head * dh..h + (head + 1) * dh]);
             values[j * dh..(j + 1) * dh]
                 .copy_from_slice(&row[2 * h + head * dh..2 * h + (head + 1) * dh]);
+        }
+        if let Some(replace) = replace.as_mut() {
+            let inputs = HeadInputs {
+                layer,
+                head,
+                len,
+                dim: dh,
+                q: &queries,
+                k: &keys,
+                v: &values,
+            };
+            match replace(&inputs) {
+                None => {}
+                Some(Err(reason)) => return Err(ModelError::Replacement(reason)),
+                Some(Ok(output)) if output.len() == len * dh => {
+                    for (i, row) in output.chunks_exact(dh).enumerate() {
+                        out[i * h + head * dh..i * h + (head + 1) * dh].copy_from_slice(row);
+                    }
+                    continue;
+                }
+                Some(Ok(output)) => {
+                    return Err(ModelError::Replacement(format!(
+                        "layer {layer} head {head}: {} values, expected {}",
+                        output.len(),
+                        len * dh
+                    )));
+                }
+            }
         }
         for i in 0..len {
             let q = &qkv[i * 3 * h + head * dh..i * 3 * h + (head + 1) * dh];
@@ -109,6 +181,7 @@ fn attention(qkv: &[f32], len: usize, heads: usize, dh: usize, out: &mut [f32]) 
             o.iter_mut().for_each(|x| *x *= inv);
         }
     }
+    Ok(())
 }
 
 impl BertWeights {
@@ -129,6 +202,26 @@ impl BertWeights {
     /// The forward on token ids (`[CLS]` … `[SEP]`, at most `max_position_embeddings`).
     /// `keep_qkv` keeps every head's raw projections ([`Forward::qkv`]).
     pub fn forward(&self, ids: &[u32], keep_qkv: bool) -> Result<Forward, ModelError> {
+        self.forward_with(
+            ids,
+            Keep {
+                qkv: keep_qkv,
+                layers: false,
+            },
+            None,
+        )
+    }
+
+    /// The forward with what `keep` asks kept, and the heads `replace` answers for computed by
+    /// it instead of softmax (the rest of the model unchanged): approximate attention inside
+    /// the model.
+    pub fn forward_with(
+        &self,
+        ids: &[u32],
+        keep: Keep,
+        mut replace: Option<Replacement>,
+    ) -> Result<Forward, ModelError> {
+        let keep_qkv = keep.qkv;
         let c = &self.config;
         let (len, h, dh, heads) = (
             ids.len(),
@@ -172,7 +265,8 @@ impl BertWeights {
         let mut projected = vec![0.0f32; len * h];
         let mut inner = vec![0.0f32; len * c.intermediate_size];
         let mut kept = keep_qkv.then(|| Vec::with_capacity(self.layers.len() * 3 * len * h));
-        for layer in &self.layers {
+        let mut states = keep.layers.then(|| Vec::with_capacity(self.layers.len()));
+        for (index, layer) in self.layers.iter().enumerate() {
             layer.qkv.apply(&x, len, &mut qkv);
             if let Some(kept) = kept.as_mut() {
                 for head in 0..heads {
@@ -184,7 +278,7 @@ impl BertWeights {
                     }
                 }
             }
-            attention(&qkv, len, heads, dh, &mut context);
+            attention(&qkv, (index, len, heads, dh), &mut context, &mut replace)?;
             layer.attention_output.apply(&context, len, &mut projected);
             x.iter_mut().zip(&projected).for_each(|(a, b)| *a += b);
             layer_norm(&mut x, &layer.attention_norm, eps);
@@ -193,6 +287,12 @@ impl BertWeights {
             layer.output.apply(&inner, len, &mut projected);
             x.iter_mut().zip(&projected).for_each(|(a, b)| *a += b);
             layer_norm(&mut x, &layer.output_norm, eps);
+            if let Some(states) = states.as_mut() {
+                states.push(LayerStates {
+                    attention: context.clone(),
+                    hidden: x.clone(),
+                });
+            }
         }
 
         let mut mean = vec![0.0f64; h];
@@ -208,6 +308,7 @@ impl BertWeights {
             hidden: x,
             embedding,
             qkv: kept,
+            layers: states,
         })
     }
 }

@@ -16,7 +16,7 @@ pub mod linear;
 pub mod tokenizer;
 pub mod weights;
 
-pub use forward::Forward;
+pub use forward::{Forward, HeadInputs, Keep, LayerStates, Replacement};
 pub use tokenizer::{Encoded, WordPiece};
 pub use weights::{BertWeights, MODEL_FILE_NAME, MODEL_SHA256};
 
@@ -39,6 +39,8 @@ pub enum ModelError {
     TooManyTokens { tokens: usize, limit: usize },
     /// No token ids at all.
     NoTokens,
+    /// A replacement of softmax attention inside the model failed.
+    Replacement(String),
 }
 
 impl fmt::Display for ModelError {
@@ -66,6 +68,9 @@ impl fmt::Display for ModelError {
                 write!(f, "{tokens} tokens; the model has {limit} positions")
             }
             ModelError::NoTokens => write!(f, "no tokens to run the model on"),
+            ModelError::Replacement(reason) => {
+                write!(f, "approximate attention inside the model: {reason}")
+            }
         }
     }
 }
