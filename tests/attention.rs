@@ -451,3 +451,41 @@ fn kernel_error_against_attention_error_on_synthetic_problems() {
     assert_eq!(wins, SYNTHETIC_PROBLEMS);
     println!("{}", report.summary());
 }
+
+/// A request that reads one real head gives the same answer when it carries only that head
+/// (`AttentionRequest::carrying`, what the page sends: a 72nd of the bytes); one that reads
+/// every head carries them all, and synthetic data none.
+#[test]
+fn a_narrowed_request_gives_the_same_answer() {
+    let bytes = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(softmax_kernel_lab::numerics::attention::heads::HEADS_ASSET_PATH),
+    )
+    .unwrap();
+    let real = config("view=attention&src=minilm&passage=1&layer=3&head=7&features=32&draws=4");
+    for p in AttentionPart::ALL {
+        let request = AttentionRequest {
+            config: real.clone(),
+            part: p,
+            heads: Some(bytes.clone()),
+        };
+        let narrowed = AttentionRequest::carrying(&real, p, Some(&bytes)).unwrap();
+        if p.reads_every_head() {
+            assert_eq!(narrowed, request, "{p:?}");
+            continue;
+        }
+        let carried = narrowed.heads.as_ref().unwrap().len();
+        assert!(carried * 50 < bytes.len(), "{p:?}: {carried} bytes");
+        // Compared as Debug text, where a NaN (a row a method cannot normalise) equals itself.
+        let narrow = format!("{:?}", run_attention(&narrowed).unwrap());
+        let whole = format!("{:?}", run_attention(&request).unwrap());
+        assert!(
+            narrow == whole,
+            "{p:?}: the narrowed request's answer differs"
+        );
+    }
+    let synthetic = config("view=attention&len=32");
+    let request = AttentionRequest::carrying(&synthetic, AttentionPart::Main, None).unwrap();
+    assert_eq!(request.heads, None);
+    assert_eq!(request.config, synthetic);
+}

@@ -167,12 +167,11 @@ pub fn AttentionView(
             if !requested.borrow_mut().is_new(part, part_key(part, &config)) {
                 continue;
             }
-            let request = AttentionRequest {
-                config: config.clone(),
-                part,
-                heads: bytes.as_ref().map(|b| b.as_ref().clone()),
-            };
-            submit(runner, requested.clone(), parts, request);
+            // A part that reads one head carries only that head's bytes.
+            match AttentionRequest::carrying(&config, part, bytes.as_deref().map(Vec::as_slice)) {
+                Ok(request) => submit(runner, requested.clone(), parts, request),
+                Err(e) => parts.store(part, Err(e.to_string())),
+            }
         }
     });
 

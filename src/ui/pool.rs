@@ -65,6 +65,7 @@ mod workers;
 pub use crate::lab::scheduler::{Channel, Ticket};
 pub use runners::{AttentionRunner, DataViewRunner, ExportRunner, ProbeRunner};
 use side::{InFlight, Unsent};
+use workers::post_transferred;
 use workers::{RetiredHandlers, WorkerHandle};
 pub use workers::{WorkerKind, relaxed_simd};
 
@@ -253,9 +254,8 @@ impl Pool {
             let handle = slot.and_then(|i| p.workers.get(i));
             let sent = encode(&request)
                 .map_err(JsValue::from)
-                .map(|bytes| js_sys::Uint8Array::from(bytes.as_slice()))
-                .and_then(|array| match handle {
-                    Some(h) => h.worker.post_message(&array),
+                .and_then(|bytes| match handle {
+                    Some(h) => post_transferred(&h.worker, &bytes),
                     None => Err("no such worker".into()),
                 });
             if let Err(error) = sent {

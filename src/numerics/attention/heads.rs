@@ -267,18 +267,110 @@ fn check_header(h: &HeadsHeader) -> Result<(), HeadsError> {
 /// in the asset's format: what the model worker sends for the user's text, read back by
 /// [`RealHeads::parse`] like the stored asset.
 pub fn write_asset(header: &HeadsHeader, values: &[f32]) -> Result<Vec<u8>, HeadsError> {
+    let data: Vec<u8> = values
+        .iter()
+        .flat_map(|v| f16::from_f32(*v).to_le_bytes())
+        .collect();
+    write_asset_bytes(header, &data)
+}
+
+/// The asset's bytes: preamble, `header` as JSON, then `data` (f16 values, already encoded).
+fn write_asset_bytes(header: &HeadsHeader, data: &[u8]) -> Result<Vec<u8>, HeadsError> {
     let json = serde_json::to_vec(header).map_err(|e| HeadsError::BadHeader(e.to_string()))?;
     let header_len = u32::try_from(json.len())
         .map_err(|_| invalid("passages", "the header is longer than 4 GB"))?;
-    let mut bytes = Vec::with_capacity(PREAMBLE_LEN + json.len() + values.len() * VALUE_BYTES);
+    let mut bytes = Vec::with_capacity(PREAMBLE_LEN + json.len() + data.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     bytes.extend_from_slice(&header_len.to_le_bytes());
     bytes.extend_from_slice(&json);
-    for v in values {
-        bytes.extend_from_slice(&f16::from_f32(*v).to_le_bytes());
-    }
+    bytes.extend_from_slice(data);
     Ok(bytes)
+}
+
+/// The asset cut to one head of one passage: a header for one passage, one layer and one head
+/// (that head's reference rows kept), and its block of the data, copied as bytes without
+/// decoding a value. What a request that reads one head carries (72 times less than all of
+/// them: 98 KB instead of 7 MB for a 512-token text).
+pub fn one_head_asset(
+    bytes: &[u8],
+    passage: usize,
+    layer: usize,
+    head: usize,
+) -> Result<Vec<u8>, HeadsError> {
+    let (h, data) = split_asset(bytes)?;
+    for (what, index, count) in [
+        ("passage", passage, h.passages.len()),
+        ("layer", layer, h.layers),
+        ("head", head, h.heads),
+    ] {
+        if index >= count {
+            return Err(HeadsError::OutOfRange { what, index, count });
+        }
+    }
+    let block = 3 * h.tokens_per_passage * h.head_dim * VALUE_BYTES;
+    let start = ((passage * h.layers + layer) * h.heads + head) * block;
+    let one = HeadsHeader {
+        layers: 1,
+        heads: 1,
+        passages: vec![h.passages[passage].clone()],
+        reference_rows: h
+            .reference_rows
+            .iter()
+            .filter(|r| (r.passage, r.layer, r.head) == (passage, layer, head))
+            .map(|r| ReferenceRow {
+                passage: 0,
+                layer: 0,
+                head: 0,
+                ..r.clone()
+            })
+            .collect(),
+        ..h.clone()
+    };
+    write_asset_bytes(&one, &data[start..start + block])
+}
+
+/// The asset's header, checked, and its data, checked to be the size the header describes.
+fn split_asset(bytes: &[u8]) -> Result<(HeadsHeader, &[u8]), HeadsError> {
+    if bytes.len() < PREAMBLE_LEN {
+        // A short input that does not even start like the asset is not one.
+        if !MAGIC.starts_with(bytes) {
+            return Err(HeadsError::BadMagic);
+        }
+        return Err(HeadsError::Truncated {
+            needed: PREAMBLE_LEN,
+            available: bytes.len(),
+        });
+    }
+    if &bytes[..8] != MAGIC {
+        return Err(HeadsError::BadMagic);
+    }
+    let version = read_u32(bytes, 8);
+    if version != FORMAT_VERSION {
+        return Err(HeadsError::UnsupportedVersion(version));
+    }
+    let header_len = usize::try_from(read_u32(bytes, 12)).unwrap_or(usize::MAX);
+    let data_start = PREAMBLE_LEN.saturating_add(header_len);
+    if bytes.len() < data_start {
+        return Err(HeadsError::Truncated {
+            needed: data_start,
+            available: bytes.len(),
+        });
+    }
+    let header: HeadsHeader = serde_json::from_slice(&bytes[PREAMBLE_LEN..data_start])
+        .map_err(|e| HeadsError::BadHeader(e.to_string()))?;
+    check_header(&header)?;
+    let data = &bytes[data_start..];
+    let expected = value_count(&header)?
+        .checked_mul(VALUE_BYTES)
+        .ok_or_else(|| invalid("layers", "the sizes multiply beyond addressable memory"))?;
+    if data.len() != expected {
+        return Err(HeadsError::DataLength {
+            expected,
+            found: data.len(),
+        });
+    }
+    Ok((header, data))
 }
 
 impl RealHeads {
@@ -286,45 +378,7 @@ impl RealHeads {
     /// either the heads or an error: the header must describe exactly the data that follows,
     /// and every value must be finite.
     pub fn parse(bytes: &[u8]) -> Result<Self, HeadsError> {
-        if bytes.len() < PREAMBLE_LEN {
-            // A short input that does not even start like the asset is not one.
-            if !MAGIC.starts_with(bytes) {
-                return Err(HeadsError::BadMagic);
-            }
-            return Err(HeadsError::Truncated {
-                needed: PREAMBLE_LEN,
-                available: bytes.len(),
-            });
-        }
-        if &bytes[..8] != MAGIC {
-            return Err(HeadsError::BadMagic);
-        }
-        let version = read_u32(bytes, 8);
-        if version != FORMAT_VERSION {
-            return Err(HeadsError::UnsupportedVersion(version));
-        }
-        let header_len = usize::try_from(read_u32(bytes, 12)).unwrap_or(usize::MAX);
-        let data_start = PREAMBLE_LEN.saturating_add(header_len);
-        if bytes.len() < data_start {
-            return Err(HeadsError::Truncated {
-                needed: data_start,
-                available: bytes.len(),
-            });
-        }
-        let header: HeadsHeader = serde_json::from_slice(&bytes[PREAMBLE_LEN..data_start])
-            .map_err(|e| HeadsError::BadHeader(e.to_string()))?;
-        check_header(&header)?;
-
-        let data = &bytes[data_start..];
-        let expected = value_count(&header)?
-            .checked_mul(VALUE_BYTES)
-            .ok_or_else(|| invalid("layers", "the sizes multiply beyond addressable memory"))?;
-        if data.len() != expected {
-            return Err(HeadsError::DataLength {
-                expected,
-                found: data.len(),
-            });
-        }
+        let (header, data) = split_asset(bytes)?;
         let values: Vec<f32> = data
             .chunks_exact(VALUE_BYTES)
             .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())

@@ -84,9 +84,9 @@ impl Pool {
             job,
         } = request;
         if let Some(index) = slot {
-            let bytes = encode(&message(id)).map(|b| js_sys::Uint8Array::from(b.as_slice()));
-            if let (Ok(array), Some(handle)) = (bytes, p.workers.get(index))
-                && handle.worker.post_message(&array).is_ok()
+            let bytes = encode(&message(id));
+            if let (Ok(bytes), Some(handle)) = (bytes, p.workers.get(index))
+                && super::post_transferred(&handle.worker, &bytes).is_ok()
             {
                 p.side_jobs.insert(id, (ticket, job));
                 return;
