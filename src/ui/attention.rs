@@ -167,11 +167,15 @@ pub fn AttentionView(
             if !requested.borrow_mut().is_new(part, part_key(part, &config)) {
                 continue;
             }
-            // A part that reads one head carries only that head's bytes.
-            match AttentionRequest::carrying(&config, part, bytes.as_deref().map(Vec::as_slice)) {
-                Ok(request) => submit(runner, requested.clone(), parts, request),
-                Err(e) => parts.store(part, Err(e.to_string())),
-            }
+            // Every part carries the whole asset: cutting it to the one head a part reads
+            // (`AttentionRequest::carrying`) would link serde_json's header parser into the
+            // first view (26 KB gzipped).
+            let request = AttentionRequest {
+                config: config.clone(),
+                part,
+                heads: bytes.as_ref().map(|b| b.as_ref().clone()),
+            };
+            submit(runner, requested.clone(), parts, request);
         }
     });
 

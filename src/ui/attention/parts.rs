@@ -49,7 +49,7 @@ impl Parts {
     }
 
     /// Stores an answer in its part's signal.
-    pub(super) fn store(&self, part: AttentionPart, answer: Result<AttentionOutput, String>) {
+    fn store(&self, part: AttentionPart, answer: Result<AttentionOutput, String>) {
         fn pick<T>(
             answer: Result<AttentionOutput, String>,
             f: impl FnOnce(AttentionOutput) -> Option<T>,
