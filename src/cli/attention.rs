@@ -18,6 +18,11 @@ use crate::lab::config::{ExperimentConfig, HeadSource, Param, View};
 use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 use crate::numerics::stats::{mean_and_standard_error, median};
 
+/// The stored heads' asset in this checkout (`--heads-file`'s default).
+pub(super) fn default_heads_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(HEADS_ASSET_PATH)
+}
+
 /// What `attention` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CliPart {
@@ -77,10 +82,9 @@ impl AttentionCommand {
         if part == CliPart::Table && config.attention.source != HeadSource::Minilm {
             config.attention.source = HeadSource::Minilm;
         }
-        let heads = flags.value("--heads-file").map_or_else(
-            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(HEADS_ASSET_PATH),
-            PathBuf::from,
-        );
+        let heads = flags
+            .value("--heads-file")
+            .map_or_else(default_heads_path, PathBuf::from);
         Ok(Self {
             config,
             part,

@@ -20,9 +20,7 @@ use crate::numerics::attention::heads::RealHeads;
 
 /// The stored passages' texts (from the heads asset's header), the default texts.
 fn stored_passages() -> Result<Vec<String>, CliError> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(crate::numerics::attention::heads::HEADS_ASSET_PATH);
-    let bytes = std::fs::read(&path)
+    let bytes = std::fs::read(super::attention::default_heads_path())
         .map_err(|e| CliError::new("--text", format!("cannot read the stored passages: {e}")))?;
     let heads = RealHeads::parse(&bytes).map_err(|e| CliError::new("--text", e.to_string()))?;
     Ok(heads

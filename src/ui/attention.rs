@@ -168,8 +168,8 @@ pub fn AttentionView(
                 continue;
             }
             // Every part carries the whole asset: cutting it to the one head a part reads
-            // (`AttentionRequest::carrying`) would link serde_json's header parser into the
-            // first view (26 KB gzipped).
+            // would need the asset's JSON header read here, which links serde_json's parser
+            // into the first view (26 KB gzipped; docs/text-view.md).
             let request = AttentionRequest {
                 config: config.clone(),
                 part,

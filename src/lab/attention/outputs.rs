@@ -43,15 +43,6 @@ impl AttentionPart {
     pub fn applies(self, config: &ExperimentConfig) -> bool {
         self != AttentionPart::HeadsTable || config.attention.source.is_real()
     }
-
-    /// Whether the part reads every real head (the table over all heads and the kernel against
-    /// attention over all heads), not only the one shown.
-    pub fn reads_every_head(self) -> bool {
-        matches!(
-            self,
-            AttentionPart::HeadsTable | AttentionPart::KernelVsAttention
-        )
-    }
 }
 
 /// A message to a worker (and the command line's unit of work).

@@ -8,47 +8,10 @@ pub use super::outputs::*;
 pub use super::parts::BUDGET_TOKENS;
 use super::parts::{bias_variance, budget, heads_table, main_report, temperature};
 use crate::lab::attention::data::attention_data;
-use crate::lab::config::ExperimentConfig;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
-use crate::numerics::attention::heads::{RealHeads, one_head_asset};
+use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::attention::lln::LlnConstants;
-
-impl AttentionRequest {
-    /// The request for `part` of `config` on the real heads `heads` (if any), carrying only the
-    /// head it reads when it reads one head (its configuration then names passage 0, layer 0,
-    /// head 0 of the cut asset): the same answer, for a 72nd of the bytes through the page's
-    /// thread and the worker's. A part that reads every head carries them all.
-    pub fn carrying(
-        config: &ExperimentConfig,
-        part: AttentionPart,
-        heads: Option<&[u8]>,
-    ) -> Result<AttentionRequest, AttentionError> {
-        let settings = &config.attention;
-        let (Some(passage), Some(bytes), false) =
-            (settings.real_passage(), heads, part.reads_every_head())
-        else {
-            return Ok(AttentionRequest {
-                config: config.clone(),
-                part,
-                heads: heads.map(<[u8]>::to_vec),
-            });
-        };
-        let one = one_head_asset(bytes, passage, settings.layer, settings.head)
-            .map_err(|e| AttentionError::Data(e.to_string()))?;
-        let mut config = config.clone();
-        (
-            config.attention.passage,
-            config.attention.layer,
-            config.attention.head,
-        ) = (0, 0, 0);
-        Ok(AttentionRequest {
-            config,
-            part,
-            heads: Some(one),
-        })
-    }
-}
 
 /// Runs one part.
 pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, AttentionError> {

@@ -267,67 +267,18 @@ fn check_header(h: &HeadsHeader) -> Result<(), HeadsError> {
 /// in the asset's format: what the model worker sends for the user's text, read back by
 /// [`RealHeads::parse`] like the stored asset.
 pub fn write_asset(header: &HeadsHeader, values: &[f32]) -> Result<Vec<u8>, HeadsError> {
-    let data: Vec<u8> = values
-        .iter()
-        .flat_map(|v| f16::from_f32(*v).to_le_bytes())
-        .collect();
-    write_asset_bytes(header, &data)
-}
-
-/// The asset's bytes: preamble, `header` as JSON, then `data` (f16 values, already encoded).
-fn write_asset_bytes(header: &HeadsHeader, data: &[u8]) -> Result<Vec<u8>, HeadsError> {
     let json = serde_json::to_vec(header).map_err(|e| HeadsError::BadHeader(e.to_string()))?;
     let header_len = u32::try_from(json.len())
         .map_err(|_| invalid("passages", "the header is longer than 4 GB"))?;
-    let mut bytes = Vec::with_capacity(PREAMBLE_LEN + json.len() + data.len());
+    let mut bytes = Vec::with_capacity(PREAMBLE_LEN + json.len() + values.len() * VALUE_BYTES);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     bytes.extend_from_slice(&header_len.to_le_bytes());
     bytes.extend_from_slice(&json);
-    bytes.extend_from_slice(data);
-    Ok(bytes)
-}
-
-/// The asset cut to one head of one passage: a header for one passage, one layer and one head
-/// (that head's reference rows kept), and its block of the data, copied as bytes without
-/// decoding a value. What a request that reads one head carries (72 times less than all of
-/// them: 98 KB instead of 7 MB for a 512-token text).
-pub fn one_head_asset(
-    bytes: &[u8],
-    passage: usize,
-    layer: usize,
-    head: usize,
-) -> Result<Vec<u8>, HeadsError> {
-    let (h, data) = split_asset(bytes)?;
-    for (what, index, count) in [
-        ("passage", passage, h.passages.len()),
-        ("layer", layer, h.layers),
-        ("head", head, h.heads),
-    ] {
-        if index >= count {
-            return Err(HeadsError::OutOfRange { what, index, count });
-        }
+    for v in values {
+        bytes.extend_from_slice(&f16::from_f32(*v).to_le_bytes());
     }
-    let block = 3 * h.tokens_per_passage * h.head_dim * VALUE_BYTES;
-    let start = ((passage * h.layers + layer) * h.heads + head) * block;
-    let one = HeadsHeader {
-        layers: 1,
-        heads: 1,
-        passages: vec![h.passages[passage].clone()],
-        reference_rows: h
-            .reference_rows
-            .iter()
-            .filter(|r| (r.passage, r.layer, r.head) == (passage, layer, head))
-            .map(|r| ReferenceRow {
-                passage: 0,
-                layer: 0,
-                head: 0,
-                ..r.clone()
-            })
-            .collect(),
-        ..h.clone()
-    };
-    write_asset_bytes(&one, &data[start..start + block])
+    Ok(bytes)
 }
 
 /// The asset's header, checked, and its data, checked to be the size the header describes.
