@@ -60,7 +60,6 @@ pub fn start_model() {
         let bytes = js_sys::Uint8Array::new(&event.data()).to_vec();
         match postcard::from_bytes::<ModelRequest>(&bytes) {
             Err(e) => post(&ModelAnswer::Failed(format!("unreadable message: {e}"))),
-            Ok(ModelRequest::Run { text }) => post(&workspace.borrow().run(&text, now)),
             Ok(ModelRequest::Load { url }) => {
                 let (workspace, post) = (workspace.clone(), post.clone());
                 wasm_bindgen_futures::spawn_local(async move {
@@ -70,6 +69,11 @@ pub fn start_model() {
                     };
                     post(&answer);
                 });
+            }
+            Ok(request) => {
+                let mut send = |answer: &ModelAnswer| post(answer);
+                let answer = workspace.borrow_mut().handle(request, now, &mut send);
+                post(&answer);
             }
         }
     });

@@ -9,7 +9,10 @@ use softmax_kernel_lab::lab::config::{ExperimentConfig, Param, Section};
 fn row(param: Param, defaults: &ExperimentConfig) -> String {
     let default = defaults.get(param);
     // A list of ids reads best as code.
-    let default = if default.contains(',') {
+    // A default of several lines (the retrieval set) as one cell.
+    let default = if default.contains('\n') {
+        default.lines().collect::<Vec<_>>().join("<br>")
+    } else if default.contains(',') {
         format!("`{default}`")
     } else {
         default

@@ -63,7 +63,8 @@ USAGE:
                          [--heads-file PATH]
     kernel-lab model --text TEXT [--qkv [--layer L] [--head H]] [--model-file PATH]
     kernel-lab swap [--text TEXT] [--methods IDS] [--features M] [--layers all|each|L,..]
-                    [--draws R] [--retrieval] [--model-file PATH]
+                    [--swapdraws R] [--rank [--retrieval SET]] [--hedgehog [--hhsteps N]]
+                    [--model-file PATH]
     kernel-lab --help
 
 pair: estimate SM(x, y) for one pair T times, each trial with fresh ω, and print JSON with
@@ -121,10 +122,14 @@ forward's multiply-adds and time, as JSON.
 
 swap: approximate attention inside the model: each method of --methods replaces softmax in
 every head of --layers (all, each = one layer at a time, or a list), the rest exact, on --text
-(default: the two stored passages), --draws draws of a random method (the attention view's
+(default: the two stored passages), --swapdraws draws of a random method (the attention view's
 --features, --seed, ... apply). Per layer the attention outputs' and hidden states' relative
-distance to the exact model's, and the sentence embedding's cosine to the exact one; with
---retrieval also the preset's ranking (a query, ten candidates) with top-1 kept and Kendall's tau.
+distance to the exact model's, the sentence embedding's cosine to the exact one, and the cost
+(measured forward time, multiply-adds of attention against softmax's); with --rank also the
+retrieval set's ranking (--retrieval: the query, then candidates, one per line; default the
+preset) with top-1 kept and Kendall's tau; with --hedgehog the Hedgehog maps are trained
+(--hhsteps Adam steps on a text of their own, evaluated on the first text; the curve is printed)
+and swapped in after the methods.
 
 Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one
 line on stderr names it), 1 if the output cannot be written.

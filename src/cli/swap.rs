@@ -1,8 +1,12 @@
 //! `kernel-lab swap`: approximate attention inside the model ([`swap_report`],
 //! [`retrieval_report`]): each chosen attention method (`--methods`, the page's key) replaces
 //! softmax in every head of `--layers` (all, or a comma-separated list, or `each`: one layer at a
-//! time), over `--draws` draws, on `--text` (default: the two stored passages) and, with
-//! `--retrieval`, on the retrieval preset. JSON.
+//! time), over `--swapdraws` draws, on `--text` (default: the two stored passages) and, with
+//! `--rank`, on the retrieval set (`--retrieval`, one sentence per line, the query first;
+//! default the preset). With
+//! `--hedgehog`, the Hedgehog maps are trained first (`--hhsteps` steps on
+//! [`HEDGEHOG_TRAINING_TEXT`], evaluated on the first text) and swapped in after the methods.
+//! JSON.
 
 use std::path::PathBuf;
 
@@ -11,11 +15,19 @@ use serde::Serialize;
 use super::args::{FlagKind, Flags};
 use super::experiment::config_of;
 use super::{CliError, quote};
-use crate::lab::config::{HEAD_LAYERS, Param};
-use crate::lab::model_swap::{
-    RETRIEVAL_CANDIDATES, RETRIEVAL_QUERY, RetrievalReport, Swap, SwapReport, retrieval_report,
-    swap_report,
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use crate::lab::config::{
+    ExperimentConfig, HEAD_LAYERS, HEDGEHOG_HALF_FEATURES, HEDGEHOG_LEARNING_RATE, Param,
+    parse_retrieval,
 };
+use crate::lab::learned_map::train_learned_maps;
+use crate::lab::model_protocol::{HEDGEHOG_TRAINING_TEXT, HedgehogJob, HedgehogTraining};
+use crate::lab::model_swap::{
+    RetrievalReport, Swap, SwapMethod, SwapReport, retrieval_report, swap_report,
+};
+use crate::lab::text_model::TextModel;
 use crate::numerics::attention::heads::RealHeads;
 
 /// The stored passages' texts (from the heads asset's header), the default texts.
@@ -63,13 +75,40 @@ pub struct SwapOutput {
     pub seed: u64,
     pub texts: Vec<SwapReport>,
     pub retrieval: Vec<RetrievalReport>,
+    /// The Hedgehog maps' training, with `--hedgehog`.
+    pub hedgehog: Option<HedgehogTraining>,
+}
+
+/// Milliseconds since the first call (the forwards' measured times).
+fn now() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+}
+
+/// Trains the Hedgehog maps of every head on the training text, evaluated on `eval_text`.
+fn trained_hedgehog(
+    model: &TextModel,
+    config: &ExperimentConfig,
+    eval_text: &str,
+) -> Result<(SwapMethod, HedgehogTraining), CliError> {
+    let job = HedgehogJob {
+        train_text: HEDGEHOG_TRAINING_TEXT.to_string(),
+        eval_text: eval_text.to_string(),
+        half_features: HEDGEHOG_HALF_FEATURES,
+        steps: config.attention.hedgehog_steps,
+        learning_rate: HEDGEHOG_LEARNING_RATE,
+        seed: config.seed,
+    };
+    let (maps, training) = train_learned_maps(model, &job, &mut |_| {}, now)
+        .map_err(|e| CliError::new("--hedgehog", e.to_string()))?;
+    Ok((SwapMethod::Learned(Arc::new(maps)), training))
 }
 
 /// Runs `swap`.
 pub fn run_swap_command(args: &[String]) -> Result<String, CliError> {
     let flags = Flags::parse("swap", args, |name| match name {
-        "retrieval" => Some(FlagKind::Switch),
-        "text" | "model-file" | "layers" | "query" => Some(FlagKind::Value),
+        "rank" | "hedgehog" => Some(FlagKind::Switch),
+        "text" | "model-file" | "layers" => Some(FlagKind::Value),
         key => Param::from_key(key).map(|_| FlagKind::Value),
     })?;
     let config = config_of(&flags)?;
@@ -81,36 +120,46 @@ pub fn run_swap_command(args: &[String]) -> Result<String, CliError> {
     let path = flags
         .value("--model-file")
         .map_or_else(super::default_model_path, PathBuf::from);
+    let (query, candidates) = parse_retrieval(&config.attention.retrieval)
+        .map_err(|e| CliError::new("--retrieval", e))?;
+    let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
     let model = super::load_model(&path, "--model-file")?;
     let mut output = SwapOutput {
         features: config.attention.features,
         seed: config.seed,
         texts: Vec::new(),
         retrieval: Vec::new(),
+        hedgehog: None,
     };
-    for &method in &config.attention.methods {
+    let mut methods: Vec<SwapMethod> = config
+        .attention
+        .methods
+        .iter()
+        .map(|&m| SwapMethod::Registry(m))
+        .collect();
+    if flags.has("--hedgehog") {
+        let (learned, training) =
+            trained_hedgehog(&model, &config, texts.first().map_or("", String::as_str))?;
+        methods.push(learned);
+        output.hedgehog = Some(training);
+    }
+    let failed = |e: crate::numerics::bert::ModelError| CliError::new("swap", e.to_string());
+    for method in methods {
         for layers in &sets {
             let swap = Swap {
-                method,
+                method: method.clone(),
                 layers: layers.clone(),
-                draws: config.attention.draws,
+                draws: config.attention.swap_draws,
             };
             for text in &texts {
-                output.texts.push(
-                    swap_report(&model, text, &config, &swap)
-                        .map_err(|e| CliError::new("swap", e.to_string()))?,
-                );
+                output
+                    .texts
+                    .push(swap_report(&model, text, &config, &swap, now).map_err(failed)?);
             }
-            if flags.has("--retrieval") {
+            if flags.has("--rank") {
                 output.retrieval.push(
-                    retrieval_report(
-                        &model,
-                        RETRIEVAL_QUERY,
-                        &RETRIEVAL_CANDIDATES,
-                        &config,
-                        &swap,
-                    )
-                    .map_err(|e| CliError::new("swap", e.to_string()))?,
+                    retrieval_report(&model, &query, &candidates, &config, &swap)
+                        .map_err(failed)?,
                 );
             }
         }

@@ -55,3 +55,7 @@ pub const ALL: [(&str, &str); 24] = [
     ("SOFTMAX_KERNEL", SOFTMAX_KERNEL),
     ("CEXP_HCEXP_MSE", CEXP_HCEXP_MSE),
 ];
+pub const MODEL_SWAP: &str = r"e = \frac{\bar{h}}{|\bar{h}|},\ \bar{h} = \frac{1}{L} \sum_i h_i^{(6)};\quad \cos(e, \hat{e}) = e \cdot \hat{e};\quad \text{drift}_\ell = \frac{\|\hat{H}_\ell - H_\ell\|_F}{\|H_\ell\|_F}";
+pub const MODEL_SWAP_COST: &str = r"\text{softmax: } L^2 (d + d_v) \text{ per head};\quad \text{a linear map with } D \text{ features: } L D (2 d_v + 1) \text{ and its projections}";
+pub const RETRIEVAL_AGREEMENT: &str = r"\text{rank by } \cos(e_{\text{query}}, e_c);\quad \tau = \frac{\text{concordant} - \text{discordant pairs}}{n (n - 1) / 2}";
+pub const HEDGEHOG_MAP: &str = r"\phi(x) = [\operatorname{softmax}(W x + b),\ \operatorname{softmax}(-W x - b)];\quad \min_{W, b} -\frac{1}{L} \sum_{i,j} P_{ij} \ln \hat{P}_{ij},\ \hat{P}_{ij} = \frac{\phi_q(q_i) \cdot \phi_k(k_j)}{\sum_l \phi_q(q_i) \cdot \phi_k(k_l)}";

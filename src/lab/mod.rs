@@ -10,6 +10,8 @@ pub mod data_view;
 pub mod experiment;
 pub mod formulas;
 pub mod job;
+#[cfg(feature = "text-model")]
+pub mod learned_map;
 pub mod mathml;
 pub mod model_protocol;
 #[cfg(feature = "text-model")]
@@ -17,6 +19,7 @@ pub mod model_swap;
 pub mod presets;
 pub mod results;
 pub mod scheduler;
+pub mod swap_plan;
 pub mod tasks;
 #[cfg(test)]
 mod test_support;

@@ -11,82 +11,55 @@
 //! model's scaling `q/dh^{1/4}`, `k/dh^{1/4}`, the configuration's settings (m, coupling,
 //! degree, landmarks, window, top-k, …), and a stream of its own per (draw, layer, head).
 
-use serde::Serialize;
+use std::sync::Arc;
 
 use crate::lab::attention::methods::{lln_constants, method_settings, prepare, run_with};
 use crate::lab::config::{ExperimentConfig, MODEL_MAX_TOKENS};
+use crate::lab::learned_map::LearnedMaps;
+pub use crate::lab::model_protocol::{
+    LayerMovement, Ranking, RetrievalReport, Spread, SwapCost, SwapReport,
+};
 use crate::lab::text_model::TextModel;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::method::MethodId;
 use crate::numerics::bert::{Forward, HeadInputs, Keep, ModelError};
 
+/// What replaces softmax: a method of the registry, or the Hedgehog maps learned for every head.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SwapMethod {
+    Registry(MethodId),
+    Learned(Arc<LearnedMaps>),
+}
+
+impl SwapMethod {
+    fn id(&self) -> &'static str {
+        match self {
+            SwapMethod::Registry(m) => m.id(),
+            SwapMethod::Learned(_) => crate::lab::model_protocol::HEDGEHOG,
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        match self {
+            SwapMethod::Registry(m) => m.label(),
+            SwapMethod::Learned(_) => "Hedgehog (learned map)",
+        }
+    }
+
+    fn is_random(&self) -> bool {
+        matches!(self, SwapMethod::Registry(m) if m.is_random())
+    }
+}
+
 /// What is swapped in, where, and how often it is drawn.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Swap {
-    pub method: MethodId,
+    pub method: SwapMethod,
     /// The layers whose every head runs the method (the others keep softmax).
     pub layers: Vec<usize>,
     /// Independent draws of a random method (a deterministic one is run once).
     pub draws: usize,
-}
-
-/// Mean, standard deviation and extremes of a quantity over draws.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Spread {
-    pub mean: f64,
-    pub sd: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-impl Spread {
-    fn of(values: &[f64]) -> Option<Spread> {
-        if values.is_empty() {
-            return None;
-        }
-        let n = values.len() as f64;
-        let mean = values.iter().sum::<f64>() / n;
-        let sd = if values.len() > 1 {
-            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        } else {
-            0.0
-        };
-        Some(Spread {
-            mean,
-            sd,
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        })
-    }
-}
-
-/// One layer's movement against the exact model.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LayerMovement {
-    pub layer: usize,
-    /// Whether this layer's heads ran the method (else softmax, on drifted inputs).
-    pub swapped: bool,
-    /// `‖A − A*‖_F / ‖A*‖_F` of the heads' outputs side by side.
-    pub attention_error: Spread,
-    /// `‖H − H*‖_F / ‖H*‖_F` of the layer's output hidden states.
-    pub hidden_drift: Spread,
-}
-
-/// What a swap does to one text.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SwapReport {
-    pub method: &'static str,
-    pub label: &'static str,
-    pub layers: Vec<usize>,
-    pub tokens: usize,
-    pub draws: usize,
-    /// Draws whose forward could not go on (a row with an unusable denominator), and why.
-    pub failed_draws: usize,
-    pub failure: Option<String>,
-    pub per_layer: Vec<LayerMovement>,
-    /// Cosine of the sentence embedding to the exact model's, over the draws that went through.
-    pub cosine: Option<Spread>,
 }
 
 /// Relative Frobenius norm of `a − b` against `b`.
@@ -118,33 +91,20 @@ fn approximate(
 ) -> Result<Vec<f32>, String> {
     let scale = (head.dim as f64).powf(-0.25);
     let widen = |v: &[f32], s: f64| v.iter().map(|x| f64::from(*x) * s).collect::<Vec<f64>>();
-    let data = AttentionData::new(
-        head.len,
-        head.dim,
-        head.dim,
+    let describe = |e: String| format!("layer {} head {}: {e}", head.layer, head.head);
+    let (q, k, v) = (
         widen(head.q, scale),
         widen(head.k, scale),
         widen(head.v, 1.0),
-    )
-    .map_err(|e| e.to_string())?;
-    let describe = |e: AttentionError| format!("layer {} head {}: {e}", head.layer, head.head);
-    let mut one = config.clone();
-    one.attention.methods = vec![swap.method];
-    let lln = lln_constants(&one, head.dim).map_err(describe)?;
-    let prepared = prepare(swap.method, &data, config, lln.as_ref()).map_err(describe)?;
-    // A stream per (draw, layer, head): 72 heads share no draw.
-    let stream = (draw * 1_000 + head.layer * 100 + head.head) as u64;
-    let run = run_with(
-        swap.method,
-        &prepared,
-        &data,
-        &method_settings(config),
-        config.seed,
-        stream,
-        &[],
-    )
-    .map_err(describe)?;
-    let output = run.attention.output;
+    );
+    let output = match &swap.method {
+        SwapMethod::Registry(method) => {
+            registry_output(*method, config, draw, head, q, k, v).map_err(describe)?
+        }
+        SwapMethod::Learned(maps) => maps
+            .attention(head.layer, head.head, &q, &k, &v, head.len, head.dim)
+            .map_err(describe)?,
+    };
     if let Some(row) = output
         .chunks_exact(head.dim)
         .position(|r| r.iter().any(|x| !x.is_finite()))
@@ -158,6 +118,37 @@ fn approximate(
         ));
     }
     Ok(output.iter().map(|x| *x as f32).collect())
+}
+
+/// A registry method's output for one head (queries and keys already scaled by `dh^{-1/4}`).
+fn registry_output(
+    method: MethodId,
+    config: &ExperimentConfig,
+    draw: usize,
+    head: &HeadInputs,
+    q: Vec<f64>,
+    k: Vec<f64>,
+    v: Vec<f64>,
+) -> Result<Vec<f64>, String> {
+    let text = |e: AttentionError| e.to_string();
+    let data = AttentionData::new(head.len, head.dim, head.dim, q, k, v).map_err(text)?;
+    let mut one = config.clone();
+    one.attention.methods = vec![method];
+    let lln = lln_constants(&one, head.dim).map_err(text)?;
+    let prepared = prepare(method, &data, config, lln.as_ref()).map_err(text)?;
+    // A stream per (draw, layer, head): 72 heads share no draw.
+    let stream = (draw * 1_000 + head.layer * 100 + head.head) as u64;
+    let run = run_with(
+        method,
+        &prepared,
+        &data,
+        &method_settings(config),
+        config.seed,
+        stream,
+        &[],
+    )
+    .map_err(text)?;
+    Ok(run.attention.output)
 }
 
 /// The forward with `swap` in place, draw `draw`.
@@ -191,14 +182,48 @@ fn draws_of(swap: &Swap) -> usize {
     }
 }
 
-/// What `swap` does to `text` (cut to 512 tokens).
+/// Multiply-adds of one forward's swapped heads: the method's, and softmax's in the same heads.
+fn attention_cost(
+    swap: &Swap,
+    config: &ExperimentConfig,
+    len: usize,
+    model: &TextModel,
+) -> (f64, f64) {
+    let c = &model.weights.config;
+    let (dh, heads) = (
+        c.head_dim(),
+        (c.num_attention_heads * swap.layers.len()) as f64,
+    );
+    let softmax = (len * len * 2 * dh) as f64;
+    let method = match &swap.method {
+        SwapMethod::Registry(m) => config.attention.output_work(*m, len, dh, dh),
+        SwapMethod::Learned(maps) => maps.multiply_adds(len, dh),
+    };
+    (heads * method, heads * softmax)
+}
+
+/// The method's budget m shown beside its results: the random projections of a method that
+/// has them, the learned maps' features.
+fn features_of(swap: &Swap, config: &ExperimentConfig) -> Option<usize> {
+    match &swap.method {
+        SwapMethod::Registry(m) => {
+            crate::lab::swap_plan::uses_features(config, *m).then_some(config.attention.features)
+        }
+        SwapMethod::Learned(maps) => Some(maps.features()),
+    }
+}
+
+/// What `swap` does to `text` (cut to 512 tokens); `now` is a clock in milliseconds, for the
+/// forwards' measured times.
 pub fn swap_report(
     model: &TextModel,
     text: &str,
     config: &ExperimentConfig,
     swap: &Swap,
+    now: fn() -> f64,
 ) -> Result<SwapReport, ModelError> {
     let encoded = model.tokenizer.encode(text, MODEL_MAX_TOKENS)?;
+    let exact_start = now();
     let exact = model.weights.forward_with(
         &encoded.ids,
         Keep {
@@ -207,11 +232,13 @@ pub fn swap_report(
         },
         None,
     )?;
+    let exact_forward_ms = now() - exact_start;
     let exact_layers = exact.layers.as_deref().unwrap_or_default();
     let draws = draws_of(swap);
     let mut cosines = Vec::new();
     let mut movements = vec![(Vec::new(), Vec::new()); exact_layers.len()];
     let mut failure = None;
+    let swapped_start = now();
     for draw in 0..draws {
         match swapped_forward(model, &encoded.ids, config, swap, draw) {
             Ok(forward) => {
@@ -234,6 +261,9 @@ pub fn swap_report(
             Err(other) => return Err(other),
         }
     }
+    let forward_ms = (now() - swapped_start) / draws as f64;
+    let len = encoded.ids.len();
+    let (attention_multiply_adds, softmax_multiply_adds) = attention_cost(swap, config, len, model);
     let per_layer = movements
         .iter()
         .enumerate()
@@ -247,48 +277,34 @@ pub fn swap_report(
         })
         .collect();
     Ok(SwapReport {
-        method: swap.method.id(),
-        label: swap.method.label(),
+        method: swap.method.id().to_string(),
+        label: swap.method.label().to_string(),
+        features: features_of(swap, config),
         layers: swap.layers.clone(),
-        tokens: encoded.ids.len(),
+        tokens: len,
         draws,
         failed_draws: draws - cosines.len(),
         failure,
         per_layer,
         cosine: Spread::of(&cosines),
+        cost: SwapCost {
+            forward_ms,
+            exact_forward_ms,
+            attention_multiply_adds,
+            softmax_multiply_adds,
+            model_multiply_adds: model.weights.forward_multiply_adds(len) as f64,
+        },
     })
 }
 
-/// The retrieval preset: a query, then candidates (paraphrases of it first, then sentences on
-/// nearby topics, then distractors). Written for this project.
-pub const RETRIEVAL_QUERY: &str = "How does a transformer decide which words to attend to?";
-pub const RETRIEVAL_CANDIDATES: [&str; 10] = [
-    "A transformer compares each query with every key to weight the words it attends to.",
-    "Attention scores come from dot products of queries and keys, normalised by a softmax.",
-    "Which words a transformer focuses on is decided by its attention weights.",
-    "Random features approximate the softmax kernel so attention costs linear time.",
-    "Linear attention replaces the exponential kernel with a product of feature maps.",
-    "Sentence embeddings are the mean of the last hidden states, normalised to length one.",
-    "The recipe needs two eggs, a cup of flour and a pinch of salt.",
-    "The train to the coast leaves at seven in the morning.",
-    "Our cat sleeps on the windowsill when the sun is out.",
-    "Stock markets fell sharply after the announcement on interest rates.",
-];
+pub use crate::lab::config::{RETRIEVAL_CANDIDATES, RETRIEVAL_QUERY};
 
-/// One ranking of the candidates: their indices, most similar to the query first, with cosines.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Ranking {
-    pub order: Vec<usize>,
-    pub cosines: Vec<f64>,
-}
-
-impl Ranking {
-    fn of(query: &[f32], candidates: &[Vec<f32>]) -> Ranking {
-        let cosines: Vec<f64> = candidates.iter().map(|c| cosine(query, c)).collect();
-        let mut order: Vec<usize> = (0..cosines.len()).collect();
-        order.sort_by(|&a, &b| cosines[b].total_cmp(&cosines[a]));
-        Ranking { order, cosines }
-    }
+/// The candidates ranked by cosine to the query.
+fn ranking_of(query: &[f32], candidates: &[Vec<f32>]) -> Ranking {
+    let cosines: Vec<f64> = candidates.iter().map(|c| cosine(query, c)).collect();
+    let mut order: Vec<usize> = (0..cosines.len()).collect();
+    order.sort_by(|&a, &b| cosines[b].total_cmp(&cosines[a]));
+    Ranking { order, cosines }
 }
 
 /// Kendall's τ between two score lists (τ-a: pairs tied in either count as neither).
@@ -307,25 +323,6 @@ pub fn kendall_tau(a: &[f64], b: &[f64]) -> f64 {
     }
     let pairs = (n * n.saturating_sub(1) / 2).max(1) as f64;
     (concordant - discordant) as f64 / pairs
-}
-
-/// The retrieval set ranked exactly and with `swap`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RetrievalReport {
-    pub method: &'static str,
-    pub layers: Vec<usize>,
-    pub query: String,
-    pub candidates: Vec<String>,
-    pub exact: Ranking,
-    /// The first draw's ranking (when a draw went through).
-    pub approximate: Option<Ranking>,
-    pub draws: usize,
-    pub failed_draws: usize,
-    pub failure: Option<String>,
-    /// Share of draws whose best candidate is the exact model's.
-    pub top1_kept: Option<f64>,
-    /// Kendall's τ of each draw's cosines against the exact ones.
-    pub kendall_tau: Option<Spread>,
 }
 
 /// Ranks `candidates` by cosine to `query`, exactly and with `swap` (query and candidates both
@@ -348,7 +345,7 @@ pub fn retrieval_report(
         .iter()
         .map(|i| Ok(model.weights.forward(i, false)?.embedding))
         .collect::<Result<_, ModelError>>()?;
-    let exact_ranking = Ranking::of(&exact[0], &exact[1..]);
+    let exact_ranking = ranking_of(&exact[0], &exact[1..]);
     let draws = draws_of(swap);
     let mut rankings = Vec::new();
     let mut failure = None;
@@ -358,7 +355,7 @@ pub fn retrieval_report(
             .map(|i| Ok(swapped_forward(model, i, config, swap, draw)?.embedding))
             .collect();
         match embedded {
-            Ok(e) => rankings.push(Ranking::of(&e[0], &e[1..])),
+            Ok(e) => rankings.push(ranking_of(&e[0], &e[1..])),
             Err(ModelError::Replacement(reason)) => {
                 failure.get_or_insert(reason);
             }
@@ -374,7 +371,7 @@ pub fn retrieval_report(
         .filter(|r| r.order.first() == exact_ranking.order.first())
         .count();
     Ok(RetrievalReport {
-        method: swap.method.id(),
+        method: swap.method.id().to_string(),
         layers: swap.layers.clone(),
         query: query.to_string(),
         candidates: candidates.iter().map(|c| c.to_string()).collect(),

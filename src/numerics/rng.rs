@@ -33,6 +33,8 @@ pub enum StreamPurpose {
     /// The attention view: synthetic data (index 0 queries and keys, 1 values), the feature
     /// maps' ω (index 2 + method, sub-index the draw) and randomized attention's samples.
     Attention = 6,
+    /// The Hedgehog maps' initial noise (index the head, sub-index 0 queries, 1 keys).
+    Hedgehog = 7,
 }
 
 /// The generator for stream `(seed, purpose, index, sub_index)`.

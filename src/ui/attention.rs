@@ -19,6 +19,7 @@ mod heads_table;
 mod kernel_vs_attention;
 mod matrices;
 mod parts;
+mod swap;
 mod table;
 mod temperature;
 mod tensorised;
@@ -45,6 +46,7 @@ use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;
 use matrices::{Heatmaps, SingularValues};
 use parts::{Parts, Requested, part_key, submit};
+use swap::ModelSwap;
 use table::MethodTable;
 use temperature::TemperatureCharts;
 use tensorised::Tensorised;
@@ -219,6 +221,7 @@ pub fn AttentionView(
             <section class="results">
                 <Show when=is_text>
                     <TextInput config set_config model=text_model/>
+                    <ModelSwap config set_config model=text_model/>
                 </Show>
                 <p class="status" aria-live="polite">
                     <span class=move || format!("dot {}", status_attr())></span>

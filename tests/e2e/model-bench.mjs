@@ -50,7 +50,7 @@ export async function benchModel(browser, server) {
     load.push(Number(await page.getAttribute('.model-status', 'data-load-ms')));
     await context.close();
   }
-  const { page, context, problems } = await openPage(browser, `${server.url}?view=attention&src=text&methods=prf-pos`);
+  const { page, context, problems } = await openPage(browser, `${server.url}?view=attention&src=text&methods=prf-pos&swap=none`);
   await page.evaluate(() => {
     window.__longTasks = [];
     new PerformanceObserver((list) => list.getEntries().forEach((e) => window.__longTasks.push(e.duration))).observe({ type: 'longtask', buffered: false });

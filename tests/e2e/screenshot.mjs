@@ -15,6 +15,13 @@ try {
   });
   if (query.includes('view=attention')) {
     await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 180_000 });
+    if (query.includes('src=text')) {
+      // The model swap's jobs, one after another in the model worker.
+      await page.waitForFunction(() => {
+        const a = document.querySelector('.swap-answer');
+        return a && Number(a.dataset.swapTotal) > 0 && a.dataset.swapDone === a.dataset.swapTotal;
+      }, null, { timeout: 600_000 });
+    }
   } else {
     await waitReady(page, 120_000);
   }

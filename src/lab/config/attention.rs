@@ -102,6 +102,121 @@ pub struct AttentionSettings {
     pub top_k: usize,
     /// The method shown in the heatmaps.
     pub focus: MethodId,
+    /// The model's layers whose every head runs the method in the model swap (`src=text`).
+    pub swap_layers: Vec<usize>,
+    /// Draws of a random method swapped into the model.
+    pub swap_draws: usize,
+    /// Training steps of the Hedgehog maps (0: no Hedgehog).
+    pub hedgehog_steps: usize,
+    /// The retrieval set: the query on the first line, the candidates on the others.
+    pub retrieval: String,
+}
+
+/// The budgets m of the model swap's cosine-against-m chart.
+pub const SWAP_BUDGETS: [usize; 4] = [16, 64, 256, 1024];
+
+/// The most draws of a random method swapped into the model.
+pub const MAX_SWAP_DRAWS: usize = 16;
+
+/// The Hedgehog maps' half feature count n (φ has 2n = 64 features): n = dh, where the map
+/// starts at the identity (as LoLCATs initialises it).
+pub const HEDGEHOG_HALF_FEATURES: usize = HEAD_DIM;
+
+/// The Hedgehog maps' Adam learning rate.
+pub const HEDGEHOG_LEARNING_RATE: f64 = 0.01;
+
+/// The retrieval preset: a query, then candidates (paraphrases of it first, then sentences on
+/// nearby topics, then distractors). Written for this project.
+pub const RETRIEVAL_QUERY: &str = "How does a transformer decide which words to attend to?";
+pub const RETRIEVAL_CANDIDATES: [&str; 10] = [
+    "A transformer compares each query with every key to weight the words it attends to.",
+    "Attention scores come from dot products of queries and keys, normalised by a softmax.",
+    "Which words a transformer focuses on is decided by its attention weights.",
+    "Random features approximate the softmax kernel so attention costs linear time.",
+    "Linear attention replaces the exponential kernel with a product of feature maps.",
+    "Sentence embeddings are the mean of the last hidden states, normalised to length one.",
+    "The recipe needs two eggs, a cup of flour and a pinch of salt.",
+    "The train to the coast leaves at seven in the morning.",
+    "Our cat sleeps on the windowsill when the sun is out.",
+    "Stock markets fell sharply after the announcement on interest rates.",
+];
+
+/// Candidates of a retrieval set, at least and at most.
+pub const RETRIEVAL_CANDIDATES_RANGE: (usize, usize) = (2, 20);
+
+/// The longest line of a retrieval set, in bytes.
+pub const MAX_RETRIEVAL_LINE_BYTES: usize = 500;
+
+/// The retrieval preset as the `retrieval` parameter writes it: one sentence per line.
+pub fn default_retrieval() -> String {
+    std::iter::once(RETRIEVAL_QUERY)
+        .chain(RETRIEVAL_CANDIDATES)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A retrieval set's query and candidates: its non-blank lines, trimmed, the first the query.
+pub fn parse_retrieval(text: &str) -> Result<(String, Vec<String>), String> {
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    let (least, most) = RETRIEVAL_CANDIDATES_RANGE;
+    if let Some(long) = lines.iter().find(|l| l.len() > MAX_RETRIEVAL_LINE_BYTES) {
+        return Err(format!(
+            "each line holds at most {MAX_RETRIEVAL_LINE_BYTES} bytes (one has {})",
+            long.len()
+        ));
+    }
+    match lines.split_first() {
+        Some((query, candidates)) if (least..=most).contains(&candidates.len()) => {
+            Ok((query.clone(), candidates.to_vec()))
+        }
+        _ => Err(format!(
+            "one query line, then {least} to {most} candidate lines (got {} non-blank lines)",
+            lines.len()
+        )),
+    }
+}
+
+/// Parses the swapped layers: `all`, `none` (no model swap), or distinct layers 0 to 5,
+/// comma-separated.
+pub fn parse_swap_layers(text: &str) -> Result<Vec<usize>, String> {
+    match text.trim() {
+        "all" => return Ok((0..HEAD_LAYERS).collect()),
+        "none" | "" => return Ok(Vec::new()),
+        _ => {}
+    }
+    let mut layers = text
+        .split(',')
+        .map(|v| match v.trim().parse::<usize>() {
+            Ok(l) if l < HEAD_LAYERS => Ok(l),
+            _ => Err(format!(
+                "all, none, or layers from 0 to {} (got {v:?})",
+                HEAD_LAYERS - 1
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    layers.sort_unstable();
+    layers.dedup();
+    Ok(layers)
+}
+
+/// The swapped layers as the link writes them.
+pub fn swap_layers_text(layers: &[usize]) -> String {
+    if layers.len() == HEAD_LAYERS {
+        "all".to_string()
+    } else if layers.is_empty() {
+        "none".to_string()
+    } else {
+        layers
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
 }
 
 impl Default for AttentionSettings {
@@ -129,6 +244,10 @@ impl Default for AttentionSettings {
             window: 16,
             top_k: 8,
             focus: MethodId::from_id("prf-pos").unwrap_or_else(MethodId::first),
+            swap_layers: (0..HEAD_LAYERS).collect(),
+            swap_draws: 3,
+            hedgehog_steps: 200,
+            retrieval: default_retrieval(),
         }
     }
 }
@@ -218,6 +337,12 @@ impl AttentionSettings {
         method
             .get()
             .work(&self.method_settings(), (len, d, dv), TV_ROWS)
+    }
+
+    /// Multiply-adds of one method's outputs alone on an L-token problem (no row of P̂ formed):
+    /// what it costs inside the model.
+    pub fn output_work(&self, method: MethodId, len: usize, d: usize, dv: usize) -> f64 {
+        method.get().work(&self.method_settings(), (len, d, dv), 0)
     }
 
     /// What the methods read of these settings, for the work estimate (the estimator

@@ -423,6 +423,39 @@ param_table! {
             Ok(())
         },
         every_value_allowed),
+    SwapLayers "swap" => text("layers swapped",
+        "the model's layers whose every head runs each method in the model swap (src=text)", Attention,
+        || format!("all, none (no swap), or distinct layers from 0 to {}, comma-separated", HEAD_LAYERS - 1),
+        |c| super::attention::swap_layers_text(&c.attention.swap_layers),
+        |c, t| {
+            c.attention.swap_layers = super::attention::parse_swap_layers(t).map_err(Rejection::Because)?;
+            Ok(())
+        },
+        |c| c.attention.swap_layers.windows(2).all(|p| p[0] < p[1])
+            && c.attention.swap_layers.iter().all(|&l| l < HEAD_LAYERS)),
+    SwapDraws "swapdraws" => number("draws in the model",
+        "draws of each random method swapped into the model", Attention,
+        int(1.0, super::attention::MAX_SWAP_DRAWS as f64), false,
+        |c| c.attention.swap_draws as f64, |c, v| c.attention.swap_draws = v as usize),
+    HedgehogSteps "hhsteps" => number("Hedgehog training steps",
+        "Adam steps of the Hedgehog maps' training (0 leaves Hedgehog out)", Attention,
+        int(0.0, 1000.0), false,
+        |c| c.attention.hedgehog_steps as f64, |c, v| c.attention.hedgehog_steps = v as usize),
+    Retrieval "retrieval" => ParamSpec {
+        omitted_when: Some(|c| c.attention.retrieval == super::attention::default_retrieval()),
+        ..text("retrieval set", "the retrieval set: a query, then candidates, one per line", Attention,
+        || {
+            let (least, most) = super::attention::RETRIEVAL_CANDIDATES_RANGE;
+            format!("a query line, then {least} to {most} candidate lines")
+        },
+        |c| c.attention.retrieval.clone(),
+        |c, t| {
+            super::attention::parse_retrieval(t).map_err(Rejection::Because)?;
+            c.attention.retrieval = t.to_string();
+            Ok(())
+        },
+        |c| super::attention::parse_retrieval(&c.attention.retrieval).is_ok())
+    },
     Hyperbolic "hyp" => text("hyperbolic features (legacy)",
         "legacy: `hyp=1` or `0` puts every chosen estimator that has a twin in its hyperbolic or positive form",
         Legacy, switch_words,

@@ -302,3 +302,50 @@ fn the_legacy_orf_link_is_a_coupling() {
         "{notices:?}"
     );
 }
+
+/// A link's text longer than the other parameters' 256-byte limit (up to 2,000 characters) and
+/// an edited retrieval set read back; the model swap's layers read `all`, `none` and lists.
+#[test]
+fn long_texts_retrieval_sets_and_swap_layers_read_back_from_a_link() {
+    let mut config = ExperimentConfig {
+        view: View::Attention,
+        ..ExperimentConfig::default()
+    };
+    config.attention.source = HeadSource::Text;
+    config.attention.text = "Attention compares every query with every key. ".repeat(30);
+    config.attention.retrieval = "Where do cats sleep?\nOn the sofa.\nRates rose.".to_string();
+    config.attention.swap_layers = vec![0, 5];
+    let query = config.to_query();
+    assert!(query.contains("swap=0%2C5"), "{query}");
+    let (read, notices) = ExperimentConfig::from_query(&query);
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(read.attention.text, config.attention.text);
+    assert_eq!(read.attention.retrieval, config.attention.retrieval);
+    assert_eq!(read.attention.swap_layers, vec![0, 5]);
+    // The preset is left out of a link.
+    assert!(
+        !ExperimentConfig::default()
+            .to_query()
+            .contains("retrieval=")
+    );
+    for (text, layers) in [
+        ("all", vec![0, 1, 2, 3, 4, 5]),
+        ("none", vec![]),
+        ("3,1,3", vec![1, 3]),
+    ] {
+        let (read, notices) = ExperimentConfig::from_query(&format!("swap={text}"));
+        assert!(notices.is_empty(), "{text}: {notices:?}");
+        assert_eq!(read.attention.swap_layers, layers, "{text}");
+    }
+    for bad in [
+        "swap=6",
+        "swap=one",
+        "retrieval=only%20a%20query",
+        "swapdraws=0",
+        "hhsteps=1001",
+    ] {
+        let (read, notices) = ExperimentConfig::from_query(bad);
+        assert_eq!(notices.len(), 1, "{bad}");
+        assert_eq!(read, ExperimentConfig::default(), "{bad}");
+    }
+}

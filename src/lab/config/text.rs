@@ -7,7 +7,7 @@ use std::fmt;
 
 use super::params::{CHECKS, Param, Rule, Section, Value};
 use super::values::{number_text, parse_in_range, quote};
-use super::{ExperimentConfig, MAX_WORK, View, attention};
+use super::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_WORK, View, attention};
 
 /// Longest parameter text considered; longer text is rejected without being parsed.
 const MAX_VALUE_LEN: usize = 256;
@@ -45,7 +45,13 @@ impl ExperimentConfig {
             key: param.key().to_string(),
             message,
         };
-        if text.len() > MAX_VALUE_LEN {
+        // The texts are longer: the user's text and the retrieval set.
+        let limit = if param == Param::Text || param == Param::Retrieval {
+            4 * MAX_LINK_TEXT_CHARS
+        } else {
+            MAX_VALUE_LEN
+        };
+        if text.len() > limit {
             return Err(refuse(format!(
                 "must be {} (got {} characters of text)",
                 param.allowed(),

@@ -14,6 +14,7 @@ pub mod data;
 pub mod deterministic;
 pub mod exact;
 pub mod heads;
+pub mod hedgehog;
 pub mod linear;
 pub mod lln;
 pub mod method;

@@ -12,8 +12,13 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker};
 
+use std::collections::VecDeque;
+
 use crate::lab::config::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES};
-use crate::lab::model_protocol::{MODEL_URL, ModelAnswer, ModelRequest, TextRun};
+use crate::lab::model_protocol::{
+    HedgehogJob, HedgehogPoint, HedgehogTraining, MODEL_URL, ModelAnswer, ModelRequest,
+    RetrievalReport, SwapJob, SwapReport, TextRun,
+};
 
 /// Where the model stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,14 +47,48 @@ pub(super) struct TextOutcome {
     pub answer: u32,
 }
 
+/// One swap's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct SwapCell {
+    pub job: SwapJob,
+    pub report: Result<SwapReport, String>,
+}
+
+/// One retrieval's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct RetrievalCell {
+    pub job: SwapJob,
+    pub report: Result<RetrievalReport, String>,
+}
+
+/// The model swap's answers for the current plan, as they arrive.
+#[derive(Clone, Copy)]
+pub(super) struct SwapResults {
+    pub cells: RwSignal<Vec<SwapCell>, LocalStorage>,
+    pub retrieval: RwSignal<Vec<RetrievalCell>, LocalStorage>,
+    /// The Hedgehog maps' training curve (the newest training's points).
+    pub curve: RwSignal<Vec<HedgehogPoint>, LocalStorage>,
+    pub training: RwSignal<Option<Result<HedgehogTraining, String>>, LocalStorage>,
+    /// Jobs of the plan answered, and in all.
+    pub progress: RwSignal<(usize, usize)>,
+}
+
 /// The worker and what waits for it.
 #[derive(Default)]
 struct Client {
     worker: Option<Worker>,
-    /// A text is being run.
+    /// A request is in the worker.
     busy: bool,
     /// The newest text asked for while the worker was busy or loading (older ones are dropped).
     pending: Option<String>,
+    /// The model swap's jobs not yet sent (a new plan replaces them all).
+    queue: VecDeque<ModelRequest>,
+    /// The plan's number, and the number of the plan of the job in the worker: an answer to an
+    /// older plan's job is dropped.
+    plan: u64,
+    in_flight_plan: Option<u64>,
+    /// The training whose maps the worker holds.
+    trained: Option<HedgehogJob>,
     loaded: bool,
     answers: u32,
     _on_message: Option<Closure<dyn FnMut(MessageEvent)>>,
@@ -62,6 +101,7 @@ struct Client {
 pub(super) struct TextModel {
     pub state: RwSignal<ModelState, LocalStorage>,
     pub outcome: RwSignal<Option<Result<Rc<TextOutcome>, String>>, LocalStorage>,
+    pub swap: SwapResults,
     client: StoredValue<Rc<RefCell<Client>>, LocalStorage>,
 }
 
@@ -78,6 +118,13 @@ impl TextModel {
         Self {
             state: RwSignal::new_local(ModelState::Idle),
             outcome: RwSignal::new_local(None),
+            swap: SwapResults {
+                cells: RwSignal::new_local(Vec::new()),
+                retrieval: RwSignal::new_local(Vec::new()),
+                curve: RwSignal::new_local(Vec::new()),
+                training: RwSignal::new_local(None),
+                progress: RwSignal::new((0, 0)),
+            },
             client: StoredValue::new_local(Rc::default()),
         }
     }
@@ -174,8 +221,42 @@ impl TextModel {
                 }))));
                 self.send_pending(client);
             }
+            ModelAnswer::Swapped { job, report, .. } => {
+                if self.swap_answered(client) {
+                    self.swap.cells.update(|c| c.push(SwapCell { job, report }));
+                }
+                self.send_pending(client);
+            }
+            ModelAnswer::Retrieved { job, report, .. } => {
+                if self.swap_answered(client) {
+                    self.swap
+                        .retrieval
+                        .update(|c| c.push(RetrievalCell { job, report }));
+                }
+                self.send_pending(client);
+            }
+            ModelAnswer::Training(point) => {
+                // Points of the training in the worker (it answers `Trained` at the end).
+                if client.borrow().in_flight_plan == Some(client.borrow().plan) {
+                    self.swap.curve.update(|c| c.push(point));
+                }
+            }
+            ModelAnswer::Trained(result) => {
+                if let Ok(training) = &result {
+                    client.borrow_mut().trained = Some(training.job.clone());
+                }
+                if self.swap_answered(client) {
+                    self.swap.training.set(Some(result));
+                }
+                self.send_pending(client);
+            }
             ModelAnswer::Failed(message) => {
-                if client.borrow().loaded {
+                if client.borrow().in_flight_plan.is_some() {
+                    // A swap job's request could not be read: count it and go on.
+                    self.swap_answered(client);
+                    web_sys::console::error_1(&message.into());
+                    self.send_pending(client);
+                } else if client.borrow().loaded {
                     self.outcome.set(Some(Err(message)));
                     client.borrow_mut().busy = false;
                     self.send_pending(client);
@@ -186,15 +267,64 @@ impl TextModel {
         }
     }
 
+    /// A swap job was answered: whether the answer belongs to the current plan.
+    fn swap_answered(self, client: &Rc<RefCell<Client>>) -> bool {
+        let mut c = client.borrow_mut();
+        c.busy = false;
+        let current = c.in_flight_plan.take() == Some(c.plan);
+        if current {
+            self.swap.progress.update(|(done, _)| *done += 1);
+        }
+        current
+    }
+
+    /// Sends the newest text, else the plan's next job, when the worker is free.
     fn send_pending(self, client: &Rc<RefCell<Client>>) {
         let mut c = client.borrow_mut();
-        if c.busy || !c.loaded {
+        if c.busy || !c.loaded || c.worker.is_none() {
             return;
         }
-        if let (Some(text), Some(worker)) = (c.pending.take(), c.worker.as_ref()) {
-            post(worker, &ModelRequest::Run { text });
-            c.busy = true;
+        let request = if let Some(text) = c.pending.take() {
+            c.in_flight_plan = None;
+            ModelRequest::Run { text }
+        } else if let Some(job) = c.queue.pop_front() {
+            c.in_flight_plan = Some(c.plan);
+            job
+        } else {
+            return;
+        };
+        if let Some(worker) = c.worker.as_ref() {
+            post(worker, &request);
         }
+        c.busy = true;
+    }
+
+    /// The training whose maps the worker holds (the plan leaves it out when it is the same).
+    pub fn trained(self) -> Option<HedgehogJob> {
+        self.client.get_value().borrow().trained.clone()
+    }
+
+    /// Replaces the model swap's plan (older answers are dropped, the results cleared).
+    pub fn plan(self, jobs: Vec<ModelRequest>) {
+        let client = self.client.get_value();
+        {
+            let mut c = client.borrow_mut();
+            c.plan += 1;
+            self.swap.progress.set((0, jobs.len()));
+            c.queue = jobs.into();
+        }
+        self.swap.cells.set(Vec::new());
+        self.swap.retrieval.set(Vec::new());
+        if client
+            .borrow()
+            .queue
+            .iter()
+            .any(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+        {
+            self.swap.curve.set(Vec::new());
+            self.swap.training.set(None);
+        }
+        self.send_pending(&client);
     }
 
     /// Runs the model on `text` as soon as the worker is free (a newer text replaces a waiting one).

@@ -1,0 +1,354 @@
+//! The Hedgehog maps' loss, its analytic gradient, and their training by Adam (β1 = 0.9,
+//! β2 = 0.999, ε = 1e-8, PyTorch's update), one optimiser state per head, full batch (all L
+//! rows of the head) per step.
+//!
+//! **The gradient.** With `S_i = Σ_j s_ij` and `r_i = Σ_j P_ij` (1 up to rounding; kept so the
+//! gradient is that of the loss as computed), `CE = (1/L) Σ_i (r_i log S_i − Σ_j P_ij log s_ij)`
+//! and `G_ij = ∂CE/∂s_ij = −(1/L)(P_ij/s_ij − r_i/S_i)`. As `s = F_q F_kᵀ` (F the L × 2n
+//! features), `∂F_q = G F_k` and `∂F_k = Gᵀ F_q`. G is `A + w 1ᵀ` with `A_ij = −P_ij/(L s_ij)`
+//! and `w_i = r_i/(L S_i)`, so its rank-one part costs O(L·2n): `∂F_q = A F_k + w zᵀ` with
+//! `z = Σ_j F_k,j`, and every row of `∂F_k` is `Aᵀ F_q`'s plus `Σ_i w_i F_q,i`. Through the
+//! floor (no gradient where a feature is floored) and each softmax block, with g the gradient
+//! of the block and p its softmax, `∂u_r = p_r (g_r − ⟨g, p⟩)`, with the opposite sign for the
+//! `−u` block. Then `∂W = c ∂Uᵀ X` and `∂b = Σ_tokens ∂u`.
+//!
+//! **Cost.** A step costs `3 · L² · 2n` multiply-adds per head (s, `A F_k`, `Aᵀ F_q`, as
+//! blocked matrix products), `4 · L · n · d` for the projections and their gradient, `2 · L · n`
+//! exponentials and L² logarithms (the reported loss).
+
+use crate::numerics::portable::Libm;
+
+use super::{
+    HeadSample, HedgehogError, HedgehogMap, HedgehogSettings, Loss, MapParameters,
+    PROJECTION_OVERFLOW, Projection, TokenFeatures, axpy, dot, multiply, require, transpose,
+    zeroed,
+};
+
+const ADAM_BETA1: f64 = 0.9;
+const ADAM_BETA2: f64 = 0.999;
+const ADAM_EPSILON: f64 = 1e-8;
+
+/// A head's softmax rows P (L × L) with their row sums and entropy, fixed during training.
+pub(super) struct SoftmaxTarget {
+    probabilities: Vec<f64>,
+    row_sums: Vec<f64>,
+    /// `H(P) = −(1/L) Σ_ij P_ij log P_ij`.
+    entropy: f64,
+}
+
+impl SoftmaxTarget {
+    pub(super) fn new(sample: &HeadSample) -> Result<Self, HedgehogError> {
+        let (len, dim) = (sample.len, sample.dim);
+        let mut probabilities = vec![0.0; len * len];
+        let mut entropy = 0.0;
+        let rows = sample
+            .q
+            .chunks_exact(dim)
+            .zip(probabilities.chunks_exact_mut(len));
+        for (q, row) in rows {
+            for (score, k) in row.iter_mut().zip(sample.k.chunks_exact(dim)) {
+                *score = dot(q, k);
+            }
+            if row.iter().any(|a| !a.is_finite()) {
+                return Err(HedgehogError::Overflow {
+                    what: "a score q·k",
+                });
+            }
+            let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = row.iter().map(|a| (a - max).libm_exp()).sum();
+            let log_total = total.libm_ln();
+            for score in row.iter_mut() {
+                // log P_ij = (a_ij − max) − log Σ_l e^{a_il − max}, exact where P_ij underflows.
+                let log_p = *score - max - log_total;
+                *score = log_p.libm_exp();
+                if *score > 0.0 {
+                    entropy -= *score * log_p;
+                }
+            }
+        }
+        let row_sums = probabilities
+            .chunks_exact(len)
+            .map(|r| r.iter().sum())
+            .collect();
+        Ok(Self {
+            probabilities,
+            row_sums,
+            entropy: entropy / len as f64,
+        })
+    }
+}
+
+/// Buffers of one evaluation, reused from head to head and step to step.
+#[derive(Default)]
+pub(super) struct Workspace {
+    queries: TokenFeatures,
+    keys: TokenFeatures,
+    /// F_kᵀ (2n × L).
+    keys_t: Vec<f64>,
+    /// s (L × L), then `A_ij = −P_ij/(L s_ij)`; and Aᵀ.
+    scores: Vec<f64>,
+    scores_t: Vec<f64>,
+    /// The rank-one part of ∂CE/∂s: `w_i = r_i/(L S_i)`.
+    row_weights: Vec<f64>,
+    /// `Σ_i w_i F_q,i` (2n).
+    query_mix: Vec<f64>,
+    /// ∂CE/∂F_q, ∂CE/∂F_k (L × 2n), then ∂U in their first n columns.
+    grad_q: Vec<f64>,
+    grad_k: Vec<f64>,
+    /// ∂Uᵀ (n × L).
+    grad_u_t: Vec<f64>,
+}
+
+/// The loss of `map` on `sample`, on its own.
+pub(super) fn loss(map: &HedgehogMap, sample: &HeadSample) -> Result<Loss, HedgehogError> {
+    let target = SoftmaxTarget::new(sample)?;
+    evaluate(map, sample, &target, &mut Workspace::default(), None)
+}
+
+/// The loss of `map` on one head and, if `gradient` is given, its gradient written into it.
+pub(super) fn evaluate(
+    map: &HedgehogMap,
+    sample: &HeadSample,
+    target: &SoftmaxTarget,
+    ws: &mut Workspace,
+    gradient: Option<&mut MapParameters>,
+) -> Result<Loss, HedgehogError> {
+    let (len, m, scale) = (sample.len, 2 * map.half_features, map.input_scale);
+    let (query, key) = (&map.parameters.query, &map.parameters.key);
+    if !(ws.queries.compute(query, &sample.q, scale) && ws.keys.compute(key, &sample.k, scale)) {
+        return Err(PROJECTION_OVERFLOW);
+    }
+    let (features_q, features_k) = (&ws.queries.floored, &ws.keys.floored);
+    zeroed(&mut ws.keys_t, m * len);
+    zeroed(&mut ws.scores, len * len);
+    zeroed(&mut ws.row_weights, len);
+    transpose(features_k, &mut ws.keys_t, len, m);
+    multiply(features_q, &ws.keys_t, &mut ws.scores, m, len);
+    let inv_len = 1.0 / len as f64;
+    let with_gradient = gradient.is_some();
+    let mut cross_entropy = 0.0;
+    let rows = ws.scores.chunks_exact_mut(len);
+    let targets = target.probabilities.chunks_exact(len).zip(&target.row_sums);
+    for ((s_row, (p_row, &row_sum)), weight) in rows.zip(targets).zip(&mut ws.row_weights) {
+        // r_i log S_i − Σ_j P_ij log s_ij, without the P_ij = 0 terms (0 · log = 0).
+        let total: f64 = s_row.iter().sum();
+        cross_entropy += row_sum * total.libm_ln();
+        for (s, &p) in s_row.iter_mut().zip(p_row) {
+            if p > 0.0 {
+                cross_entropy -= p * s.libm_ln();
+            }
+            if with_gradient {
+                *s = -inv_len * p / *s;
+            }
+        }
+        *weight = inv_len * row_sum / total;
+    }
+    let cross_entropy = cross_entropy * inv_len;
+    if let Some(gradient) = gradient {
+        zeroed(&mut ws.grad_q, len * m);
+        zeroed(&mut ws.grad_k, len * m);
+        zeroed(&mut ws.scores_t, len * len);
+        zeroed(&mut ws.query_mix, m);
+        // ∂F_q = A F_k + w zᵀ.
+        multiply(&ws.scores, features_k, &mut ws.grad_q, len, m);
+        let key_sums = ws.keys_t.chunks_exact(len).map(|r| r.iter().sum::<f64>());
+        for (f, z) in key_sums.enumerate() {
+            let column = ws.grad_q.iter_mut().skip(f).step_by(m);
+            column.zip(&ws.row_weights).for_each(|(g, w)| *g += w * z);
+        }
+        // ∂F_k = Aᵀ F_q + 1 (Σ_i w_i F_q,i)ᵀ.
+        transpose(&ws.scores, &mut ws.scores_t, len, len);
+        multiply(&ws.scores_t, features_q, &mut ws.grad_k, len, m);
+        for (w, f_row) in ws.row_weights.iter().zip(features_q.chunks_exact(m)) {
+            axpy(&mut ws.query_mix, *w, f_row);
+        }
+        for g_row in ws.grad_k.chunks_exact_mut(m) {
+            axpy(g_row, 1.0, &ws.query_mix);
+        }
+        let grad_u_t = &mut ws.grad_u_t;
+        let (raw_q, raw_k) = (&ws.queries.raw, &ws.keys.raw);
+        (gradient.query).backpropagate(raw_q, &mut ws.grad_q, &sample.q, grad_u_t, scale);
+        (gradient.key).backpropagate(raw_k, &mut ws.grad_k, &sample.k, grad_u_t, scale);
+    }
+    Ok(Loss {
+        cross_entropy,
+        kl: cross_entropy - target.entropy,
+    })
+}
+
+impl Projection {
+    /// Writes into `self` the gradient of one side from its tokens' softmax pairs before the
+    /// floor (L × 2n), ∂CE/∂F (L × 2n, overwritten) and the tokens X (L × d); `grad_u_t` is
+    /// scratch.
+    fn backpropagate(
+        &mut self,
+        raw: &[f64],
+        grad: &mut [f64],
+        tokens: &[f64],
+        grad_u_t: &mut Vec<f64>,
+        scale: f64,
+    ) {
+        let n = self.bias.len();
+        let (dim, len) = (self.weights.len() / n, raw.len() / (2 * n));
+        zeroed(grad_u_t, n * len);
+        for (t, (raw, g)) in raw
+            .chunks_exact(2 * n)
+            .zip(grad.chunks_exact_mut(2 * n))
+            .enumerate()
+        {
+            // A floored feature is a constant: no gradient flows through it (clamp's rule).
+            for (g, r) in g.iter_mut().zip(raw) {
+                if *r < super::FEATURE_FLOOR {
+                    *g = 0.0;
+                }
+            }
+            let ((g_pos, g_neg), (p_pos, p_neg)) = (g.split_at(n), raw.split_at(n));
+            let (c_pos, c_neg) = (dot(g_pos, p_pos), dot(g_neg, p_neg));
+            // ∂u_r = p⁺_r (g⁺_r − ⟨g⁺, p⁺⟩) − p⁻_r (g⁻_r − ⟨g⁻, p⁻⟩), into column t of ∂Uᵀ.
+            let blocks = g_pos.iter().zip(g_neg).zip(p_pos.iter().zip(p_neg));
+            for (r, ((g_p, g_n), (p_p, p_n))) in blocks.enumerate() {
+                grad_u_t[r * len + t] = p_p * (g_p - c_pos) - p_n * (g_n - c_neg);
+            }
+        }
+        multiply(grad_u_t, tokens, &mut self.weights, len, dim);
+        self.weights.iter_mut().for_each(|w| *w *= scale);
+        for (b, row) in self.bias.iter_mut().zip(grad_u_t.chunks_exact(len)) {
+            *b = row.iter().sum();
+        }
+    }
+}
+
+/// Adam's moments for one head, with the running powers of β1, β2 for the bias correction.
+struct Adam {
+    first: MapParameters,
+    second: MapParameters,
+    beta1_power: f64,
+    beta2_power: f64,
+}
+
+impl Adam {
+    fn new(half_features: usize, dim: usize) -> Self {
+        Self {
+            first: MapParameters::zeros(half_features, dim),
+            second: MapParameters::zeros(half_features, dim),
+            beta1_power: 1.0,
+            beta2_power: 1.0,
+        }
+    }
+
+    /// PyTorch's update: `θ −= lr · m̂ / (√v̂ + ε)`.
+    fn update(&mut self, parameters: &mut MapParameters, gradient: &MapParameters, rate: f64) {
+        self.beta1_power *= ADAM_BETA1;
+        self.beta2_power *= ADAM_BETA2;
+        let (correction1, correction2) = (1.0 - self.beta1_power, 1.0 - self.beta2_power);
+        let moments = self.first.values_mut().zip(self.second.values_mut());
+        for ((theta, g), (m, v)) in parameters.values_mut().zip(gradient.values()).zip(moments) {
+            *m = ADAM_BETA1 * *m + (1.0 - ADAM_BETA1) * g;
+            *v = ADAM_BETA2 * *v + (1.0 - ADAM_BETA2) * g * g;
+            *theta -= rate * (*m / correction1) / ((*v / correction2).sqrt() + ADAM_EPSILON);
+        }
+    }
+}
+
+/// One point of the training curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrainingPoint {
+    /// Adam steps taken (0: the initial maps).
+    pub step: usize,
+    /// Means over the heads of the training samples' loss.
+    pub train_cross_entropy: f64,
+    pub train_kl: f64,
+    /// Mean over the heads of the evaluation samples' KL, when evaluated at this step.
+    pub eval_kl: Option<f64>,
+}
+
+/// Trains one map per head, all heads in step. `on_step` sees the maps after every step
+/// (`step` = 0 for the initial maps, then 1 to `settings.steps`): the mean train CE and KL over
+/// heads and, at step 0, every `eval_every` steps and at the last, the mean eval KL on `eval`
+/// (`eval[h]` pairs with `train[h]`, same d; `eval` may be empty). Head h's initial noise is
+/// stream `(seed, Hedgehog, h, ·)`.
+///
+/// Errors: invalid settings, no training heads, `eval_every` = 0, `eval` neither empty nor as
+/// long as `train`, mismatched d, scores that overflow, or a diverging run.
+pub fn train(
+    settings: &HedgehogSettings,
+    train: &[HeadSample],
+    eval: &[HeadSample],
+    eval_every: usize,
+    on_step: &mut dyn FnMut(&TrainingPoint),
+) -> Result<Vec<HedgehogMap>, HedgehogError> {
+    settings.validate()?;
+    require(!train.is_empty(), "train", || {
+        "needs at least one head".into()
+    })?;
+    require(eval_every > 0, "eval_every", || "must be at least 1".into())?;
+    if !eval.is_empty() && eval.len() != train.len() {
+        return Err(HedgehogError::LengthMismatch {
+            name: "eval heads",
+            expected: train.len(),
+            got: eval.len(),
+        });
+    }
+    let other_dim = train.iter().zip(eval).find(|(t, e)| t.dim != e.dim);
+    require(other_dim.is_none(), "eval", || {
+        "an eval head's d differs from its train head's".into()
+    })?;
+    let mut maps = (train.iter().enumerate())
+        .map(|(h, s)| HedgehogMap::initial(s.dim, settings, h as u64))
+        .collect::<Result<Vec<_>, _>>()?;
+    let targets = |samples: &[HeadSample]| -> Result<Vec<SoftmaxTarget>, HedgehogError> {
+        samples.iter().map(SoftmaxTarget::new).collect()
+    };
+    let (train_targets, eval_targets) = (targets(train)?, targets(eval)?);
+    let n = settings.half_features;
+    let mut gradients: Vec<_> = train
+        .iter()
+        .map(|s| MapParameters::zeros(n, s.dim))
+        .collect();
+    let mut optimisers: Vec<_> = train.iter().map(|s| Adam::new(n, s.dim)).collect();
+    let mut workspace = Workspace::default();
+    for step in 0..=settings.steps {
+        let last = step == settings.steps;
+        let (mut cross_entropy, mut kl) = (0.0, 0.0);
+        let heads = maps
+            .iter()
+            .zip(train)
+            .zip(&train_targets)
+            .zip(&mut gradients);
+        for (head, (((map, sample), target), gradient)) in heads.enumerate() {
+            let gradient = (!last).then_some(gradient);
+            let loss = evaluate(map, sample, target, &mut workspace, gradient)
+                .ok()
+                .filter(|l| l.cross_entropy.is_finite())
+                .ok_or(HedgehogError::Diverged { step, head })?;
+            cross_entropy += loss.cross_entropy;
+            kl += loss.kl;
+        }
+        let mut eval_kl = None;
+        if !eval.is_empty() && (step % eval_every == 0 || last) {
+            let mut total = 0.0;
+            let heads = maps.iter().zip(eval).zip(&eval_targets);
+            for (head, ((map, sample), target)) in heads.enumerate() {
+                total += evaluate(map, sample, target, &mut workspace, None)
+                    .ok()
+                    .filter(|l| l.kl.is_finite())
+                    .ok_or(HedgehogError::Diverged { step, head })?
+                    .kl;
+            }
+            eval_kl = Some(total / eval.len() as f64);
+        }
+        on_step(&TrainingPoint {
+            step,
+            train_cross_entropy: cross_entropy / train.len() as f64,
+            train_kl: kl / train.len() as f64,
+            eval_kl,
+        });
+        if !last {
+            let heads = maps.iter_mut().zip(&gradients).zip(&mut optimisers);
+            for ((map, gradient), adam) in heads {
+                adam.update(&mut map.parameters, gradient, settings.learning_rate);
+            }
+        }
+    }
+    Ok(maps)
+}
