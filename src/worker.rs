@@ -33,7 +33,8 @@ pub fn start_full() {
 pub fn start_model() {
     use std::rc::Rc;
 
-    use crate::lab::text_model::{ModelAnswer, ModelRequest, ModelWorkspace};
+    use crate::lab::model_worker::ModelWorkspace;
+    use crate::lab::text_model::{ModelAnswer, ModelRequest};
 
     fn now() -> f64 {
         js_sys::global()

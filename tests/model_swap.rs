@@ -238,7 +238,10 @@ fn learned_hedgehog_maps_beat_performer_at_their_size() {
     assert_eq!(points, 101, "step 0 and every step after");
     let (first, last) = (&training.curve[0], training.curve.last().unwrap());
     assert!(last.train_kl < 0.2 * first.train_kl, "{first:?} → {last:?}");
-    assert!(last.eval_kl.unwrap() < 0.5 * first.eval_kl.unwrap(), "{first:?} → {last:?}");
+    assert!(
+        last.eval_kl.unwrap() < 0.5 * first.eval_kl.unwrap(),
+        "{first:?} → {last:?}"
+    );
     let mut config = ExperimentConfig::default();
     config.attention.features = 64;
     let learned = swap_report(
@@ -253,7 +256,11 @@ fn learned_hedgehog_maps_beat_performer_at_their_size() {
         now,
     )
     .unwrap();
-    assert_eq!((learned.draws, learned.features), (1, Some(64)), "deterministic, 64 features");
+    assert_eq!(
+        (learned.draws, learned.features),
+        (1, Some(64)),
+        "deterministic, 64 features"
+    );
     let performer = swap_report(
         model(),
         TEXT,
@@ -268,5 +275,8 @@ fn learned_hedgehog_maps_beat_performer_at_their_size() {
     .unwrap();
     let (h, p) = (learned.cosine.unwrap(), performer.cosine.unwrap());
     let se = p.sd / 8f64.sqrt();
-    assert!(h.mean > p.mean + 3.0 * se, "Hedgehog {h:?} against Performer {p:?}");
+    assert!(
+        h.mean > p.mean + 3.0 * se,
+        "Hedgehog {h:?} against Performer {p:?}"
+    );
 }

@@ -16,6 +16,8 @@ pub mod mathml;
 pub mod model_protocol;
 #[cfg(feature = "text-model")]
 pub mod model_swap;
+#[cfg(feature = "text-model")]
+pub mod model_worker;
 pub mod presets;
 pub mod results;
 pub mod scheduler;

@@ -16,9 +16,9 @@ use super::attention::{
     HEAD_LAYERS, HEAD_PASSAGES, HEADS_PER_LAYER, HeadSource, MAX_LINK_TEXT_CHARS, View,
 };
 use super::values::{
-    MEAN_SCALE_RANGE, NumericRange, PROBE_RANGE, Rejection, int, parse_estimators, parse_in_range,
-    parse_same_or_scale, parse_switch, quote, real, same_or_scale, scale_text, switch_text,
-    switch_words, with_form,
+    MEAN_SCALE_RANGE, NumericRange, PROBE_RANGE, Rejection, ascending_without_repeats,
+    every_value_allowed, int, parse_estimators, parse_in_range, parse_same_or_scale, parse_switch,
+    quote, real, same_or_scale, scale_in_range, scale_text, switch_text, switch_words, with_form,
 };
 use super::{ExperimentConfig, OmegaMode};
 
@@ -193,21 +193,6 @@ macro_rules! param_table {
 }
 
 use Section::{Attention, Kernel, Legacy};
-
-/// The `check` of a parameter whose type holds only values it accepts (an enum, a switch).
-fn every_value_allowed(_: &ExperimentConfig) -> bool {
-    true
-}
-
-/// The `check` of a list: non-empty, in registry order (the ids' order), no repeats.
-fn ascending_without_repeats<T: Ord>(list: &[T]) -> bool {
-    !list.is_empty() && list.windows(2).all(|pair| pair[0] < pair[1])
-}
-
-/// The `check` of a side's own mean scale.
-fn scale_in_range(scale: Option<f64>) -> bool {
-    scale.is_none_or(|scale| MEAN_SCALE_RANGE.contains(scale))
-}
 
 param_table! {
     D "d" => number("dimension d", "dimension of queries and keys", Kernel,

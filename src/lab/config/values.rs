@@ -2,6 +2,7 @@
 //! estimator ids (old names included), and user text quoted for a message. The parameter table
 //! ([`super::params`]) builds its entries from these; nothing here knows the table.
 
+use super::ExperimentConfig;
 use crate::numerics::estimators::{EstimatorId, all_ids};
 
 /// The allowed range of a numeric parameter.
@@ -178,4 +179,19 @@ impl NumericRange {
             && value <= self.max
             && (!self.integer || value.fract() == 0.0)
     }
+}
+
+/// The `check` of a parameter whose type holds only values it accepts (an enum, a switch).
+pub(super) fn every_value_allowed(_: &ExperimentConfig) -> bool {
+    true
+}
+
+/// The `check` of a list: non-empty, in registry order (the ids' order), no repeats.
+pub(super) fn ascending_without_repeats<T: Ord>(list: &[T]) -> bool {
+    !list.is_empty() && list.windows(2).all(|pair| pair[0] < pair[1])
+}
+
+/// The `check` of a side's own mean scale.
+pub(super) fn scale_in_range(scale: Option<f64>) -> bool {
+    scale.is_none_or(|scale| MEAN_SCALE_RANGE.contains(scale))
 }

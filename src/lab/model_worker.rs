@@ -1,0 +1,139 @@
+//! The model worker's state and protocol (feature `text-model`): the model once loaded, the
+//! Hedgehog maps once trained, and the answer to each request (postcard messages, as the other
+//! workers'): a text's run ([`TextModel::run`]), a swap ([`swap_report`]), a retrieval
+//! ([`retrieval_report`]) and the Hedgehog maps' training ([`train_learned_maps`]).
+
+use std::sync::Arc;
+
+use super::config::{HEAD_LAYERS, MAX_SWAP_DRAWS};
+use super::learned_map::{LearnedMaps, train_learned_maps};
+use super::model_protocol::{HEDGEHOG, HedgehogPoint, ModelAnswer, ModelRequest, SwapJob};
+use super::model_swap::{Swap, SwapMethod, retrieval_report, swap_report};
+use super::text_model::TextModel;
+use crate::numerics::attention::method::MethodId;
+
+/// The model worker's state: the model once loaded, and the Hedgehog maps once trained.
+#[derive(Debug, Default)]
+pub struct ModelWorkspace {
+    model: Option<TextModel>,
+    learned: Option<Arc<LearnedMaps>>,
+}
+
+impl ModelWorkspace {
+    /// Checks and unpacks the fetched file; `now` is the worker's clock in milliseconds.
+    pub fn load(&mut self, file: &[u8], now: fn() -> f64) -> ModelAnswer {
+        let start = now();
+        match TextModel::from_checked_bytes(file) {
+            Ok(model) => {
+                let parameters = model.parameter_count();
+                self.model = Some(model);
+                ModelAnswer::Loaded {
+                    bytes: file.len() as u64,
+                    parameters,
+                    load_ms: now() - start,
+                }
+            }
+            Err(e) => ModelAnswer::Failed(e.to_string()),
+        }
+    }
+
+    /// Runs the loaded model on `text`.
+    pub fn run(&self, text: &str, now: fn() -> f64) -> ModelAnswer {
+        let Some(model) = &self.model else {
+            return ModelAnswer::Failed("the model is not loaded yet".into());
+        };
+        let start = now();
+        match model.run(text) {
+            Ok(run) => ModelAnswer::Ran {
+                run,
+                forward_ms: now() - start,
+            },
+            Err(e) => ModelAnswer::Failed(e.to_string()),
+        }
+    }
+    /// Answers one request other than `Load` (which the worker handles, as it fetches);
+    /// `post` sends answers that come before the last (the training's points).
+    pub fn handle(
+        &mut self,
+        request: ModelRequest,
+        now: fn() -> f64,
+        post: &mut dyn FnMut(&ModelAnswer),
+    ) -> ModelAnswer {
+        let Some(model) = &self.model else {
+            return ModelAnswer::Failed("the model is not loaded yet".into());
+        };
+        match request {
+            ModelRequest::Load { .. } => {
+                ModelAnswer::Failed("the worker loads the model as it fetches it".into())
+            }
+            ModelRequest::Run { text } => self.run(&text, now),
+            ModelRequest::Swap(job) => {
+                let start = now();
+                let report = self.swap_of(&job).and_then(|swap| {
+                    swap_report(model, &job.text, &job.config, &swap, now)
+                        .map_err(|e| e.to_string())
+                });
+                ModelAnswer::Swapped {
+                    job,
+                    report,
+                    ms: now() - start,
+                }
+            }
+            ModelRequest::Retrieve {
+                job,
+                query,
+                candidates,
+            } => {
+                let start = now();
+                let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
+                let report = self.swap_of(&job).and_then(|swap| {
+                    retrieval_report(model, &query, &candidates, &job.config, &swap)
+                        .map_err(|e| e.to_string())
+                });
+                ModelAnswer::Retrieved {
+                    job,
+                    report,
+                    ms: now() - start,
+                }
+            }
+            ModelRequest::TrainHedgehog(job) => {
+                let mut on_point = |p: &HedgehogPoint| post(&ModelAnswer::Training(p.clone()));
+                match train_learned_maps(model, &job, &mut on_point, now) {
+                    Ok((maps, training)) => {
+                        self.learned = Some(Arc::new(maps));
+                        ModelAnswer::Trained(Ok(training))
+                    }
+                    Err(e) => ModelAnswer::Trained(Err(e.to_string())),
+                }
+            }
+        }
+    }
+
+    /// The swap a job names: its method (the registry's, or the trained Hedgehog maps) in its layers.
+    fn swap_of(&self, job: &SwapJob) -> Result<Swap, String> {
+        if let Some(layer) = job.layers.iter().find(|&&l| l >= HEAD_LAYERS) {
+            return Err(format!(
+                "the model has layers 0 to {} (got {layer})",
+                HEAD_LAYERS - 1
+            ));
+        }
+        job.config.validate().map_err(|e| e.to_string())?;
+        let method = if job.method == HEDGEHOG {
+            SwapMethod::Learned(
+                self.learned
+                    .clone()
+                    .ok_or_else(|| "the Hedgehog maps are not trained yet".to_string())?,
+            )
+        } else {
+            SwapMethod::Registry(
+                MethodId::from_id(&job.method)
+                    .ok_or_else(|| format!("no attention method {}", job.method))?,
+            )
+        };
+        Ok(Swap {
+            method,
+            layers: job.layers.clone(),
+            draws: job.draws.clamp(1, MAX_SWAP_DRAWS),
+        })
+    }
+}
