@@ -28,8 +28,12 @@ pub const THEOREM_3_3_RADIUS: &str = r"r = \max\left(\sqrt{\lambda_{Ax}\, \chi^2
 pub const SOFTMAX_KERNEL: &str = r"\mathrm{SM}(x, y) = \exp(x \cdot y),\quad x, y \in \mathbb{R}^d,\quad \omega_k \sim \mathcal{N}(0, I_d)";
 pub const CEXP_HCEXP_MSE: &str = r"\text{CEXP: } \frac{1}{m}\, e^{|z|^2}\, \mathrm{SM}^2 \left(1 - e^{-|z|^2}\right);\quad \text{HCEXP: } \frac{1}{2m}\, e^{|z|^2}\, \mathrm{SM}^2 \left(1 - e^{-|z|^2}\right)^2,\quad z = Ax + A^{-\top} y";
 
+pub const MODEL_SWAP: &str = r"e = \frac{\bar{h}}{|\bar{h}|},\ \bar{h} = \frac{1}{L} \sum_i h_i^{(6)};\quad \cos(e, \hat{e}) = e \cdot \hat{e};\quad \text{drift}_\ell = \frac{\|\hat{H}_\ell - H_\ell\|_F}{\|H_\ell\|_F}";
+pub const MODEL_SWAP_COST: &str = r"\text{softmax: } L^2 (d + d_v) \text{ per head};\quad \text{a linear map with } D \text{ features: } L D (2 d_v + 1) \text{ and its projections}";
+pub const RETRIEVAL_AGREEMENT: &str = r"\text{rank by } \cos(e_{\text{query}}, e_c);\quad \tau = \frac{\text{concordant} - \text{discordant pairs}}{n (n - 1) / 2}";
+pub const HEDGEHOG_MAP: &str = r"\phi(x) = [\operatorname{softmax}(W x + b),\ \operatorname{softmax}(-W x - b)];\quad \min_{W, b} -\frac{1}{L} \sum_{i,j} P_{ij} \ln \hat{P}_{ij},\ \hat{P}_{ij} = \frac{\phi_q(q_i) \cdot \phi_k(k_j)}{\sum_l \phi_q(q_i) \cdot \phi_k(k_l)}";
 /// Every formula above, with its name (for the test that renders each one).
-pub const ALL: [(&str, &str); 24] = [
+pub const ALL: [(&str, &str); 28] = [
     ("ATTENTION_LINEAR_RATIO", ATTENTION_LINEAR_RATIO),
     ("ATTENTION_MATRICES", ATTENTION_MATRICES),
     ("ATTENTION_ROW_ERRORS", ATTENTION_ROW_ERRORS),
@@ -54,8 +58,8 @@ pub const ALL: [(&str, &str); 24] = [
     ("THEOREM_3_3_RADIUS", THEOREM_3_3_RADIUS),
     ("SOFTMAX_KERNEL", SOFTMAX_KERNEL),
     ("CEXP_HCEXP_MSE", CEXP_HCEXP_MSE),
+    ("MODEL_SWAP", MODEL_SWAP),
+    ("MODEL_SWAP_COST", MODEL_SWAP_COST),
+    ("RETRIEVAL_AGREEMENT", RETRIEVAL_AGREEMENT),
+    ("HEDGEHOG_MAP", HEDGEHOG_MAP),
 ];
-pub const MODEL_SWAP: &str = r"e = \frac{\bar{h}}{|\bar{h}|},\ \bar{h} = \frac{1}{L} \sum_i h_i^{(6)};\quad \cos(e, \hat{e}) = e \cdot \hat{e};\quad \text{drift}_\ell = \frac{\|\hat{H}_\ell - H_\ell\|_F}{\|H_\ell\|_F}";
-pub const MODEL_SWAP_COST: &str = r"\text{softmax: } L^2 (d + d_v) \text{ per head};\quad \text{a linear map with } D \text{ features: } L D (2 d_v + 1) \text{ and its projections}";
-pub const RETRIEVAL_AGREEMENT: &str = r"\text{rank by } \cos(e_{\text{query}}, e_c);\quad \tau = \frac{\text{concordant} - \text{discordant pairs}}{n (n - 1) / 2}";
-pub const HEDGEHOG_MAP: &str = r"\phi(x) = [\operatorname{softmax}(W x + b),\ \operatorname{softmax}(-W x - b)];\quad \min_{W, b} -\frac{1}{L} \sum_{i,j} P_{ij} \ln \hat{P}_{ij},\ \hat{P}_{ij} = \frac{\phi_q(q_i) \cdot \phi_k(k_j)}{\sum_l \phi_q(q_i) \cdot \phi_k(k_l)}";

@@ -11,6 +11,10 @@
 //   median over runs of fresh texts of exactly L tokens; macs_per_s[L] the multiply-adds per
 //   second; long_task_max_ms: the page's longest main-thread task meanwhile, the attention view
 //   following each text included (0: none over 50 ms), after the view's first render;
+// - swap_ms[L] at L = 32, 128: the model swap with the page's defaults (8 methods at 4 budgets,
+//   3 draws, the Hedgehog maps' 200 steps, the retrieval set): from the text's answer to the last
+//   job's, one run each; swap_jobs its jobs; hedgehog_train_ms[L] the maps' training in it;
+//   swap_long_task_max_ms the page's longest main-thread task while the answers arrive;
 // - numpy_forward_ms[L], ratio[L]: the NumPy reference and worker / NumPy.
 import { gzipSync } from 'node:zlib';
 import { readFile, stat } from 'node:fs/promises';
@@ -88,6 +92,7 @@ export async function benchModel(browser, server) {
   }
   const longTasks = await page.evaluate(() => window.__longTasks);
   await context.close();
+  const swap = await benchSwap(browser, server);
   const modelFile = join(distDir, 'model', 'minilm-l6-v2-f16.safetensors');
   const workerWasm = join(distDir, 'model-worker_bg.wasm');
   return {
@@ -100,7 +105,44 @@ export async function benchModel(browser, server) {
     multiply_adds: macs,
     macs_per_s: Object.fromEntries(LENGTHS.map((l) => [l, Number((macs[l] / (forward[l] / 1e3)).toExponential(3))])),
     long_task_max_ms: round(Math.max(0, ...longTasks)),
-    page_errors: problems.length,
+    ...swap,
+    page_errors: problems.length + swap.page_errors,
+  };
+}
+
+/** The model swap with the page's defaults on texts of 32 and 128 tokens (one run each). */
+async function benchSwap(browser, server) {
+  const swapMs = {};
+  const trainMs = {};
+  let jobs = 0;
+  let errors = 0;
+  const tasks = [];
+  for (const len of [32, 128]) {
+    const { page, context, problems } = await openPage(browser, `${server.url}?view=attention&src=text&text=${encodeURIComponent(textOf(len, 99))}`);
+    await page.evaluate(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((list) => list.getEntries().forEach((e) => window.__longTasks.push(e.duration))).observe({ type: 'longtask', buffered: false });
+    });
+    await modelReady(page);
+    await page.waitForSelector('[data-answer]', { timeout: 120_000 });
+    const started = await page.evaluate(() => performance.now());
+    await page.waitForFunction(() => {
+      const a = document.querySelector('.swap-answer');
+      return a && Number(a.dataset.swapTotal) > 0 && a.dataset.swapDone === a.dataset.swapTotal;
+    }, null, { timeout: 600_000, polling: 50 });
+    swapMs[len] = round(await page.evaluate(() => performance.now()) - started);
+    trainMs[len] = Number(await page.getAttribute('.hedgehog-caption', 'data-train-ms'));
+    jobs = Number(await page.getAttribute('.swap-answer', 'data-swap-total'));
+    tasks.push(...await page.evaluate(() => window.__longTasks));
+    errors += problems.length;
+    await context.close();
+  }
+  return {
+    swap_ms: swapMs,
+    swap_jobs: jobs,
+    hedgehog_train_ms: trainMs,
+    swap_long_task_max_ms: round(Math.max(0, ...tasks)),
+    page_errors: errors,
   };
 }
 

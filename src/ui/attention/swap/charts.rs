@@ -323,7 +323,11 @@ pub(super) fn HedgehogCurve(
     };
     view! {
         <canvas node_ref=canvas class="chart" data-chart="hedgehog"></canvas>
-        <p class="caption hedgehog-caption" data-trained=move || training.with(|t| matches!(t, Some(Ok(_))).to_string())>{caption}</p>
+        <p class="caption hedgehog-caption" data-trained=move || training.with(|t| matches!(t, Some(Ok(_))).to_string())
+            data-train-ms=move || training.with(|t| match t {
+                Some(Ok(t)) => Some(format!("{:.0}", t.train_ms)),
+                _ => None,
+            })>{caption}</p>
         {chart_error(error)}
     }
 }
