@@ -10,7 +10,7 @@ use crate::ui::attention::text_input::RetrievalCell;
 use crate::ui::controls::commit;
 
 /// One ranking as an ordered list: each candidate with its cosine to the query.
-fn ranked_list(ranking: &Ranking, candidates: &[String], exact: &Ranking) -> impl IntoView {
+fn ranked_list(ranking: &Ranking, candidates: &[String], exact: &Ranking) -> AnyView {
     ranking
         .order
         .iter()
@@ -31,6 +31,7 @@ fn ranked_list(ranking: &Ranking, candidates: &[String], exact: &Ranking) -> imp
             }
         })
         .collect_view()
+        .into_any()
 }
 
 /// The retrieval set, every method's agreement and two rankings side by side.
