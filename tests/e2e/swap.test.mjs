@@ -35,6 +35,7 @@ test('model swap: the answer, every budget, Hedgehog trained and the retrieval s
   assert.match(answer, /multiply-adds in attention per forward against softmax's/);
   assert.match(answer, /Retrieval: \d of 3 methods keep the exact best candidate on every draw/);
   assert.match(await page.textContent('.learned-line'), /^Hedgehog, trained on another text: cosine 0\.\d{3} against the best random map's 0\.\d{3} at m = 64 \(prf-pos\)/);
+  assert.match(await page.textContent('.swap-progress'), /all 10 jobs of the model swap computed; each random method drawn 2 times/);
   // Performer at every budget; more features move the embedding less (0.3 apart at these m,
   // against a spread of about 0.05 per draw).
   const prf = await page.$$eval('.swap-table tr[data-method="prf-pos"] td[data-m]', (cells) => cells.map((c) => c.textContent));

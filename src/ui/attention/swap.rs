@@ -222,12 +222,17 @@ pub(super) fn ModelSwap(
     };
     let progress = move || {
         let (done, total) = swap.progress.get();
+        let draws = config.with(|c| c.attention.swap_draws);
+        let each = format!(
+            "; each random method drawn {draws} time{} (a method without randomness once)",
+            if draws == 1 { "" } else { "s" }
+        );
         if total == 0 {
             String::new()
         } else if done >= total {
-            format!("all {total} jobs of the model swap computed")
+            format!("all {total} jobs of the model swap computed{each}")
         } else {
-            format!("{done} of {total} jobs of the model swap computed…")
+            format!("{done} of {total} jobs of the model swap computed…{each}")
         }
     };
     let answer_line = move || {
