@@ -59,6 +59,18 @@ fn the_asset_is_the_pinned_file_and_under_one_megabyte() {
     assert_eq!(bytes.len(), 884_736 + 16 + header_len);
 }
 
+/// The text view's shortcuts to the stored passages are the asset's passages.
+#[test]
+fn the_text_views_stored_passages_are_the_assets() {
+    let texts: Vec<String> = asset()
+        .header()
+        .passages
+        .iter()
+        .map(|p| p.text.clone())
+        .collect();
+    assert_eq!(texts, softmax_kernel_lab::lab::config::STORED_PASSAGES);
+}
+
 #[test]
 fn every_head_has_the_documented_shape() {
     let heads = asset();

@@ -89,6 +89,10 @@ test('model swap: an edited retrieval set, fewer layers, bad sets refused, none 
   for (const layer of [0, 1, 2, 3, 4]) await page.click(`input[name="swap-layer-${layer}"]`);
   await page.waitForFunction(() => /swap=none/.test(location.search));
   await page.waitForFunction(() => document.querySelector('.swap-answer')?.dataset.swapTotal === '0');
+  // A stored passage in one click: its 32 tokens, the link carries it.
+  await page.click('.text-presets button:nth-of-type(2)');
+  await page.waitForFunction(() => document.querySelector('[data-text-tokens]')?.dataset.textTokens === '32', null, { timeout: 120_000 });
+  await page.waitForFunction(() => /text=Random\+features\+replace/.test(location.search));
   assert.deepEqual(problems, []);
   await context.close();
 });

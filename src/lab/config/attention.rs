@@ -50,6 +50,15 @@ pub const MAX_TEXT_BYTES: usize = 100_000;
 pub const DEFAULT_TEXT: &str = "A student types a sentence, and the lab runs a real transformer \
 on it to show what each approximation of softmax attention does to every head.";
 
+/// The stored passages' texts (`assets/minilm-heads.bin`; tests/heads.rs checks them against
+/// the asset's header): the text view offers them, so that the model swap runs on them too.
+pub const STORED_PASSAGES: [&str; HEAD_PASSAGES] = [
+    "Attention lets every word look at every other word: each query is compared with all keys, \
+     and a softmax turns scores into weights for the values.",
+    "Random features replace the exponential kernel by an average of simple products, so the \
+     cost of attention grows only linearly with the length of the input text.",
+];
+
 /// The model's positions: a longer text is cut to its first 512 tokens.
 pub const MODEL_MAX_TOKENS: usize = 512;
 

@@ -14,7 +14,7 @@ use web_sys::{MessageEvent, Worker};
 
 use std::collections::VecDeque;
 
-use crate::lab::config::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES};
+use crate::lab::config::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES, STORED_PASSAGES};
 use crate::lab::model_protocol::{
     HedgehogJob, HedgehogPoint, HedgehogTraining, MODEL_URL, ModelAnswer, ModelRequest,
     RetrievalReport, SwapJob, SwapReport, TextRun,
@@ -366,6 +366,12 @@ pub(super) fn TextInput(
         next.attention.text = value;
         set_config.set(next);
     };
+    let set_text = move |text: &str| {
+        set_error.set(None);
+        let mut next = config.get_untracked();
+        next.attention.text = text.to_string();
+        set_config.set(next);
+    };
     let status = move || {
         match model.state.get() {
         ModelState::Idle => view! { <span>"the model starts with this view"</span> }.into_any(),
@@ -460,6 +466,19 @@ pub(super) fn TextInput(
                 prop:value=move || config.with(|c| c.attention.text.clone())
                 on:input=on_input
             ></textarea>
+            <p class="text-presets">
+                "or run the model on a stored passage: "
+                {STORED_PASSAGES
+                    .iter()
+                    .enumerate()
+                    .map(|(i, text)| view! {
+                        <button type="button" class="passage-text" on:click=move |_| set_text(text)>
+                            {format!("passage {}", i + 1)}
+                        </button>
+                        " "
+                    })
+                    .collect_view()}
+            </p>
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
             <p
                 class="status model-status"
