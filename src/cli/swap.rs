@@ -5,7 +5,7 @@
 //! `--rank`, on the retrieval set (`--retrieval`, one sentence per line, the query first;
 //! default the preset). With
 //! `--hedgehog`, the Hedgehog maps are trained first (`--hhsteps` steps on
-//! [`HEDGEHOG_TRAINING_TEXT`], evaluated on the first text) and swapped in after the methods.
+//! `HEDGEHOG_TRAINING_TEXT`, evaluated on the first text) and swapped in after the methods.
 //! JSON.
 
 use std::path::PathBuf;
@@ -18,15 +18,13 @@ use super::{CliError, quote};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use crate::lab::config::{
-    ExperimentConfig, HEAD_LAYERS, HEDGEHOG_HALF_FEATURES, HEDGEHOG_LEARNING_RATE, Param,
-    parse_retrieval,
-};
+use crate::lab::config::{ExperimentConfig, HEAD_LAYERS, Param, parse_retrieval};
 use crate::lab::learned_map::train_learned_maps;
-use crate::lab::model_protocol::{HEDGEHOG_TRAINING_TEXT, HedgehogJob, HedgehogTraining};
+use crate::lab::model_protocol::HedgehogTraining;
 use crate::lab::model_swap::{
     RetrievalReport, Swap, SwapMethod, SwapReport, retrieval_report, swap_report,
 };
+use crate::lab::swap_plan::hedgehog_job_on;
 use crate::lab::text_model::TextModel;
 use crate::numerics::attention::heads::RealHeads;
 
@@ -91,14 +89,7 @@ fn trained_hedgehog(
     config: &ExperimentConfig,
     eval_text: &str,
 ) -> Result<(SwapMethod, HedgehogTraining), CliError> {
-    let job = HedgehogJob {
-        train_text: HEDGEHOG_TRAINING_TEXT.to_string(),
-        eval_text: eval_text.to_string(),
-        half_features: HEDGEHOG_HALF_FEATURES,
-        steps: config.attention.hedgehog_steps,
-        learning_rate: HEDGEHOG_LEARNING_RATE,
-        seed: config.seed,
-    };
+    let job = hedgehog_job_on(config, eval_text);
     let (maps, training) = train_learned_maps(model, &job, &mut |_| {}, now)
         .map_err(|e| CliError::new("--hedgehog", e.to_string()))?;
     Ok((SwapMethod::Learned(Arc::new(maps)), training))

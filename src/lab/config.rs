@@ -24,7 +24,7 @@ pub use attention::{
     HEADS_PER_LAYER, HEDGEHOG_HALF_FEATURES, HEDGEHOG_LEARNING_RATE, HeadSource,
     MAX_ATTENTION_WORK, MAX_LINK_TEXT_CHARS, MAX_SWAP_DRAWS, MAX_TEXT_BYTES, MODEL_MAX_TOKENS,
     RETRIEVAL_CANDIDATES, RETRIEVAL_QUERY, STORED_PASSAGES, SWAP_BUDGETS, TEMPERATURES, TV_ROWS,
-    View, default_retrieval, estimated_tokens, parse_retrieval,
+    View, default_retrieval, estimated_tokens, parse_retrieval, softmax_work,
 };
 pub use params::{Param, ParamSpec, Section};
 pub use text::ParamError;

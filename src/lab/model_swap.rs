@@ -194,7 +194,7 @@ fn attention_cost(
         c.head_dim(),
         (c.num_attention_heads * swap.layers.len()) as f64,
     );
-    let softmax = (len * len * 2 * dh) as f64;
+    let softmax = crate::lab::config::softmax_work(len, dh, dh);
     let method = match &swap.method {
         SwapMethod::Registry(m) => config.attention.output_work(*m, len, dh, dh),
         SwapMethod::Learned(maps) => maps.multiply_adds(len, dh),
@@ -213,6 +213,37 @@ fn features_of(swap: &Swap, config: &ExperimentConfig) -> Option<usize> {
     }
 }
 
+/// The exact model on one text, what every swap of that text is compared with: its tokens
+/// (cut to 512), its forward with every layer kept, and that forward's measured time. The
+/// model worker keeps the last one, so the jobs of one plan do not run it again.
+#[derive(Clone, Debug)]
+pub struct ExactRun {
+    pub text: String,
+    ids: Vec<u32>,
+    forward: Forward,
+    ms: f64,
+}
+
+/// The exact run of `text`; `now` is a clock in milliseconds.
+pub fn exact_run(model: &TextModel, text: &str, now: fn() -> f64) -> Result<ExactRun, ModelError> {
+    let ids = model.tokenizer.encode(text, MODEL_MAX_TOKENS)?.ids;
+    let start = now();
+    let forward = model.weights.forward_with(
+        &ids,
+        Keep {
+            qkv: false,
+            layers: true,
+        },
+        None,
+    )?;
+    Ok(ExactRun {
+        text: text.to_string(),
+        ids,
+        forward,
+        ms: now() - start,
+    })
+}
+
 /// What `swap` does to `text` (cut to 512 tokens); `now` is a clock in milliseconds, for the
 /// forwards' measured times.
 pub fn swap_report(
@@ -222,17 +253,18 @@ pub fn swap_report(
     swap: &Swap,
     now: fn() -> f64,
 ) -> Result<SwapReport, ModelError> {
-    let encoded = model.tokenizer.encode(text, MODEL_MAX_TOKENS)?;
-    let exact_start = now();
-    let exact = model.weights.forward_with(
-        &encoded.ids,
-        Keep {
-            qkv: false,
-            layers: true,
-        },
-        None,
-    )?;
-    let exact_forward_ms = now() - exact_start;
+    swap_report_on(model, &exact_run(model, text, now)?, config, swap, now)
+}
+
+/// [`swap_report`] against a text's exact run already computed.
+pub fn swap_report_on(
+    model: &TextModel,
+    exact_run: &ExactRun,
+    config: &ExperimentConfig,
+    swap: &Swap,
+    now: fn() -> f64,
+) -> Result<SwapReport, ModelError> {
+    let (ids, exact, exact_forward_ms) = (&exact_run.ids, &exact_run.forward, exact_run.ms);
     let exact_layers = exact.layers.as_deref().unwrap_or_default();
     let draws = draws_of(swap);
     let mut cosines = Vec::new();
@@ -240,7 +272,7 @@ pub fn swap_report(
     let mut failure = None;
     let swapped_start = now();
     for draw in 0..draws {
-        match swapped_forward(model, &encoded.ids, config, swap, draw) {
+        match swapped_forward(model, ids, config, swap, draw) {
             Ok(forward) => {
                 cosines.push(cosine(&forward.embedding, &exact.embedding));
                 for ((a, h), (mine, theirs)) in movements.iter_mut().zip(
@@ -262,7 +294,7 @@ pub fn swap_report(
         }
     }
     let forward_ms = (now() - swapped_start) / draws as f64;
-    let len = encoded.ids.len();
+    let len = ids.len();
     let (attention_multiply_adds, softmax_multiply_adds) = attention_cost(swap, config, len, model);
     let per_layer = movements
         .iter()

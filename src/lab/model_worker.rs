@@ -8,15 +8,20 @@ use std::sync::Arc;
 use super::config::{HEAD_LAYERS, MAX_SWAP_DRAWS};
 use super::learned_map::{LearnedMaps, train_learned_maps};
 use super::model_protocol::{HEDGEHOG, HedgehogPoint, ModelAnswer, ModelRequest, SwapJob};
-use super::model_swap::{Swap, SwapMethod, retrieval_report, swap_report};
+use super::model_swap::{
+    ExactRun, Swap, SwapMethod, exact_run, retrieval_report, swap_report, swap_report_on,
+};
 use super::text_model::TextModel;
 use crate::numerics::attention::method::MethodId;
 
-/// The model worker's state: the model once loaded, and the Hedgehog maps once trained.
+/// The model worker's state: the model once loaded, the Hedgehog maps once trained, and the
+/// last swapped text's exact run.
 #[derive(Debug, Default)]
 pub struct ModelWorkspace {
     model: Option<TextModel>,
     learned: Option<Arc<LearnedMaps>>,
+    /// The exact run of the last swapped text (a plan's jobs share it).
+    exact: Option<ExactRun>,
 }
 
 impl ModelWorkspace {
@@ -69,9 +74,17 @@ impl ModelWorkspace {
             ModelRequest::Run { text } => self.run(&text, now),
             ModelRequest::Swap(job) => {
                 let start = now();
-                let report = self.swap_of(&job).and_then(|swap| {
-                    swap_report(model, &job.text, &job.config, &swap, now)
-                        .map_err(|e| e.to_string())
+                let swap = self.swap_of(&job);
+                if self.exact.as_ref().is_none_or(|e| e.text != job.text) {
+                    self.exact = exact_run(model, &job.text, now).ok();
+                }
+                let report = swap.and_then(|swap| {
+                    match &self.exact {
+                        Some(exact) => swap_report_on(model, exact, &job.config, &swap, now),
+                        // The text's own error (no words, …), as the page shows it.
+                        None => swap_report(model, &job.text, &job.config, &swap, now),
+                    }
+                    .map_err(|e| e.to_string())
                 });
                 ModelAnswer::Swapped {
                     job,

@@ -18,16 +18,23 @@ use crate::numerics::attention::method::{MethodFamily, MethodId};
 /// The cosine to the exact embedding a method must keep to count as keeping the embedding.
 pub const KEEPS_COSINE: f64 = 0.99;
 
-/// The Hedgehog training a configuration asks for (`None` with 0 steps).
+/// The Hedgehog training a configuration asks for (`None` with 0 steps): held out on
+/// [`HEDGEHOG_EVAL_TEXT`], so that it does not depend on the user's text.
 pub fn hedgehog_job(config: &ExperimentConfig) -> Option<HedgehogJob> {
-    (config.attention.hedgehog_steps > 0).then(|| HedgehogJob {
+    (config.attention.hedgehog_steps > 0).then(|| hedgehog_job_on(config, HEDGEHOG_EVAL_TEXT))
+}
+
+/// The Hedgehog training of `config` (its steps and seed) on [`HEDGEHOG_TRAINING_TEXT`], held
+/// out on `eval_text` (the page's job, and `kernel-lab swap --hedgehog`'s).
+pub fn hedgehog_job_on(config: &ExperimentConfig, eval_text: &str) -> HedgehogJob {
+    HedgehogJob {
         train_text: HEDGEHOG_TRAINING_TEXT.to_string(),
-        eval_text: HEDGEHOG_EVAL_TEXT.to_string(),
+        eval_text: eval_text.to_string(),
         half_features: HEDGEHOG_HALF_FEATURES,
         steps: config.attention.hedgehog_steps,
         learning_rate: HEDGEHOG_LEARNING_RATE,
         seed: config.seed,
-    })
+    }
 }
 
 /// A swap job: what the method reads of `config` (its settings, the seed, the coupling and

@@ -375,8 +375,8 @@ impl AttentionSettings {
     /// [`BLOCK`] tokens and the first 256 tokens).
     pub fn work(&self, d: usize) -> f64 {
         let (len, d, dv) = self.shape(d);
-        let (l, df, dvf) = (len as f64, d as f64, dv as f64);
-        let exact = l * l * (df + dvf);
+        let (df, dvf) = (d as f64, dv as f64);
+        let exact = softmax_work(len, d, dv);
         let block = len.min(BLOCK);
         let budget_len = len.min(256);
         let mut total = exact;
@@ -395,4 +395,10 @@ impl AttentionSettings {
         }
         total
     }
+}
+
+/// Multiply-adds of softmax attention on an L-token problem: `L²(d + dv)` (the scores, then
+/// the weighted values).
+pub fn softmax_work(len: usize, d: usize, dv: usize) -> f64 {
+    (len * len) as f64 * (d + dv) as f64
 }
