@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Trunk post-build hook: builds the two Web Workers that compute everything into Trunk's
+# Trunk post-build hook: builds the three Web Workers that compute everything into Trunk's
 # staging directory, each twice, as Trunk's `data-type="worker"` would but with other target
 # features:
 # - `kernel-worker` (the kernel view's tasks, the probe, the data panel: what the first view
 #   needs), built without the feature `optimised-a` (no argmin: a third of this worker), and
 #   `full-worker` (every request: the attention view's parts, and the kernel view's when an
-#   estimator needs the optimised A; started only when one of those is first asked for);
+#   estimator needs the optimised A; started only when one of those is first asked for), and
+#   `model-worker` (the text view: the tokenizer and the model, feature `text-model`);
 # - `NAME` with `+relaxed-simd`: the worker's kernel is about 2.5 times faster with
 #   WebAssembly's fused multiply-add and relaxed conversions;
 # - `NAME-simd128` with `simd128` only, for a browser without relaxed SIMD.
 # The page (src/ui/pool.rs) checks once which one the browser can run and loads only that.
-# Each flag set has its own target directory, so they do not rebuild each other's cache.
+# Each flag set has its own target directory under CARGO_TARGET_DIR (default target/), so they
+# do not rebuild each other's cache, and the two sets build at the same time: a set's link and
+# wasm-opt each use one core. wasm-opt's output is cached by its input's hash (a rebuild that
+# leaves a worker's bytes alone, as `trunk serve` does when only the page changed, copies it).
 set -Eeuo pipefail
 # shellcheck source=env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -20,54 +24,78 @@ profile="${TRUNK_PROFILE:-release}"
 cd "$root"
 release=()
 [[ "$profile" == "release" ]] && release=(--release)
+target_base="${CARGO_TARGET_DIR:-$root/target}"
+opt_cache="$target_base/wasm-opt-cache"
+mkdir -p "$opt_cache"
+
+# optimise NAME WASM_OPT_FLAGS...: wasm-opt -O3 on the staged NAME_bg.wasm, or its cached result
+# for the same input bytes, flags and wasm-opt version (one entry kept per NAME).
+optimise() {
+  local name="$1"
+  shift
+  local flags=(-O3 "$@" --enable-simd --enable-bulk-memory --enable-bulk-memory-opt
+    --enable-sign-ext --enable-nontrapping-float-to-int --enable-mutable-globals
+    --enable-reference-types --enable-multivalue)
+  local staged="$staging/${name}_bg.wasm" key
+  key="$({ sha256sum < "$staged"; echo "binaryen $BINARYEN_VERSION ${flags[*]}"; } | sha256sum | cut -c1-32)"
+  local cached="$opt_cache/$name-$key.wasm"
+  if [[ ! -f "$cached" ]]; then
+    wasm-opt "${flags[@]}" -o "$cached.tmp" "$staged"
+    find "$opt_cache" -maxdepth 1 -name "$name-*.wasm" -delete
+    mv "$cached.tmp" "$cached"
+  fi
+  cp "$cached" "$staged"
+}
 
 # bindgen BIN NAME TARGET_DIR WASM_OPT_FLAGS...: one built worker into the staging directory.
 bindgen() {
   local bin="$1" name="$2" target_dir="$3"
   shift 3
   wasm-bindgen --target no-modules --no-typescript --out-dir "$staging" --out-name "$name" \
-    "$root/$target_dir/wasm32-unknown-unknown/$profile/$bin.wasm"
+    "$target_dir/wasm32-unknown-unknown/$profile/$bin.wasm"
   if [[ "$profile" == "release" ]]; then
-    wasm-opt -O3 "$@" --enable-simd --enable-bulk-memory --enable-bulk-memory-opt \
-      --enable-sign-ext --enable-nontrapping-float-to-int --enable-mutable-globals \
-      --enable-reference-types --enable-multivalue \
-      -o "$staging/${name}_bg.wasm" "$staging/${name}_bg.wasm"
+    optimise "$name" "$@"
   fi
   # The worker's entry script (what Trunk's loader shim would be).
   printf 'importScripts("./%s.js");wasm_bindgen({ module_or_path: "./%s_bg.wasm" });\n' \
     "$name" "$name" > "$staging/${name}_loader.js"
 }
 
-# build SUFFIX TARGET_DIR FEATURES WASM_OPT_FLAGS...: both workers with one flag set (two
-# cargo invocations: the crate's features differ). Neither has the feature `page` (the UI).
-build() {
-  local suffix="$1" target_dir="$2" features="$3"
-  shift 3
-  CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
-    cargo build --quiet --target wasm32-unknown-unknown --bin kernel-worker \
-    --no-default-features "${release[@]}"
-  bindgen kernel-worker "kernel-worker$suffix" "$target_dir" "$@"
-  CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
-    cargo build --quiet --target wasm32-unknown-unknown --bin full-worker \
-    --no-default-features --features optimised-a "${release[@]}"
-  bindgen full-worker "full-worker$suffix" "$target_dir" "$@"
+# worker BIN FEATURES SUFFIX TARGET_DIR TARGET_FEATURES WASM_OPT_FLAGS...: one worker built
+# with one flag set (none of them has the feature `page`, the UI).
+worker() {
+  local bin="$1" features="$2" suffix="$3" target_dir="$4" target_features="$5"
+  shift 5
+  CARGO_TARGET_DIR="$target_dir" RUSTFLAGS="-C target-feature=$target_features" \
+    cargo build --quiet --target wasm32-unknown-unknown --bin "$bin" \
+    --no-default-features ${features:+--features "$features"} "${release[@]}"
+  bindgen "$bin" "$bin$suffix" "$target_dir" "$@"
 }
 
-build "" target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
-build -simd128 target/worker-simd128 "+simd128"
-
-# The text view's worker: the tokenizer and the model's forward (feature `text-model`), with
-# relaxed SIMD (its dense layers fuse multiply-adds) and simd128 only, chosen like the others.
-model_worker() {
-  local suffix="$1" target_dir="$2" features="$3"
+# flag_set SUFFIX TARGET_DIR TARGET_FEATURES WASM_OPT_FLAGS...: the three workers with one flag
+# set, one after the other (the crate's features differ, so three cargo invocations):
+# kernel-worker without `optimised-a`, full-worker with it, and the text view's model-worker
+# (the tokenizer and the model's forward, feature `text-model`; its dense layers fuse
+# multiply-adds with relaxed SIMD).
+flag_set() {
+  local suffix="$1" target_dir="$2" target_features="$3"
   shift 3
-  CARGO_TARGET_DIR="$root/$target_dir" RUSTFLAGS="-C target-feature=$features" \
-    cargo build --quiet --target wasm32-unknown-unknown --bin model-worker \
-    --no-default-features --features text-model "${release[@]}"
-  bindgen model-worker "model-worker$suffix" "$target_dir" "$@"
+  worker kernel-worker "" "$suffix" "$target_dir" "$target_features" "$@"
+  worker full-worker optimised-a "$suffix" "$target_dir" "$target_features" "$@"
+  worker model-worker text-model "$suffix" "$target_dir" "$target_features" "$@"
 }
-model_worker "" target/worker "+simd128,+relaxed-simd" --enable-relaxed-simd
-model_worker -simd128 target/worker-simd128 "+simd128"
+
+flag_set "" "$target_base/worker" "+simd128,+relaxed-simd" --enable-relaxed-simd &
+relaxed_set=$!
+flag_set -simd128 "$target_base/worker-simd128" "+simd128" &
+simd128_set=$!
+status=0
+wait "$relaxed_set" || status=$?
+wait "$simd128_set" || status=$?
+if ((status != 0)); then
+  echo "build-worker.sh: a worker build failed (exit $status); its error is above" >&2
+  exit "$status"
+fi
 
 # The converted model beside the page when scripts/fetch-model.sh has cached it; without it the
 # text view says how to get it, and everything else works.
@@ -79,4 +107,4 @@ if [[ -f "$model_file" ]]; then
 else
   echo "build-worker.sh: no model at $model_file (scripts/fetch-model.sh fetches it): the text view will say so"
 fi
-echo "build-worker.sh: kernel-worker and full-worker, each with relaxed SIMD and simd128 only, and model-worker ($profile) in $(basename "$staging")"
+echo "build-worker.sh: kernel-worker, full-worker and model-worker, each with relaxed SIMD and simd128 only ($profile) in $(basename "$staging")"

@@ -1,6 +1,7 @@
-//! Browser tests (wasm-bindgen-test in headless Chromium): the app mounts, computes, fills its
-//! table and draws its charts; a chart function draws the data it is given.
-#![cfg(target_arch = "wasm32")]
+//! Browser tests (wasm-bindgen-test in headless Chromium and Firefox): the app mounts, computes,
+//! fills its table and draws its charts; a chart function draws the data it is given. The
+//! computations whose code differs in the workers' build are in tests/browser_worker.rs.
+#![cfg(all(target_arch = "wasm32", feature = "page"))]
 
 use leptos::prelude::*;
 use plotters::style::RGBColor;
@@ -8,7 +9,7 @@ use softmax_kernel_lab::charts::{draw_scatter, estimator_color};
 use softmax_kernel_lab::lab::config::{ExperimentConfig, Param};
 use softmax_kernel_lab::lab::experiment::run_experiment;
 use softmax_kernel_lab::lab::tasks::{Workspace, handle_request};
-use softmax_kernel_lab::numerics::estimators::{EstimatorId, REGISTRY};
+use softmax_kernel_lab::numerics::estimators::EstimatorId;
 use softmax_kernel_lab::ui::{App, compute_on_page_without_workers};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -202,27 +203,6 @@ fn scatter_chart_draws_in_the_estimators_colour_and_counts_clipped_points() {
     // The backing store follows the CSS size × devicePixelRatio.
     let dpr = web_sys::window().unwrap().device_pixel_ratio();
     assert_eq!(canvas.width(), (400.0 * dpr).round() as u32);
-}
-
-/// The f32 kernel as WebAssembly runs it (with `+relaxed-simd` in the worker build: `scripts/
-/// test.sh` runs this file a second time with the worker's flags) against the f64 reference on
-/// the same data and ω: the difference must stay far below the Monte Carlo error, which
-/// Lemma 3.1 gives per pair as the relative RMSE √MSE/SM.
-#[wasm_bindgen_test]
-fn kernel_in_webassembly_matches_the_f64_path_far_below_the_monte_carlo_error() {
-    use softmax_kernel_lab::lab::tasks::check_kernel_against_f64;
-
-    let mut config = small_config();
-    let every: Vec<&str> = REGISTRY.iter().map(|e| e.id()).collect();
-    config.set(Param::Estimators, &every.join(",")).unwrap();
-    let checks = check_kernel_against_f64(&config, 40).unwrap();
-    assert_eq!(checks.len(), REGISTRY.len() * 40);
-    let mut worst = 0.0f64;
-    for check in checks {
-        worst = worst.max(check.difference());
-        assert!(check.is_far_below_the_monte_carlo_error(), "{check:?}");
-    }
-    web_sys::console::log_1(&format!("largest |ΔŜM|/SM between f32 and f64: {worst:e}").into());
 }
 
 /// A signed estimator's scatter: random Fourier features at the paper's norms go negative,
@@ -584,35 +564,4 @@ fn attention_charts_draw_realistic_and_degenerate_data() {
     assert!(non_white_pixels(&canvas) > 50, "the message is drawn");
     draw_xy(&canvas, "no series", "x", "y", &[], false, false).unwrap();
     draw_xy_with_errors(&canvas, "no series", "x", "y", &[], true, true).unwrap();
-}
-
-include!("export/pinned.rs");
-
-/// The page's export path (the tasks of `ExportRun` as worker messages, answered by
-/// `handle_request`, assembled and printed by the command line's own functions) in this
-/// WebAssembly build gives the files `kernel-lab experiment` prints natively (tests/export.rs
-/// pins them), byte for byte, in both builds: the export's tasks ask for unfused arithmetic,
-/// so the worker-like build (`+relaxed-simd`), whose interactive kernel fuses multiply-adds,
-/// runs the portable kernel for them, as the page's pool does.
-#[wasm_bindgen_test]
-fn export_path_prints_what_the_command_line_prints() {
-    use softmax_kernel_lab::cli::{experiment_csv, experiment_json};
-    use softmax_kernel_lab::lab::tasks::ExportRun;
-    for (query, csv, json) in PINNED {
-        let (config, notices) = ExperimentConfig::from_query(query);
-        assert!(notices.is_empty(), "{query}: {notices:?}");
-        let mut run = ExportRun::new(&config).unwrap();
-        let mut workspaces = [Workspace::new(), Workspace::new()];
-        // A workspace that ran the page's fused tasks before must not leak that into these.
-        workspaces[0].set_fused(true);
-        for index in 0..run.len() {
-            let worker = run.worker_for(index, 2);
-            let answer = handle_request(&mut workspaces[worker], &run.request(index).unwrap());
-            run.answer(&answer).unwrap();
-        }
-        let result = run.result().expect("every task answered");
-        let (got_csv, got_json) = (experiment_csv(&result), experiment_json(&result).unwrap());
-        assert_eq!(got_csv, csv, "?{query}");
-        assert_eq!(got_json, json, "?{query}");
-    }
 }

@@ -254,8 +254,8 @@ fn block_panels<'a>(
 /// workers' relaxed builds have it (`scripts/build-worker.sh`), and use it when the scratch
 /// says `fused` (the page's interactive work); a browser without relaxed SIMD gets the
 /// `-simd128` build. The portable version below is the reference, and what the relaxed build
-/// runs for the export (bit for bit the command line's); `tests/browser.rs`, run once more
-/// with the worker's flags, checks this one against the f64 path.
+/// runs for the export (bit for bit the command line's); `tests/browser_worker.rs`, run in
+/// the page's build and the workers', checks this one against the f64 path.
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
 #[inline(always)]
 fn project_block_fused(omega: &TransposedOmega, z: &[f32], projected: &mut [f32]) {

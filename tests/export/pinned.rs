@@ -1,4 +1,4 @@
-// The links whose export is pinned (included by tests/export.rs and tests/browser.rs).
+// The links whose export is pinned (included by tests/export.rs and tests/browser_worker.rs).
 
 /// (query, CSV, JSON): the default estimators on a small page (the simd128 cosh kernel), and
 /// the twelve estimators before the DERF members with orthogonal, fresh ω (the exp kernel and the f64 sums, GERF, the

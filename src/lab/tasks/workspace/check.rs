@@ -45,7 +45,7 @@ impl KernelCheck {
 
 /// [`KernelCheck`]s for the first `pairs` pairs of the scatter dataset, every estimator of
 /// `config`, with the configuration's shared ω. The kernel's tests share it: natively, and in
-/// WebAssembly built like the worker (`tests/browser.rs`).
+/// WebAssembly built like the worker (`tests/browser_worker.rs`).
 pub fn check_kernel_against_f64(
     config: &ExperimentConfig,
     pairs: usize,

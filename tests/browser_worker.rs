@@ -1,0 +1,77 @@
+//! Browser tests of the computations whose code differs between the page's build (`simd128`)
+//! and the workers' (`+relaxed-simd`, whose interactive kernel fuses multiply-adds): the test
+//! command runs this file in both builds and both browsers. It needs no UI (no feature `page`),
+//! so the workers' build of it shares every dependency with `full-worker`'s.
+#![cfg(target_arch = "wasm32")]
+
+use softmax_kernel_lab::lab::config::{ExperimentConfig, Param};
+use softmax_kernel_lab::lab::tasks::{Workspace, handle_request};
+use softmax_kernel_lab::numerics::estimators::REGISTRY;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn small_config() -> ExperimentConfig {
+    let mut config = ExperimentConfig::default();
+    for (param, value) in [
+        (Param::M, "64"),
+        (Param::N, "120"),
+        (Param::Datasets, "6"),
+        (Param::Pairs, "60"),
+    ] {
+        config.set(param, value).unwrap();
+    }
+    config
+}
+
+/// The f32 kernel as WebAssembly runs it (as the page is built, and with `+relaxed-simd` as
+/// the workers are) against the f64 reference on the same data and ω: the difference must stay
+/// far below the Monte Carlo error, which Lemma 3.1 gives per pair as the relative RMSE
+/// √MSE/SM.
+#[wasm_bindgen_test]
+fn kernel_in_webassembly_matches_the_f64_path_far_below_the_monte_carlo_error() {
+    use softmax_kernel_lab::lab::tasks::check_kernel_against_f64;
+
+    let mut config = small_config();
+    let every: Vec<&str> = REGISTRY.iter().map(|e| e.id()).collect();
+    config.set(Param::Estimators, &every.join(",")).unwrap();
+    let checks = check_kernel_against_f64(&config, 40).unwrap();
+    assert_eq!(checks.len(), REGISTRY.len() * 40);
+    let mut worst = 0.0f64;
+    for check in checks {
+        worst = worst.max(check.difference());
+        assert!(check.is_far_below_the_monte_carlo_error(), "{check:?}");
+    }
+    web_sys::console::log_1(&format!("largest |ΔŜM|/SM between f32 and f64: {worst:e}").into());
+}
+
+include!("export/pinned.rs");
+
+/// The page's export path (the tasks of `ExportRun` as worker messages, answered by
+/// `handle_request`, assembled and printed by the command line's own functions) in this
+/// WebAssembly build gives the files `kernel-lab experiment` prints natively (tests/export.rs
+/// pins them), byte for byte, in both builds: the export's tasks ask for unfused arithmetic,
+/// so the worker-like build (`+relaxed-simd`), whose interactive kernel fuses multiply-adds,
+/// runs the portable kernel for them, as the page's pool does.
+#[wasm_bindgen_test]
+fn export_path_prints_what_the_command_line_prints() {
+    use softmax_kernel_lab::cli::{experiment_csv, experiment_json};
+    use softmax_kernel_lab::lab::tasks::ExportRun;
+    for (query, csv, json) in PINNED {
+        let (config, notices) = ExperimentConfig::from_query(query);
+        assert!(notices.is_empty(), "{query}: {notices:?}");
+        let mut run = ExportRun::new(&config).unwrap();
+        let mut workspaces = [Workspace::new(), Workspace::new()];
+        // A workspace that ran the page's fused tasks before must not leak that into these.
+        workspaces[0].set_fused(true);
+        for index in 0..run.len() {
+            let worker = run.worker_for(index, 2);
+            let answer = handle_request(&mut workspaces[worker], &run.request(index).unwrap());
+            run.answer(&answer).unwrap();
+        }
+        let result = run.result().expect("every task answered");
+        let (got_csv, got_json) = (experiment_csv(&result), experiment_json(&result).unwrap());
+        assert_eq!(got_csv, csv, "?{query}");
+        assert_eq!(got_json, json, "?{query}");
+    }
+}
