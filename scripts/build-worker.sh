@@ -38,10 +38,13 @@ optimise() {
     --enable-reference-types --enable-multivalue)
   local staged="$staging/${name}_bg.wasm" key
   key="$({ sha256sum < "$staged"; echo "binaryen $BINARYEN_VERSION ${flags[*]}"; } | sha256sum | cut -c1-32)"
-  local cached="$opt_cache/$name-$key.wasm"
+  # A folder per NAME: only this worker's older entry is removed (the two flag sets run at once).
+  local folder="$opt_cache/$name"
+  local cached="$folder/$key.wasm"
+  mkdir -p "$folder"
   if [[ ! -f "$cached" ]]; then
     wasm-opt "${flags[@]}" -o "$cached.tmp" "$staged"
-    find "$opt_cache" -maxdepth 1 -name "$name-*.wasm" -delete
+    find "$folder" -maxdepth 1 -name '*.wasm' -delete
     mv "$cached.tmp" "$cached"
   fi
   cp "$cached" "$staged"

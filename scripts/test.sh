@@ -84,6 +84,13 @@ lint=(env RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)" CLIPPY_ARGS=-Dwa
 
 step "native tests and clippy" "numerics, lab, statistics, CLI, the model, doc tests; every target linted"
 run "${lint[@]}" cargo test
+# The command line whose output the end-to-end tests compare the page's exports with: the binary
+# `cargo test` just built (tests/e2e/teaching.test.mjs would otherwise `cargo run` a dev build).
+export KERNEL_LAB_BIN="$ROOT/target/debug/kernel-lab"
+if [[ ! -x $KERNEL_LAB_BIN ]]; then
+  echo "error: cargo test did not leave $KERNEL_LAB_BIN" >&2
+  exit 1
+fi
 
 # Everything built for the browser, in one target directory per set of flags so that each
 # dependency is compiled once: the shipping profiles (`page` for the page: opt-level z;

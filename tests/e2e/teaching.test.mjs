@@ -8,10 +8,16 @@ import { openPage, waitReady, browserName, sharedServerAndBrowser } from './harn
 
 const shared = sharedServerAndBrowser();
 
-/** What `kernel-lab experiment` prints for `query` (the debug build `cargo test` made). */
+/**
+ * What `kernel-lab` prints for `args`: the binary KERNEL_LAB_BIN names (scripts/test.sh passes
+ * the one its native tests built, so nothing is compiled again), else `cargo run`'s.
+ */
 function cli(args) {
-  return execFileSync('cargo', ['run', '-q', '--bin', 'kernel-lab', '--', ...args],
-    { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8' });
+  const options = { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8' };
+  const binary = process.env.KERNEL_LAB_BIN;
+  return binary
+    ? execFileSync(binary, args, options)
+    : execFileSync('cargo', ['run', '-q', '--bin', 'kernel-lab', '--', ...args], options);
 }
 
 test('a preset is a link: choosing one sets the URL and explains itself, the rest of the page stays', async () => {
