@@ -13,8 +13,8 @@
 # The page (src/ui/pool.rs) checks once which one the browser can run and loads only that.
 # Each flag set has its own target directory under CARGO_TARGET_DIR (default target/), so they
 # do not rebuild each other's cache, and the two sets build at the same time: a set's link and
-# wasm-opt each use one core. wasm-opt's output is cached by its input's hash (a rebuild that
-# leaves a worker's bytes alone, as `trunk serve` does when only the page changed, copies it).
+# wasm-opt each use one core. wasm-opt is scripts/cached/wasm-opt (scripts/env.sh puts it first
+# on PATH): a worker whose bytes did not change is not optimised again.
 set -Eeuo pipefail
 # shellcheck source=env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -25,30 +25,6 @@ cd "$root"
 release=()
 [[ "$profile" == "release" ]] && release=(--release)
 target_base="${CARGO_TARGET_DIR:-$root/target}"
-opt_cache="$target_base/wasm-opt-cache"
-mkdir -p "$opt_cache"
-
-# optimise NAME WASM_OPT_FLAGS...: wasm-opt -O3 on the staged NAME_bg.wasm, or its cached result
-# for the same input bytes, flags and wasm-opt version (one entry kept per NAME).
-optimise() {
-  local name="$1"
-  shift
-  local flags=(-O3 "$@" --enable-simd --enable-bulk-memory --enable-bulk-memory-opt
-    --enable-sign-ext --enable-nontrapping-float-to-int --enable-mutable-globals
-    --enable-reference-types --enable-multivalue)
-  local staged="$staging/${name}_bg.wasm" key
-  key="$({ sha256sum < "$staged"; echo "binaryen $BINARYEN_VERSION ${flags[*]}"; } | sha256sum | cut -c1-32)"
-  # A folder per NAME: only this worker's older entry is removed (the two flag sets run at once).
-  local folder="$opt_cache/$name"
-  local cached="$folder/$key.wasm"
-  mkdir -p "$folder"
-  if [[ ! -f "$cached" ]]; then
-    wasm-opt "${flags[@]}" -o "$cached.tmp" "$staged"
-    find "$folder" -maxdepth 1 -name '*.wasm' -delete
-    mv "$cached.tmp" "$cached"
-  fi
-  cp "$cached" "$staged"
-}
 
 # bindgen BIN NAME TARGET_DIR WASM_OPT_FLAGS...: one built worker into the staging directory.
 bindgen() {
@@ -57,7 +33,10 @@ bindgen() {
   wasm-bindgen --target no-modules --no-typescript --out-dir "$staging" --out-name "$name" \
     "$target_dir/wasm32-unknown-unknown/$profile/$bin.wasm"
   if [[ "$profile" == "release" ]]; then
-    optimise "$name" "$@"
+    wasm-opt -O3 "$@" --enable-simd --enable-bulk-memory --enable-bulk-memory-opt \
+      --enable-sign-ext --enable-nontrapping-float-to-int --enable-mutable-globals \
+      --enable-reference-types --enable-multivalue \
+      -o "$staging/${name}_bg.wasm" "$staging/${name}_bg.wasm"
   fi
   # The worker's entry script (what Trunk's loader shim would be).
   printf 'importScripts("./%s.js");wasm_bindgen({ module_or_path: "./%s_bg.wasm" });\n' \

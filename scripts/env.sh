@@ -15,7 +15,8 @@ trap 'report_failure "$?" "$LINENO" "${BASH_SOURCE[0]:-$0}" "$BASH_COMMAND"' ERR
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
-export PATH="$HOME/.cargo/bin:$ROOT/tools/node_modules/.bin:$ROOT/tools/python/bin:$PATH"
+# scripts/cached first: its wasm-opt caches binaryen's (tools/node_modules/.bin) by input.
+export PATH="$ROOT/scripts/cached:$HOME/.cargo/bin:$ROOT/tools/node_modules/.bin:$ROOT/tools/python/bin:$PATH"
 export PYTHONPATH="$ROOT/tools/python${PYTHONPATH:+:$PYTHONPATH}"
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 # The pinned versions (../shared/TOOLCHAIN.md says why each one).

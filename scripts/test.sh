@@ -66,7 +66,7 @@ summary() {
 trap summary EXIT
 
 step "shellcheck and the installer's test" "a simulated bare machine"
-run shellcheck scripts/*.sh .ci/run tests/scripts/*.sh
+run shellcheck scripts/*.sh scripts/cached/wasm-opt .ci/run tests/scripts/*.sh
 run bash tests/scripts/install-from-nothing.sh
 
 step "cargo fmt --check"
