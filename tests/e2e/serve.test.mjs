@@ -1,7 +1,9 @@
 // End-to-end: the README's first command, `./scripts/serve.sh` (`trunk serve --release`), on a
 // free loopback port. The page it serves (with Trunk's injected auto-reload script) must load
 // and compute with no console error and no page error. From a fresh clone the command builds
-// first, hence the generous timeouts. The server's whole process group is stopped afterwards.
+// first, hence the generous timeouts; scripts/test.sh runs it with its release build's settings
+// (target/test-release, the same profile overrides and lint wrapper), so Trunk finds everything
+// built and wasm-opt's output cached. The server's whole process group is stopped afterwards.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
