@@ -11,7 +11,7 @@ use softmax_kernel_lab::lab::attention::report::{
 use softmax_kernel_lab::lab::config::{BUDGETS, ExperimentConfig};
 use softmax_kernel_lab::numerics::attention::data::AttentionData;
 use softmax_kernel_lab::numerics::attention::exact::softmax_output;
-use softmax_kernel_lab::numerics::attention::method::MethodId;
+use softmax_kernel_lab::numerics::attention::methods::MethodId;
 
 fn config(query: &str) -> ExperimentConfig {
     let (config, notices) = ExperimentConfig::from_query(query);

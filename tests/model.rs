@@ -33,7 +33,7 @@ use softmax_kernel_lab::lab::config::{
 };
 use softmax_kernel_lab::lab::text_model::TextModel;
 use softmax_kernel_lab::numerics::attention::heads::{HEADS_ASSET_PATH, RealHeads};
-use softmax_kernel_lab::numerics::attention::method::{DEFAULT_METHODS, MethodId};
+use softmax_kernel_lab::numerics::attention::methods::{DEFAULT_METHODS, MethodId};
 use softmax_kernel_lab::numerics::bert::{BertWeights, MODEL_SHA256, ModelError};
 
 /// The fixture (its "description" says how each field was made).

@@ -19,7 +19,7 @@ use softmax_kernel_lab::lab::model_swap::{
     swap_report,
 };
 use softmax_kernel_lab::lab::text_model::TextModel;
-use softmax_kernel_lab::numerics::attention::method::MethodId;
+use softmax_kernel_lab::numerics::attention::methods::MethodId;
 
 static MODEL: OnceLock<TextModel> = OnceLock::new();
 

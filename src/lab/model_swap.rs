@@ -22,7 +22,7 @@ pub use crate::lab::model_protocol::{
 use crate::lab::text_model::TextModel;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 use crate::numerics::bert::{Forward, HeadInputs, Keep, ModelError};
 
 /// What replaces softmax: a method of the registry, or the Hedgehog maps learned for every head.

@@ -12,7 +12,7 @@ use super::model_swap::{
     ExactRun, Swap, SwapMethod, exact_run, retrieval_report, swap_report, swap_report_on,
 };
 use super::text_model::TextModel;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 
 /// The model worker's state: the model once loaded, the Hedgehog maps once trained, and the
 /// last swapped text's exact run.

@@ -13,7 +13,8 @@ use crate::lab::model_protocol::{
     HEDGEHOG, HEDGEHOG_EVAL_TEXT, HEDGEHOG_TRAINING_TEXT, HedgehogJob, ModelRequest,
     RetrievalReport, SwapJob, SwapReport,
 };
-use crate::numerics::attention::method::{MethodFamily, MethodId};
+use crate::numerics::attention::method::MethodFamily;
+use crate::numerics::attention::methods::MethodId;
 
 /// The cosine to the exact embedding a method must keep to count as keeping the embedding.
 pub const KEEPS_COSINE: f64 = 0.99;

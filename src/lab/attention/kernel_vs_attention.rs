@@ -26,7 +26,8 @@ use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::exact::{softmax_rows, total_variation};
 use crate::numerics::attention::heads::RealHeads;
-use crate::numerics::attention::method::{MethodId, MethodSettings};
+use crate::numerics::attention::method::MethodSettings;
+use crate::numerics::attention::methods::MethodId;
 
 /// Draws of a random method per problem.
 pub const KVA_DRAWS: u64 = 2;

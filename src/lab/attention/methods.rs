@@ -9,7 +9,8 @@ use std::sync::Mutex;
 
 use crate::numerics::attention::lln::{LlnConstants, fit_moment_matching};
 pub use crate::numerics::attention::method::MethodRun;
-use crate::numerics::attention::method::{FittedMethod, MethodId, MethodSettings, SharedFits};
+use crate::numerics::attention::method::{FittedMethod, MethodSettings, SharedFits};
+use crate::numerics::attention::methods::MethodId;
 use crate::numerics::rng::{StreamPurpose, StreamRng, stream_rng};
 
 /// A method fitted to one problem, ready to be drawn.

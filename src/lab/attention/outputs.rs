@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::lab::config::ExperimentConfig;
 use crate::numerics::attention::Evaluation;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 use crate::numerics::stats::{mean_and_standard_error, median};
 
 pub use super::kernel_vs_attention::KernelVsAttention;

@@ -19,7 +19,7 @@ use crate::numerics::attention::exact::{
 };
 use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::attention::lln::LlnConstants;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 
 pub(super) fn main_report(
     config: &ExperimentConfig,

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::outputs::BudgetReport;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 
 /// A slope at or below this is read as "falls like 1/√D" (−0.5 within the noise of two draws
 /// per point over a decade or more of D).

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::numerics::attention::method::{DEFAULT_METHODS, MethodId};
+use crate::numerics::attention::methods::{DEFAULT_METHODS, MethodId};
 
 /// Which view of the lab is shown (URL `view`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -297,7 +297,7 @@ pub fn parse_methods(text: &str) -> Result<Vec<MethodId>, String> {
             format!(
                 "unknown method {} (expected {})",
                 super::quote(name),
-                crate::numerics::attention::method::all_method_ids()
+                crate::numerics::attention::methods::all_method_ids()
             )
         })?;
         chosen.push(method);

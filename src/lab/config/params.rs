@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::numerics::attention::method::{MethodId, all_method_ids};
+use crate::numerics::attention::methods::{MethodId, all_method_ids};
 use crate::numerics::estimators::all_ids;
 use crate::numerics::heuristics::AHeuristic;
 use crate::numerics::projections::couplings::Coupling;

@@ -166,7 +166,7 @@ fn validate_rejects_what_set_would_reject() {
 /// a round trip through its own parser keeps: forged values of every kind, one at a time.
 #[test]
 fn every_text_check_agrees_with_its_parsers_round_trip() {
-    use crate::numerics::attention::method::MethodId;
+    use crate::numerics::attention::methods::MethodId;
     let method = |id: &str| MethodId::from_id(id).unwrap();
     let estimator = |id: &str| EstimatorId::from_id(id).unwrap();
     let base = ExperimentConfig::default();

@@ -1,7 +1,7 @@
 //! The attention level (seeds 001 to 004): whole attention rows and outputs, softmax against
 //! every linear approximation, on synthetic data and on real heads of all-MiniLM-L6-v2.
 //!
-//! - [`method`]: what a method is ([`method::AttentionMethod`]) and its handle [`MethodId`];
+//! - [`method`]: what a method is ([`method::AttentionMethod`]);
 //!   [`methods`]: the registry, one file per method (every registry estimator as a feature
 //!   map, Taylor, `(1 + x/n)^n`, LLN, `elu + 1`, randomized attention);
 //! - [`data`]: the queries, keys and values; [`heads`]: the real heads' asset;
@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::numerics::estimators::EstimatorId;
 
 pub use data::AttentionData;
-pub use method::MethodId;
+pub use methods::MethodId;
 
 /// How a method's output was computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

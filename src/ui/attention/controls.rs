@@ -5,7 +5,7 @@ use leptos::ev;
 use leptos::prelude::*;
 
 use crate::lab::config::{ExperimentConfig, HeadSource, Param};
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 use crate::numerics::estimators::Family;
 use crate::ui::controls::{NumberControl, SeedControl, Slider, commit};
 

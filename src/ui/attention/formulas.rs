@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::text::css_colour;
 use crate::lab::formulas;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 use crate::ui::math::Math;
 
 /// The attention view's formulas and sources.

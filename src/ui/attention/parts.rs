@@ -12,7 +12,7 @@ use crate::lab::attention::report::{
     KernelVsAttention, MainReport, TemperatureReport,
 };
 use crate::lab::config::ExperimentConfig;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 use crate::ui::pool::AttentionRunner;
 
 /// The latest outcome of each part (`None`: not computed yet), and how long the last main

@@ -22,7 +22,7 @@ use crate::lab::model_protocol::{HEDGEHOG, SwapReport};
 use crate::lab::swap_plan::{
     KEEPS_COSINE, learned_against_random, retrieval_summary, swap_plan, verdict,
 };
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 use crate::ui::controls::{NumberControl, commit};
 use charts::{CosineChart, CostChart, HedgehogCurve};
 use retrieval::RetrievalView;

@@ -8,7 +8,7 @@ use super::{Figure, chart_error};
 use crate::charts::{Series, describe, draw_xy};
 use crate::lab::attention::report::TemperatureReport;
 use crate::lab::formulas;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 
 /// Row entropy and spectral gap against the temperature.
 #[component]

@@ -2,7 +2,7 @@
 //! colour, means and the per-method summaries of the charts' text alternatives.
 
 use crate::lab::attention::report::MainReport;
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 
 /// `method value` for every method of the main part, for a chart's text alternative.
 pub(super) fn summary(

@@ -1,7 +1,8 @@
 //! The registry of attention methods: every kernel estimator of the estimator registry as a
 //! random feature map ([`random_features`]), then the attention-level methods, one file each.
 //! **Adding a method: one file here implementing [`AttentionMethod`] and [`FitMethod`], one
-//! line in `others!`.**
+//! line in `others!`.** [`MethodId`] is the handle the rest of the lab holds: a position in
+//! this registry.
 
 pub mod elu;
 pub mod lln;
@@ -16,11 +17,16 @@ pub mod taylor;
 mod test_problems;
 pub mod window;
 
+use std::fmt;
 use std::sync::LazyLock;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::numerics::estimators::EstimatorId;
 
-use super::method::{AttentionMethod, FitMethod};
+use super::AttentionError;
+use super::data::AttentionData;
+use super::method::{AttentionMethod, FitMethod, FittedMethod, MethodSettings, SharedFits};
 use random_features::RandomFeatureMethod;
 
 /// The methods that are not registry estimators, in the page's order: **one line per method**.
@@ -119,6 +125,156 @@ pub fn stream_index(id: &str) -> u64 {
     hash | (1 << 63)
 }
 
+/// One method of the registry ([`all`]), by position; serialised as its id.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MethodId(u16);
+
+impl MethodId {
+    /// Every method, in the page's order: the registry's estimators, then the others.
+    pub fn all() -> impl Iterator<Item = MethodId> {
+        (0..count()).map(|i| MethodId(i as u16))
+    }
+
+    /// The registry's first method (the registry is never empty).
+    pub fn first() -> MethodId {
+        MethodId(0)
+    }
+
+    /// The method with this id.
+    pub fn from_id(id: &str) -> Option<MethodId> {
+        all()
+            .iter()
+            .position(|m| m.id() == id)
+            .map(|i| MethodId(i as u16))
+    }
+
+    /// Its registry entry.
+    pub fn get(self) -> &'static dyn AttentionMethod {
+        let all = all();
+        all[usize::from(self.0).min(all.len() - 1)]
+    }
+
+    /// Fits it to `data` (workers and the command line only: see [`FitMethod`]).
+    pub fn fit(
+        self,
+        data: &AttentionData,
+        settings: &MethodSettings,
+        shared: SharedFits<'_>,
+    ) -> Result<Box<dyn FittedMethod>, AttentionError> {
+        let fits = fits();
+        fits[usize::from(self.0).min(fits.len() - 1)].fit(data, settings, shared)
+    }
+
+    /// The stable id.
+    pub fn id(self) -> &'static str {
+        self.get().id()
+    }
+
+    /// A short human-readable name.
+    pub fn label(self) -> &'static str {
+        self.get().label()
+    }
+
+    /// Whether repeated draws differ.
+    pub fn is_random(self) -> bool {
+        self.get().is_random()
+    }
+
+    /// Whether it costs O(L²) by construction.
+    pub fn is_quadratic(self) -> bool {
+        self.get().is_quadratic()
+    }
+
+    /// The colour of its marks.
+    pub fn colour(self) -> [u8; 3] {
+        self.get().colour()
+    }
+
+    /// Its formula, in LaTeX.
+    pub fn formula(self) -> &'static str {
+        self.get().formula()
+    }
+
+    /// Where it comes from.
+    pub fn source(self) -> &'static str {
+        self.get().source()
+    }
+
+    /// The registry estimator behind it, if it is one.
+    pub fn estimator(self) -> Option<EstimatorId> {
+        self.get().estimator()
+    }
+
+    /// The index of its draws' random stream: keyed by its id, so that adding a method
+    /// anywhere in the registry changes no other method's numbers
+    /// ([`stream_index`]).
+    pub fn stream_index(self) -> u64 {
+        stream_index(self.id())
+    }
+}
+
+impl fmt::Debug for MethodId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MethodId({})", self.id())
+    }
+}
+
+impl fmt::Display for MethodId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// As its id in text formats (JSON); as its position in binary ones (the worker messages,
+/// between a page and workers of the same build), so that a worker that never describes a
+/// method (the kernel view's) decodes a configuration without linking the registry's
+/// descriptions.
+impl Serialize for MethodId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            serializer.serialize_str(self.id())
+        } else {
+            serializer.serialize_u16(self.0)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MethodId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if !deserializer.is_human_readable() {
+            let index = u16::deserialize(deserializer)?;
+            return (usize::from(index) < count())
+                .then_some(MethodId(index))
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("no attention method at position {index}"))
+                });
+        }
+        let id = String::deserialize(deserializer)?;
+        MethodId::from_id(&id)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown attention method `{id}`")))
+    }
+}
+
+/// The attention view's default methods (eight: the benchmark's case).
+pub const DEFAULT_METHODS: [&str; 8] = [
+    "prf-pos",
+    "hcexp-var",
+    "oprf-var",
+    "rff",
+    "taylor",
+    "lln",
+    "elu",
+    "ra",
+];
+
+/// Every method id, comma-separated.
+pub fn all_method_ids() -> String {
+    MethodId::all()
+        .map(MethodId::id)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +309,21 @@ mod tests {
             let index = stream_index(method.id());
             assert!(index >= 2, "{}", method.id());
         }
+    }
+
+    #[test]
+    fn ids_round_trip_and_are_unique() {
+        let ids: Vec<&str> = MethodId::all().map(MethodId::id).collect();
+        let mut unique = ids.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len());
+        for m in MethodId::all() {
+            assert_eq!(MethodId::from_id(m.id()), Some(m));
+        }
+        for id in DEFAULT_METHODS {
+            assert!(MethodId::from_id(id).is_some(), "{id}");
+        }
+        assert_eq!(MethodId::from_id("nope"), None);
     }
 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::numerics::attention::exact::{softmax_matrix, softmax_output};
-use crate::numerics::attention::method::MethodId;
+use crate::numerics::attention::methods::MethodId;
 use crate::numerics::attention::methods::test_problems::{gaussian, max_difference, settings};
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
