@@ -45,9 +45,15 @@ step() {
   printf '\n==> [%4d s] %s\n' "$SECONDS" "$1${2:+ ($2)}"
 }
 
-# run COMMAND...: runs it with its output shown and kept in the step's log.
+# run COMMAND...: runs it with its output shown and kept in the step's log; a failure names the
+# command (the ERR trap alone would name `tee`, the pipeline's last command).
 run() {
-  "$@" 2>&1 | tee -a "$step_log"
+  local status=0
+  "$@" 2>&1 | tee -a "$step_log" || status=$?
+  if ((status != 0)); then
+    printf '\nerror: exit status %s from: %s\n' "$status" "$*" >&2
+    return "$status"
+  fi
 }
 
 summary() {
