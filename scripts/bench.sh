@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: release build, the page in headless Chromium, and the NumPy baseline in the same
 # run; prints one JSON object as its last line (see README, "Benchmark"). Never fails on timing.
+# BENCH_SKIP_PEER=1 leaves out the model's peer, transformers.js (docs/benchmark.md, "The peer").
 set -Eeuo pipefail
 # shellcheck source=env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -13,5 +14,23 @@ fi
 trunk build --release >&2
 # The text view's model worker against NumPy (its own JSON line, before the page's).
 "$ROOT/scripts/fetch-model.sh" >&2
+if [[ -z "${BENCH_SKIP_PEER:-}" ]]; then
+  # The peer's packages, here and not in scripts/test.sh. npm without install scripts:
+  # onnxruntime-node's downloads from a host that is not reachable, and only onnxruntime-web is
+  # used. Each step is skipped when what it installs is already there.
+  if [[ ! bench/peer/node_modules/.package-lock.json -nt bench/peer/package-lock.json ]]; then
+    echo "==> installing the peer's npm packages (bench/peer/package-lock.json)" >&2
+    (cd bench/peer && npm ci --ignore-scripts --no-audit --no-fund) >&2
+  fi
+  peer_python="$ROOT/tools/peer-python"
+  if ! cmp -s bench/peer/requirements.txt "$peer_python/.requirements.txt"; then
+    echo "==> installing the peer's Python packages into tools/peer-python (bench/peer/requirements.txt)" >&2
+    rm -rf "$peer_python"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$peer_python" -r bench/peer/requirements.txt >&2
+    cp bench/peer/requirements.txt "$peer_python/.requirements.txt"
+  fi
+  # The ONNX files from the cached model, checked against the lab's forward (cached when newer).
+  PYTHONPATH="$peer_python:$PYTHONPATH" python3 bench/peer/make_onnx.py >&2
+fi
 node tests/e2e/model-bench.mjs
 node tests/e2e/bench.mjs

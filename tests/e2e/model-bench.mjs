@@ -16,11 +16,24 @@
 //   job's, one run each; swap_jobs its jobs; hedgehog_train_ms[L] the maps' training in it;
 //   swap_long_task_max_ms the page's longest main-thread task while the answers arrive (after
 //   the attention view's first render);
-// - numpy_forward_ms[L], ratio[L]: the NumPy reference and worker / NumPy.
+// - numpy_forward_ms[L], ratio[L]: the NumPy reference and worker / NumPy;
+// - peer: transformers.js (@huggingface/transformers, pinned in bench/peer/package.json; ONNX
+//   Runtime Web, wasm backend) running `feature-extraction` with mean pooling and normalisation on
+//   the same weights (bench/peer/make_onnx.py's ONNX files), in the same Chromium, on a page served
+//   cross-origin isolated (COOP + COEP), for fp32 and q8 with one and two threads:
+//   peer.forward_ms[dtype]['threads' + n][L] the median over the texts the worker was timed on
+//   (same texts, same token count, after BENCH_PEER_WARMUP warm-up runs at each L), timed right
+//   after the worker's texts of that L once its page is quiet; peer.threads_in_effect what ONNX
+//   Runtime used (it falls back to one thread silently when the page is not isolated);
+//   peer.check the embeddings' agreement with the lab's forward (ids and cosines);
+//   ratio_to_peer[L] = forward_ms[L] / the peer's faster fp32 thread count at L, ratio_to_peer_q8
+//   the same against q8. When the peer's packages or ONNX files are missing (or BENCH_SKIP_PEER
+//   is set) peer is { skipped: why } and the ratios null; a peer that fails gives { error }.
 import { gzipSync } from 'node:zlib';
-import { readFile, stat } from 'node:fs/promises';
+import { access, readFile, stat } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { createServer } from 'node:http';
+import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveDist, launchBrowser, openPage, distDir } from './harness.mjs';
 
@@ -41,8 +54,11 @@ async function modelReady(page, timeout = 180_000) {
   }, null, { timeout, polling: 50 });
 }
 
-/** Runs the benchmark on an open browser and server; returns the numbers. */
-export async function benchModel(browser, server) {
+/**
+ * Runs the benchmark on an open browser and server; returns the numbers. `peer`, from
+ * openPeer(), is timed between the worker's lengths (and reported by peerReport()).
+ */
+export async function benchModel(browser, server, peer = null) {
   const ready = [];
   const load = [];
   for (let i = 0; i < Math.min(runs, 3); i += 1) {
@@ -72,8 +88,11 @@ export async function benchModel(browser, server) {
   let seed = 1;
   for (const len of LENGTHS) {
     const samples = [];
+    const timedTexts = [];
+    const attentionAnswers = Number(await page.getAttribute('.attention-view', 'data-attention-answers')) || 0;
     for (let i = 0; i < runs + 1; i += 1) {
       const text = textOf(len, seed++);
+      if (i > 0) timedTexts.push(text);
       // Each answer is numbered (data-answer): wait for the next one.
       const previous = Number(await page.getAttribute('[data-forward-ms]', 'data-answer').catch(() => 0)) || 0;
       await page.$eval('textarea[name="text"]', (area, text) => {
@@ -90,6 +109,15 @@ export async function benchModel(browser, server) {
       macs[len] = Number(await page.getAttribute('[data-forward-ms]', 'data-multiply-adds'));
     }
     forward[len] = round(median(samples));
+    if (peer?.pages) {
+      // The peer on the same texts, once the worker's page is quiet (the attention view has
+      // followed the last text), so that neither times the other's work.
+      await page.waitForFunction((before) => {
+        const view = document.querySelector('.attention-view');
+        return view?.dataset.attentionStatus === 'ready' && Number(view.dataset.attentionAnswers) > before;
+      }, attentionAnswers, { timeout: 120_000, polling: 50 });
+      await timePeer(peer, len, timedTexts);
+    }
   }
   const longTasks = await page.evaluate(() => window.__longTasks);
   await context.close();
@@ -150,6 +178,191 @@ async function benchSwap(browser, server) {
   };
 }
 
+// The peer (transformers.js): its page and packages in bench/peer/, its model folder and check
+// record written by bench/peer/make_onnx.py under target/peer/.
+const peerDir = join(root, 'bench', 'peer');
+const peerTarget = join(root, 'target', 'peer');
+const PEER_MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx', 'onnx/model_quantized.onnx'];
+const PEER_CONFIGS = ['fp32', 'q8'].flatMap((dtype) => [1, 2].map((threads) => ({ dtype, threads, key: `threads${threads}` })));
+// Its times kept falling for 3–4 runs after loading (and after each new length): warm up more.
+const peerWarmup = Math.max(0, Number(process.env.BENCH_PEER_WARMUP ?? 5));
+const peerMime = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+};
+
+/** Why the peer cannot run (its packages or ONNX files missing), or null. */
+async function peerMissing() {
+  if (process.env.BENCH_SKIP_PEER) return 'BENCH_SKIP_PEER is set';
+  const pinned = JSON.parse(await readFile(join(peerDir, 'package.json'), 'utf8')).dependencies['@huggingface/transformers'];
+  const installed = await readFile(join(peerDir, 'node_modules', '@huggingface', 'transformers', 'package.json'), 'utf8')
+    .then((text) => JSON.parse(text).version, () => null);
+  if (installed !== pinned) {
+    return `@huggingface/transformers ${pinned} is not installed in bench/peer (${installed ? `found ${installed}` : 'none'}): npm ci --ignore-scripts there (scripts/bench.sh does)`;
+  }
+  for (const file of [...PEER_MODEL_FILES.map((f) => join('models', 'all-MiniLM-L6-v2', f)), 'check.json']) {
+    if (!await access(join(peerTarget, file)).then(() => true, () => false)) {
+      return `target/peer/${file} is missing: run bench/peer/make_onnx.py (scripts/bench.sh does)`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Serves the peer's page cross-origin isolated (COOP same-origin, COEP require-corp, CORP on
+ * every file), which ONNX Runtime Web needs for more than one thread: bench/peer/ (the page and
+ * node_modules/) at /, target/peer/models/ at /models/. Nothing outside those two folders.
+ */
+export async function servePeer() {
+  const headers = {
+    'cross-origin-opener-policy': 'same-origin',
+    'cross-origin-embedder-policy': 'require-corp',
+    'cross-origin-resource-policy': 'same-origin',
+  };
+  const server = createServer(async (req, res) => {
+    try {
+      const path = normalize(decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname));
+      const [base, relative] = path.startsWith('/models/')
+        ? [join(peerTarget, 'models'), path.slice('/models/'.length)]
+        : [peerDir, path === '/' ? 'peer.html' : path.slice(1)];
+      const file = resolve(base, relative);
+      if (!file.startsWith(base + sep)) throw new Error('outside the served folders');
+      const body = await readFile(file);
+      res.writeHead(200, { ...headers, 'content-type': peerMime[extname(file)] ?? 'application/octet-stream', 'content-length': body.length });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { ...headers, 'content-type': 'text/plain' });
+      res.end('not found');
+    }
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((ok) => server.close(ok)) };
+}
+
+const cosine = (a, b) => {
+  let dot = 0; let na = 0; let nb = 0;
+  for (let i = 0; i < a.length; i += 1) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
+  return dot / Math.sqrt(na * nb);
+};
+
+/**
+ * The peer's four pages (fp32 and q8, one and two threads), each loaded in its own context and
+ * checked against the lab's forward on make_onnx.py's check texts (the same token ids, the
+ * embeddings' cosines). Resolves to { skipped } when the peer is missing, else to the state
+ * timePeer() fills and peerReport() reads.
+ */
+export async function openPeer(browser) {
+  const missing = await peerMissing();
+  if (missing) return { skipped: missing };
+  const check = JSON.parse(await readFile(join(peerTarget, 'check.json'), 'utf8'));
+  const server = await servePeer();
+  const peer = { server, check, pages: [], forward: {}, browserCheck: { ids_equal: true, cosine_min: {} } };
+  try {
+    for (const config of PEER_CONFIGS) {
+      const { page, context, problems } = await openPage(browser, `${server.url}peer.html?dtype=${config.dtype}&threads=${config.threads}`);
+      const warnings = [];
+      page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+      await page.waitForFunction(() => window.peer, null, { timeout: 60_000 });
+      const info = await page.evaluate(() => window.peer.ready);
+      for (const item of check.texts) {
+        const ids = await page.evaluate((text) => window.peer.ids(text), item.text);
+        if (ids.length !== item.ids.length || ids.some((id, i) => id !== item.ids[i])) peer.browserCheck.ids_equal = false;
+        const { embedding } = await page.evaluate((text) => window.peer.embed(text, true), item.text);
+        const c = cosine(embedding, item.embedding);
+        peer.browserCheck.cosine_min[config.dtype] = Math.min(peer.browserCheck.cosine_min[config.dtype] ?? 1, c);
+      }
+      peer.pages.push({ ...config, page, context, problems, warnings, info });
+    }
+  } catch (error) {
+    await closePeer(peer);
+    return { error: `the peer failed: ${error.message.split('\n')[0]}` };
+  }
+  return peer;
+}
+
+/**
+ * Times the peer's pages on the worker's texts of `len` tokens, round by round. A failure ends
+ * the peer (peer.error) but not the worker's benchmark.
+ */
+async function timePeer(peer, len, texts) {
+  try {
+    await timePeerPages(peer, len, texts);
+  } catch (error) {
+    peer.error = `the peer failed at L = ${len}: ${error.message.split('\n')[0]}`;
+    console.error(`peer: ${peer.error}`);
+    await closePeer(peer);
+    peer.pages = null;
+  }
+}
+
+async function timePeerPages(peer, len, texts) {
+  for (const { page } of peer.pages) {
+    const counts = await page.evaluate((texts) => texts.map((t) => window.peer.ids(t).length), texts);
+    if (counts.some((n) => n !== len)) throw new Error(`the peer's tokenizer gave ${counts} tokens for texts of ${len}`);
+    for (let i = 0; i < peerWarmup; i += 1) await page.evaluate((text) => window.peer.embed(text), textOf(len, 1000 + i));
+  }
+  const samples = peer.pages.map(() => []);
+  for (let round = 0; round < texts.length; round += 1) {
+    // Each round in another order, so that no configuration always follows the same one.
+    for (let j = 0; j < peer.pages.length; j += 1) {
+      const k = (j + round) % peer.pages.length;
+      samples[k].push((await peer.pages[k].page.evaluate((text) => window.peer.embed(text), texts[round])).ms);
+    }
+  }
+  peer.pages.forEach(({ dtype, key }, k) => {
+    peer.forward[dtype] ??= {};
+    peer.forward[dtype][key] ??= {};
+    peer.forward[dtype][key][len] = round(median(samples[k]));
+  });
+}
+
+async function closePeer(peer) {
+  for (const { context } of peer.pages ?? []) await context.close();
+  await peer.server?.close();
+}
+
+/** The peer's part of the JSON (`peer`, `ratio_to_peer`, `ratio_to_peer_q8`); closes its pages. */
+export async function peerReport(peer, model) {
+  if (peer.skipped) return { peer: { skipped: peer.skipped }, ratio_to_peer: null, ratio_to_peer_q8: null };
+  if (!peer.pages) return { peer: { error: peer.error }, ratio_to_peer: null, ratio_to_peer_q8: null };
+  await closePeer(peer);
+  const dtypes = ['fp32', 'q8'];
+  const byDtype = (f) => Object.fromEntries(dtypes.map((dtype) => [dtype, Object.fromEntries(
+    peer.pages.filter((p) => p.dtype === dtype).map((p) => [p.key, f(p)]))]));
+  // The faster thread count at each length: { threads, ms }.
+  const best = (dtype, l) => Object.entries(peer.forward[dtype])
+    .map(([key, ms]) => ({ threads: Number(key.replace('threads', '')), ms: ms[l] }))
+    .sort((a, b) => a.ms - b.ms)[0];
+  const perLength = (f) => Object.fromEntries(LENGTHS.map((l) => [l, f(l)]));
+  const ratio = (dtype) => perLength((l) => Number((model.forward_ms[l] / best(dtype, l).ms).toFixed(2)));
+  return {
+    peer: {
+      version: peer.pages[0].info.version,
+      onnxruntime_web: peer.pages[0].info.onnxruntime_web,
+      crossOriginIsolated: peer.pages.every((p) => p.info.crossOriginIsolated),
+      forward_ms: peer.forward,
+      threads_in_effect: byDtype((p) => p.info.threads_in_effect),
+      // ONNX Runtime's threads beyond the first are Web Workers: the page counts those it starts.
+      pthread_workers: byDtype((p) => p.info.workers_started),
+      best_threads: Object.fromEntries(dtypes.map((d) => [d, perLength((l) => best(d, l).threads)])),
+      load_ms: byDtype((p) => round(p.info.load_ms)),
+      warmup_runs: peerWarmup,
+      check: {
+        tokens: peer.check.texts.map((t) => t.ids.length),
+        onnxruntime_python: { version: peer.check.onnxruntime, cosine_fp32: peer.check.cosine_fp32, cosine_q8: peer.check.cosine_q8 },
+        browser: { ids_equal: peer.browserCheck.ids_equal, cosine_min: peer.browserCheck.cosine_min },
+      },
+      warnings: [...new Set(peer.pages.flatMap((p) => p.warnings))].slice(0, 5),
+      page_errors: peer.pages.reduce((n, p) => n + p.problems.length, 0),
+    },
+    ratio_to_peer: ratio('fp32'),
+    ratio_to_peer_q8: ratio('q8'),
+  };
+}
+
 /** bench/numpy_minilm.py on the same machine (null when NumPy is missing). */
 export function numpyForward() {
   try {
@@ -177,11 +390,26 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const server = await serveDist();
   const browser = await launchBrowser();
   let model;
+  let peer;
   try {
-    model = await benchModel(browser, server);
+    peer = await openPeer(browser);
+    if (peer.skipped || peer.error) console.error(`peer: ${peer.skipped ?? peer.error}`);
+    model = await benchModel(browser, server, peer);
+    model = { ...model, ...await peerReport(peer, model) };
+    if (model.ratio_to_peer) {
+      // The comparison in words too (stderr: the last stdout line stays the JSON).
+      const p = model.peer;
+      for (const l of LENGTHS) {
+        console.error(`L = ${l}: lab ${model.forward_ms[l]} ms; transformers.js fp32 ${p.forward_ms.fp32.threads1[l]} ms (1 thread), `
+          + `${p.forward_ms.fp32.threads2[l]} ms (2), q8 ${p.forward_ms.q8.threads1[l]} / ${p.forward_ms.q8.threads2[l]} ms; `
+          + `lab / peer ${model.ratio_to_peer[l]} (fp32, ${p.best_threads.fp32[l]} thread(s)), ${model.ratio_to_peer_q8[l]} (q8)`);
+      }
+      console.error(`peer threads in effect: ${JSON.stringify(p.threads_in_effect)}, crossOriginIsolated ${p.crossOriginIsolated}`);
+    }
   } finally {
     await browser.close();
     await server.close();
+    await peer?.server?.close();
   }
   console.log(JSON.stringify(withReference(model, process.env.BENCH_SKIP_NUMPY ? null : numpyForward())));
 }
