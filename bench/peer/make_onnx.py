@@ -137,18 +137,21 @@ def build_graph(w: dict[str, np.ndarray]) -> onnx.ModelProto:
         bias = const(f"{name}.bias", w[f"{name}.bias"])
         return node("Add", [node("MatMul", [x, weight_t], f"{out}/MatMul"), bias], out)
 
+    def weight(name: str) -> str:
+        return const(name, w[name])
+
     def layer_norm(x: str, name: str, out: str) -> str:
-        return node("LayerNormalization", [x, const(f"{name}.weight", w[f"{name}.weight"]),
-                                           const(f"{name}.bias", w[f"{name}.bias"])], out, axis=-1, epsilon=LN_EPS)
+        return node("LayerNormalization", [x, weight(f"{name}.weight"), weight(f"{name}.bias")], out,
+                    axis=-1, epsilon=LN_EPS)
 
     # Embeddings: word + token type, then + position (BertEmbeddings' order), LayerNorm.
-    words = node("Gather", [const("embeddings.word_embeddings.weight", w["embeddings.word_embeddings.weight"]), "input_ids"], "embeddings/word")
-    types = node("Gather", [const("embeddings.token_type_embeddings.weight", w["embeddings.token_type_embeddings.weight"]), "token_type_ids"], "embeddings/token_type")
+    words = node("Gather", [weight("embeddings.word_embeddings.weight"), "input_ids"], "embeddings/word")
+    types = node("Gather", [weight("embeddings.token_type_embeddings.weight"), "token_type_ids"], "embeddings/token_type")
     seq_len = node("Shape", ["input_ids"], "embeddings/seq_len", start=1, end=2)
-    position_ids = node("Slice", [const("embeddings.position_ids", np.arange(MAX_POSITIONS)[None, :], np.int64),
-                                  const("const/zero_i64", [0], np.int64), seq_len, const("const/one_i64", [1], np.int64)],
-                        "embeddings/position_ids")
-    positions = node("Gather", [const("embeddings.position_embeddings.weight", w["embeddings.position_embeddings.weight"]), position_ids], "embeddings/position")
+    all_positions = const("embeddings.position_ids", np.arange(MAX_POSITIONS)[None, :], np.int64)
+    position_ids = node("Slice", [all_positions, const("const/zero_i64", [0], np.int64), seq_len,
+                                  const("const/one_i64", [1], np.int64)], "embeddings/position_ids")
+    positions = node("Gather", [weight("embeddings.position_embeddings.weight"), position_ids], "embeddings/position")
     summed = node("Add", [node("Add", [words, types], "embeddings/word_type"), positions], "embeddings/sum")
     x = layer_norm(summed, "embeddings.LayerNorm", "embeddings/LayerNorm")
 
@@ -247,6 +250,11 @@ def embed(session, ids: list[list[int]]) -> np.ndarray:
     return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
 
+def cosine(a, b) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
 def check(folder: Path, model: Path) -> dict:
     """Compares the graphs with the lab's forward; exits when fp32 falls under MIN_COSINE."""
     import onnxruntime as ort
@@ -261,7 +269,7 @@ def check(folder: Path, model: Path) -> dict:
     result = {"texts": lab, "onnxruntime": ort.__version__, "onnx": onnx.__version__}
     for dtype, file in (("fp32", "model.onnx"), ("q8", "model_quantized.onnx")):
         session = ort.InferenceSession(str(folder / "onnx" / file), options, providers=["CPUExecutionProvider"])
-        cosines = [float(embed(session, [item["ids"]])[0] @ np.asarray(item["embedding"], dtype=np.float64)) for item in lab]
+        cosines = [cosine(embed(session, [item["ids"]])[0], item["embedding"]) for item in lab]
         result[f"cosine_{dtype}"] = cosines
         print(f"    {dtype} cosine to the lab: " + ", ".join(f"{c:.9f}" for c in cosines))
         if dtype == "fp32":

@@ -216,7 +216,7 @@ async function peerMissing() {
  * every file), which ONNX Runtime Web needs for more than one thread: bench/peer/ (the page and
  * node_modules/) at /, target/peer/models/ at /models/. Nothing outside those two folders.
  */
-export async function servePeer() {
+async function servePeer() {
   const headers = {
     'cross-origin-opener-policy': 'same-origin',
     'cross-origin-embedder-policy': 'require-corp',
