@@ -67,7 +67,7 @@ flag_set() {
   worker model-worker text-model "$suffix" "$target_dir" "$target_features" "$@"
 }
 
-flag_set "" "$target_base/worker" "+simd128,+relaxed-simd" --enable-relaxed-simd &
+flag_set "" "$target_base/worker" "$RELAXED_TARGET_FEATURES" --enable-relaxed-simd &
 relaxed_set=$!
 flag_set -simd128 "$target_base/worker-simd128" "+simd128" &
 simd128_set=$!

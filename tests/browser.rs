@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use plotters::style::RGBColor;
 use softmax_kernel_lab::charts::{draw_scatter, estimator_color};
-use softmax_kernel_lab::lab::config::{ExperimentConfig, Param};
+use softmax_kernel_lab::lab::config::Param;
 use softmax_kernel_lab::lab::experiment::run_experiment;
 use softmax_kernel_lab::lab::tasks::{Workspace, handle_request};
 use softmax_kernel_lab::numerics::estimators::EstimatorId;
@@ -16,6 +16,10 @@ use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlElement};
+
+mod support;
+
+use support::small_config;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -31,19 +35,6 @@ async fn sleep_ms(ms: i32) {
             .unwrap();
     });
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
-}
-
-fn small_config() -> ExperimentConfig {
-    let mut config = ExperimentConfig::default();
-    for (param, value) in [
-        (Param::M, "64"),
-        (Param::N, "120"),
-        (Param::Datasets, "6"),
-        (Param::Pairs, "60"),
-    ] {
-        config.set(param, value).unwrap();
-    }
-    config
 }
 
 /// The canvas's RGBA bytes.

@@ -9,20 +9,11 @@ use softmax_kernel_lab::lab::tasks::{Workspace, handle_request};
 use softmax_kernel_lab::numerics::estimators::REGISTRY;
 use wasm_bindgen_test::*;
 
-wasm_bindgen_test_configure!(run_in_browser);
+mod support;
 
-fn small_config() -> ExperimentConfig {
-    let mut config = ExperimentConfig::default();
-    for (param, value) in [
-        (Param::M, "64"),
-        (Param::N, "120"),
-        (Param::Datasets, "6"),
-        (Param::Pairs, "60"),
-    ] {
-        config.set(param, value).unwrap();
-    }
-    config
-}
+use support::small_config;
+
+wasm_bindgen_test_configure!(run_in_browser);
 
 /// The f32 kernel as WebAssembly runs it (as the page is built, and with `+relaxed-simd` as
 /// the workers are) against the f64 reference on the same data and ω: the difference must stay
