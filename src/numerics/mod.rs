@@ -16,5 +16,6 @@ pub mod portable;
 pub mod probe;
 pub mod projections;
 pub mod rng;
+pub mod simd;
 pub mod stats;
 pub mod theory;

@@ -17,6 +17,7 @@ pub mod heads;
 pub mod hedgehog;
 pub mod linear;
 pub mod lln;
+pub mod long;
 pub mod method;
 pub mod methods;
 pub mod randomized;

@@ -8,9 +8,9 @@
 //! `(1/2m) e^{|z|²} SM² (1 − e^{−|z|²})²`. A comes from a heuristic ([`AHeuristic`]).
 
 use super::{
-    Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
-    FeatureForm, Fit, FitInput, Projections, Side, exponential_features, log_softmax_kernel,
-    log_theoretical_mse_of, transform, transformed_side,
+    BatchedForm, Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams,
+    Family, FastSum, FeatureForm, Fit, FitInput, Projections, Side, exponential_features,
+    exponential_offsets, log_softmax_kernel, log_theoretical_mse_of, transform, transformed_side,
 };
 use crate::numerics::heuristics::{AHeuristic, diagonal_a};
 
@@ -197,6 +197,25 @@ impl Estimator for RealDiagonal {
 
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64> {
         real_diagonal_features(&fit.a, u, side, self.form, omega)
+    }
+
+    fn batched_form(&self, fit: &Fit, omega: &Projections) -> Option<BatchedForm> {
+        Some(real_diagonal_batched_form(&fit.a, self.form, omega))
+    }
+}
+
+/// [`real_diagonal_features`] as a [`BatchedForm`].
+pub fn real_diagonal_batched_form(
+    a: &[f64],
+    form: FeatureForm,
+    omega: &Projections,
+) -> BatchedForm {
+    let hyperbolic = form == FeatureForm::Hyperbolic;
+    BatchedForm::Exponential {
+        a: a.to_vec(),
+        hyperbolic,
+        offsets: exponential_offsets(omega.m(), hyperbolic, &|_| 0.0),
+        projection_scale: 1.0,
     }
 }
 

@@ -43,8 +43,8 @@ pub mod fitted;
 mod tests;
 
 use super::{
-    Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
-    FeatureForm, Fit, FitInput, Projections, Side, exponential_features, transform,
+    BatchedForm, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family,
+    FastSum, FeatureForm, Fit, FitInput, Projections, Side, exponential_features, transform,
     transformed_side,
 };
 use crate::numerics::portable::Libm;
@@ -318,5 +318,17 @@ impl Estimator for DenseDerf {
             &|k| ln_power + alpha * norms[k],
             (1.0 - 4.0 * alpha).sqrt(),
         )
+    }
+
+    /// The diagonal fits only: a dense P is not a per-coordinate scale.
+    fn batched_form(&self, fit: &Fit, omega: &Projections) -> Option<BatchedForm> {
+        fit.dense.is_none().then(|| {
+            super::gerf::gerf_batched_form(
+                &fit.a,
+                fit.alpha,
+                self.form == FeatureForm::Hyperbolic,
+                omega,
+            )
+        })
     }
 }

@@ -36,19 +36,47 @@ pub fn exponential_features(
     let mut t = vec![0.0; m];
     omega.project(w, &mut t);
     let half_norm = 0.5 * dot(w, w);
+    let offsets = exponential_offsets(m, hyperbolic, ln_extra);
+    let mut out = Vec::with_capacity(if hyperbolic { 2 * m } else { m });
+    for (offset, tk) in offsets.iter().zip(&t) {
+        out.push((offset - half_norm + projection_scale * tk).libm_exp());
+    }
+    if hyperbolic {
+        for (offset, tk) in offsets.iter().zip(&t) {
+            out.push((offset - half_norm - projection_scale * tk).libm_exp());
+        }
+    }
+    out
+}
+
+/// An estimator's feature map in the shape that kernels computing it for many tokens at once
+/// need ([`crate::numerics::attention::long`], in f32): the projections ω, what each side sees
+/// and the elementwise function. `features(x, side)` is this map for one token.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BatchedForm {
+    /// `exp(offset_k − |w|²/2 + s ω_k·w)` for k < m, and with `hyperbolic` the same with
+    /// `−s ω_k·w` after them; `w = a∘x` for a query, `y/a` for a key ([`transformed_side`]).
+    /// The offsets hold the `m^{-1/2}` (or `(2m)^{-1/2}`) scale and any per-feature term.
+    Exponential {
+        a: Vec<f64>,
+        hyperbolic: bool,
+        offsets: Vec<f64>,
+        projection_scale: f64,
+    },
+    /// RFA's `m^{-1/2} e^{|u|²/2} [sin ω_k·u …, cos ω_k·u …]`, the same on both sides.
+    Trigonometric,
+}
+
+/// The offsets `ln scale + ln_extra(k)` of [`exponential_features`] for m projections.
+pub fn exponential_offsets(
+    m: usize,
+    hyperbolic: bool,
+    ln_extra: &dyn Fn(usize) -> f64,
+) -> Vec<f64> {
     let ln_scale = if hyperbolic {
         -0.5 * ((2 * m) as f64).libm_ln()
     } else {
         -0.5 * (m as f64).libm_ln()
     };
-    let mut out = Vec::with_capacity(if hyperbolic { 2 * m } else { m });
-    for (k, tk) in t.iter().enumerate() {
-        out.push((ln_scale - half_norm + ln_extra(k) + projection_scale * tk).libm_exp());
-    }
-    if hyperbolic {
-        for (k, tk) in t.iter().enumerate() {
-            out.push((ln_scale - half_norm + ln_extra(k) - projection_scale * tk).libm_exp());
-        }
-    }
-    out
+    (0..m).map(|k| ln_scale + ln_extra(k)).collect()
 }

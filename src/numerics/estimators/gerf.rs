@@ -16,8 +16,9 @@
 //! (REFERENCE.md reads it so, up to the variance's n − 1) is not verified here.
 
 use super::{
-    Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
-    FitInput, Projections, Side, exponential_features, transform, transformed_side,
+    BatchedForm, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family,
+    FastSum, Fit, FitInput, Projections, Side, exponential_features, exponential_offsets,
+    transform, transformed_side,
 };
 use crate::numerics::heuristics::{AHeuristic, diagonal_a};
 use crate::numerics::logspace::signed_log_sum;
@@ -157,5 +158,27 @@ impl Estimator for Oprf {
             &|k| ln_power + alpha * norms[k],
             (1.0 - 4.0 * alpha).sqrt(),
         )
+    }
+
+    fn batched_form(&self, fit: &Fit, omega: &Projections) -> Option<BatchedForm> {
+        Some(gerf_batched_form(&fit.a, fit.alpha, false, omega))
+    }
+}
+
+/// The GERF map `(1 − 4α)^{d/4} exp(α|ω_k|² + √(1 − 4α) ω_k·w − |w|²/2)` (times the
+/// `m^{-1/2}` scale) as a [`BatchedForm`]; shared with the DERF family's diagonal forms.
+pub fn gerf_batched_form(
+    a: &[f64],
+    alpha: f64,
+    hyperbolic: bool,
+    omega: &Projections,
+) -> BatchedForm {
+    let ln_power = 0.25 * omega.d() as f64 * (1.0 - 4.0 * alpha).libm_ln();
+    let norms = omega.squared_norms();
+    BatchedForm::Exponential {
+        a: a.to_vec(),
+        hyperbolic,
+        offsets: exponential_offsets(omega.m(), hyperbolic, &|k| ln_power + alpha * norms[k]),
+        projection_scale: (1.0 - 4.0 * alpha).sqrt(),
     }
 }

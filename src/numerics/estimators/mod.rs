@@ -43,7 +43,9 @@ pub use super::projections::{EstimatorError, Projections};
 pub use crate::numerics::theory::lemma_3_1::{
     FeatureForm, dot, log_softmax_kernel, log_theoretical_mse, log_theoretical_mse_of, transform,
 };
-pub use feature_maps::{Side, exponential_features, transformed_side};
+pub use feature_maps::{
+    BatchedForm, Side, exponential_features, exponential_offsets, transformed_side,
+};
 pub use fit::{
     DenseTransform, EstimatorParams, Fit, FitInput, OptimiserReport, ParameterSweep,
     off_diagonal_share,
@@ -194,6 +196,11 @@ pub trait Estimator: Describe {
     /// The explicit real feature map: `features(x, Query) · features(y, Key)` is the estimate
     /// with the same ω (complex features stacked as real and imaginary parts).
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64>;
+    /// The same map in the shape a kernel computing it for many tokens at once needs (the
+    /// long-sequence attention kernels); `None` for a map of another shape (complex A, a dense P).
+    fn batched_form(&self, _fit: &Fit, _omega: &Projections) -> Option<BatchedForm> {
+        None
+    }
     /// Its MSE formula against one of its parameters on a dataset (θ for a complex A), for
     /// the page's sweep chart. `None` for estimators without such a parameter.
     fn parameter_sweep(&self, _fit: &Fit, _data: &Dataset) -> Option<ParameterSweep> {

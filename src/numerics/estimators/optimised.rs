@@ -9,8 +9,8 @@
 use super::OptimiserReport;
 use super::cexp::HCEXP_VARIANCE;
 use super::{
-    Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
-    Fit, FitInput, Projections, Side,
+    BatchedForm, Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams,
+    Family, FastSum, Fit, FitInput, Projections, Side,
 };
 #[cfg(feature = "optimised-a")]
 use crate::numerics::heuristics::{AHeuristic, diagonal_a};
@@ -106,5 +106,9 @@ impl Estimator for OptimisedHcexp {
 
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64> {
         HCEXP_VARIANCE.features(fit, u, side, omega)
+    }
+
+    fn batched_form(&self, fit: &Fit, omega: &Projections) -> Option<BatchedForm> {
+        HCEXP_VARIANCE.batched_form(fit, omega)
     }
 }

@@ -6,8 +6,8 @@
 //! MSE (REFERENCE.md, checked by Monte Carlo): `(1/2m) e^{|x−y|²} SM² (1 − e^{−|x−y|²})²`.
 
 use super::{
-    Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
-    FitInput, Projections, Side, dot,
+    BatchedForm, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family,
+    FastSum, Fit, FitInput, Projections, Side, dot,
 };
 use crate::numerics::portable::Libm;
 use crate::numerics::theory::log_trigonometric_mse;
@@ -80,5 +80,9 @@ impl Estimator for RandomFourier {
         let mut out: Vec<f64> = t.iter().map(|t| scale * t.libm_sin()).collect();
         out.extend(t.iter().map(|t| scale * t.libm_cos()));
         out
+    }
+
+    fn batched_form(&self, _fit: &Fit, _omega: &Projections) -> Option<BatchedForm> {
+        Some(BatchedForm::Trigonometric)
     }
 }

@@ -1,0 +1,226 @@
+//! Feature maps for long sequences: a block of tokens at a time, in f32, the projections by
+//! [`super::gemm`]. Each token's features come with the log of a factor taken out of them
+//! (`φ(u) = e^{shift(u)} · features(u)`, the largest feature is 1), so that no feature
+//! overflows f32 whatever the norms: the linear kernels put the factors back where they
+//! matter (keys) and drop them where they cancel (a query's own numerator and denominator).
+
+use crate::numerics::estimators::{BatchedForm, Projections, Side};
+
+use super::gemm::{MatRef, exp_approx, gemm};
+
+/// Why a map has no long-sequence form.
+pub const NO_BATCHED_FORM: &str = "its feature map has no batched f32 form (complex A, dense P)";
+
+/// A feature map of D features per token, in f32.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FeatureMap32 {
+    /// `exp(c_k − |w|²/2 ± s ω_k·w)`, w = a∘x or y/a ([`BatchedForm::Exponential`]).
+    Exponential {
+        d: usize,
+        m: usize,
+        hyperbolic: bool,
+        /// `s · a_i · ω_k,i` (queries) and `s · ω_k,i / a_i` (keys), d × m row-major.
+        query_projection: Vec<f32>,
+        key_projection: Vec<f32>,
+        query_scale: Vec<f32>,
+        key_scale: Vec<f32>,
+        offsets: Vec<f32>,
+    },
+    /// RFA: `m^{-1/2} e^{|u|²/2} [sin ω·u, cos ω·u]`.
+    Trigonometric {
+        d: usize,
+        m: usize,
+        /// ωᵀ, d × m row-major.
+        projection: Vec<f32>,
+    },
+    /// The linear transformer's `elu(u) + 1`, D = d.
+    EluPlusOne { d: usize },
+}
+
+impl FeatureMap32 {
+    /// The map of an estimator's [`BatchedForm`] with projections ω.
+    pub fn from_form(form: &BatchedForm, omega: &Projections) -> FeatureMap32 {
+        let (m, d) = (omega.m(), omega.d());
+        let transposed = |scale: &dyn Fn(usize) -> f64| -> Vec<f32> {
+            let mut out = vec![0.0f32; d * m];
+            for (k, row) in omega.rows().enumerate() {
+                for (i, w) in row.iter().enumerate() {
+                    out[i * m + k] = (w * scale(i)) as f32;
+                }
+            }
+            out
+        };
+        match form {
+            BatchedForm::Exponential {
+                a,
+                hyperbolic,
+                offsets,
+                projection_scale,
+            } => FeatureMap32::Exponential {
+                d,
+                m,
+                hyperbolic: *hyperbolic,
+                query_projection: transposed(&|i| projection_scale * a[i]),
+                key_projection: transposed(&|i| projection_scale / a[i]),
+                query_scale: a.iter().map(|&a| a as f32).collect(),
+                key_scale: a.iter().map(|&a| (1.0 / a) as f32).collect(),
+                offsets: offsets.iter().map(|&c| c as f32).collect(),
+            },
+            BatchedForm::Trigonometric => FeatureMap32::Trigonometric {
+                d,
+                m,
+                projection: transposed(&|_| 1.0),
+            },
+        }
+    }
+
+    /// Features per token D.
+    pub fn size(&self) -> usize {
+        match self {
+            FeatureMap32::Exponential { m, hyperbolic, .. } => m * if *hyperbolic { 2 } else { 1 },
+            FeatureMap32::Trigonometric { m, .. } => 2 * m,
+            FeatureMap32::EluPlusOne { d } => *d,
+        }
+    }
+
+    /// The input dimension d.
+    pub fn dim(&self) -> usize {
+        match self {
+            FeatureMap32::Exponential { d, .. }
+            | FeatureMap32::Trigonometric { d, .. }
+            | FeatureMap32::EluPlusOne { d } => *d,
+        }
+    }
+
+    /// Whether every feature is positive (then a denominator is > 0 unless it underflows).
+    pub fn is_positive(&self) -> bool {
+        !matches!(self, FeatureMap32::Trigonometric { .. })
+    }
+
+    /// Multiply-adds of the features of one token (the projection).
+    pub fn multiply_adds_per_token(&self) -> f64 {
+        match self {
+            FeatureMap32::Exponential { d, m, .. } | FeatureMap32::Trigonometric { d, m, .. } => {
+                (d * m) as f64
+            }
+            FeatureMap32::EluPlusOne { .. } => 0.0,
+        }
+    }
+
+    /// Floats of scratch [`FeatureMap32::features`] needs per token beyond its output.
+    pub fn scratch_per_token(&self) -> usize {
+        match self {
+            FeatureMap32::Exponential { m, .. } | FeatureMap32::Trigonometric { m, .. } => *m,
+            FeatureMap32::EluPlusOne { .. } => 0,
+        }
+    }
+
+    /// The features of `rows` tokens `u` (rows × d) into `out` (rows × D), each row divided by
+    /// `e^{shifts[r]}`; `scratch` holds at least `rows ·` [`Self::scratch_per_token`] floats.
+    pub fn features(
+        &self,
+        u: &[f32],
+        rows: usize,
+        side: Side,
+        out: &mut [f32],
+        shifts: &mut [f32],
+        scratch: &mut [f32],
+    ) {
+        let size = self.size();
+        match self {
+            FeatureMap32::Exponential {
+                d,
+                m,
+                hyperbolic,
+                query_projection,
+                key_projection,
+                query_scale,
+                key_scale,
+                offsets,
+            } => {
+                let (projection, scale) = match side {
+                    Side::Query => (query_projection, query_scale),
+                    Side::Key => (key_projection, key_scale),
+                };
+                let t = &mut scratch[..rows * m];
+                gemm(
+                    rows,
+                    *m,
+                    *d,
+                    MatRef {
+                        values: u,
+                        stride: *d,
+                    },
+                    MatRef {
+                        values: projection,
+                        stride: *m,
+                    },
+                    t,
+                    *m,
+                    false,
+                );
+                for r in 0..rows {
+                    let token = &u[r * d..(r + 1) * d];
+                    let half_norm = 0.5
+                        * token
+                            .iter()
+                            .zip(scale)
+                            .map(|(x, a)| (x * a) * (x * a))
+                            .sum::<f32>();
+                    let t_row = &t[r * m..(r + 1) * m];
+                    let row = &mut out[r * size..(r + 1) * size];
+                    let (plus, minus) = row.split_at_mut(*m);
+                    for ((p, c), t) in plus.iter_mut().zip(offsets).zip(t_row) {
+                        *p = c - half_norm + t;
+                    }
+                    if *hyperbolic {
+                        for ((p, c), t) in minus.iter_mut().zip(offsets).zip(t_row) {
+                            *p = c - half_norm - t;
+                        }
+                    }
+                    let shift = row
+                        .iter()
+                        .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+                    shifts[r] = shift;
+                    for p in row.iter_mut() {
+                        *p = exp_approx(*p - shift);
+                    }
+                }
+            }
+            FeatureMap32::Trigonometric { d, m, projection } => {
+                let t = &mut scratch[..rows * m];
+                gemm(
+                    rows,
+                    *m,
+                    *d,
+                    MatRef {
+                        values: u,
+                        stride: *d,
+                    },
+                    MatRef {
+                        values: projection,
+                        stride: *m,
+                    },
+                    t,
+                    *m,
+                    false,
+                );
+                let ln_scale = -0.5 * (*m as f32).ln();
+                for r in 0..rows {
+                    let token = &u[r * d..(r + 1) * d];
+                    shifts[r] = 0.5 * token.iter().map(|x| x * x).sum::<f32>() + ln_scale;
+                    let (sines, cosines) = out[r * size..(r + 1) * size].split_at_mut(*m);
+                    for ((s, c), t) in sines.iter_mut().zip(cosines).zip(&t[r * m..(r + 1) * m]) {
+                        (*s, *c) = t.sin_cos();
+                    }
+                }
+            }
+            FeatureMap32::EluPlusOne { d } => {
+                for (o, x) in out[..rows * d].iter_mut().zip(&u[..rows * d]) {
+                    *o = if *x > 0.0 { x + 1.0 } else { exp_approx(*x) };
+                }
+                shifts[..rows].fill(0.0);
+            }
+        }
+    }
+}
