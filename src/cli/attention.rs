@@ -34,6 +34,8 @@ pub enum CliPart {
     Budget,
     /// Kernel error against attention error per method and problem (`--kernel-vs-attention`).
     KernelVsAttention,
+    /// Wall time against sequence length, exact against each method (`--lengths`).
+    Lengths,
 }
 
 /// A parsed `attention` command.
@@ -54,7 +56,9 @@ impl AttentionCommand {
     /// Parses the flags of `attention`.
     pub fn parse(args: &[String]) -> Result<Self, CliError> {
         let flags = Flags::parse("attention", args, |name| match name {
-            "csv" | "table" | "budget" | "kernel-vs-attention" => Some(FlagKind::Switch),
+            "csv" | "table" | "budget" | "kernel-vs-attention" | "lengths" => {
+                Some(FlagKind::Switch)
+            }
             "query" | "heads-file" | "model-file" => Some(FlagKind::Value),
             key => Param::from_key(key).map(|_| FlagKind::Value),
         })?;
@@ -64,6 +68,7 @@ impl AttentionCommand {
             ("--table", CliPart::Table),
             ("--budget", CliPart::Budget),
             ("--kernel-vs-attention", CliPart::KernelVsAttention),
+            ("--lengths", CliPart::Lengths),
         ]
         .into_iter()
         .filter(|(flag, _)| flags.has(flag))
@@ -75,12 +80,15 @@ impl AttentionCommand {
             _ => {
                 return Err(CliError::new(
                     "--table",
-                    "choose at most one of --table, --budget and --kernel-vs-attention",
+                    "choose at most one of --table, --budget, --kernel-vs-attention and --lengths",
                 ));
             }
         };
         if part == CliPart::Table && config.attention.source != HeadSource::Minilm {
             config.attention.source = HeadSource::Minilm;
+        }
+        if part == CliPart::Lengths && config.attention.length_max == 0 {
+            config.attention.length_max = super::lengths::DEFAULT_LENGTH_MAX;
         }
         let heads = flags
             .value("--heads-file")
@@ -94,10 +102,12 @@ impl AttentionCommand {
         })
     }
 
-    /// The real heads' bytes, when they are the data.
+    /// The real heads' bytes, when they are the data (the length study fits its sequences to
+    /// a real head whatever the source: the text's with `--src text`, else the stored ones).
     fn heads_bytes(&self) -> Result<Option<Vec<u8>>, CliError> {
         match self.config.attention.source {
-            HeadSource::Synthetic => return Ok(None),
+            HeadSource::Synthetic if self.part != CliPart::Lengths => return Ok(None),
+            HeadSource::Synthetic => {}
             HeadSource::Minilm => {}
             HeadSource::Text => return self.text_heads(),
         }
@@ -261,6 +271,16 @@ pub fn run_attention_command(command: &AttentionCommand) -> Result<String, CliEr
                 Ok(budget_csv(&report))
             } else {
                 super::to_json(&budget_json(&report))
+            };
+        }
+        CliPart::Lengths => {
+            let AttentionOutput::Lengths(report) = part(AttentionPart::Lengths)? else {
+                return Err(CliError::new("attention", "unexpected answer"));
+            };
+            return if command.csv {
+                Ok(crate::lab::attention::lengths::lengths_csv(&report))
+            } else {
+                super::to_json(&report)
             };
         }
         CliPart::KernelVsAttention => {

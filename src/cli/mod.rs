@@ -27,6 +27,7 @@ mod args;
 mod attention;
 mod estimators;
 mod experiment;
+mod lengths;
 #[cfg(feature = "text-model")]
 mod model;
 mod pair;
@@ -59,7 +60,7 @@ USAGE:
     kernel-lab experiment [--d D --m M ... | --query QUERY] [--csv]
     kernel-lab estimators
     kernel-lab attention [--len L --features M --methods IDS ... | --query QUERY]
-                         [--table | --budget | --kernel-vs-attention] [--csv]
+                         [--table | --budget | --kernel-vs-attention | --lengths] [--csv]
                          [--heads-file PATH]
     kernel-lab model --text TEXT [--qkv [--layer L] [--head H]] [--model-file PATH]
     kernel-lab swap [--text TEXT] [--methods IDS] [--features M] [--layers all|each|L,..]
@@ -108,6 +109,12 @@ and the kernel view's --d --seed --scale ... for synthetic data) or one --query.
                     per method and problem (every real head with --src minilm, else 12
                     synthetic datasets of up to 256 tokens): the kernel's mean relative MSE and
                     the mean row total variation at D = --features, wins, agreement
+    --lengths       wall time of exact attention (tiled) and of each method's linear
+                    attention at L = 128, 256, ... up to --lmax [4096], head sizes 32 and 64,
+                    m = --features/4 and --features, bidirectional and causal, on sequences
+                    drawn from the real head --layer/--head's Gaussian; each method's
+                    crossover length with exact attention and its error there, the dense
+                    kernel's multiply-adds per second beside exact attention's
     --heads-file    the real heads' asset                      [assets/minilm-heads.bin]
 
     --src text --text TEXT  the model on a text instead of the stored passages (--model-file)

@@ -12,6 +12,7 @@ pub mod kernel;
 pub mod logspace;
 #[cfg(feature = "optimised-a")]
 pub mod optimise_a;
+pub mod packed_linear;
 pub mod portable;
 pub mod probe;
 pub mod projections;

@@ -3,6 +3,7 @@
 
 pub mod data;
 pub mod kernel_vs_attention;
+pub mod lengths;
 pub mod methods;
 mod outputs;
 mod parts;

@@ -9,6 +9,7 @@ use crate::numerics::attention::methods::MethodId;
 use crate::numerics::stats::{mean_and_standard_error, median};
 
 pub use super::kernel_vs_attention::KernelVsAttention;
+pub use super::lengths::LengthsReport;
 
 /// The parts of the view, computed separately (in parallel in the pool) and shown as they
 /// arrive.
@@ -26,22 +27,36 @@ pub enum AttentionPart {
     HeadsTable,
     /// Kernel-level relative MSE against attention-level row TV, per method and problem.
     KernelVsAttention,
+    /// Wall time against sequence length, exact against each method (`lmax` > 0).
+    Lengths,
 }
 
 impl AttentionPart {
     /// Every part, in the order the page asks for them.
-    pub const ALL: [AttentionPart; 6] = [
+    pub const ALL: [AttentionPart; 7] = [
         AttentionPart::Main,
         AttentionPart::BiasVariance,
         AttentionPart::Temperature,
         AttentionPart::Budget,
         AttentionPart::HeadsTable,
         AttentionPart::KernelVsAttention,
+        AttentionPart::Lengths,
     ];
 
-    /// Whether the part applies to this configuration (the table needs the real heads).
+    /// Whether the part applies to this configuration (the table needs the real heads; the
+    /// length study runs only when asked for, `lmax` ≥ 128).
     pub fn applies(self, config: &ExperimentConfig) -> bool {
-        self != AttentionPart::HeadsTable || config.attention.source.is_real()
+        match self {
+            AttentionPart::HeadsTable => config.attention.source.is_real(),
+            AttentionPart::Lengths => config.attention.length_max >= super::lengths::FIRST_LENGTH,
+            _ => true,
+        }
+    }
+
+    /// Whether the part reads the real heads' asset whatever the source (the length study
+    /// fits its sequences to a real head).
+    pub fn needs_heads(self) -> bool {
+        self == AttentionPart::Lengths
     }
 }
 
@@ -241,4 +256,5 @@ pub enum AttentionOutput {
     Budget(BudgetReport),
     HeadsTable(HeadsTable),
     KernelVsAttention(KernelVsAttention),
+    Lengths(LengthsReport),
 }

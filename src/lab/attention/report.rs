@@ -3,6 +3,7 @@
 //! in [`super::outputs`] (re-exported here).
 
 use super::kernel_vs_attention::kernel_vs_attention;
+use super::lengths::length_study;
 use super::methods::lln_constants;
 pub use super::outputs::*;
 pub use super::parts::BUDGET_TOKENS;
@@ -61,6 +62,12 @@ pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, Atte
         }
         AttentionPart::KernelVsAttention => {
             AttentionOutput::KernelVsAttention(kernel_vs_attention(config, heads.as_ref())?)
+        }
+        AttentionPart::Lengths => {
+            let heads = heads.as_ref().ok_or_else(|| {
+                AttentionError::Data("the length study needs the real heads".into())
+            })?;
+            AttentionOutput::Lengths(length_study(config, heads)?)
         }
     })
 }

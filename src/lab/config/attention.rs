@@ -119,6 +119,8 @@ pub struct AttentionSettings {
     pub hedgehog_steps: usize,
     /// The retrieval set: the query on the first line, the candidates on the others.
     pub retrieval: String,
+    /// The length study's longest L (0: the study is off; else 128 to 16,384).
+    pub length_max: usize,
 }
 
 /// The budgets m of the model swap's cosine-against-m chart.
@@ -257,6 +259,7 @@ impl Default for AttentionSettings {
             swap_draws: 3,
             hedgehog_steps: 200,
             retrieval: default_retrieval(),
+            length_max: 0,
         }
     }
 }

@@ -426,6 +426,10 @@ param_table! {
         "Adam steps of the Hedgehog maps' training (0 leaves Hedgehog out)", Attention,
         int(0.0, 1000.0), false,
         |c| c.attention.hedgehog_steps as f64, |c, v| c.attention.hedgehog_steps = v as usize),
+    LengthMax "lmax" => number("length study up to L",
+        "the length study's longest sequence L (0 turns it off; it measures L = 128, 256, … up to this)",
+        Attention, int(0.0, 16384.0), true,
+        |c| c.attention.length_max as f64, |c, v| c.attention.length_max = v as usize),
     Retrieval "retrieval" => ParamSpec {
         omitted_when: Some(|c| c.attention.retrieval == super::attention::default_retrieval()),
         ..text("retrieval set", "the retrieval set: a query, then candidates, one per line", Attention,

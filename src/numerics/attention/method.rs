@@ -12,6 +12,7 @@ use crate::numerics::rng::StreamRng;
 use super::data::AttentionData;
 use super::linear::ApproximateAttention;
 use super::lln::LlnConstants;
+use super::long::FeatureMap32;
 use super::{AttentionError, Evaluation};
 
 /// The settings a method may read (each method says which, [`AttentionMethod::parameters`]).
@@ -91,6 +92,18 @@ pub trait FittedMethod: Send + Sync {
         _data: &AttentionData,
         _settings: &MethodSettings,
     ) -> Option<f64> {
+        None
+    }
+
+    /// One draw's feature map in the long-sequence kernels' f32 form, with ω drawn from `rng`
+    /// as [`FittedMethod::draw`] draws it, for queries and keys of dimension `d`. `None` for a
+    /// method that is not linear attention with a batched map (then the length study says so).
+    fn batched_map(
+        &self,
+        _d: usize,
+        _settings: &MethodSettings,
+        _rng: &mut StreamRng,
+    ) -> Option<Result<FeatureMap32, AttentionError>> {
         None
     }
 }

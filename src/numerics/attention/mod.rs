@@ -13,6 +13,7 @@
 pub mod data;
 pub mod deterministic;
 pub mod exact;
+pub mod gaussian_head;
 pub mod heads;
 pub mod hedgehog;
 pub mod linear;

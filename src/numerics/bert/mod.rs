@@ -12,7 +12,7 @@
 use std::fmt;
 
 pub mod forward;
-pub mod linear;
+pub use crate::numerics::packed_linear as linear;
 pub mod tokenizer;
 pub mod weights;
 

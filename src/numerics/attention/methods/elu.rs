@@ -2,6 +2,7 @@
 
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::{FeatureMap, linear_attention};
+use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::attention::method::{
     AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
 };
@@ -105,5 +106,14 @@ impl FittedMethod for EluPlusOne {
             evaluation: Evaluation::Linear,
             note: String::new(),
         })
+    }
+
+    fn batched_map(
+        &self,
+        d: usize,
+        _settings: &MethodSettings,
+        _rng: &mut StreamRng,
+    ) -> Option<Result<FeatureMap32, AttentionError>> {
+        Some(Ok(FeatureMap32::EluPlusOne { d }))
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::{FeatureMap, linear_attention};
+use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::attention::method::{
     AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
     method_error,
@@ -160,6 +161,20 @@ impl FittedMethod for FittedRandomFeatures {
             evaluation: Evaluation::Linear,
             note: fit_note(&self.fit),
         })
+    }
+
+    fn batched_map(
+        &self,
+        d: usize,
+        settings: &MethodSettings,
+        rng: &mut StreamRng,
+    ) -> Option<Result<FeatureMap32, AttentionError>> {
+        let map = match draw_features(self.estimator, &self.fit, settings, d, rng) {
+            Ok(map) => map,
+            Err(e) => return Some(Err(e)),
+        };
+        let form = self.estimator.get().batched_form(&map.fit, &map.omega)?;
+        Some(Ok(FeatureMap32::from_form(&form, &map.omega)))
     }
 
     /// The estimator's MSE formula over `SM²`, averaged over every query-key pair.

@@ -1,0 +1,508 @@
+//! The length study: where linear attention pays on this device. For head sizes 32 and 64 and
+//! lengths L = 128, 256, … up to the configuration's `lmax`, it times exact softmax attention
+//! (tiled, `numerics::attention::long::flash`) and each chosen method's linear attention with
+//! the same f32 kernels, bidirectional and causal, median of a few runs, on sequences drawn from
+//! the chosen real head's Gaussian (`numerics::attention::gaussian_head`); beside each time it
+//! puts the multiply-add model (the count over the rate of the model forward's dense kernel,
+//! measured in the same run), the working memory, and the method's error against exact
+//! attention at that L. [`crossover`] reads where each method's time meets exact attention's.
+//!
+//! Timing is wall time (`web_time::Instant`: `performance.now()` in a worker), so it is only
+//! ever printed and charted, never asserted.
+
+pub mod crossover;
+mod csv;
+
+use serde::{Deserialize, Serialize};
+use web_time::Instant;
+
+use super::methods::{draw_rng, method_settings, prepare_with};
+use crate::lab::config::ExperimentConfig;
+use crate::numerics::attention::AttentionError;
+use crate::numerics::attention::data::AttentionData;
+use crate::numerics::attention::gaussian_head::{GaussianHead, SampledSequence};
+use crate::numerics::attention::heads::RealHeads;
+use crate::numerics::attention::long::{
+    FeatureMap32, LinearForm, Sequence, exact_multiply_adds, flash_attention, flash_memory_bytes,
+    linear_attention_f32, linear_memory_bytes, linear_multiply_adds,
+};
+use crate::numerics::attention::methods::{MethodId, stream_index};
+use crate::numerics::estimators::Side;
+use crate::numerics::packed_linear::PackedLinear;
+use crate::numerics::rng::{StreamPurpose, stream_rng};
+use crate::numerics::stats::median;
+pub use crossover::{Crossover, CrossoverLength, crossovers};
+pub use csv::{LENGTHS_CSV_HEADER, form_name, lengths_csv};
+
+/// The shortest length measured.
+pub const FIRST_LENGTH: usize = 128;
+/// The longest length a configuration may ask for.
+pub const MAX_LENGTH: usize = 16_384;
+/// Runs per point (the median is reported); a point whose first run exceeds half the budget
+/// is run once.
+pub const RUNS: usize = 3;
+/// A series stops growing once one run takes longer than this (the page's time budget).
+pub const POINT_BUDGET_MS: f64 = 2_500.0;
+/// Rows whose total variation against the exact row is measured at each length.
+pub const TV_ROWS: usize = 8;
+/// Tokens the methods are fitted on (the data-chosen A reads moments; more tokens change
+/// nothing but the fit's cost).
+const FIT_TOKENS: usize = 512;
+
+/// What is timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kernel {
+    /// Exact softmax attention, tiled.
+    Exact,
+    /// A method's linear attention with `m` projections (`features` per token).
+    Method {
+        method: MethodId,
+        m: usize,
+        features: usize,
+    },
+}
+
+/// One length of one series.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LengthPoint {
+    pub len: usize,
+    /// Median wall time of the runs, in milliseconds.
+    pub ms: f64,
+    pub runs_ms: Vec<f64>,
+    /// Multiply-adds of one run, and the time they take at the dense kernel's rate.
+    pub multiply_adds: f64,
+    pub model_ms: f64,
+    /// Working memory beyond the inputs and the output, bytes.
+    pub memory_bytes: f64,
+    /// `‖Ô − O‖_F / ‖O‖_F` over the usable rows against exact attention of the same form
+    /// (`None` for exact attention itself).
+    pub output_error: Option<f64>,
+    /// Mean total variation of [`TV_ROWS`] rows of P̂ against P (bidirectional only).
+    pub row_tv: Option<f64>,
+    /// Rows with an unusable denominator.
+    pub bad_rows: usize,
+}
+
+/// One kernel in one form at one head size, along L.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LengthSeries {
+    pub d: usize,
+    pub kernel: Kernel,
+    /// Exact attention: `Bidirectional` or `CausalChunked` (the causal tiles).
+    pub form: LinearForm,
+    pub points: Vec<LengthPoint>,
+    /// The first length not measured because a run exceeded the budget.
+    pub stopped_at: Option<usize>,
+}
+
+/// A chosen method the study does not time, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub method: MethodId,
+    pub reason: String,
+}
+
+/// Everything the length part shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LengthsReport {
+    /// The real head whose statistics the sequences follow.
+    pub layer: usize,
+    pub head: usize,
+    pub lengths: Vec<usize>,
+    pub head_sizes: Vec<usize>,
+    /// The projections m measured (a quarter of the chosen m, and m).
+    pub features: Vec<usize>,
+    /// Multiply-adds per second of the model forward's dense kernel (a 128 × 384 → 1536 layer,
+    /// MiniLM's feed-forward), measured in this run.
+    pub dense_rate: f64,
+    /// The best multiply-adds per second of exact attention over the measured lengths.
+    pub exact_rate: f64,
+    pub budget_ms: f64,
+    pub series: Vec<LengthSeries>,
+    pub crossovers: Vec<Crossover>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// The lengths a configuration measures: 128, 256, … up to `lmax`.
+pub fn study_lengths(length_max: usize) -> Vec<usize> {
+    std::iter::successors(Some(FIRST_LENGTH), |l| Some(l * 2))
+        .take_while(|&l| l <= length_max.min(MAX_LENGTH))
+        .collect()
+}
+
+/// The projections m measured: a quarter of the chosen m (at least 4) and m.
+pub fn study_features(m: usize) -> Vec<usize> {
+    let mut features = vec![(m / 4).max(4), m.max(1)];
+    features.dedup();
+    features
+}
+
+/// Milliseconds of `work`.
+fn time_ms<T>(work: impl FnOnce() -> T) -> (f64, T) {
+    let start = Instant::now();
+    let out = work();
+    (start.elapsed().as_secs_f64() * 1e3, out)
+}
+
+/// Median time of up to [`RUNS`] runs (one when the first takes over half the budget), and
+/// the last run's result.
+fn timed_runs<T>(budget_ms: f64, mut work: impl FnMut() -> T) -> (Vec<f64>, T) {
+    let (first, mut out) = time_ms(&mut work);
+    let mut runs = vec![first];
+    if first <= budget_ms / 2.0 {
+        for _ in 1..RUNS {
+            let (ms, result) = time_ms(&mut work);
+            runs.push(ms);
+            out = result;
+        }
+    }
+    (runs, out)
+}
+
+/// The dense kernel's multiply-adds per second: MiniLM's feed-forward layer (384 → 1536) on
+/// 128 rows, median of five runs.
+pub fn dense_rate() -> f64 {
+    let (inputs, outputs, rows) = (384, 1536, 128);
+    let weight: Vec<f32> = (0..inputs * outputs)
+        .map(|i| ((i * 37 % 101) as f32 - 50.0) / 500.0)
+        .collect();
+    let layer = PackedLinear::new(&weight, &vec![0.0; outputs], inputs, outputs);
+    let x: Vec<f32> = (0..rows * inputs).map(|i| (i % 13) as f32 / 13.0).collect();
+    let mut y = vec![0.0f32; rows * outputs];
+    let runs: Vec<f64> = (0..5)
+        .map(|_| time_ms(|| layer.apply(&x, rows, &mut y)).0)
+        .collect();
+    let ms = median(&runs).unwrap_or(f64::NAN).max(1e-3);
+    layer.multiply_adds(rows) as f64 / (ms / 1e3)
+}
+
+/// `‖a − b‖_F / ‖b‖_F` over the rows where `a` is finite.
+fn relative_error(a: &[f32], b: &[f32], dv: usize) -> Option<f64> {
+    let (mut diff, mut norm) = (0.0f64, 0.0f64);
+    for (ra, rb) in a.chunks_exact(dv).zip(b.chunks_exact(dv)) {
+        if ra.iter().all(|x| x.is_finite()) {
+            for (x, y) in ra.iter().zip(rb) {
+                diff += (f64::from(*x) - f64::from(*y)).powi(2);
+                norm += f64::from(*y).powi(2);
+            }
+        }
+    }
+    (norm > 0.0).then(|| (diff / norm).sqrt())
+}
+
+/// The mean total variation of [`TV_ROWS`] evenly spaced rows of P̂ (from `map`) against P.
+fn mean_row_tv(map: &FeatureMap32, seq: &Sequence<'_>) -> Option<f64> {
+    let (len, d, size) = (seq.len, seq.d, map.size());
+    let rows: Vec<usize> = (0..TV_ROWS).map(|r| r * len / TV_ROWS).collect();
+    let mut key_features = vec![0.0f32; len * size];
+    let mut key_shifts = vec![0.0f32; len];
+    let mut scratch = vec![0.0f32; len * map.scratch_per_token().max(1)];
+    map.features(
+        seq.k,
+        len,
+        Side::Key,
+        &mut key_features,
+        &mut key_shifts,
+        &mut scratch,
+    );
+    let key_max = key_shifts.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let mut query_features = vec![0.0f32; size];
+    let mut query_shift = [0.0f32];
+    let mut total = 0.0;
+    let mut counted = 0;
+    for &i in &rows {
+        let q = &seq.q[i * d..(i + 1) * d];
+        map.features(
+            q,
+            1,
+            Side::Query,
+            &mut query_features,
+            &mut query_shift,
+            &mut scratch,
+        );
+        let approx: Vec<f64> = (0..len)
+            .map(|j| {
+                let psi = &key_features[j * size..(j + 1) * size];
+                let dot: f32 = query_features.iter().zip(psi).map(|(a, b)| a * b).sum();
+                f64::from(dot) * f64::from(key_shifts[j] - key_max).exp()
+            })
+            .collect();
+        let den: f64 = approx.iter().sum();
+        let logits: Vec<f64> = (0..len)
+            .map(|j| {
+                q.iter()
+                    .zip(&seq.k[j * d..(j + 1) * d])
+                    .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                    .sum()
+            })
+            .collect();
+        let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let exact: Vec<f64> = logits.iter().map(|s| (s - max).exp()).collect();
+        let exact_total: f64 = exact.iter().sum();
+        if !(den.is_finite() && den > 0.0) {
+            continue;
+        }
+        total += 0.5
+            * approx
+                .iter()
+                .zip(&exact)
+                .map(|(a, e)| (a / den - e / exact_total).abs())
+                .sum::<f64>();
+        counted += 1;
+    }
+    (counted > 0).then(|| total / counted as f64)
+}
+
+/// One method's map at one head size and m, or why it has none.
+struct Timed {
+    kernel: Kernel,
+    map: FeatureMap32,
+}
+
+/// The methods' maps at head size `d` (fitted on a prefix of `sample`), each at every m.
+fn method_maps(
+    config: &ExperimentConfig,
+    sample: &SampledSequence,
+    features: &[usize],
+    skipped: &mut Vec<Skipped>,
+) -> Result<Vec<Timed>, AttentionError> {
+    let d = sample.d;
+    let n = sample.len.min(FIT_TOKENS);
+    let widen = |x: &[f32]| x.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+    let data = AttentionData::new(
+        n,
+        d,
+        d,
+        widen(&sample.q[..n * d]),
+        widen(&sample.k[..n * d]),
+        widen(&sample.v[..n * d]),
+    )?;
+    let mut timed = Vec::new();
+    for &method in &config.attention.methods {
+        let mut reason = None;
+        for &m in features {
+            let mut settings = method_settings(config);
+            settings.features = m;
+            let fitted = match prepare_with(method, &data, &settings, None) {
+                Ok(fitted) => fitted,
+                Err(e) => {
+                    reason = Some(e.to_string());
+                    break;
+                }
+            };
+            match fitted.batched_map(d, &settings, &mut draw_rng(config.seed, method, 0)) {
+                Some(Ok(map)) => {
+                    let features = map.size();
+                    timed.push(Timed {
+                        kernel: Kernel::Method {
+                            method,
+                            m,
+                            features,
+                        },
+                        map,
+                    });
+                    // A deterministic map does not depend on m: one series.
+                    if !method.is_random() {
+                        break;
+                    }
+                }
+                Some(Err(e)) => {
+                    reason = Some(e.to_string());
+                    break;
+                }
+                None => {
+                    reason = Some(if method.is_quadratic() {
+                        "quadratic by construction: not a linear-time method".into()
+                    } else {
+                        "no batched f32 form of its map (complex A, a dense P, a learned or \
+                         sampled scheme)"
+                            .into()
+                    });
+                    break;
+                }
+            }
+        }
+        if let Some(reason) = reason {
+            if d == crate::numerics::attention::gaussian_head::GaussianHead::HEAD_SIZES[0] {
+                skipped.push(Skipped { method, reason });
+            }
+        }
+    }
+    Ok(timed)
+}
+
+/// Runs the study for `config` on the chosen real head's statistics.
+pub fn length_study(
+    config: &ExperimentConfig,
+    heads: &RealHeads,
+) -> Result<LengthsReport, AttentionError> {
+    let attention = &config.attention;
+    let lengths = study_lengths(attention.length_max);
+    if lengths.is_empty() {
+        return Err(AttentionError::Data(format!(
+            "the length study needs lmax of at least {FIRST_LENGTH}"
+        )));
+    }
+    let features = study_features(attention.features);
+    let head_sizes = GaussianHead::HEAD_SIZES.to_vec();
+    let dense_rate = dense_rate();
+    let budget_ms = POINT_BUDGET_MS;
+    let mut series = Vec::new();
+    let mut skipped = Vec::new();
+    for &d in &head_sizes {
+        let model = GaussianHead::fit(heads, attention.layer, attention.head, d)?;
+        let mut fit_rng = stream_rng(
+            config.seed,
+            StreamPurpose::Attention,
+            stream_index("lengths"),
+            d as u64,
+        );
+        let fit_sample = model.sample(FIT_TOKENS, &mut fit_rng);
+        let timed = method_maps(config, &fit_sample, &features, &mut skipped)?;
+        let exact_forms = [LinearForm::Bidirectional, LinearForm::CausalChunked];
+        let linear_forms = [
+            LinearForm::Bidirectional,
+            LinearForm::CausalPrefix,
+            LinearForm::CausalChunked,
+        ];
+        let first = series.len();
+        for form in exact_forms {
+            series.push(LengthSeries {
+                d,
+                kernel: Kernel::Exact,
+                form,
+                points: Vec::new(),
+                stopped_at: None,
+            });
+        }
+        for t in &timed {
+            for form in linear_forms {
+                series.push(LengthSeries {
+                    d,
+                    kernel: t.kernel,
+                    form,
+                    points: Vec::new(),
+                    stopped_at: None,
+                });
+            }
+        }
+        for &len in &lengths {
+            let mut rng = stream_rng(
+                config.seed,
+                StreamPurpose::Attention,
+                stream_index("lengths"),
+                (d * 1_000_000 + len) as u64,
+            );
+            let sample = model.sample(len, &mut rng);
+            let seq = Sequence::new(len, d, d, &sample.q, &sample.k, &sample.v)
+                .ok_or_else(|| AttentionError::Data("sampled shapes".into()))?;
+            // Exact attention in both forms: the reference outputs (computed untimed if its
+            // series stopped, so that the methods' errors are still measured).
+            let mut exact_outputs = Vec::new();
+            for (s, form) in exact_forms.iter().enumerate() {
+                let series = &mut series[first + s];
+                let causal = form.is_causal();
+                if series.stopped_at.is_some() {
+                    exact_outputs.push(flash_attention(&seq, causal));
+                    continue;
+                }
+                let (runs_ms, output) = timed_runs(budget_ms, || flash_attention(&seq, causal));
+                let multiply_adds = exact_multiply_adds(len, d, d, causal);
+                push_point(
+                    series,
+                    len,
+                    runs_ms,
+                    multiply_adds,
+                    dense_rate,
+                    budget_ms,
+                    flash_memory_bytes(len, d),
+                    None,
+                    None,
+                    0,
+                );
+                exact_outputs.push(output);
+            }
+            for (t, timed) in timed.iter().enumerate() {
+                for (f, form) in linear_forms.iter().enumerate() {
+                    let series =
+                        &mut series[first + exact_forms.len() + t * linear_forms.len() + f];
+                    if series.stopped_at.is_some() {
+                        continue;
+                    }
+                    let (runs_ms, run) =
+                        timed_runs(budget_ms, || linear_attention_f32(&timed.map, &seq, *form));
+                    let exact = &exact_outputs[usize::from(form.is_causal())];
+                    let error = relative_error(&run.output, exact, d);
+                    let tv = (*form == LinearForm::Bidirectional)
+                        .then(|| mean_row_tv(&timed.map, &seq))
+                        .flatten();
+                    let multiply_adds = linear_multiply_adds(&timed.map, len, d, *form);
+                    let memory = linear_memory_bytes(&timed.map, d, *form);
+                    push_point(
+                        series,
+                        len,
+                        runs_ms,
+                        multiply_adds,
+                        dense_rate,
+                        budget_ms,
+                        memory,
+                        error,
+                        tv,
+                        run.bad_rows,
+                    );
+                }
+            }
+        }
+    }
+    let exact_rate = series
+        .iter()
+        .filter(|s| s.kernel == Kernel::Exact)
+        .flat_map(|s| &s.points)
+        .map(|p| p.multiply_adds / (p.ms / 1e3))
+        .filter(|r| r.is_finite())
+        .fold(0.0, f64::max);
+    let crossovers = crossovers(&series);
+    Ok(LengthsReport {
+        layer: attention.layer,
+        head: attention.head,
+        lengths,
+        head_sizes,
+        features,
+        dense_rate,
+        exact_rate,
+        budget_ms,
+        series,
+        crossovers,
+        skipped,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push_point(
+    series: &mut LengthSeries,
+    len: usize,
+    runs_ms: Vec<f64>,
+    multiply_adds: f64,
+    dense_rate: f64,
+    budget_ms: f64,
+    memory_bytes: f64,
+    output_error: Option<f64>,
+    row_tv: Option<f64>,
+    bad_rows: usize,
+) {
+    let ms = median(&runs_ms).unwrap_or(f64::NAN);
+    if runs_ms.iter().any(|&r| r > budget_ms) {
+        series.stopped_at = Some(len * 2);
+    }
+    series.points.push(LengthPoint {
+        len,
+        ms,
+        runs_ms,
+        multiply_adds,
+        model_ms: multiply_adds / dense_rate * 1e3,
+        memory_bytes,
+        output_error,
+        row_tv,
+        bad_rows,
+    });
+}
