@@ -12,6 +12,8 @@
 
 pub mod crossover;
 mod csv;
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 use web_time::Instant;
@@ -54,7 +56,8 @@ const FIT_TOKENS: usize = 512;
 pub enum Kernel {
     /// Exact softmax attention, tiled.
     Exact,
-    /// A method's linear attention with `m` projections (`features` per token).
+    /// A method's linear attention with `m` projections (`features` per token); m is 0 for a
+    /// deterministic map, which has no projections (one series, whatever the m studied).
     Method {
         method: MethodId,
         m: usize,
@@ -296,7 +299,7 @@ fn method_maps(
                     timed.push(Timed {
                         kernel: Kernel::Method {
                             method,
-                            m,
+                            m: if method.is_random() { m } else { 0 },
                             features,
                         },
                         map,
