@@ -20,7 +20,7 @@ fn small_study() -> (ExperimentConfig, LengthsReport) {
     let config = config_with(&[
         ("view", "attention"),
         ("lmax", "256"),
-        ("methods", "prf-pos,taylor,elu"),
+        ("methods", "prf-pos,taylor,elu,ra"),
         ("features", "16"),
         ("layer", "2"),
         ("head", "5"),
@@ -29,18 +29,18 @@ fn small_study() -> (ExperimentConfig, LengthsReport) {
     (config, report)
 }
 
-/// Two head sizes × (2 exact forms + 3 forms × (Performer at m = 4 and 16, elu once));
-/// Taylor skipped with its reason once; every point has a time, a model time and memory;
+/// Two head sizes × (2 exact forms + 3 forms × (Performer at m = 4 and 16, Taylor-2 and elu
+/// once)); randomized attention (quadratic) skipped with its reason once; every point has a time, a model time and memory;
 /// exact attention carries no error, every method an error at every point.
 #[test]
 fn the_study_has_every_series_and_point() {
     let (_, report) = small_study();
     assert_eq!(report.lengths, vec![128, 256]);
     assert_eq!(report.features, vec![4, 16]);
-    assert_eq!(report.series.len(), 2 * (2 + 3 * 3));
+    assert_eq!(report.series.len(), 2 * (2 + 3 * 4));
     assert_eq!(report.skipped.len(), 1);
-    assert_eq!(report.skipped[0].method.id(), "taylor");
-    assert_eq!(report.crossovers.len(), 2 * 3 * 3);
+    assert_eq!(report.skipped[0].method.id(), "ra");
+    assert_eq!(report.crossovers.len(), 2 * 3 * 4);
     for series in &report.series {
         assert_eq!(series.points.len(), 2, "{:?}", series.kernel);
         for p in &series.points {

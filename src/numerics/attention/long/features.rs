@@ -4,6 +4,7 @@
 //! overflows f32 whatever the norms: the linear kernels put the factors back where they
 //! matter (keys) and drop them where they cancel (a query's own numerator and denominator).
 
+use crate::numerics::attention::deterministic::PolynomialKernel;
 use crate::numerics::estimators::{BatchedForm, Projections, Side};
 
 use super::gemm::{MatRef, exp_approx, gemm};
@@ -35,6 +36,14 @@ pub enum FeatureMap32 {
     },
     /// The linear transformer's `elu(u) + 1`, D = d.
     EluPlusOne { d: usize },
+    /// Taylor's or `(1 + x/n)^n`'s explicit polynomial features (`deterministic`), D = `size`,
+    /// signed: built per token by the f64 map, O(D) work against the O(D·dv) of S and the
+    /// outputs.
+    Polynomial {
+        kernel: PolynomialKernel,
+        d: usize,
+        size: usize,
+    },
 }
 
 impl FeatureMap32 {
@@ -80,6 +89,7 @@ impl FeatureMap32 {
             FeatureMap32::Exponential { m, hyperbolic, .. } => m * if *hyperbolic { 2 } else { 1 },
             FeatureMap32::Trigonometric { m, .. } => 2 * m,
             FeatureMap32::EluPlusOne { d } => *d,
+            FeatureMap32::Polynomial { size, .. } => *size,
         }
     }
 
@@ -88,13 +98,17 @@ impl FeatureMap32 {
         match self {
             FeatureMap32::Exponential { d, .. }
             | FeatureMap32::Trigonometric { d, .. }
-            | FeatureMap32::EluPlusOne { d } => *d,
+            | FeatureMap32::EluPlusOne { d }
+            | FeatureMap32::Polynomial { d, .. } => *d,
         }
     }
 
     /// Whether every feature is positive (then a denominator is > 0 unless it underflows).
     pub fn is_positive(&self) -> bool {
-        !matches!(self, FeatureMap32::Trigonometric { .. })
+        !matches!(
+            self,
+            FeatureMap32::Trigonometric { .. } | FeatureMap32::Polynomial { .. }
+        )
     }
 
     /// Multiply-adds of the features of one token (the projection).
@@ -104,6 +118,8 @@ impl FeatureMap32 {
                 (d * m) as f64
             }
             FeatureMap32::EluPlusOne { .. } => 0.0,
+            // One multiply per feature of each Kronecker block.
+            FeatureMap32::Polynomial { size, .. } => *size as f64,
         }
     }
 
@@ -111,7 +127,7 @@ impl FeatureMap32 {
     pub fn scratch_per_token(&self) -> usize {
         match self {
             FeatureMap32::Exponential { m, .. } | FeatureMap32::Trigonometric { m, .. } => *m,
-            FeatureMap32::EluPlusOne { .. } => 0,
+            FeatureMap32::EluPlusOne { .. } | FeatureMap32::Polynomial { .. } => 0,
         }
     }
 
@@ -220,6 +236,21 @@ impl FeatureMap32 {
                     *o = if *x > 0.0 { x + 1.0 } else { exp_approx(*x) };
                 }
                 shifts[..rows].fill(0.0);
+            }
+            FeatureMap32::Polynomial { kernel, d, size } => {
+                for r in 0..rows {
+                    let token: Vec<f64> = u[r * d..(r + 1) * d]
+                        .iter()
+                        .map(|&x| f64::from(x))
+                        .collect();
+                    let features = kernel.features(&token, *size).unwrap_or_default();
+                    let row = &mut out[r * size..(r + 1) * size];
+                    row.fill(f32::NAN);
+                    for (o, f) in row.iter_mut().zip(&features) {
+                        *o = *f as f32;
+                    }
+                    shifts[r] = 0.0;
+                }
             }
         }
     }

@@ -274,3 +274,26 @@ fn large_norms_do_not_overflow() {
         }
     }
 }
+
+/// Taylor of degree 2 (signed features, D = 1 + d + d²) in every form: the f64 map's linear
+/// attention, and the masked quadratic form for both causal kernels.
+#[test]
+fn polynomial_features_in_every_form() {
+    use crate::numerics::attention::deterministic::PolynomialKernel;
+    let data = problem(150, 16, 8, 0.5, 9);
+    let taylor = PolynomialKernel::taylor(2).expect("degree 2");
+    let map = FeatureMap32::Polynomial {
+        kernel: taylor,
+        d: 16,
+        size: 1 + 16 + 256,
+    };
+    let reference = linear_attention(&taylor, &data, &[]);
+    let run = run_linear(&map, &data, LinearForm::Bidirectional);
+    assert_eq!(run.bad_rows, reference.bad_rows);
+    assert!(relative_gap(&run.output, &reference.output) < 5e-5);
+    let reference = masked_quadratic(&taylor, &data);
+    for form in [LinearForm::CausalPrefix, LinearForm::CausalChunked] {
+        let gap = relative_gap(&run_linear(&map, &data, form).output, &reference);
+        assert!(gap < 5e-5, "{form:?}: {gap}");
+    }
+}

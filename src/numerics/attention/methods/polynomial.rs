@@ -6,6 +6,7 @@
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::deterministic::{DeterministicError, PolynomialKernel};
 use crate::numerics::attention::linear::{linear_attention, quadratic_attention};
+use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::attention::method::{
     AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
     method_error,
@@ -174,6 +175,33 @@ impl FittedMethod for FittedPolynomial {
                 evaluation: Evaluation::Linear,
                 note: self.kernel.label(),
             }
+        })
+    }
+
+    /// The explicit features when they fit the budget (built per token in f64, as `draw`'s
+    /// map, and stored as f32: O(D) per token against the O(D·dv) that S and the outputs
+    /// cost, so the f64 build does not change the timing).
+    fn batched_map(
+        &self,
+        d: usize,
+        settings: &MethodSettings,
+        _rng: &mut StreamRng,
+    ) -> Option<Result<FeatureMap32, AttentionError>> {
+        let size = self.kernel.feature_size(d)?;
+        Some(if size <= settings.deterministic_feature_budget {
+            Ok(FeatureMap32::Polynomial {
+                kernel: self.kernel,
+                d,
+                size,
+            })
+        } else {
+            Err(AttentionError::Method {
+                method: self.kernel.label(),
+                message: format!(
+                    "its {size} features exceed {}: evaluated pair by pair (O(L²))",
+                    settings.deterministic_feature_budget
+                ),
+            })
         })
     }
 
