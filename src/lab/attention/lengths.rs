@@ -18,7 +18,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 use web_time::Instant;
 
-use super::methods::{draw_rng, method_settings, prepare_with};
+use super::methods::{draw_rng, lln_constants, method_settings, prepare_with};
 use crate::lab::config::ExperimentConfig;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
@@ -280,13 +280,14 @@ fn method_maps(
         widen(&sample.k[..n * d]),
         widen(&sample.v[..n * d]),
     )?;
+    let lln = lln_constants(config, d)?;
     let mut timed = Vec::new();
     for &method in &config.attention.methods {
         let mut reason = None;
         for &m in features {
             let mut settings = method_settings(config);
             settings.features = m;
-            let fitted = match prepare_with(method, &data, &settings, None) {
+            let fitted = match prepare_with(method, &data, &settings, lln.as_ref()) {
                 Ok(fitted) => fitted,
                 Err(e) => {
                     reason = Some(e.to_string());

@@ -36,6 +36,12 @@ pub enum FeatureMap32 {
     },
     /// The linear transformer's `elu(u) + 1`, D = d.
     EluPlusOne { d: usize },
+    /// LLN's `φ(q) = exp(α q)`, `ψ(k) = exp(β k)` elementwise (seed 001), D = d.
+    ElementwiseExponential {
+        d: usize,
+        query_scale: f32,
+        key_scale: f32,
+    },
     /// Taylor's or `(1 + x/n)^n`'s explicit polynomial features (`deterministic`), D = `size`,
     /// signed: built per token by the f64 map, O(D) work against the O(D·dv) of S and the
     /// outputs.
@@ -88,7 +94,7 @@ impl FeatureMap32 {
         match self {
             FeatureMap32::Exponential { m, hyperbolic, .. } => m * if *hyperbolic { 2 } else { 1 },
             FeatureMap32::Trigonometric { m, .. } => 2 * m,
-            FeatureMap32::EluPlusOne { d } => *d,
+            FeatureMap32::EluPlusOne { d } | FeatureMap32::ElementwiseExponential { d, .. } => *d,
             FeatureMap32::Polynomial { size, .. } => *size,
         }
     }
@@ -99,6 +105,7 @@ impl FeatureMap32 {
             FeatureMap32::Exponential { d, .. }
             | FeatureMap32::Trigonometric { d, .. }
             | FeatureMap32::EluPlusOne { d }
+            | FeatureMap32::ElementwiseExponential { d, .. }
             | FeatureMap32::Polynomial { d, .. } => *d,
         }
     }
@@ -117,7 +124,7 @@ impl FeatureMap32 {
             FeatureMap32::Exponential { d, m, .. } | FeatureMap32::Trigonometric { d, m, .. } => {
                 (d * m) as f64
             }
-            FeatureMap32::EluPlusOne { .. } => 0.0,
+            FeatureMap32::EluPlusOne { .. } | FeatureMap32::ElementwiseExponential { .. } => 0.0,
             // One multiply per feature of each Kronecker block.
             FeatureMap32::Polynomial { size, .. } => *size as f64,
         }
@@ -127,7 +134,9 @@ impl FeatureMap32 {
     pub fn scratch_per_token(&self) -> usize {
         match self {
             FeatureMap32::Exponential { m, .. } | FeatureMap32::Trigonometric { m, .. } => *m,
-            FeatureMap32::EluPlusOne { .. } | FeatureMap32::Polynomial { .. } => 0,
+            FeatureMap32::EluPlusOne { .. }
+            | FeatureMap32::ElementwiseExponential { .. }
+            | FeatureMap32::Polynomial { .. } => 0,
         }
     }
 
@@ -236,6 +245,28 @@ impl FeatureMap32 {
                     *o = if *x > 0.0 { x + 1.0 } else { exp_approx(*x) };
                 }
                 shifts[..rows].fill(0.0);
+            }
+            FeatureMap32::ElementwiseExponential {
+                d,
+                query_scale,
+                key_scale,
+            } => {
+                let scale = if side == Side::Query {
+                    *query_scale
+                } else {
+                    *key_scale
+                };
+                for r in 0..rows {
+                    let row = &mut out[r * d..(r + 1) * d];
+                    for (o, x) in row.iter_mut().zip(&u[r * d..(r + 1) * d]) {
+                        *o = scale * x;
+                    }
+                    let shift = row
+                        .iter()
+                        .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+                    shifts[r] = shift;
+                    row.iter_mut().for_each(|o| *o = exp_approx(*o - shift));
+                }
             }
             FeatureMap32::Polynomial { kernel, d, size } => {
                 for r in 0..rows {

@@ -297,3 +297,27 @@ fn polynomial_features_in_every_form() {
         assert!(gap < 5e-5, "{form:?}: {gap}");
     }
 }
+
+/// LLN's elementwise exponentials, bidirectional and causal, against the f64 map.
+#[test]
+fn elementwise_exponential_features_in_every_form() {
+    use crate::numerics::attention::lln::LogNormalFeatures;
+    let data = problem(150, 16, 8, 0.8, 10);
+    let f64_map = LogNormalFeatures {
+        alpha: 1.3,
+        beta: 0.9,
+    };
+    let map = FeatureMap32::ElementwiseExponential {
+        d: 16,
+        query_scale: 1.3,
+        key_scale: 0.9,
+    };
+    let reference = linear_attention(&f64_map, &data, &[]);
+    let run = run_linear(&map, &data, LinearForm::Bidirectional);
+    assert!(relative_gap(&run.output, &reference.output) < 5e-5);
+    let reference = masked_quadratic(&f64_map, &data);
+    for form in [LinearForm::CausalPrefix, LinearForm::CausalChunked] {
+        let gap = relative_gap(&run_linear(&map, &data, form).output, &reference);
+        assert!(gap < 5e-5, "{form:?}: {gap}");
+    }
+}

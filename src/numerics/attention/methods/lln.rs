@@ -4,6 +4,7 @@
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::linear_attention;
 use crate::numerics::attention::lln::{LogNormalFeatures, lln_fit};
+use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::attention::method::{
     AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
     method_error,
@@ -120,5 +121,18 @@ impl FittedMethod for FittedLogNormal {
                 self.map.alpha, self.map.beta, self.note
             ),
         })
+    }
+
+    fn batched_map(
+        &self,
+        d: usize,
+        _settings: &MethodSettings,
+        _rng: &mut StreamRng,
+    ) -> Option<Result<FeatureMap32, AttentionError>> {
+        Some(Ok(FeatureMap32::ElementwiseExponential {
+            d,
+            query_scale: self.map.alpha as f32,
+            key_scale: self.map.beta as f32,
+        }))
     }
 }
