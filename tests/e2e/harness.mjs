@@ -10,7 +10,8 @@ import { before, after } from 'node:test';
 import { chromium, firefox } from 'playwright-core';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-export const distDir = resolve(here, '..', '..', 'dist');
+// DIST_DIR serves another build (the benchmark compares two builds in one run that way).
+export const distDir = process.env.DIST_DIR ? resolve(process.env.DIST_DIR) : resolve(here, '..', '..', 'dist');
 
 const mimeTypes = {
   '.html': 'text/html; charset=utf-8',
