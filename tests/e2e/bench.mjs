@@ -28,33 +28,12 @@ import { gzipSync } from 'node:zlib';
 import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { serveDist, launchBrowser, openPage, waitReady, distDir } from './harness.mjs';
+import { serveDist, launchBrowser, openPage, waitReady, distDir, changeAndWait as change } from './harness.mjs';
 
 const runs = Math.max(5, Number(process.env.BENCH_RUNS ?? 5));
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const k = s.length >> 1; return s.length % 2 ? s[k] : (s[k - 1] + s[k]) / 2; };
 const round = (x) => Number(x.toFixed(1));
-
-/** Types `value` into control `key`, presses Enter, waits for the recomputed page. */
-async function change(page, key, value) {
-  const selector = `#control-${key}`;
-  await page.fill(selector, String(value));
-  const generation = Number(await page.getAttribute('.app', 'data-generation'));
-  const started = await page.evaluate(() => performance.now());
-  await page.press(selector, 'Enter');
-  // Waits inside the page on attribute changes (no polling, which would compete with the
-  // workers for the CPU) and returns the moment the page became ready.
-  const ended = await page.evaluate((g) => new Promise((resolve) => {
-    const app = document.querySelector('.app');
-    const done = () => Number(app.dataset.generation) > g && app.dataset.status === 'ready';
-    if (done()) { resolve(performance.now()); return; }
-    const observer = new MutationObserver(() => {
-      if (done()) { observer.disconnect(); resolve(performance.now()); }
-    });
-    observer.observe(app, { attributes: true });
-  }), generation);
-  return { updateMs: ended - started, computeMs: Number(await page.getAttribute('.app', 'data-compute-ms')) };
-}
 
 /** The page's work formula (ExperimentConfig::work): projections × d × estimators. */
 function work({ n = 1000, datasets = 20, pairs = 250, m = 1024, d = 50, estimators = 3 }) {

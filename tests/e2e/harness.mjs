@@ -10,8 +10,7 @@ import { before, after } from 'node:test';
 import { chromium, firefox } from 'playwright-core';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-// DIST_DIR serves another build (the benchmark compares two builds in one run that way).
-export const distDir = process.env.DIST_DIR ? resolve(process.env.DIST_DIR) : resolve(here, '..', '..', 'dist');
+export const distDir = resolve(here, '..', '..', 'dist');
 
 const mimeTypes = {
   '.html': 'text/html; charset=utf-8',
@@ -23,15 +22,18 @@ const mimeTypes = {
   '.svg': 'image/svg+xml',
 };
 
-/** Serves dist/ on 127.0.0.1 at a free port; resolves to { url, close, requests }. */
-export async function serveDist() {
+/**
+ * Serves dist/ (or another build's folder, `dir`) on 127.0.0.1 at a free port; resolves to
+ * { url, close, requests }.
+ */
+export async function serveDist(dir = distDir) {
   const requests = [];
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
     requests.push(path);
     const relative = normalize(path === '/' ? '/index.html' : path).replace(/^(\.\.[/\\])+/, '');
     try {
-      const body = await readFile(join(distDir, relative));
+      const body = await readFile(join(dir, relative));
       res.writeHead(200, { 'content-type': mimeTypes[extname(relative)] ?? 'application/octet-stream' });
       res.end(body);
     } catch {
@@ -185,4 +187,25 @@ export async function axeViolations(page, options = {}) {
 /** Violations as readable lines, for an assertion message. */
 export function formatViolations(violations) {
   return violations.map((v) => `${v.id} (${v.impact}): ${v.help}\n${v.targets.map((t) => `    ${t}`).join('\n')}`).join('\n');
+}
+
+/** Types `value` into control `key`, presses Enter, waits for the recomputed page. */
+export async function changeAndWait(page, key, value) {
+  const selector = `#control-${key}`;
+  await page.fill(selector, String(value));
+  const generation = Number(await page.getAttribute('.app', 'data-generation'));
+  const started = await page.evaluate(() => performance.now());
+  await page.press(selector, 'Enter');
+  // Waits inside the page on attribute changes (no polling, which would compete with the
+  // workers for the CPU) and returns the moment the page became ready.
+  const ended = await page.evaluate((g) => new Promise((resolve) => {
+    const app = document.querySelector('.app');
+    const done = () => Number(app.dataset.generation) > g && app.dataset.status === 'ready';
+    if (done()) { resolve(performance.now()); return; }
+    const observer = new MutationObserver(() => {
+      if (done()) { observer.disconnect(); resolve(performance.now()); }
+    });
+    observer.observe(app, { attributes: true });
+  }), generation);
+  return { updateMs: ended - started, computeMs: Number(await page.getAttribute('.app', 'data-compute-ms')) };
 }
