@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::lab::test_support::config_with;
-use crate::numerics::attention::exact::softmax_output;
+use crate::numerics::attention::exact::{softmax_output, softmax_rows, total_variation};
 use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 use crate::numerics::attention::linear::linear_attention;
 use crate::numerics::attention::methods::elu::EluPlusOne;
@@ -116,7 +116,32 @@ fn reported_errors_match_an_f64_computation() {
             .and_then(|p| p.output_error)
             .expect("a reported error")
     };
-    let elu = relative(&linear_attention(&EluPlusOne, &data, &[]).output);
+    let tv_rows: Vec<usize> = (0..TV_ROWS).map(|r| r * len / TV_ROWS).collect();
+    let elu_run = linear_attention(&EluPlusOne, &data, &tv_rows);
+    let elu = relative(&elu_run.output);
+    let exact_rows = softmax_rows(&data, &tv_rows);
+    let elu_tv = elu_run
+        .rows
+        .iter()
+        .zip(&exact_rows)
+        .map(|(a, e)| total_variation(a, e))
+        .sum::<f64>()
+        / TV_ROWS as f64;
+    let reported_tv = report
+        .series
+        .iter()
+        .find(|s| {
+            s.d == d
+                && s.form == LinearForm::Bidirectional
+                && matches!(s.kernel, Kernel::Method { method, .. } if method.id() == "elu")
+        })
+        .and_then(|s| s.points.iter().find(|p| p.len == len))
+        .and_then(|p| p.row_tv)
+        .expect("a row TV");
+    assert!(
+        (reported_tv - elu_tv).abs() < 1e-4 * elu_tv,
+        "row TV {reported_tv} vs {elu_tv}"
+    );
     assert!(
         (reported("elu", 0) - elu).abs() < 1e-4 * elu.max(1e-3),
         "elu {elu}"
