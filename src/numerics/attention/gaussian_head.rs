@@ -127,7 +127,7 @@ impl GaussianHead {
         let header = heads.header();
         let dim = header.head_dim;
         let group = d / dim.max(1);
-        if dim == 0 || d % dim != 0 || group == 0 || group > header.heads {
+        if dim == 0 || !d.is_multiple_of(dim) || group == 0 || group > header.heads {
             return Err(AttentionError::Data(format!(
                 "head size {d} is not a multiple of the model's {dim} within its {} heads",
                 header.heads

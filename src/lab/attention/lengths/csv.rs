@@ -16,12 +16,12 @@ pub fn form_name(form: LinearForm) -> &'static str {
     }
 }
 
-fn crossover_of<'a>(
-    report: &'a LengthsReport,
+fn crossover_of(
+    report: &LengthsReport,
     d: usize,
     kernel: Kernel,
     form: LinearForm,
-) -> Option<&'a Crossover> {
+) -> Option<&Crossover> {
     let Kernel::Method { method, m, .. } = kernel else {
         return None;
     };

@@ -81,12 +81,8 @@ fn block<const R: usize>(
             *acc = [F4::load(&c[start..]), F4::load(&c[start + 4..])];
         }
     }
-    for p in 0..k {
-        let start = p * b.stride + column;
-        let (b0, b1) = (
-            F4::load(&b.values[start..]),
-            F4::load(&b.values[start + 4..]),
-        );
+    for (p, b_row) in b.values.chunks(b.stride).take(k).enumerate() {
+        let (b0, b1) = (F4::load(&b_row[column..]), F4::load(&b_row[column + 4..]));
         for r in 0..R {
             let x = F4::splat(a_rows[r][p]);
             acc[r][0] = acc[r][0].mul_add(x, b0);
