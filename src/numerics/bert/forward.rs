@@ -12,7 +12,7 @@ use half::f16;
 
 use super::ModelError;
 use super::weights::{BertWeights, LayerNorm};
-use crate::numerics::kernel::exp_nonpositive;
+use crate::numerics::attention::long::{Sequence, flash_attention};
 
 /// What the forward returns.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,25 +87,6 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
-/// Dot product of two head vectors with 8 lane accumulators (vectorises).
-#[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ac
-        .remainder()
-        .iter()
-        .zip(bc.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ac.zip(bc) {
-        for l in 0..8 {
-            lanes[l] += x[l] * y[l];
-        }
-    }
-    lanes.iter().sum::<f32>() + tail
-}
-
 /// Softmax attention of every head: `out_i = Σ_j softmax_j(q_i·k_j/√dh) v_j`, heads side by
 /// side in `out` (`L × hidden`). `qkv` is `L × 3·hidden` (queries, keys, values). A head that
 /// `replace` answers for takes its output instead.
@@ -120,7 +101,6 @@ fn attention(
     let mut queries = vec![0.0f32; len * dh];
     let mut keys = vec![0.0f32; len * dh];
     let mut values = vec![0.0f32; len * dh];
-    let mut scores = vec![0.0f32; len];
     for head in 0..heads {
         // This head's queries, keys and values, contiguous.
         for j in 0..len {
@@ -158,27 +138,20 @@ fn attention(
                 }
             }
         }
-        for i in 0..len {
-            let q = &qkv[i * 3 * h + head * dh..i * 3 * h + (head + 1) * dh];
-            let mut max = f32::NEG_INFINITY;
-            for (s, k) in scores.iter_mut().zip(keys.chunks_exact(dh)) {
-                *s = dot(q, k) * scale;
-                max = max.max(*s);
-            }
-            let mut total = 0.0f32;
-            for s in scores.iter_mut() {
-                *s = exp_nonpositive(*s - max);
-                total += *s;
-            }
-            let o = &mut out[i * h + head * dh..i * h + (head + 1) * dh];
-            o.fill(0.0);
-            for (p, v) in scores.iter().zip(values.chunks_exact(dh)) {
-                for (oc, vc) in o.iter_mut().zip(v) {
-                    *oc += p * vc;
-                }
-            }
-            let inv = 1.0 / total;
-            o.iter_mut().for_each(|x| *x *= inv);
+        // Exact softmax, tiled (numerics::attention::long::flash): the queries carry the
+        // 1/√dh, so that q·k is the logit.
+        queries.iter_mut().for_each(|x| *x *= scale);
+        let sequence = Sequence {
+            len,
+            d: dh,
+            dv: dh,
+            q: &queries,
+            k: &keys,
+            v: &values,
+        };
+        let output = flash_attention(&sequence, false);
+        for (i, row) in output.chunks_exact(dh).enumerate() {
+            out[i * h + head * dh..i * h + (head + 1) * dh].copy_from_slice(row);
         }
     }
     Ok(())
