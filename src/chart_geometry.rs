@@ -3,11 +3,12 @@
 //!
 //! Nothing here depends on the browser or on plotters, so it builds and is tested natively;
 //! `crate::charts` (WebAssembly only) draws what these functions decide. [`attention`] holds
-//! the attention view's charts' geometry.
+//! the attention view's charts' geometry, [`timings`] the length study's.
 
 pub mod attention;
 pub mod data;
 pub mod hover;
+pub mod timings;
 
 use std::ops::Range;
 

@@ -8,7 +8,8 @@
 //!   [`Axis`] as a plotters coordinate, the "nothing to plot" message);
 //! - `heatmap`: [`draw_heatmap`];
 //! - `distributions`: [`draw_distributions`];
-//! - `xy`: [`draw_xy`] and [`draw_xy_with_errors`].
+//! - `xy`: [`draw_xy`] and [`draw_xy_with_errors`];
+//! - `timings`: [`draw_timings`], the length study's log–log time charts.
 
 use std::ops::Range;
 
@@ -25,10 +26,12 @@ pub use crate::chart_geometry::attention::HeatScale;
 
 mod distributions;
 mod heatmap;
+mod timings;
 mod xy;
 
 pub use distributions::{Distribution, draw_distributions};
 pub use heatmap::draw_heatmap;
+pub use timings::draw_timings;
 pub use xy::{ErrorBarSeries, Series, draw_xy, draw_xy_with_errors};
 
 type Root = DrawingArea<CanvasBackend, plotters::coord::Shift>;
@@ -62,6 +65,15 @@ impl KeyAxis {
             range: (axis.lo..axis.hi).into(),
             ticks: axis.ticks(),
             light: axis.light_ticks(),
+        }
+    }
+
+    /// The axis with these labelled ticks instead of its own (and no light lines).
+    pub(super) fn with_ticks(axis: &Axis, ticks: Vec<f64>) -> Self {
+        Self {
+            range: (axis.lo..axis.hi).into(),
+            ticks,
+            light: Vec::new(),
         }
     }
 }

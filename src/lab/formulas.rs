@@ -32,8 +32,9 @@ pub const MODEL_SWAP: &str = r"e = \frac{\bar{h}}{|\bar{h}|},\ \bar{h} = \frac{1
 pub const MODEL_SWAP_COST: &str = r"\text{softmax: } L^2 (d + d_v) \text{ per head};\quad \text{a linear map with } D \text{ features: } L D (2 d_v + 1) \text{ and its projections}";
 pub const RETRIEVAL_AGREEMENT: &str = r"\text{rank by } \cos(e_{\text{query}}, e_c);\quad \tau = \frac{\text{concordant} - \text{discordant pairs}}{n (n - 1) / 2}";
 pub const HEDGEHOG_MAP: &str = r"\phi(x) = [\operatorname{softmax}(W x + b),\ \operatorname{softmax}(-W x - b)];\quad \min_{W, b} -\frac{1}{L} \sum_{i,j} P_{ij} \ln \hat{P}_{ij},\ \hat{P}_{ij} = \frac{\phi_q(q_i) \cdot \phi_k(k_j)}{\sum_l \phi_q(q_i) \cdot \phi_k(k_l)}";
+pub const LENGTH_STUDY: &str = r"\text{exact: } L^2 (d + d_v) \text{ multiply-adds (causal: about half)},\ 4 L d \text{ bytes and a tile};\quad \text{linear: } 2 L D (d_v + 1) + 2 L\, c_\phi \text{ multiply-adds},\ 4 D d_v \text{ bytes and a chunk};\quad t_{\text{model}} = \text{multiply-adds} / r_{\text{dense}}";
 /// Every formula above, with its name (for the test that renders each one).
-pub const ALL: [(&str, &str); 28] = [
+pub const ALL: [(&str, &str); 29] = [
     ("ATTENTION_LINEAR_RATIO", ATTENTION_LINEAR_RATIO),
     ("ATTENTION_MATRICES", ATTENTION_MATRICES),
     ("ATTENTION_ROW_ERRORS", ATTENTION_ROW_ERRORS),
@@ -62,4 +63,5 @@ pub const ALL: [(&str, &str); 28] = [
     ("MODEL_SWAP_COST", MODEL_SWAP_COST),
     ("RETRIEVAL_AGREEMENT", RETRIEVAL_AGREEMENT),
     ("HEDGEHOG_MAP", HEDGEHOG_MAP),
+    ("LENGTH_STUDY", LENGTH_STUDY),
 ];

@@ -7,8 +7,8 @@
 //! The files: this one (the view, its loading of the real heads and its status), `parts` (the
 //! parts' signals and what was asked), `controls`, `figure` (what every figure shares), `text` (numbers
 //! and colours as text), and one file per figure or group of figures: `table`, `matrices`,
-//! `errors`, `temperature`, `budget`, `heads_table`, `kernel_vs_attention`, `tensorised` and
-//! `formulas`.
+//! `errors`, `temperature`, `budget`, `heads_table`, `kernel_vs_attention`, `lengths` (the
+//! length study: time against sequence length), `tensorised` and `formulas`.
 
 mod budget;
 mod controls;
@@ -17,6 +17,8 @@ mod figure;
 mod formulas;
 mod heads_table;
 mod kernel_vs_attention;
+mod lengths;
+mod lengths_table;
 mod matrices;
 mod parts;
 mod swap;
@@ -44,6 +46,7 @@ pub(super) use figure::{Figure, chart_error, resize_counter};
 use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;
+use lengths::LengthsView;
 use matrices::{Heatmaps, SingularValues};
 use parts::{Parts, Requested, part_key, submit};
 use swap::ModelSwap;
@@ -125,9 +128,14 @@ pub fn AttentionView(
         })
     });
 
-    // Load the real heads when they are chosen (once).
+    // Load the real heads when they are chosen, or when the length study fits its sequences to
+    // one of them (once).
     Effect::new(move |_| {
-        let wanted = config.with(|c| c.attention.source == HeadSource::Minilm);
+        let wanted = config.with(|c| {
+            c.attention.source == HeadSource::Minilm
+                || (c.attention.source == HeadSource::Synthetic
+                    && AttentionPart::Lengths.applies(c))
+        });
         if wanted && heads.get_untracked() == HeadsState::NotLoaded {
             heads.set(HeadsState::Loading);
             leptos::task::spawn_local(async move {
@@ -145,19 +153,20 @@ pub fn AttentionView(
         if large.get().is_some() {
             return;
         }
-        let bytes = match (config.attention.source, heads.get()) {
-            (HeadSource::Synthetic, _) => None,
-            (HeadSource::Minilm, HeadsState::Ready(bytes)) => Some(bytes),
-            (HeadSource::Text, _) => match text_model.outcome.get() {
-                // The heads of this very text (an older text's wait for the newer one).
+        // The stored heads (waiting for the asset, or it failed: the view says so).
+        let stored = match heads.get() {
+            HeadsState::Ready(bytes) => Some(bytes),
+            _ => None,
+        };
+        // The heads of this very text (an older text's wait for the newer one).
+        let text_heads = (config.attention.source == HeadSource::Text)
+            .then(|| match text_model.outcome.get() {
                 Some(Ok(outcome)) if outcome.run.text == config.attention.text => {
                     Some(Rc::new(outcome.run.heads_asset.clone()))
                 }
-                _ => return,
-            },
-            // Waiting for the asset (or it failed: the view says so).
-            _ => return,
-        };
+                _ => None,
+            })
+            .flatten();
         let Some(runner) = runner else {
             return;
         };
@@ -166,6 +175,19 @@ pub fn AttentionView(
             if !part.applies(&config) {
                 continue;
             }
+            // Synthetic data needs no heads, but the length study fits its sequences to a
+            // stored head; a part that waits for its heads is asked once they are in.
+            let bytes = match (config.attention.source, part.needs_heads()) {
+                (HeadSource::Synthetic, false) => None,
+                (HeadSource::Synthetic, true) | (HeadSource::Minilm, _) => match &stored {
+                    Some(bytes) => Some(bytes.clone()),
+                    None => continue,
+                },
+                (HeadSource::Text, _) => match &text_heads {
+                    Some(bytes) => Some(bytes.clone()),
+                    None => continue,
+                },
+            };
             if !requested.borrow_mut().is_new(part, part_key(part, &config)) {
                 continue;
             }
@@ -181,23 +203,41 @@ pub fn AttentionView(
         }
     });
 
+    // The real heads matter to the view's own status only when they are its data.
+    let heads_are_data = move || config.with(|c| c.attention.source == HeadSource::Minilm);
+    let heads_error = Signal::derive(move || match heads.get() {
+        HeadsState::Failed(message) => {
+            Some(format!("the real heads could not be loaded: {message}"))
+        }
+        _ => None,
+    });
     let status = move || {
-        if let HeadsState::Failed(message) = heads.get() {
-            return format!("the real heads could not be loaded: {message}");
+        if let Some(message) = heads_error.get() {
+            return message;
         }
         if heads.get() == HeadsState::Loading {
             return "loading the real heads (860 KB)…".to_string();
         }
-        match (parts.busy.get(), parts.main_ms.get()) {
+        let parts_status = match (parts.busy.get(), parts.main_ms.get()) {
             (0, Some(ms)) => format!("attention recomputed; main part in {ms:.0} ms"),
             (0, None) => String::new(),
             (n, _) => format!("computing… ({n} parts in flight)"),
+        };
+        if parts.lengths_busy.get() {
+            let study = "the length study is timing in a worker (10–60 s)";
+            if parts_status.is_empty() {
+                study.to_string()
+            } else {
+                format!("{parts_status}; {study}")
+            }
+        } else {
+            parts_status
         }
     };
     let status_attr = move || {
-        if matches!(heads.get(), HeadsState::Failed(_)) {
+        if heads_error.with(Option::is_some) && heads_are_data() {
             "error"
-        } else if parts.busy.get() > 0 || heads.get() == HeadsState::Loading {
+        } else if parts.busy.get() > 0 || (heads_are_data() && heads.get() == HeadsState::Loading) {
             "computing"
         } else if parts.main.with(|m| matches!(m, Some(Err(_)))) {
             "error"
@@ -246,6 +286,7 @@ pub fn AttentionView(
                 <BudgetChart budget=parts.budget/>
                 <HeadsTableView config table=parts.table/>
                 <KernelVsAttentionChart report=parts.kernel_vs_attention/>
+                <LengthsView config set_config report=parts.lengths running=parts.lengths_busy heads_error/>
                 <Tensorised/>
                 <AttentionFormulas/>
             </section>

@@ -19,7 +19,7 @@ use crate::lab::presets::{PRESETS, Preset};
 use crate::lab::tasks::ExportRun;
 
 /// Starts a download of `href` (a data URL) as `filename`.
-fn download(filename: &str, href: &str) -> Option<()> {
+pub(in crate::ui) fn download(filename: &str, href: &str) -> Option<()> {
     let document = web_sys::window()?.document()?;
     let anchor: web_sys::HtmlAnchorElement = document.create_element("a").ok()?.dyn_into().ok()?;
     anchor.set_href(href);
@@ -96,7 +96,7 @@ fn compute_exactly(
 type ExportDone = Box<dyn FnOnce(Result<ExperimentResult, String>)>;
 
 /// A data URL of `text`.
-fn text_url(mime: &str, text: &str) -> String {
+pub(in crate::ui) fn text_url(mime: &str, text: &str) -> String {
     format!(
         "data:{mime};charset=utf-8,{}",
         String::from(js_sys::encode_uri_component(text))

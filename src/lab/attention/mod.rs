@@ -1,5 +1,6 @@
 //! The attention view's model: fitting and drawing each method on a configuration's data
-//! ([`methods`]), and the view's parts ([`report`]).
+//! ([`methods`]), and the view's parts ([`report`]);
+//! [`timing_notes`] writes the length study's table and sentences.
 
 pub mod data;
 pub mod kernel_vs_attention;
@@ -8,6 +9,7 @@ pub mod methods;
 mod outputs;
 mod parts;
 pub mod report;
+pub mod timing_notes;
 pub mod trend;
 
 pub use report::{AttentionOutput, AttentionPart, AttentionRequest, run_attention};

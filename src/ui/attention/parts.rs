@@ -9,14 +9,15 @@ use leptos::prelude::*;
 
 use crate::lab::attention::report::{
     AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, BudgetReport, HeadsTable,
-    KernelVsAttention, MainReport, TemperatureReport,
+    KernelVsAttention, LengthsReport, MainReport, TemperatureReport,
 };
-use crate::lab::config::ExperimentConfig;
+use crate::lab::config::{ExperimentConfig, HeadSource};
 use crate::numerics::attention::methods::MethodId;
 use crate::ui::pool::AttentionRunner;
 
 /// The latest outcome of each part (`None`: not computed yet), and how long the last main
-/// part took from request to answer.
+/// part took from request to answer. The length study (seconds to a minute) is counted apart
+/// from the other parts, so that the view is ready while it runs.
 #[derive(Clone, Copy)]
 pub(super) struct Parts {
     pub(super) main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>,
@@ -26,11 +27,14 @@ pub(super) struct Parts {
     pub(super) table: RwSignal<Option<Result<HeadsTable, String>>, LocalStorage>,
     pub(super) kernel_vs_attention:
         RwSignal<Option<Result<KernelVsAttention, String>>, LocalStorage>,
-    /// Parts in flight.
+    pub(super) lengths: RwSignal<Option<Result<LengthsReport, String>>, LocalStorage>,
+    /// Parts in flight, the length study left out.
     pub(super) busy: RwSignal<usize>,
     pub(super) main_ms: RwSignal<Option<f64>>,
     /// Answers of the main part so far (the benchmark waits for the next one).
     pub(super) main_answers: RwSignal<u64>,
+    /// Whether a length study is in flight.
+    pub(super) lengths_busy: RwSignal<bool>,
 }
 
 impl Parts {
@@ -42,9 +46,11 @@ impl Parts {
             budget: RwSignal::new_local(None),
             table: RwSignal::new_local(None),
             kernel_vs_attention: RwSignal::new_local(None),
+            lengths: RwSignal::new_local(None),
             busy: RwSignal::new(0),
             main_ms: RwSignal::new(None),
             main_answers: RwSignal::new(0),
+            lengths_busy: RwSignal::new(false),
         }
     }
 
@@ -83,6 +89,10 @@ impl Parts {
                     _ => None,
                 })))
             }
+            AttentionPart::Lengths => self.lengths.set(Some(pick(answer, |o| match o {
+                AttentionOutput::Lengths(r) => Some(r),
+                _ => None,
+            }))),
         }
     }
 }
@@ -110,8 +120,12 @@ impl Requested {
 
 /// What a part's numbers depend on: for the real-head table only m, the seed and the
 /// estimators' parameters; for the kernel-against-attention part on the real heads not the head
-/// shown; for the others everything but the heatmaps' method.
+/// shown; for the length study what it reads (below); for the others everything but the
+/// heatmaps' method.
 pub(super) fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String {
+    if part == AttentionPart::Lengths {
+        return lengths_key(config);
+    }
     let mut c = config.clone();
     c.attention.focus = MethodId::first();
     c.probe = None;
@@ -126,6 +140,38 @@ pub(super) fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String
         (c.attention.passage, c.attention.layer, c.attention.head) = (0, 0, 0);
     }
     c.to_query()
+}
+
+/// What the length study reads: `lmax`, the methods and their settings (m, the seed, the
+/// coupling, θ, the complex A, and the sizes a method's map may read: degree, window,
+/// samples, landmarks, top k), the head whose Gaussian the sequences follow, and whose heads
+/// they are (the stored asset for synthetic data and the real heads alike, or the text's).
+/// Not the synthetic data's L, d and norms, the draws or the heatmaps' method: moving those
+/// does not re-run a study of many seconds.
+fn lengths_key(c: &ExperimentConfig) -> String {
+    let a = &c.attention;
+    let methods: Vec<&str> = a.methods.iter().map(|m| m.id()).collect();
+    let heads = match a.source {
+        HeadSource::Text => format!("text {:?}", a.text),
+        HeadSource::Synthetic | HeadSource::Minilm => "stored heads".to_string(),
+    };
+    format!(
+        "lengths lmax={} methods={} m={} seed={} coupling={:?} theta={:?} complex_a={:?} degree={} window={} ra={} landmarks={} topk={} layer={} head={} {heads}",
+        a.length_max,
+        methods.join(","),
+        a.features,
+        c.seed,
+        c.coupling,
+        c.theta,
+        c.complex_a,
+        a.degree,
+        a.window,
+        a.ra_samples,
+        a.landmarks,
+        a.top_k,
+        a.layer,
+        a.head,
+    )
 }
 
 fn now_ms() -> f64 {
@@ -144,13 +190,22 @@ pub(super) fn submit(
     request: AttentionRequest,
 ) {
     let part = request.part;
+    let study = part == AttentionPart::Lengths;
     if requested.borrow_mut().pending.insert(part) {
-        parts.busy.update(|n| *n += 1);
+        if study {
+            parts.lengths_busy.set(true);
+        } else {
+            parts.busy.update(|n| *n += 1);
+        }
     }
     let started = now_ms();
     runner.run(request, move |answer| {
         if requested.borrow_mut().pending.remove(&part) {
-            parts.busy.update(|n| *n = n.saturating_sub(1));
+            if study {
+                parts.lengths_busy.set(false);
+            } else {
+                parts.busy.update(|n| *n = n.saturating_sub(1));
+            }
         }
         if part == AttentionPart::Main {
             parts.main_ms.set(Some(now_ms() - started));

@@ -1,0 +1,354 @@
+//! The length study on the page: where linear attention pays. Its control (`lmax`, written to
+//! the configuration and so to the URL), a log–log chart of milliseconds against L per head
+//! size with a form selector, the legend, the sentences read from the report (row error against
+//! a chosen threshold, the two rates, what stopped or was not timed), the crossover table
+//! (`lengths_table`) and the CSV download. The study runs in a worker of the pool; its status
+//! is the section's `data-lengths-status` (off, computing, ready, error).
+
+use leptos::ev;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+
+use super::chart_error;
+use super::figure::draw_when;
+use super::lengths_table::{CrossoverTable, LengthsLegend};
+use crate::chart_geometry::timings::timing_chart;
+use crate::charts::{describe, draw_timings};
+use crate::lab::attention::lengths::{LengthsReport, lengths_csv};
+use crate::lab::attention::report::AttentionPart;
+use crate::lab::attention::timing_notes::{
+    FORMS, TV_THRESHOLDS, form_key, form_label, grouped, length_text, rates_sentence,
+    skipped_sentence, stopped_sentences, threshold_sentence, threshold_text,
+};
+use crate::lab::config::{ExperimentConfig, HeadSource, Param};
+use crate::lab::formulas;
+use crate::numerics::attention::gaussian_head::GaussianHead;
+use crate::numerics::attention::long::LinearForm;
+use crate::ui::controls::{NumberControl, commit};
+use crate::ui::export::{PngButton, download, text_url};
+use crate::ui::math::Math;
+
+/// The longest lengths the control offers (0: off).
+const LENGTH_CHOICES: [usize; 6] = [0, 1024, 2048, 4096, 8192, 16_384];
+
+type Report = RwSignal<Option<Result<LengthsReport, String>>, LocalStorage>;
+
+/// The section's status for the tests: `off`, `computing`, `ready` or `error`.
+fn status_of(
+    on: bool,
+    running: bool,
+    failed: bool,
+    report: Option<&Result<LengthsReport, String>>,
+) -> &'static str {
+    match (on, running, failed, report) {
+        (false, ..) => "off",
+        (true, _, true, _) => "error",
+        (true, true, ..) => "computing",
+        (true, false, false, Some(Ok(_))) => "ready",
+        (true, false, false, Some(Err(_))) => "error",
+        (true, false, false, None) => "computing",
+    }
+}
+
+/// The `lmax` select: off and the usual lengths, and the configuration's own value if a link
+/// chose another one.
+#[component]
+fn LengthControl(
+    config: ReadSignal<ExperimentConfig>,
+    set_config: WriteSignal<ExperimentConfig>,
+) -> impl IntoView {
+    let (error, set_error) = signal(None::<String>);
+    let on_change = move |ev: ev::Event| {
+        let value = event_target_value(&ev);
+        set_error.set(commit(config, set_config, Param::LengthMax, &value).map(|e| e.to_string()));
+    };
+    let current = move || config.with(|c| c.attention.length_max);
+    let options = move || {
+        let now = current();
+        let mut choices = LENGTH_CHOICES.to_vec();
+        if !choices.contains(&now) {
+            choices.push(now);
+            choices.sort_unstable();
+        }
+        choices
+            .into_iter()
+            .map(|l| {
+                let text = if l == 0 {
+                    "off".to_string()
+                } else {
+                    format!("up to L = {}", grouped(l as u64))
+                };
+                view! { <option value=l.to_string() selected=move || current() == l>{text}</option> }
+            })
+            .collect_view()
+    };
+    view! {
+        <label class="field">
+            <span>"length study (lmax)"</span>
+            <select name="lmax" on:change=on_change prop:value=move || current().to_string()>
+                {options}
+            </select>
+        </label>
+        {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+    }
+}
+
+/// The form and row-error selects and the model switch (page-local: they change only what is
+/// shown, never the study).
+#[component]
+fn DisplayControls(
+    form: RwSignal<LinearForm>,
+    threshold: RwSignal<f64>,
+    model: RwSignal<bool>,
+) -> impl IntoView {
+    let set_form = move |ev: ev::Event| {
+        let value = event_target_value(&ev);
+        if let Some(f) = FORMS.into_iter().find(|f| form_key(*f) == value) {
+            form.set(f);
+        }
+    };
+    let set_threshold = move |ev: ev::Event| {
+        if let Ok(v) = event_target_value(&ev).parse::<f64>()
+            && v.is_finite()
+            && v > 0.0
+        {
+            threshold.set(v);
+        }
+    };
+    view! {
+        <label class="field">
+            <span>"methods' form in the charts"</span>
+            <select name="lengths-form" on:change=set_form prop:value=move || form_key(form.get())>
+                {FORMS.into_iter().map(|f| view! { <option value=form_key(f)>{form_label(f)}</option> }).collect_view()}
+            </select>
+        </label>
+        <label class="field">
+            <span>"row error allowed (mean TV)"</span>
+            <select name="lengths-tv" on:change=set_threshold prop:value=move || threshold_text(threshold.get())>
+                {TV_THRESHOLDS.into_iter().map(|t| view! { <option value=threshold_text(t)>{threshold_text(t)}</option> }).collect_view()}
+            </select>
+        </label>
+        <label class="check">
+            <input type="checkbox" name="lengths-model" prop:checked=move || model.get() on:change=move |ev| model.set(event_target_checked(&ev))/>
+            <span>"the multiply-add model (dotted)"</span>
+        </label>
+    }
+}
+
+/// The two head sizes' charts.
+#[component]
+fn TimingCharts(
+    report: Report,
+    form: RwSignal<LinearForm>,
+    model: RwSignal<bool>,
+) -> impl IntoView {
+    let canvases: [NodeRef<Canvas>; 2] = [NodeRef::new(), NodeRef::new()];
+    let error = draw_when(report, move |r| {
+        let (form, model) = (form.get(), model.get());
+        for (canvas, d) in canvases.iter().zip(GaussianHead::HEAD_SIZES) {
+            let Some(c) = canvas.get() else { continue };
+            let chart = timing_chart(r, d, form, model);
+            describe(&c, &chart_summary(r, d, form));
+            draw_timings(
+                &c,
+                &format!("d = {d}: time against L ({})", form_label(form)),
+                &chart,
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    });
+    let [small, large] = canvases;
+    view! {
+        <div class="pair">
+            <canvas node_ref=small class="chart timing" data-chart="lengths-d32"></canvas>
+            <canvas node_ref=large class="chart timing" data-chart="lengths-d64"></canvas>
+        </div>
+        {chart_error(error)}
+    }
+}
+
+/// A chart's text alternative: exact attention's first and last times, and the crossovers.
+fn chart_summary(report: &LengthsReport, d: usize, form: LinearForm) -> String {
+    use crate::lab::attention::lengths::Kernel;
+    use crate::lab::attention::timing_notes::{crossover_cell, method_name};
+    let exact = report
+        .series
+        .iter()
+        .find(|s| s.d == d && s.kernel == Kernel::Exact && s.form.is_causal() == form.is_causal());
+    let ends = exact
+        .and_then(|s| Some((s.points.first()?, s.points.last()?)))
+        .map(|(a, b)| {
+            format!(
+                "exact attention {:.3} ms at L = {} to {:.3} ms at L = {}",
+                a.ms,
+                grouped(a.len as u64),
+                b.ms,
+                grouped(b.len as u64)
+            )
+        })
+        .unwrap_or_else(|| "no exact attention timing".to_string());
+    let crossings: Vec<String> = report
+        .crossovers
+        .iter()
+        .filter(|c| c.d == d && c.form == form)
+        .map(|c| {
+            format!(
+                "{} faster from L {}",
+                method_name(c.method, c.m),
+                crossover_cell(c.length)
+            )
+        })
+        .collect();
+    format!(
+        "milliseconds against sequence length at d = {d}, {}: {ends}; {}",
+        form_label(form),
+        if crossings.is_empty() {
+            "no method timed".to_string()
+        } else {
+            crossings.join(", ")
+        }
+    )
+}
+
+/// The sentences under the charts: per head size against the threshold, the rates, the
+/// stopped series and the methods not timed.
+#[component]
+fn LengthsNotes(report: Report, threshold: RwSignal<f64>) -> impl IntoView {
+    let per_head = Memo::new(move |_| {
+        let t = threshold.get();
+        report.with(|r| match r {
+            Some(Ok(r)) => r
+                .head_sizes
+                .iter()
+                .filter_map(|&d| threshold_sentence(r, d, t))
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        })
+    });
+    let facts = Memo::new(move |_| {
+        report.with(|r| match r {
+            Some(Ok(r)) => {
+                let mut facts = vec![rates_sentence(r)];
+                let stopped = stopped_sentences(r);
+                if !stopped.is_empty() {
+                    facts.push(format!("{}.", stopped.join("; ")));
+                }
+                facts.extend(skipped_sentence(r));
+                facts
+            }
+            _ => Vec::new(),
+        })
+    });
+    view! {
+        <div class="lengths-notes">
+            {move || per_head.get().into_iter().map(|s| view! { <p class="trend-note" data-note="lengths-threshold">{s}</p> }).collect_view()}
+            {move || facts.get().into_iter().map(|s| view! { <p class="caption" data-note="lengths-facts">{s}</p> }).collect_view()}
+        </div>
+    }
+}
+
+/// "Where linear attention pays": the length study's section.
+///
+/// - `config`, `set_config`: the configuration (the control writes `attention.length_max`;
+///   the study reads the methods, m, the seed, the layer and the head).
+/// - `report`: the study's latest outcome (`None` before the first answer).
+/// - `running`: whether a study is in flight.
+/// - `heads_error`: why the stored heads could not be loaded (the study needs them on
+///   synthetic data and the real heads alike).
+#[component]
+pub(super) fn LengthsView(
+    config: ReadSignal<ExperimentConfig>,
+    set_config: WriteSignal<ExperimentConfig>,
+    report: Report,
+    running: RwSignal<bool>,
+    heads_error: Signal<Option<String>>,
+) -> impl IntoView {
+    let form = RwSignal::new(LinearForm::Bidirectional);
+    let threshold = RwSignal::new(0.1);
+    let model = RwSignal::new(true);
+    let on = move || config.with(|c| AttentionPart::Lengths.applies(c));
+    let stored_heads = move || config.with(|c| c.attention.source != HeadSource::Text);
+    let failed = move || stored_heads() && heads_error.with(Option::is_some);
+    let status = move || report.with(|r| status_of(on(), running.get(), failed(), r.as_ref()));
+    let crossovers = move || {
+        report.with(|r| match r {
+            Some(Ok(r)) if on() => r.crossovers.len(),
+            _ => 0,
+        })
+    };
+    let has_report = move || on() && report.with(|r| matches!(r, Some(Ok(_))));
+    let whose = move || {
+        config.with(|c| {
+            let model = if c.attention.source == HeadSource::Text {
+                "all-MiniLM-L6-v2 on your text"
+            } else {
+                "all-MiniLM-L6-v2 (the stored passages)"
+            };
+            format!(
+                "Sequences drawn from a Gaussian fitted to layer {}, head {} of {model}, at head sizes 32 and 64; m = a quarter of the chosen m, and m.",
+                c.attention.layer, c.attention.head
+            )
+        })
+    };
+    let message = move || {
+        if !on() {
+            return None;
+        }
+        if let Some(e) = heads_error.get().filter(|_| stored_heads()) {
+            return Some(view! { <p class="error" role="alert">{format!("The length study needs the stored heads: {e}")}</p> }.into_any());
+        }
+        match report.with(|r| r.as_ref().map(|r| r.as_ref().err().cloned())) {
+            Some(Some(e)) => Some(view! { <p class="error" role="alert">{e}</p> }.into_any()),
+            _ if running.get() => Some(view! { <p class="status-line">"timing exact attention and each method at every length in a worker (10–60 s)…"</p> }.into_any()),
+            None => Some(view! { <p class="status-line">"waiting for the heads…"</p> }.into_any()),
+            _ => None,
+        }
+    };
+    let download_csv = move |_| {
+        report.with_untracked(|r| {
+            if let Some(Ok(r)) = r {
+                download("length-study.csv", &text_url("text/csv", &lengths_csv(r)));
+            }
+        });
+    };
+    let longest = move || {
+        report.with(|r| match r {
+            Some(Ok(r)) => r.lengths.last().map(|&l| length_text(l as f64)),
+            _ => None,
+        })
+    };
+    view! {
+        <section
+            class="figure lengths"
+            data-lengths-status=status
+            data-lengths-crossovers=move || crossovers().to_string()
+        >
+            <h2>"Where linear attention pays: time against sequence length" <PngButton/></h2>
+            <p class="formula"><Math text=formulas::LENGTH_STUDY/></p>
+            <div class="lengths-controls">
+                <LengthControl config set_config/>
+                <Show when=on>
+                    <NumberControl param=Param::Layer config set_config id_prefix="lengths-"/>
+                    <NumberControl param=Param::Head config set_config id_prefix="lengths-"/>
+                </Show>
+            </div>
+            <p class="note">"It measures wall time on this device, in the page's workers, for L = 128, 256, … up to the chosen length: keep the machine quiet while it runs (other tabs, builds and videos move the numbers)."</p>
+            <Show when=on>
+                <p class="caption">{whose}</p>
+                {message}
+            </Show>
+            <Show when=has_report>
+                <div class="lengths-controls">
+                    <DisplayControls form threshold model/>
+                </div>
+                <TimingCharts report form model/>
+                <LengthsLegend report/>
+                <LengthsNotes report threshold/>
+                <CrossoverTable report longest=Signal::derive(longest)/>
+                <button type="button" class="download-csv" on:click=download_csv>"Download CSV"</button>
+            </Show>
+            <p class="notice-line">"What to notice: on log–log axes exact attention climbs with slope 2 (L²) and linear attention with slope 1 (L), so they cross once; where depends on D and on this device's speed for each kernel (the dotted model predicts it from multiply-adds alone), and being faster says nothing about the rows: read the row error at the crossover."</p>
+        </section>
+    }
+}

@@ -1,0 +1,136 @@
+// End-to-end: the attention view's length study ("where linear attention pays"), in the
+// release build, small enough to be quick (lmax=256: L = 128 and 256; m = 16: m = 4 and 16).
+// It times in a worker, so only shapes and presence are checked, never a time.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { openPage, typeInto, axeViolations, formatViolations, sharedServerAndBrowser, browserName } from './harness.mjs';
+
+const shared = sharedServerAndBrowser();
+
+/** Waits for the study's status `want` (fails at once on `error`, saying why). */
+async function waitLengths(page, want, timeout = 180_000) {
+  await page.waitForFunction((want) => {
+    const section = document.querySelector('.lengths');
+    const status = section?.dataset.lengthsStatus;
+    if (status === 'error') throw new Error(`length study error: ${section.querySelector('.error')?.textContent}`);
+    return status === want;
+  }, want, { timeout, polling: 200 });
+}
+
+/** The share of sampled pixels of canvas `name` that are not white. */
+function ink(page, name) {
+  return page.$eval(`canvas[data-chart="${name}"]`, (c) => {
+    if (c.width === 0) return 0;
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let inked = 0;
+    for (let i = 0; i < data.length; i += 16) if (data[i] < 245 || data[i + 1] < 245 || data[i + 2] < 245) inked += 1;
+    return inked / (data.length / 16);
+  });
+}
+
+const LINK = '?view=attention&lmax=256&methods=prf-pos,elu&features=16';
+
+test('length study: table, charts, sentences and CSV from a link; off hides it', async () => {
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}${LINK}`);
+  try {
+    await waitLengths(page, 'ready');
+    // The other parts answered as well (they run in other workers of the pool).
+    await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 120_000 });
+
+    // One row per head size × method × m × form: Performer at m = 4 and 16, elu + 1 once (its
+    // map has no m), in three forms, at d = 32 and 64; each with a crossover cell.
+    const rows = await page.$$eval('.lengths-table tbody tr', (trs) => trs.map((tr) => ({
+      key: `${tr.dataset.d} ${tr.dataset.method} ${tr.dataset.m} ${tr.dataset.form}`,
+      kind: tr.dataset.kind,
+      crossover: tr.querySelector('td.crossover').textContent,
+    })));
+    const expected = [];
+    for (const d of [32, 64]) {
+      for (const [method, sizes] of [['prf-pos', ['4', '16']], ['elu', ['–']]]) {
+        for (const m of sizes) {
+          for (const form of ['bidirectional', 'causal-prefix', 'causal']) expected.push(`${d} ${method} ${m} ${form}`);
+        }
+      }
+    }
+    assert.deepEqual(rows.map((r) => r.key).sort(), expected.sort());
+    // A crossover needs a length where both times are above zero: Firefox's clock in a page
+    // that is not cross-origin isolated ticks in whole milliseconds, so at L ≤ 256 a method's
+    // run often reads 0 ms there, and its cell says "–" (Chromium's ticks are 0.1 ms).
+    for (const row of rows) {
+      if (row.kind === 'none') assert.equal(row.crossover, '–', row.key);
+      else assert.match(row.crossover, /^(≤ [\d,]+|≈ [\d,]+|> [\d,]+)$/, `${row.key}: ${row.crossover}`);
+    }
+    const crossovers = Number(await page.getAttribute('.lengths', 'data-lengths-crossovers'));
+    assert.equal(crossovers, rows.filter((r) => r.kind !== 'none').length);
+    if (browserName === 'chromium') assert.equal(crossovers, rows.length);
+
+    // Both charts drawn, with text alternatives naming exact attention's times.
+    for (const name of ['lengths-d32', 'lengths-d64']) {
+      const share = await ink(page, name);
+      assert.ok(share > 0.02, `${name}: ${share} of its pixels inked`);
+      assert.match(await page.getAttribute(`canvas[data-chart="${name}"]`, 'aria-label'), /exact attention [\d.]+ ms at L = 128 to [\d.]+ ms at L = 256/);
+    }
+    // The sentences are read from the report: one per head size at the chosen threshold, the
+    // rates; another threshold rewrites them.
+    const sentences = () => page.$$eval('[data-note="lengths-threshold"]', (ps) => ps.map((p) => p.textContent));
+    const before = await sentences();
+    assert.equal(before.length, 2);
+    assert.match(before[0], /^At d = 32 \(bidirectional\): .*within a row error of 0\.1/);
+    assert.match(before[1], /^At d = 64 \(bidirectional\): /);
+    await page.selectOption('select[name="lengths-tv"]', '0.5');
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-note="lengths-threshold"]')]
+      .every((p) => /row error of 0\.5/.test(p.textContent)));
+    assert.match(await page.textContent('.lengths-notes'), /Exact attention ran at [\d.]+ GMAC\/s \(best over L\); the model forward's dense kernel at [\d.]+ GMAC\/s on this device\./);
+    // The form selector redraws the charts for the causal forms.
+    await page.selectOption('select[name="lengths-form"]', 'causal-prefix');
+    await page.waitForFunction(() => /causal \(prefix sums\)/.test(document.querySelector('canvas[data-chart="lengths-d64"]').getAttribute('aria-label')));
+
+    // A setting the study does not read (the synthetic data's L) recomputes the other parts,
+    // not the study: its timings are unchanged.
+    const label = await page.getAttribute('canvas[data-chart="lengths-d32"]', 'aria-label');
+    await typeInto(page, '#control-len', '64');
+    await page.waitForFunction(() => /len=64/.test(location.search));
+    await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 120_000 });
+    assert.equal(await page.getAttribute('.lengths', 'data-lengths-status'), 'ready');
+    assert.equal(await page.getAttribute('canvas[data-chart="lengths-d32"]', 'aria-label'), label);
+
+    // The CSV: the command line's header, a row per measured point (2 lengths). (Last but one:
+    // in Firefox, keys typed after a download miss the field's selection.)
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('.lengths button.download-csv')]);
+    assert.equal(download.suggestedFilename(), 'length-study.csv');
+    const csv = readFileSync(await download.path(), 'utf8').trim().split('\n');
+    assert.match(csv[0], /^d,kernel,m,features,form,len,ms,model_ms,/);
+    // Per head size: 2 exact series and 9 method series, each at L = 128 and 256.
+    assert.equal(csv.length - 1, 2 * (2 + 9) * 2);
+
+    // Off: the URL says lmax=0, the charts and table go.
+    await page.selectOption('select[name="lmax"]', '0');
+    await page.waitForFunction(() => /[?&]lmax=0(&|$)/.test(location.search));
+    await waitLengths(page, 'off');
+    assert.equal(await page.$$eval('canvas[data-chart^="lengths-"]', (c) => c.length), 0);
+    assert.equal(await page.$$eval('.lengths-table', (t) => t.length), 0);
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('length study: on from its control, accessible once computed', async () => {
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?view=attention&len=64&methods=elu&features=8`);
+  try {
+    await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 120_000 });
+    assert.equal(await page.getAttribute('.lengths', 'data-lengths-status'), 'off');
+    await page.selectOption('select[name="lmax"]', '1024');
+    await page.waitForFunction(() => /lmax=1024/.test(location.search));
+    // The stored heads are fetched for synthetic data too (the sequences follow a real head).
+    await waitLengths(page, 'ready', 300_000);
+    const rows = await page.$$eval('.lengths-table tbody tr', (r) => r.length);
+    assert.equal(rows, 2 * 3, 'elu + 1 in three forms at two head sizes');
+    const violations = await axeViolations(page);
+    assert.equal(violations.length, 0, `${violations.length} axe violation(s):\n${formatViolations(violations)}`);
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+  }
+});
