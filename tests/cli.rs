@@ -595,3 +595,48 @@ fn attention_table_covers_every_real_head() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: --len:"));
 }
+
+#[test]
+fn attention_lengths_prints_the_study_as_json_and_csv() {
+    let args = [
+        "attention",
+        "--lengths",
+        "--lmax",
+        "256",
+        "--features",
+        "16",
+        "--methods",
+        "prf-pos,elu,ra",
+    ];
+    let report = json_of(&args);
+    assert_eq!(report["lengths"], serde_json::json!([128, 256]));
+    assert_eq!(report["head_sizes"], serde_json::json!([32, 64]));
+    assert_eq!(report["features"], serde_json::json!([4, 16]));
+    assert!(number(&report, "dense_rate") > 0.0 && number(&report, "exact_rate") > 0.0);
+    // Per head size: 2 exact forms + 3 forms × (Performer at m = 4 and 16, elu).
+    assert_eq!(
+        report["series"].as_array().expect("series").len(),
+        2 * (2 + 3 * 3)
+    );
+    assert_eq!(
+        report["crossovers"].as_array().expect("crossovers").len(),
+        2 * 3 * 3
+    );
+    assert_eq!(report["skipped"][0]["method"], "ra");
+    let mut csv_args = args.to_vec();
+    csv_args.push("--csv");
+    let csv = stdout_of(&csv_args);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        softmax_kernel_lab::lab::attention::lengths::LENGTHS_CSV_HEADER
+    );
+    // A row per series and length.
+    assert_eq!(lines.len(), 1 + 2 * (2 + 3 * 3) * 2);
+    // Bad values are refused with the flag's name.
+    let output = kernel_lab(&["attention", "--lengths", "--lmax", "99999"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: --lmax:"));
+    let output = kernel_lab(&["attention", "--lengths", "--table"]);
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -5,7 +5,7 @@ use super::{Crossover, CrossoverLength, Kernel, LengthsReport};
 use crate::numerics::attention::long::LinearForm;
 
 /// The header of [`lengths_csv`].
-pub const LENGTHS_CSV_HEADER: &str = "d,kernel,m,features,form,len,ms,model_ms,multiply_adds,memory_bytes,output_error,row_tv,bad_rows,crossover_len,crossover_kind,model_crossover_len";
+pub const LENGTHS_CSV_HEADER: &str = "d,kernel,m,features,form,len,ms,model_ms,multiply_adds,memory_bytes,output_error,row_tv,bad_rows,crossover_len,crossover_kind,model_crossover_len,crossover_output_error,crossover_row_tv";
 
 /// A form's name in the CSV and the page.
 pub fn form_name(form: LinearForm) -> &'static str {
@@ -48,7 +48,7 @@ pub fn lengths_csv(report: &LengthsReport) -> String {
             } => (method.id().to_string(), m.to_string(), features.to_string()),
         };
         let crossover = crossover_of(report, series.d, series.kernel, series.form);
-        let (crossover_len, kind, model) = match crossover {
+        let (crossover_len, kind, model, error, tv) = match crossover {
             Some(c) => (
                 cell(Some(c.length.value())),
                 match c.length {
@@ -57,12 +57,20 @@ pub fn lengths_csv(report: &LengthsReport) -> String {
                     CrossoverLength::Beyond(_) => "beyond",
                 },
                 cell(Some(c.model_length)),
+                cell(c.output_error),
+                cell(c.row_tv),
             ),
-            None => (String::new(), "", String::new()),
+            None => (
+                String::new(),
+                "",
+                String::new(),
+                String::new(),
+                String::new(),
+            ),
         };
         for p in &series.points {
             csv.push_str(&format!(
-                "{},{kernel},{m},{features},{},{},{},{},{},{},{},{},{},{crossover_len},{kind},{model}\n",
+                "{},{kernel},{m},{features},{},{},{},{},{},{},{},{},{},{crossover_len},{kind},{model},{error},{tv}\n",
                 series.d,
                 form_name(series.form),
                 p.len,
