@@ -122,13 +122,17 @@ pub fn exp_approx(x: f32) -> f32 {
     const ROUNDER: f32 = 12_582_912.0;
     let x = if x < EXP_FLOOR { EXP_FLOOR } else { x };
     let x = if x > 88.0 { 88.0 } else { x };
-    let n = (x * LOG2_E + ROUNDER) - ROUNDER;
+    // y holds round(x log₂e) in its low mantissa bits (its ulp is 1); n is that integer as f32.
+    let y = x * LOG2_E + ROUNDER;
+    let n = y - ROUNDER;
     let r = (x - n * LN2_HIGH) - n * LN2_LOW;
     let p = 1.0
         + r * (1.0
             + r * (0.5
                 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    let bits = ((n as i32 + 127) as u32) << 23;
+    // 2ⁿ from y's bits with integer lanes only (no float-to-int conversion, which not every
+    // target vectorises): n + 127 in the exponent field.
+    let bits = y.to_bits().wrapping_sub(ROUNDER.to_bits()).wrapping_add(127) << 23;
     p * f32::from_bits(bits)
 }
 
