@@ -40,7 +40,7 @@ test('length study: table, charts, sentences and CSV from a link; off hides it',
 
     // One row per head size × method × m × form: Performer at m = 4 and 16, elu + 1 once (its
     // map has no m), in three forms, at d = 32 and 64; each with a crossover cell.
-    const rows = await page.$$eval('.lengths-table tbody tr', (trs) => trs.map((tr) => ({
+    const rows = await page.$$eval('.lengths-table tbody tr[data-method]', (trs) => trs.map((tr) => ({
       key: `${tr.dataset.d} ${tr.dataset.method} ${tr.dataset.m} ${tr.dataset.form}`,
       kind: tr.dataset.kind,
       crossover: tr.querySelector('td.crossover').textContent,
@@ -76,8 +76,8 @@ test('length study: table, charts, sentences and CSV from a link; off hides it',
     const sentences = () => page.$$eval('[data-note="lengths-threshold"]', (ps) => ps.map((p) => p.textContent));
     const before = await sentences();
     assert.equal(before.length, 2);
-    assert.match(before[0], /^At d = 32 \(bidirectional\): .*within a row error of 0\.1/);
-    assert.match(before[1], /^At d = 64 \(bidirectional\): /);
+    assert.match(before[0], /^At d = 32 \(bidirectional\), against exact attention:.*within a row error of 0\.1/);
+    assert.match(before[1], /^At d = 64 \(bidirectional\), against exact attention:/);
     await page.selectOption('select[name="lengths-tv"]', '0.5');
     await page.waitForFunction(() => [...document.querySelectorAll('[data-note="lengths-threshold"]')]
       .every((p) => /row error of 0\.5/.test(p.textContent)));
@@ -125,7 +125,7 @@ test('length study: on from its control, accessible once computed', async () => 
     await page.waitForFunction(() => /lmax=1024/.test(location.search));
     // The stored heads are fetched for synthetic data too (the sequences follow a real head).
     await waitLengths(page, 'ready', 300_000);
-    const rows = await page.$$eval('.lengths-table tbody tr', (r) => r.length);
+    const rows = await page.$$eval('.lengths-table tbody tr[data-method]', (r) => r.length);
     assert.equal(rows, 2 * 3, 'elu + 1 in three forms at two head sizes');
     const violations = await axeViolations(page);
     assert.equal(violations.length, 0, `${violations.length} axe violation(s):\n${formatViolations(violations)}`);

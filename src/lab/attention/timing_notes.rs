@@ -64,18 +64,25 @@ pub fn model_cell(l: f64) -> String {
     }
 }
 
-/// Bytes as B, KB or MB (powers of 1024, as memory is counted), "–" if not finite.
+/// Bytes as B, KB, MB or GB (powers of 1024, as memory is counted), "–" if not finite.
 pub fn bytes_text(bytes: f64) -> String {
     if !bytes.is_finite() || bytes < 0.0 {
-        "–".to_string()
-    } else if bytes < 1024.0 {
-        format!("{bytes:.0} B")
+        return "–".to_string();
+    }
+    let (value, unit) = if bytes < 1024.0 {
+        return format!("{bytes:.0} B");
     } else if bytes < 1024.0 * 1024.0 {
-        format!("{:.1} KB", bytes / 1024.0)
+        (bytes / 1024.0, "KB")
     } else if bytes < 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.1} MB", bytes / (1024.0 * 1024.0))
+        (bytes / (1024.0 * 1024.0), "MB")
     } else {
-        format!("{:.1} GB", bytes / (1024.0 * 1024.0 * 1024.0))
+        (bytes / (1024.0 * 1024.0 * 1024.0), "GB")
+    };
+    // Three significant digits at most: 18.6 KB, 520 KB.
+    if value < 100.0 {
+        format!("{value:.1} {unit}")
+    } else {
+        format!("{value:.0} {unit}")
     }
 }
 
@@ -269,8 +276,9 @@ fn clause(
             };
             (
                 format!(
-                    "{name} is faster already at L = {} ({which}); {error}",
-                    grouped(l as u64)
+                    "{name} is faster already at L = {} ({which}), {} {error}",
+                    grouped(l as u64),
+                    if within { "and" } else { "but" }
                 ),
                 within.then(|| format!("{name} (from L ≤ {})", grouped(l as u64))),
             )
@@ -285,7 +293,7 @@ fn clause(
         ),
         CrossoverLength::Beyond(l) => (
             format!(
-                "{name} is not faster up to L = {}; {error}",
+                "{name} is not faster up to L = {} ({error})",
                 grouped(l as u64)
             ),
             None,
@@ -293,11 +301,37 @@ fn clause(
     })
 }
 
-/// The sentence for head size `d` at a row-error `threshold` (bidirectional attention, the
-/// form whose rows the study measures): each method's crossover and its row error there, then
-/// the methods that are both faster and within the threshold. `None` without a method series
-/// at `d`.
-pub fn threshold_sentence(report: &LengthsReport, d: usize, threshold: f64) -> Option<String> {
+/// The note for one head size at a row-error threshold: its opening, one clause per method
+/// series (bidirectional), and the verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThresholdNote {
+    pub d: usize,
+    /// "At d = 64 (bidirectional), against exact attention:"
+    pub opening: String,
+    /// "Performer (PRF) at m = 64 is faster from L ≈ 354, but its row error at L = 512 is
+    /// 0.45, above 0.1", one per method series.
+    pub clauses: Vec<String>,
+    /// Which methods are both faster and within the threshold, or that none is.
+    pub verdict: String,
+}
+
+impl ThresholdNote {
+    /// The note as one sentence (opening, clauses joined by semicolons, verdict).
+    pub fn sentence(&self) -> String {
+        format!(
+            "{} {}. {}",
+            self.opening,
+            self.clauses.join("; "),
+            self.verdict
+        )
+    }
+}
+
+/// The note for head size `d` at a row-error `threshold` (bidirectional attention, the form
+/// whose rows the study measures): each method's crossover and its row error there, then the
+/// methods that are both faster and within the threshold. `None` without a method series at
+/// `d`.
+pub fn threshold_note(report: &LengthsReport, d: usize, threshold: f64) -> Option<ThresholdNote> {
     let clauses: Vec<(String, Option<String>)> = report
         .series
         .iter()
@@ -307,7 +341,6 @@ pub fn threshold_sentence(report: &LengthsReport, d: usize, threshold: f64) -> O
     if clauses.is_empty() {
         return None;
     }
-    let each: Vec<&str> = clauses.iter().map(|c| c.0.as_str()).collect();
     let good: Vec<&str> = clauses.iter().filter_map(|c| c.1.as_deref()).collect();
     let limit = threshold_text(threshold);
     let longest = report.lengths.last().copied().unwrap_or(0) as u64;
@@ -322,10 +355,17 @@ pub fn threshold_sentence(report: &LengthsReport, d: usize, threshold: f64) -> O
             good.join(", ")
         )
     };
-    Some(format!(
-        "At d = {d} (bidirectional), against exact attention: {}. {verdict}",
-        each.join("; ")
-    ))
+    Some(ThresholdNote {
+        d,
+        opening: format!("At d = {d} (bidirectional), against exact attention:"),
+        clauses: clauses.into_iter().map(|c| c.0).collect(),
+        verdict,
+    })
+}
+
+/// [`threshold_note`] as one sentence.
+pub fn threshold_sentence(report: &LengthsReport, d: usize, threshold: f64) -> Option<String> {
+    threshold_note(report, d, threshold).map(|n| n.sentence())
 }
 
 /// "Exact attention ran at X GMAC/s (best over L); the model forward's dense kernel at Y GMAC/s

@@ -14,11 +14,11 @@ use super::figure::draw_when;
 use super::lengths_table::{CrossoverTable, LengthsLegend};
 use crate::chart_geometry::timings::timing_chart;
 use crate::charts::{describe, draw_timings};
-use crate::lab::attention::lengths::{LengthsReport, lengths_csv};
+use crate::lab::attention::lengths::{FIRST_LENGTH, LengthsReport, lengths_csv, study_features};
 use crate::lab::attention::report::AttentionPart;
 use crate::lab::attention::timing_notes::{
     FORMS, TV_THRESHOLDS, form_key, form_label, grouped, length_text, rates_sentence,
-    skipped_sentence, stopped_sentences, threshold_sentence, threshold_text,
+    skipped_sentence, stopped_sentences, threshold_note, threshold_text,
 };
 use crate::lab::config::{ExperimentConfig, HeadSource, Param};
 use crate::lab::formulas;
@@ -75,6 +75,8 @@ fn LengthControl(
             .map(|l| {
                 let text = if l == 0 {
                     "off".to_string()
+                } else if l < FIRST_LENGTH {
+                    format!("off (lmax = {l} is below {FIRST_LENGTH})")
                 } else {
                     format!("up to L = {}", grouped(l as u64))
                 };
@@ -221,7 +223,7 @@ fn LengthsNotes(report: Report, threshold: RwSignal<f64>) -> impl IntoView {
             Some(Ok(r)) => r
                 .head_sizes
                 .iter()
-                .filter_map(|&d| threshold_sentence(r, d, t))
+                .filter_map(|&d| threshold_note(r, d, t))
                 .collect::<Vec<_>>(),
             _ => Vec::new(),
         })
@@ -242,7 +244,13 @@ fn LengthsNotes(report: Report, threshold: RwSignal<f64>) -> impl IntoView {
     });
     view! {
         <div class="lengths-notes">
-            {move || per_head.get().into_iter().map(|s| view! { <p class="trend-note" data-note="lengths-threshold">{s}</p> }).collect_view()}
+            {move || per_head.get().into_iter().map(|note| view! {
+                <div class="threshold-note" data-note="lengths-threshold" data-d=note.d>
+                    <p>{note.opening}</p>
+                    <ul>{note.clauses.into_iter().map(|c| view! { <li>{c}</li> }).collect_view()}</ul>
+                    <p class="verdict">{note.verdict}</p>
+                </div>
+            }).collect_view()}
             {move || facts.get().into_iter().map(|s| view! { <p class="caption" data-note="lengths-facts">{s}</p> }).collect_view()}
         </div>
     }
@@ -285,9 +293,20 @@ pub(super) fn LengthsView(
             } else {
                 "all-MiniLM-L6-v2 (the stored passages)"
             };
+            let sizes: Vec<String> = GaussianHead::HEAD_SIZES
+                .iter()
+                .map(usize::to_string)
+                .collect();
+            let m: Vec<String> = study_features(c.attention.features)
+                .iter()
+                .map(usize::to_string)
+                .collect();
             format!(
-                "Sequences drawn from a Gaussian fitted to layer {}, head {} of {model}, at head sizes 32 and 64; m = a quarter of the chosen m, and m.",
-                c.attention.layer, c.attention.head
+                "Sequences drawn from a Gaussian fitted to layer {}, head {} of {model}, at head sizes d = {}; random maps at m = {} (a quarter of the chosen m, and m).",
+                c.attention.layer,
+                c.attention.head,
+                sizes.join(" and "),
+                m.join(" and ")
             )
         })
     };

@@ -7,7 +7,9 @@ use leptos::prelude::*;
 use super::text::css_colour;
 use crate::chart_geometry::timings::{EXACT_COLOUR, MODEL, THICK, THIN};
 use crate::lab::attention::lengths::{Kernel, LengthsReport};
-use crate::lab::attention::timing_notes::{crossover_rows, form_key, form_label, grouped};
+use crate::lab::attention::timing_notes::{
+    CrossoverRow, crossover_rows, form_key, form_label, grouped,
+};
 use crate::numerics::attention::methods::MethodId;
 
 type Report = RwSignal<Option<Result<LengthsReport, String>>, LocalStorage>;
@@ -69,6 +71,29 @@ pub(super) fn LengthsLegend(report: Report) -> impl IntoView {
     }
 }
 
+/// One row of the table.
+fn row_view(row: &CrossoverRow) -> impl IntoView + use<> {
+    let [r, g, b] = row.method.colour();
+    let length = |l: Option<usize>| l.map_or_else(|| "–".to_string(), |l| grouped(l as u64));
+    view! {
+        <tr data-method=row.method.id() data-m=row.m.clone() data-form=form_key(row.form) data-d=row.d data-kind=row.kind>
+            <td><span class="swatch" style=format!("background:rgb({r},{g},{b})")></span>{row.method.id()}</td>
+            <td class="num">{row.m.clone()}</td>
+            <td class="num">{row.features}</td>
+            <td>{form_label(row.form)}</td>
+            <td class="num crossover">{row.crossover.clone()}</td>
+            <td class="num model-crossover">{row.model.clone()}</td>
+            <td class="num">{length(row.error_len)}</td>
+            <td class="num">{row.output_error.clone()}</td>
+            <td class="num">{row.row_tv.clone()}</td>
+            <td class="num">{length(row.longest)}</td>
+            <td class="num">{row.memory.clone()}</td>
+            <td class="num">{row.exact_memory.clone()}</td>
+            <td class="num">{row.dense_memory.clone()}</td>
+        </tr>
+    }
+}
+
 /// The crossover table.
 ///
 /// - `report`: the study's outcome.
@@ -81,29 +106,24 @@ pub(super) fn CrossoverTable(report: Report, longest: Signal<Option<String>>) ->
             _ => Vec::new(),
         })
     });
+    // One group of rows per head size, in the report's order.
     let body = move || {
-        rows.get()
+        let rows = rows.get();
+        let mut sizes: Vec<usize> = rows.iter().map(|r| r.d).collect();
+        sizes.dedup();
+        sizes
             .into_iter()
-            .map(|row| {
-                let [r, g, b] = row.method.colour();
-                let length = |l: Option<usize>| l.map_or_else(|| "–".to_string(), |l| grouped(l as u64));
+            .map(|d| {
+                let group = rows
+                    .iter()
+                    .filter(|r| r.d == d)
+                    .map(row_view)
+                    .collect_view();
                 view! {
-                    <tr data-method=row.method.id() data-m=row.m.clone() data-form=form_key(row.form) data-d=row.d data-kind=row.kind>
-                        <td class="num">{row.d}</td>
-                        <td><span class="swatch" style=format!("background:rgb({r},{g},{b})")></span>{row.method.id()}</td>
-                        <td class="num">{row.m.clone()}</td>
-                        <td class="num">{row.features}</td>
-                        <td>{form_label(row.form)}</td>
-                        <td class="num crossover">{row.crossover.clone()}</td>
-                        <td class="num model-crossover">{row.model.clone()}</td>
-                        <td class="num">{length(row.error_len)}</td>
-                        <td class="num">{row.output_error.clone()}</td>
-                        <td class="num">{row.row_tv.clone()}</td>
-                        <td class="num">{length(row.longest)}</td>
-                        <td class="num">{row.memory.clone()}</td>
-                        <td class="num">{row.exact_memory.clone()}</td>
-                        <td class="num">{row.dense_memory.clone()}</td>
-                    </tr>
+                    <tbody data-d=d>
+                        <tr class="group"><th scope="rowgroup" colspan="13">{format!("head size d = {d}")}</th></tr>
+                        {group}
+                    </tbody>
                 }
             })
             .collect_view()
@@ -124,7 +144,6 @@ pub(super) fn CrossoverTable(report: Report, longest: Signal<Option<String>>) ->
                 <caption class="visually-hidden">"each method's crossover with exact attention"</caption>
                 <thead>
                     <tr>
-                        <th scope="col" rowspan="2">"d"</th>
                         <th scope="col" rowspan="2">"method"</th>
                         <th scope="col" rowspan="2">"m"</th>
                         <th scope="col" rowspan="2">"D"</th>
@@ -145,7 +164,7 @@ pub(super) fn CrossoverTable(report: Report, longest: Signal<Option<String>>) ->
                         <th scope="col">"dense L×L"</th>
                     </tr>
                 </thead>
-                <tbody>{body}</tbody>
+                {body}
             </table>
         </div>
     }

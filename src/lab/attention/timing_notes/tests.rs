@@ -135,6 +135,8 @@ fn numbers_as_the_page_writes_them() {
     assert_eq!(model_cell(-3.0), "–");
     assert_eq!(bytes_text(512.0), "512 B");
     assert_eq!(bytes_text(24_832.0), "24.2 KB");
+    assert_eq!(bytes_text(532_684.0), "520 KB");
+    assert_eq!(bytes_text(1023.0 * 1024.0 * 1024.0), "1023 MB");
     assert_eq!(bytes_text(4.0 * 16_384.0 * 16_384.0), "1.0 GB");
     assert_eq!(bytes_text(f64::INFINITY), "–");
     assert_eq!(error_text(Some(0.4657)), "0.47");
@@ -189,8 +191,8 @@ fn the_threshold_sentence_reads_the_report() {
         strict.contains("but its row error at L = 512 is 0.45, above 0.1"),
         "{strict}"
     );
-    assert!(strict.contains("Performer (PRF) at m = 16 is not faster up to L = 512; its row error there is 0.20, above 0.1"), "{strict}");
-    assert!(strict.contains("elu + 1 is faster already at L = 128 (the shortest length measured); its row error there is 0.08, within 0.1"), "{strict}");
+    assert!(strict.contains("Performer (PRF) at m = 16 is not faster up to L = 512 (its row error there is 0.20, above 0.1)"), "{strict}");
+    assert!(strict.contains("elu + 1 is faster already at L = 128 (the shortest length measured), and its row error there is 0.08, within 0.1"), "{strict}");
     // A crossover "at or below" a longer length: the shorter ones read 0 ms.
     let mut coarse = report.clone();
     coarse.lengths.insert(0, 64);
@@ -218,6 +220,18 @@ fn the_threshold_sentence_reads_the_report() {
         None,
         "no series at d = 64"
     );
+    let note = threshold_note(&report, 32, 0.1).expect("a note");
+    assert_eq!(
+        note.clauses.len(),
+        3,
+        "one clause per bidirectional method series"
+    );
+    assert!(
+        note.clauses.iter().all(|c| !c.contains(';')),
+        "{:?}",
+        note.clauses
+    );
+    assert_eq!(note.sentence(), strict);
 }
 
 #[test]
