@@ -40,8 +40,8 @@ pub use csv::{LENGTHS_CSV_HEADER, form_name, lengths_csv};
 pub const FIRST_LENGTH: usize = 128;
 /// The longest length a configuration may ask for.
 pub const MAX_LENGTH: usize = 16_384;
-/// Runs per point (the median is reported); a point whose first run exceeds half the budget
-/// is run once.
+/// Timed batches per point (the median is reported), each of runs repeated for at least
+/// [`MIN_BATCH_MS`]; a point whose first run exceeds half the budget is run once.
 pub const RUNS: usize = 3;
 /// A series stops growing once one run takes longer than this (the page's time budget).
 pub const POINT_BUDGET_MS: f64 = 2_500.0;
@@ -147,17 +147,36 @@ fn time_ms<T>(work: impl FnOnce() -> T) -> (f64, T) {
     (start.elapsed().as_secs_f64() * 1e3, out)
 }
 
-/// Median time of up to [`RUNS`] runs (one when the first takes over half the budget), and
-/// the last run's result.
+/// A batch of runs lasts at least this long: Firefox's `performance.now()` ticks in whole
+/// milliseconds, so a 0.1 ms run timed alone reads 0 or 1.
+pub const MIN_BATCH_MS: f64 = 10.0;
+
+/// Milliseconds per run of `work`, repeated until a batch lasts [`MIN_BATCH_MS`] (at most 1,000
+/// runs), and the last run's result.
+fn time_batch<T>(mut work: impl FnMut() -> T) -> (f64, T) {
+    let start = Instant::now();
+    let mut count = 1u32;
+    let mut out = work();
+    while start.elapsed().as_secs_f64() * 1e3 < MIN_BATCH_MS && count < 1_000 {
+        out = work();
+        count += 1;
+    }
+    (start.elapsed().as_secs_f64() * 1e3 / f64::from(count), out)
+}
+
+/// Time per run in up to [`RUNS`] batches (one when the first run takes over half the budget),
+/// after one untimed warm-up run when a run is short (the first call of a kernel pays for its
+/// allocations and, in a worker, the compiler's tier-up), and the last run's result.
 fn timed_runs<T>(budget_ms: f64, mut work: impl FnMut() -> T) -> (Vec<f64>, T) {
-    let (first, mut out) = time_ms(&mut work);
-    let mut runs = vec![first];
-    if first <= budget_ms / 2.0 {
-        for _ in 1..RUNS {
-            let (ms, result) = time_ms(&mut work);
-            runs.push(ms);
-            out = result;
-        }
+    let (warm_up, mut out) = time_ms(&mut work);
+    if warm_up > budget_ms / 2.0 {
+        return (vec![warm_up], out);
+    }
+    let mut runs = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let (ms, result) = time_batch(&mut work);
+        runs.push(ms);
+        out = result;
     }
     (runs, out)
 }

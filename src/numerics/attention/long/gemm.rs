@@ -132,7 +132,11 @@ pub fn exp_approx(x: f32) -> f32 {
                 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
     // 2ⁿ from y's bits with integer lanes only (no float-to-int conversion, which not every
     // target vectorises): n + 127 in the exponent field.
-    let bits = y.to_bits().wrapping_sub(ROUNDER.to_bits()).wrapping_add(127) << 23;
+    let bits = y
+        .to_bits()
+        .wrapping_sub(ROUNDER.to_bits())
+        .wrapping_add(127)
+        << 23;
     p * f32::from_bits(bits)
 }
 
