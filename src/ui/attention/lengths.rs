@@ -286,6 +286,13 @@ pub(super) fn LengthsView(
         })
     };
     let has_report = move || on() && report.with(|r| matches!(r, Some(Ok(_))));
+    // The two rates as numbers, for the benchmark (tests/e2e/lengths-bench.mjs).
+    let rate = move |pick: fn(&LengthsReport) -> f64| {
+        report.with(|r| match r {
+            Some(Ok(r)) if on() => Some(format!("{:.4e}", pick(r))),
+            _ => None,
+        })
+    };
     let whose = move || {
         config.with(|c| {
             let model = if c.attention.source == HeadSource::Text {
@@ -342,6 +349,8 @@ pub(super) fn LengthsView(
             class="figure lengths"
             data-lengths-status=status
             data-lengths-crossovers=move || crossovers().to_string()
+            data-lengths-dense-rate=move || rate(|r| r.dense_rate)
+            data-lengths-exact-rate=move || rate(|r| r.exact_rate)
         >
             <h2>"Where linear attention pays: time against sequence length" <PngButton/></h2>
             <p class="formula"><Math text=formulas::LENGTH_STUDY/></p>
