@@ -126,6 +126,18 @@ pub struct LengthsReport {
     pub skipped: Vec<Skipped>,
 }
 
+impl LengthsReport {
+    /// A method series' crossover (`None` for exact attention).
+    pub fn crossover_of(&self, series: &LengthSeries) -> Option<&Crossover> {
+        let Kernel::Method { method, m, .. } = series.kernel else {
+            return None;
+        };
+        self.crossovers
+            .iter()
+            .find(|c| c.d == series.d && c.method == method && c.m == m && c.form == series.form)
+    }
+}
+
 /// The lengths a configuration measures: 128, 256, … up to `lmax`.
 pub fn study_lengths(length_max: usize) -> Vec<usize> {
     std::iter::successors(Some(FIRST_LENGTH), |l| Some(l * 2))

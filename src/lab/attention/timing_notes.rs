@@ -2,7 +2,7 @@
 //! the sentences beside the charts, every number read from a [`LengthsReport`] (none typed in).
 //! Plain text, so it builds and is tested natively; `ui::attention::lengths` shows it.
 
-use super::lengths::{Crossover, CrossoverLength, Kernel, LengthSeries, LengthsReport, form_name};
+use super::lengths::{CrossoverLength, Kernel, LengthSeries, LengthsReport, form_name};
 use crate::numerics::attention::long::{LinearForm, flash_memory_bytes};
 use crate::numerics::attention::methods::MethodId;
 
@@ -156,17 +156,6 @@ pub struct CrossoverRow {
     pub dense_memory: String,
 }
 
-/// The crossover of one method series, if the report has it.
-pub fn crossover_of<'a>(report: &'a LengthsReport, series: &LengthSeries) -> Option<&'a Crossover> {
-    let Kernel::Method { method, m, .. } = series.kernel else {
-        return None;
-    };
-    report
-        .crossovers
-        .iter()
-        .find(|c| c.d == series.d && c.method == method && c.m == m && c.form == series.form)
-}
-
 /// Exact attention's working memory at length `len` and head size `d`: the report's measured
 /// point when exact attention reached `len`, else the tiled kernel's formula (the same count).
 fn exact_memory(report: &LengthsReport, d: usize, len: usize) -> f64 {
@@ -193,7 +182,7 @@ pub fn crossover_rows(report: &LengthsReport) -> Vec<CrossoverRow> {
             else {
                 return None;
             };
-            let crossover = crossover_of(report, s);
+            let crossover = report.crossover_of(s);
             let longest = s.points.last();
             let error_len = crossover.and_then(|c| error_length(s, c.length));
             Some(CrossoverRow {
@@ -243,7 +232,7 @@ fn clause(
         return None;
     };
     let name = method_name(method, m);
-    let Some(c) = crossover_of(report, series) else {
+    let Some(c) = report.crossover_of(series) else {
         return Some((
             format!("{name} was not measured at a length exact attention also reached"),
             None,

@@ -1,7 +1,7 @@
 //! The length study as CSV: one row per measured point, with its series' crossover (the
 //! command line's `attention --lengths --csv` and the page's download).
 
-use super::{Crossover, CrossoverLength, Kernel, LengthsReport};
+use super::{CrossoverLength, Kernel, LengthsReport};
 use crate::numerics::attention::long::LinearForm;
 
 /// The header of [`lengths_csv`].
@@ -14,21 +14,6 @@ pub fn form_name(form: LinearForm) -> &'static str {
         LinearForm::CausalPrefix => "causal-prefix",
         LinearForm::CausalChunked => "causal",
     }
-}
-
-fn crossover_of(
-    report: &LengthsReport,
-    d: usize,
-    kernel: Kernel,
-    form: LinearForm,
-) -> Option<&Crossover> {
-    let Kernel::Method { method, m, .. } = kernel else {
-        return None;
-    };
-    report
-        .crossovers
-        .iter()
-        .find(|c| c.d == d && c.method == method && c.m == m && c.form == form)
 }
 
 /// One row per measured point.
@@ -47,7 +32,7 @@ pub fn lengths_csv(report: &LengthsReport) -> String {
                 features,
             } => (method.id().to_string(), m.to_string(), features.to_string()),
         };
-        let crossover = crossover_of(report, series.d, series.kernel, series.form);
+        let crossover = report.crossover_of(series);
         let (crossover_len, kind, model, error, tv) = match crossover {
             Some(c) => (
                 cell(Some(c.length.value())),

@@ -167,23 +167,7 @@ impl FeatureMap32 {
                     Side::Query => (query_projection, query_scale),
                     Side::Key => (key_projection, key_scale),
                 };
-                let t = &mut scratch[..rows * m];
-                gemm(
-                    rows,
-                    *m,
-                    *d,
-                    MatRef {
-                        values: u,
-                        stride: *d,
-                    },
-                    MatRef {
-                        values: projection,
-                        stride: *m,
-                    },
-                    t,
-                    *m,
-                    false,
-                );
+                let t = project(u, rows, *d, *m, projection, scratch);
                 for r in 0..rows {
                     let token = &u[r * d..(r + 1) * d];
                     let half_norm = 0.5
@@ -213,23 +197,7 @@ impl FeatureMap32 {
                 }
             }
             FeatureMap32::Trigonometric { d, m, projection } => {
-                let t = &mut scratch[..rows * m];
-                gemm(
-                    rows,
-                    *m,
-                    *d,
-                    MatRef {
-                        values: u,
-                        stride: *d,
-                    },
-                    MatRef {
-                        values: projection,
-                        stride: *m,
-                    },
-                    t,
-                    *m,
-                    false,
-                );
+                let t = project(u, rows, *d, *m, projection, scratch);
                 let ln_scale = -0.5 * (*m as f32).ln();
                 for r in 0..rows {
                     let token = &u[r * d..(r + 1) * d];
@@ -285,4 +253,34 @@ impl FeatureMap32 {
             }
         }
     }
+}
+
+/// `T = U · B` for `rows` tokens `u` (rows × d) and a projection `b` (d × m row-major), into
+/// the first `rows · m` floats of `scratch`.
+fn project<'a>(
+    u: &[f32],
+    rows: usize,
+    d: usize,
+    m: usize,
+    b: &[f32],
+    scratch: &'a mut [f32],
+) -> &'a [f32] {
+    let t = &mut scratch[..rows * m];
+    gemm(
+        rows,
+        m,
+        d,
+        MatRef {
+            values: u,
+            stride: d,
+        },
+        MatRef {
+            values: b,
+            stride: m,
+        },
+        t,
+        m,
+        false,
+    );
+    t
 }

@@ -166,9 +166,8 @@ impl KeyState {
         }
     }
 
-    /// `S += Ψᵀ V`, `z += Σ ψ` for a weighed chunk.
-    fn absorb(&mut self, keys: &mut ChunkFeatures, values: &[f32], rows: usize) {
-        keys.transpose(rows);
+    /// `S += Ψᵀ V`, `z += Σ ψ` for a weighed chunk whose transpose is made.
+    fn absorb(&mut self, keys: &ChunkFeatures, values: &[f32], rows: usize) {
         gemm(
             keys.size,
             self.dv,
@@ -205,13 +204,16 @@ fn usable(den: f32, scale: f32, positive: bool) -> bool {
     den.is_finite() && den > 0.0 && (positive || den > NEAR_ZERO_DENOMINATOR as f32 * scale)
 }
 
-/// The `|φ_i| Σ_j |ψ_j|` of a signed map's row (0 for a positive map, which does not need it).
-fn row_scale(positive: bool, phi: &[f32], norm_sum: f32) -> f32 {
-    if positive {
+/// A row's denominator `φ_i·z + extra` and whether it is usable; `norm_sum` is `Σ_j |ψ_j|`
+/// over the keys it covers (read only for a signed map: the scale `|φ_i| Σ_j |ψ_j|`).
+fn denominator(phi: &[f32], z: &[f32], extra: f32, norm_sum: f32, positive: bool) -> (f32, bool) {
+    let den = dot(phi, z) + extra;
+    let scale = if positive {
         0.0
     } else {
         dot(phi, phi).sqrt() * norm_sum
-    }
+    };
+    (den, usable(den, scale, positive))
 }
 
 /// Divides each output row by its denominator; marks unusable rows NaN. Returns their count.
@@ -250,7 +252,8 @@ fn bidirectional(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
         let rows = CHUNK.min(len - j0);
         chunk.compute(map, &seq.k[j0 * d..(j0 + rows) * d], rows, Side::Key);
         state.weigh(&mut chunk, rows);
-        state.absorb(&mut chunk, &seq.v[j0 * dv..(j0 + rows) * dv], rows);
+        chunk.transpose(rows);
+        state.absorb(&chunk, &seq.v[j0 * dv..(j0 + rows) * dv], rows);
     }
     let mut output = vec![0.0f32; len * dv];
     let mut dens = vec![(0.0f32, false); len];
@@ -276,11 +279,7 @@ fn bidirectional(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
         );
         for r in 0..rows {
             let phi = &chunk.values[r * size..(r + 1) * size];
-            let den = dot(phi, &state.z);
-            dens[i0 + r] = (
-                den,
-                usable(den, row_scale(positive, phi, state.norm_sum), positive),
-            );
+            dens[i0 + r] = denominator(phi, &state.z, 0.0, state.norm_sum, positive);
         }
     }
     let bad_rows = normalise(&mut output, &dens, dv);
@@ -320,11 +319,7 @@ fn causal_prefix(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
                     *o += p * s;
                 }
             }
-            let den = dot(phi, &state.z);
-            dens[i] = (
-                den,
-                usable(den, row_scale(positive, phi, state.norm_sum), positive),
-            );
+            dens[i] = denominator(phi, &state.z, 0.0, state.norm_sum, positive);
         }
     }
     let bad_rows = normalise(&mut output, &dens, dv);
@@ -391,11 +386,7 @@ fn causal_chunked(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
             row[r + 1..].fill(0.0);
             running += norms[r];
             let phi = &queries.values[r * size..(r + 1) * size];
-            let den = dot(phi, &state.z) + row.iter().sum::<f32>();
-            dens[i0 + r] = (
-                den,
-                usable(den, row_scale(positive, phi, running), positive),
-            );
+            dens[i0 + r] = denominator(phi, &state.z, row.iter().sum::<f32>(), running, positive);
         }
         gemm(
             rows,
@@ -413,7 +404,8 @@ fn causal_chunked(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
             dv,
             true,
         );
-        state.absorb(&mut keys, &seq.v[i0 * dv..(i0 + rows) * dv], rows);
+        // Ψᵀ was made for the chunk's own block above.
+        state.absorb(&keys, &seq.v[i0 * dv..(i0 + rows) * dv], rows);
     }
     let bad_rows = normalise(&mut output, &dens, dv);
     LinearRun { output, bad_rows }
