@@ -33,8 +33,13 @@ pub const MODEL_SWAP_COST: &str = r"\text{softmax: } L^2 (d + d_v) \text{ per he
 pub const RETRIEVAL_AGREEMENT: &str = r"\text{rank by } \cos(e_{\text{query}}, e_c);\quad \tau = \frac{\text{concordant} - \text{discordant pairs}}{n (n - 1) / 2}";
 pub const HEDGEHOG_MAP: &str = r"\phi(x) = [\operatorname{softmax}(W x + b),\ \operatorname{softmax}(-W x - b)];\quad \min_{W, b} -\frac{1}{L} \sum_{i,j} P_{ij} \ln \hat{P}_{ij},\ \hat{P}_{ij} = \frac{\phi_q(q_i) \cdot \phi_k(k_j)}{\sum_l \phi_q(q_i) \cdot \phi_k(k_l)}";
 pub const LENGTH_STUDY: &str = r"\text{exact: } L^2 (d + d_v) \text{ multiply-adds (causal: about half)},\ 4 L d \text{ bytes and a tile};\quad \text{linear: } 2 L D (d_v + 1) + 2 L\, c_\phi \text{ multiply-adds},\ 4 D d_v \text{ bytes and a chunk};\quad t_{\text{model}} = \text{multiply-adds} / r_{\text{dense}}";
+pub const PRF_ESTIMATOR: &str = r"\widehat{\mathrm{SM}}(x, y) = \frac{1}{m} \sum_{k=1}^{m} e^{\omega_k \cdot x - |x|^2/2}\, e^{\omega_k \cdot y - |y|^2/2},\quad \omega_k \sim \mathcal{N}(0, I_d);\quad \operatorname{E} \widehat{\mathrm{SM}} = e^{x \cdot y}";
+pub const PRF_RELATIVE_MSE: &str =
+    r"\frac{\mathrm{MSE}(x, y)}{\mathrm{SM}{(x, y)}^2} = \frac{e^{|x + y|^2} - 1}{m}";
 /// Every formula above, with its name (for the test that renders each one).
-pub const ALL: [(&str, &str); 29] = [
+pub const ALL: [(&str, &str); 31] = [
+    ("PRF_ESTIMATOR", PRF_ESTIMATOR),
+    ("PRF_RELATIVE_MSE", PRF_RELATIVE_MSE),
     ("ATTENTION_LINEAR_RATIO", ATTENTION_LINEAR_RATIO),
     ("ATTENTION_MATRICES", ATTENTION_MATRICES),
     ("ATTENTION_ROW_ERRORS", ATTENTION_ROW_ERRORS),

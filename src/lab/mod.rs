@@ -18,6 +18,8 @@ pub mod model_protocol;
 pub mod model_swap;
 #[cfg(feature = "text-model")]
 pub mod model_worker;
+#[cfg(feature = "page")]
+pub mod page_mode;
 pub mod presets;
 pub mod results;
 pub mod scheduler;
@@ -27,3 +29,5 @@ pub mod tasks;
 mod test_support;
 #[cfg(feature = "text-model")]
 pub mod text_model;
+#[cfg(feature = "page")]
+pub mod tour;
