@@ -22,7 +22,9 @@ use std::rc::Rc;
 use crate::lab::config::{ExperimentConfig, Param, ParamError, View};
 use crate::lab::experiment::{ExperimentResult, MseCurve};
 use crate::lab::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
+use crate::lab::page_mode::PageMode;
 use crate::lab::tasks::Part;
+use crate::lab::tour;
 use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
@@ -82,6 +84,14 @@ fn take_crash_flag(query: &str) -> (bool, String) {
     (crash, serde_urlencoded::to_string(rest).unwrap_or_default())
 }
 
+/// The page's presentation (tour step, presenter mode, embedded figure), for the components
+/// that show or change it; the URL follows it.
+#[derive(Clone, Copy)]
+pub struct PageModeContext {
+    pub mode: ReadSignal<PageMode>,
+    pub set_mode: WriteSignal<PageMode>,
+}
+
 pub use crate::lab::job::{BUDGET_BYTES, BUDGET_WORK, ScatterView, Shown, Status};
 
 /// See [`crate::lab::job::PROGRESS_DELAY_MS`].
@@ -112,10 +122,21 @@ fn replace_url_query(query: &str) {
 #[component]
 pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView {
     let (crash, query) = take_crash_flag(&url_query());
-    let (initial, notices): (ExperimentConfig, Vec<ParamError>) = match initial {
+    // The presentation keys (tour, present, embed) apart from what is computed; `?tour=N`
+    // alone opens on the step's own state.
+    let split = PageMode::split(&query, tour::STEPS.len());
+    let step_state = split
+        .mode
+        .tour
+        .filter(|_| split.rest.is_empty())
+        .and_then(tour::step_config);
+    let (initial, mut notices): (ExperimentConfig, Vec<ParamError>) = match initial.or(step_state) {
         Some(config) => (config, Vec::new()),
-        None => ExperimentConfig::from_query(&query),
+        None => ExperimentConfig::from_query(&split.rest),
     };
+    notices.extend(split.errors.into_iter().map(ParamError::from));
+    let (mode, set_mode) = signal(split.mode);
+    provide_context(PageModeContext { mode, set_mode });
     if crash {
         Effect::new(|_| {
             panic!("deliberate panic requested by ?crash=1 (tests the recovery banner)")
@@ -205,8 +226,11 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     // were replaced by defaults and listed in the notice), and the job state machine decides
     // whether to compute it, ask first, or reuse what is stored.
     Effect::new(move |_| {
+        let query = config.with(|c| mode.with(|m| m.query_with(c)));
+        replace_url_query(&query);
+    });
+    Effect::new(move |_| {
         let request = config.get();
-        replace_url_query(&request.to_query());
         // The attention view computes its own parts (src/ui/attention.rs).
         if request.view != View::Kernel {
             return;
