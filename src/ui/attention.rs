@@ -39,6 +39,7 @@ use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource};
 use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 
 use super::pool::AttentionRunner;
+use super::tour::TourAttentionEvidence;
 use budget::BudgetChart;
 use controls::AttentionControls;
 use errors::{BiasVarianceChart, RowErrors};
@@ -63,6 +64,14 @@ enum HeadsState {
     Loading,
     Ready(Rc<Vec<u8>>),
     Failed(String),
+}
+
+/// A part's report for the tour: only once no part is in flight, and only a success.
+fn settled_ok<T: Clone>(part: &Option<Result<T, String>>, settled: bool) -> Option<T> {
+    part.as_ref()
+        .filter(|_| settled)
+        .and_then(|r| r.as_ref().ok())
+        .cloned()
 }
 
 /// Fetches the real heads' asset (served beside the page, never inside the wasm).
@@ -102,6 +111,15 @@ pub fn AttentionView(
 ) -> impl IntoView {
     let runner = use_context::<AttentionRunner>();
     let parts = Parts::new();
+    // A tour step on screen reads the parts once none is in flight (src/ui/tour.rs).
+    if let Some(tour) = use_context::<TourAttentionEvidence>() {
+        Effect::new(move |_| {
+            let settled = parts.busy.get() == 0;
+            tour.main.set(parts.main.with(|m| settled_ok(m, settled)));
+            tour.kernel_vs_attention
+                .set(parts.kernel_vs_attention.with(|k| settled_ok(k, settled)));
+        });
+    }
     let heads = RwSignal::new_local(HeadsState::NotLoaded);
     let text_model = TextModel::new();
     let is_text = move || config.with(|c| c.attention.source == HeadSource::Text);

@@ -11,6 +11,7 @@ mod pool;
 pub use pool::{PageRunner, compute_on_page_without_workers};
 mod probe;
 mod results;
+mod tour;
 
 use std::time::Duration;
 
@@ -24,13 +25,14 @@ use crate::lab::experiment::{ExperimentResult, MseCurve};
 use crate::lab::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
 use crate::lab::page_mode::PageMode;
 use crate::lab::tasks::Part;
-use crate::lab::tour;
+use crate::lab::tour::{Evidence, EvidenceKind, STEPS as TOUR_STEPS, TourError, step_config};
 use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
 use pool::{AttentionRunner, DataViewRunner, ExportRunner, Pool, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
+use tour::{StartTour, TourAttentionEvidence, TourPanel};
 
 /// Mounts the app on `<body>`, configured from the page's URL.
 pub fn start() {
@@ -73,6 +75,16 @@ fn show_panic_banner() -> Option<()> {
         app.set_attribute("data-status", "error").ok()?;
     }
     Some(())
+}
+
+/// Whether a result computed for `shown` is the experiment of `config` (the probed pair and
+/// the view do not change it).
+fn same_experiment(config: &ExperimentConfig, shown: &ExperimentConfig) -> bool {
+    let mut a = config.clone();
+    let mut b = shown.clone();
+    (a.probe, b.probe) = (None, None);
+    (a.view, b.view) = (View::Kernel, View::Kernel);
+    a == b
 }
 
 /// Removes the crash flag from a query; returns whether it was set.
@@ -124,12 +136,12 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     let (crash, query) = take_crash_flag(&url_query());
     // The presentation keys (tour, present, embed) apart from what is computed; `?tour=N`
     // alone opens on the step's own state.
-    let split = PageMode::split(&query, tour::STEPS.len());
+    let split = PageMode::split(&query, TOUR_STEPS.len());
     let step_state = split
         .mode
         .tour
         .filter(|_| split.rest.is_empty())
-        .and_then(tour::step_config);
+        .and_then(step_config);
     let (initial, mut notices): (ExperimentConfig, Vec<ParamError>) = match initial.or(step_state) {
         Some(config) => (config, Vec::new()),
         None => ExperimentConfig::from_query(&split.rest),
@@ -222,6 +234,48 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     provide_context(DataViewRunner(pool));
     provide_context(ExportRunner(pool));
 
+    // The tour reads what is on screen: the kernel view's result (and curves) of the
+    // configuration shown, or the attention view's parts once none is in flight.
+    let tour_evidence = TourAttentionEvidence::new();
+    provide_context(tour_evidence);
+    let revealed = RwSignal::new(false);
+    let verdict = Memo::new(move |_| {
+        let step = TOUR_STEPS.get(mode.with(|m| m.tour)?)?;
+        if config.with(|c| c.view) != step.view() {
+            return Some(Err(TourError::WrongEvidence));
+        }
+        match step.evidence {
+            EvidenceKind::Kernel | EvidenceKind::KernelCurves => summaries.with(|shown| {
+                let shown = shown.as_ref()?;
+                // Results of an older configuration are still on screen while a new one
+                // computes: not what the step's sentence should read.
+                if !config.with(|c| same_experiment(c, &shown.value.config)) {
+                    return None;
+                }
+                curves.with(|curves| {
+                    let curves = curves
+                        .as_ref()
+                        .filter(|c| c.generation == shown.generation)
+                        .map(|c| c.value.as_slice());
+                    if step.evidence == EvidenceKind::KernelCurves && curves.is_none() {
+                        return None;
+                    }
+                    Some((step.verdict)(&Evidence::Kernel {
+                        result: &shown.value,
+                        curves,
+                    }))
+                })
+            }),
+            EvidenceKind::Attention => tour_evidence
+                .main
+                .with(|m| m.as_ref().map(|r| (step.verdict)(&Evidence::Attention(r)))),
+            EvidenceKind::KernelVsAttention => tour_evidence.kernel_vs_attention.with(|k| {
+                k.as_ref()
+                    .map(|r| (step.verdict)(&Evidence::KernelVsAttention(r)))
+            }),
+        }
+    });
+
     // The outside world follows the configuration: the address bar shows it (bad URL values
     // were replaced by defaults and listed in the notice), and the job state machine decides
     // whether to compute it, ask first, or reuse what is stored.
@@ -296,6 +350,8 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     view! {
         <main
             class="app"
+            class:present=move || mode.with(|m| m.present)
+            data-tour-predicting=move || (mode.with(|m| m.tour.is_some()) && !revealed.get()).then_some("")
             data-status=move || status.with(|s| s.as_attr())
             data-compute-ms=move || elapsed.get().map(|(_, ms)| format!("{ms:.1}"))
             data-generation=move || elapsed.get().map(|(generation, _)| generation)
@@ -308,6 +364,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     <em>"Complex Exponential Features"</em>
                     " (section 4, Figures 1–3) live in WebAssembly: change any control and every chart is recomputed."
                 </p>
+                <StartTour set_config/>
             </header>
             <Presets config set_config/>
             {(!notices.is_empty()).then(|| view! {
@@ -318,6 +375,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     </ul>
                 </section>
             })}
+            <TourPanel set_config verdict revealed/>
             <nav class="tabs" role="tablist" aria-label="views">
                 <button
                     type="button"

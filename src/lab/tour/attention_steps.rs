@@ -107,10 +107,10 @@ fn real_heads(evidence: &Evidence<'_>) -> Result<Verdict, TourError> {
 pub const REAL_HEADS: TourStep = TourStep {
     id: "real-heads",
     title: "Real heads: does a lower kernel MSE give better rows?",
-    query: "view=attention&src=minilm&features=16&methods=prf-pos,hcexp-var,oprf-var,hderf-fit,taylor",
+    query: "view=attention&src=minilm&features=16&methods=prf-pos,hderf-fit,taylor,sparse",
     control: "features",
     try_this: "Scroll to the chart of kernel error against row error: one point per head and method.",
-    question: "On every head of the real model, the methods that estimate exp(q·k) are ranked twice: by kernel MSE and by row error. How often does the kernel's winner also win the rows?",
+    question: "On every head of the real model, four methods are ranked twice, by kernel MSE and by row error: Performer, the fitted dense DERF, Taylor, and sparse plus low-rank (each row's top keys exactly, Performer's features for the rest). How often does the kernel's winner also win the rows?",
     options: &["almost always", "on about half the heads", "rarely"],
     notice: "A row's error is set by its few largest weights, and the kernel MSE averages over every pair, most of which carry no weight. So a method can cut the kernel MSE by orders of magnitude and barely move the rows. What makes rows good is getting each row's top keys right.",
     formula: formulas::KERNEL_VS_ATTENTION,
