@@ -351,6 +351,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         <main
             class="app"
             class:present=move || mode.with(|m| m.present)
+            data-tour=move || mode.with(|m| m.tour.map(|i| i + 1))
             data-tour-predicting=move || (mode.with(|m| m.tour.is_some()) && !revealed.get()).then_some("")
             data-status=move || status.with(|s| s.as_attr())
             data-compute-ms=move || elapsed.get().map(|(_, ms)| format!("{ms:.1}"))

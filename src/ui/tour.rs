@@ -281,31 +281,37 @@ fn StepPanel(
                 <button type="button" class="tour-leave" on:click=leave>"Leave the tour"</button>
             </p>
             <h2 class="tour-title">{step.title}</h2>
-            <fieldset class="tour-question">
-                <legend>{step.question}</legend>
-                {options}
-            </fieldset>
-            <p class="tour-actions">
-                <button
-                    type="button"
-                    class="tour-reveal"
-                    prop:disabled=move || revealed.get()
-                    on:click=move |_| revealed.set(true)
-                >
-                    {move || if choice.get().is_some() { "Show what the lab measured" } else { "Skip: just show me" }}
-                </button>
-            </p>
-            {answer}
-            <Show when=move || revealed.get()>
-                <p class="tour-notice">{step.notice}</p>
-                <p class="formula-line"><Math text=step.formula block=true/></p>
-                <p class="tour-try">
-                    <strong>"Now try: "</strong>{step.try_this}" "
-                    <button type="button" class="tour-show-control" on:click=move |_| { show_control(); }>
-                        "Show me the control"
-                    </button>
-                </p>
-            </Show>
+            <div class="tour-body">
+                <div class="tour-ask">
+                    <fieldset class="tour-question">
+                        <legend>{step.question}</legend>
+                        {options}
+                    </fieldset>
+                    <p class="tour-actions">
+                        <button
+                            type="button"
+                            class="tour-reveal"
+                            prop:disabled=move || revealed.get()
+                            on:click=move |_| revealed.set(true)
+                        >
+                            {move || if choice.get().is_some() { "Show what the lab measured" } else { "Skip: just show me" }}
+                        </button>
+                    </p>
+                </div>
+                <div class="tour-learn">
+                    {answer}
+                    <Show when=move || revealed.get()>
+                        <p class="tour-notice">{step.notice}</p>
+                        <p class="formula-line"><Math text=step.formula block=true/></p>
+                        <p class="tour-try">
+                            <strong>"Now try: "</strong>{step.try_this}" "
+                            <button type="button" class="tour-show-control" on:click=move |_| { show_control(); }>
+                                "Show me the control"
+                            </button>
+                        </p>
+                    </Show>
+                </div>
+            </div>
             <nav class="tour-nav" aria-label="tour steps">
                 {previous.map(|(href, follow)| view! { <a class="tour-prev" href=href on:click=follow>"← Previous step"</a> })}
                 {next.map(|(href, follow)| view! { <a class="tour-next" href=href on:click=follow>"Next step →"</a> })}

@@ -59,7 +59,7 @@ pub(super) fn HeadsTableView(
                 view! {
                     <p class="caption">{format!("m = {} projections for every method, {} draws of ω per head and passage; error: mean over rows of |o_i − ô_i|.", t.features, TABLE_DRAWS)}</p>
                     <table class="leaderboard heads-summary">
-                        <thead><tr><th></th><th></th>{header()}</tr></thead>
+                        <thead><tr><th colspan="2">"over the heads"</th>{header()}</tr></thead>
                         <tbody>
                             <tr class="wins"><td colspan="2">{format!("heads won against prf-pos (of {heads})")}</td>{wins}</tr>
                             <tr><td colspan="2">"median error ratio to prf-pos"</td>{ratios}</tr>
