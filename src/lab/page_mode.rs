@@ -203,8 +203,10 @@ mod tests {
 
     #[test]
     fn a_written_query_reads_back() {
-        let mut config = ExperimentConfig::default();
-        config.m = 64;
+        let config = ExperimentConfig {
+            m: 64,
+            ..ExperimentConfig::default()
+        };
         for mode in [
             PageMode::default(),
             PageMode {

@@ -169,7 +169,7 @@ pub const HEAVY_TAILS: TourStep = TourStep {
         "those with the largest |x + y|",
         "no pattern: the errors are random",
     ],
-    notice: "The relative MSE of positive features depends on a pair only through |x + y|, not on the kernel's value: it grows like the exponential of |x + y|². Hover a dot to see its |z|² = |x + y|². This is the whole story of the paper: make |z| small.",
+    notice: "The relative MSE of positive features depends on a pair only through |x + y|, not on the kernel's value: it grows like the exponential of |x + y|². Point at a dot to see its |z|² = |x + y|². This is the whole story of the paper: make |z| small.",
     formula: formulas::PRF_RELATIVE_MSE,
     evidence: EvidenceKind::Kernel,
     verdict: heavy_tails,
