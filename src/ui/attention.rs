@@ -42,7 +42,7 @@ use super::pool::AttentionRunner;
 use budget::BudgetChart;
 use controls::AttentionControls;
 use errors::{BiasVarianceChart, RowErrors};
-pub(super) use figure::{Figure, chart_error, resize_counter};
+pub(super) use figure::{Figure, TableScroll, chart_error, resize_counter};
 use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;
