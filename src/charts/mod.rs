@@ -34,7 +34,7 @@ pub use crate::chart_geometry::ScatterLayout;
 pub use attention::*;
 pub use boxplot::{BoxplotEntry, draw_boxplots};
 pub use data::{draw_components, draw_histogram};
-pub use probe::{ProbeEntry, draw_probe};
+pub use probe::{PROBE_ROW_HEIGHT, ProbeEntry, draw_probe, probe_grid};
 pub use scatter::{draw_highlight, draw_scatter};
 pub use theory::{
     SweepEntry, TheoremEntry, draw_lemma_3_2, draw_mse_curves, draw_parameter_sweep,
@@ -209,6 +209,25 @@ fn widest_fitting<'t>(
         .iter()
         .copied()
         .find(|text| text_width(root, font, text) <= width)
+}
+
+/// The first of `candidates` (longest first) that fits `width` pixels in `font`, else the
+/// last: a chart's title on a phone is shortened instead of being cut at both ends.
+fn fitted(root: &Root, font: &FontDesc<'_>, width: f64, candidates: &[String]) -> String {
+    candidates
+        .iter()
+        .find(|text| text_width(root, font, text) <= width)
+        .or(candidates.last())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A chart's title (15 CSS px, as plotters' caption draws it): the first of `candidates`
+/// that fits the canvas inside its 8 px margins, else the shortest.
+fn fitted_title(root: &Root, px: &impl Fn(f64) -> i32, candidates: &[String]) -> String {
+    let font = ("sans-serif", px(15.0)).into_font();
+    let width = f64::from(root.dim_in_pixel().0) - f64::from(px(16.0));
+    fitted(root, &font, width, candidates)
 }
 
 /// `text` broken into lines of at most `width` pixels at its `separator`s (a part wider than

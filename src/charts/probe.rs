@@ -17,9 +17,31 @@ pub struct ProbeEntry<'a> {
     pub result: &'a ProbeResult,
 }
 
+/// The narrowest a probe panel is drawn, in CSS pixels (its header lines need up to about 230): a
+/// narrower canvas (a phone) puts the panels in rows.
+pub const PROBE_PANEL_MIN_WIDTH: f64 = 250.0;
+
+/// The height of one row of probe panels, in CSS pixels.
+pub const PROBE_ROW_HEIGHT: f64 = 300.0;
+
+/// The rows and columns of `panels` probe panels on a canvas `css_width` CSS pixels wide: as
+/// many columns as fit [`PROBE_PANEL_MIN_WIDTH`] (at least one), the panels in reading order.
+/// The canvas must be `rows` × [`PROBE_ROW_HEIGHT`] high (the page sets it before drawing).
+pub fn probe_grid(css_width: f64, panels: usize) -> (usize, usize) {
+    let panels = panels.max(1);
+    let fit = (css_width / PROBE_PANEL_MIN_WIDTH).floor();
+    let columns = if fit.is_finite() && fit >= 1.0 {
+        (fit as usize).min(panels)
+    } else {
+        1
+    };
+    (panels.div_ceil(columns), columns)
+}
+
 /// The single-pair probe: per estimator, the histogram of the independent estimates, the true
 /// value (black), their mean (dashed, the estimator's colour) and the band SM ± √MSE of
-/// Lemma 3.1 (grey). Estimates beyond the central 99 % are counted on the edge bins.
+/// Lemma 3.1 (grey). Estimates beyond the central 99 % are counted on the edge bins. The
+/// panels are laid out by [`probe_grid`].
 pub fn draw_probe(
     canvas: &HtmlCanvasElement,
     entries: &[ProbeEntry<'_>],
@@ -31,7 +53,7 @@ pub fn draw_probe(
     if entries.is_empty() {
         return Err(ChartError::NoFiniteData("the probe"));
     }
-    let panels = root.split_evenly((1, entries.len()));
+    let panels = root.split_evenly(probe_grid(f64::from(canvas.client_width()), entries.len()));
     for (entry, panel) in entries.iter().zip(panels.iter()) {
         draw_probe_panel(panel, entry, &px)?;
     }

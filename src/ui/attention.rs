@@ -43,7 +43,7 @@ use super::tour::TourAttentionEvidence;
 use budget::BudgetChart;
 use controls::AttentionControls;
 use errors::{BiasVarianceChart, RowErrors};
-pub(super) use figure::{Figure, chart_error, resize_counter};
+pub(super) use figure::{Figure, TableScroll, chart_error, resize_counter};
 use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;

@@ -1,6 +1,7 @@
 //! Controls: each edits one [`Param`] of the configuration through
 //! [`ExperimentConfig::set`], the same parser the URL uses, and shows its error inline.
 
+use leptos::ev;
 use leptos::prelude::*;
 
 use crate::lab::config::{DEFAULT_ESTIMATORS, ExperimentConfig, MAX_WORK, Param, ParamError};
@@ -90,6 +91,19 @@ pub fn NumberControl(
         set_error.set(error);
         set_note.set(note);
     };
+    // A finger that lands on a slider moves its thumb there at once; if the finger then
+    // scrolls the page instead (the browser takes the gesture over and says `pointercancel`),
+    // it did not mean to change the value, which goes back to what it was.
+    let before_touch = StoredValue::new(None::<String>);
+    let on_pointerdown = move |ev: ev::PointerEvent| {
+        let touch = ev.pointer_type() == "touch";
+        before_touch.set_value(touch.then(|| config.with_untracked(|c| c.get(param))));
+    };
+    let on_pointercancel = move |_: ev::PointerEvent| {
+        if let Some(text) = before_touch.try_update_value(Option::take).flatten() {
+            on_slide(text);
+        }
+    };
     let id = format!("{}control-{}", id_prefix.unwrap_or(""), param.key());
     let range_hint = param.allowed();
     view! {
@@ -105,6 +119,9 @@ pub fn NumberControl(
                         aria-label=param.label()
                         prop:value=value
                         on:input=move |ev| on_slide(event_target_value(&ev))
+                        on:pointerdown=on_pointerdown
+                        on:pointercancel=on_pointercancel
+                        on:pointerup=move |_| before_touch.set_value(None)
                     />
                 })}
                 <input

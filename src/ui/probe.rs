@@ -8,11 +8,12 @@ use std::sync::Arc;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
+use super::attention::resize_counter;
 use super::export::PngButton;
 
 use super::controls::NumberControl;
 use super::pool::{ProbeRunner, Ticket};
-use crate::charts::{ProbeEntry, describe, draw_probe};
+use crate::charts::{PROBE_ROW_HEIGHT, ProbeEntry, describe, draw_probe, probe_grid};
 use crate::lab::config::{ExperimentConfig, Param};
 use crate::lab::experiment::{EstimatorId, ExperimentResult};
 use crate::lab::tasks::{ProbeRequest, ScatterPairAsk};
@@ -293,7 +294,9 @@ pub fn ProbePanel(
         }
     });
 
+    let resized = resize_counter();
     Effect::new(move |_| {
+        resized.track();
         let Some(Ok(data)) = view_data.get() else {
             return;
         };
@@ -324,6 +327,10 @@ pub fn ProbePanel(
                         .join(", ")
                 ),
             );
+            // One row of panels per PROBE_ROW_HEIGHT: on a phone the panels stack.
+            let (rows, _) = probe_grid(f64::from(canvas.client_width()), entries.len());
+            let _ = web_sys::HtmlElement::style(&canvas)
+                .set_property("height", &format!("{}px", rows as f64 * PROBE_ROW_HEIGHT));
             // An overflowing pair (SM beyond f64) cannot be drawn as a histogram: say so.
             set_chart_error.set(draw_probe(&canvas, &entries).err().map(|e| {
                 format!(

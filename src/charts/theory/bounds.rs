@@ -9,8 +9,8 @@ use super::{curve_layout, mark_above};
 use crate::chart_geometry::hover::{AxisFormat, CurveLayout, HoverSeries};
 use crate::chart_geometry::{focus_range, power_of_ten_label, tick};
 use crate::charts::{
-    ChartError, backend, estimator_color, legend, prepare, right_margin_for, styled_mesh,
-    text_width, y_label_area,
+    ChartError, backend, estimator_color, fitted_title, legend, prepare, right_margin_for,
+    styled_mesh, text_width, y_label_area,
 };
 use crate::numerics::estimators::EstimatorId;
 use crate::numerics::theory::{Theorem33Inputs, log_lemma_3_2_bound};
@@ -56,7 +56,15 @@ pub fn draw_lemma_3_2(
     .ok_or(ChartError::NoFiniteData("Lemma 3.2"))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("Lemma 3.2: bound W(r)/√(2m) on HCEXP's relative RMSE, m = {m}"),
+            fitted_title(
+                &root,
+                &px,
+                &[
+                    format!("Lemma 3.2: bound W(r)/√(2m) on HCEXP's relative RMSE, m = {m}"),
+                    format!("Lemma 3.2: bound on HCEXP's relative RMSE, m = {m}"),
+                    format!("Lemma 3.2: bound W(r)/√(2m), m = {m}"),
+                ],
+            ),
             ("sans-serif", px(15.0)).into_font(),
         )
         .margin(px(8.0))
@@ -199,7 +207,15 @@ pub fn draw_theorem_3_3(
     .ok_or(ChartError::NoFiniteData("Theorem 3.3"))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("Theorem 3.3: bound on every pair's relative RMSE, m = {m}"),
+            fitted_title(
+                &root,
+                &px,
+                &[
+                    format!("Theorem 3.3: bound on every pair's relative RMSE, m = {m}"),
+                    format!("Theorem 3.3: every pair's relative RMSE, m = {m}"),
+                    format!("Theorem 3.3: bound, m = {m}"),
+                ],
+            ),
             ("sans-serif", px(15.0)).into_font(),
         )
         .margin(px(8.0))

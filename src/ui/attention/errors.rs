@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::figure::draw_when;
 use super::text::{css_colour, mean_of, sci, summary};
-use super::{Figure, chart_error};
+use super::{Figure, TableScroll, chart_error};
 use crate::charts::{Distribution, Series, describe, draw_distributions, draw_xy};
 use crate::lab::attention::report::{BiasVarianceReport, MainReport};
 use crate::lab::formulas;
@@ -181,10 +181,12 @@ pub(super) fn BiasVarianceChart(
         <Figure class="bias-variance" title="Bias and variance over repeated draws" formula=formulas::ATTENTION_BIAS_VARIANCE notice="RFA and Performer are ratios of unbiased estimates, so they are biased (seed 003: self-normalised importance sampling); randomized attention's bias² stays at 0 within noise (it is unbiased for o_i), at O(L²) cost. Points at the bottom edge have bias² ≤ 0 within noise; deterministic maps (variance 0) are only in the table.">
             <canvas node_ref=canvas class="chart" data-chart="bias-variance"></canvas>
             {chart_error(error)}
-            <table class="small-table">
-                <thead><tr><th>"method"</th><th>"draws R"</th><th>"mean bias²"</th><th>"mean variance"</th><th>"rows left out"</th></tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
+            <TableScroll label="bias and variance">
+                <table class="small-table">
+                    <thead><tr><th>"method"</th><th>"draws R"</th><th>"mean bias²"</th><th>"mean variance"</th><th>"rows left out"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </TableScroll>
         </Figure>
     }
 }

@@ -1,6 +1,7 @@
 //! What every figure of the attention view shares: the section with its title, formula and
-//! what to notice, the error line under a chart, and the effect that redraws a chart when its
-//! part changes or the window is resized (also used by the kernel view's data panel).
+//! what to notice, the error line under a chart, the box a wide table scrolls in, and the
+//! effect that redraws a chart when its part changes or the window is resized (also used by
+//! the kernel view's data panel and leaderboard).
 
 use leptos::ev;
 use leptos::prelude::*;
@@ -64,5 +65,20 @@ pub(in crate::ui) fn chart_error(error: RwSignal<Option<String>>) -> impl IntoVi
         error
             .get()
             .map(|e| view! { <p class="error" role="alert">{e}</p> })
+    }
+}
+
+/// The box of a wide table: on a narrow screen the table scrolls sideways inside it, never the
+/// page. Focusable and named (a region), so that a keyboard can scroll it too (axe's
+/// `scrollable-region-focusable`).
+///
+/// - `label`: what the table holds (the region's accessible name).
+/// - `children`: the table.
+#[component]
+pub(in crate::ui) fn TableScroll(label: &'static str, children: Children) -> impl IntoView {
+    view! {
+        <div class="table-scroll" tabindex="0" role="region" aria-label=label>
+            {children()}
+        </div>
     }
 }

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use super::TableScroll;
 use super::text::sci;
 use crate::lab::attention::report::{HeadsTable, TABLE_DRAWS};
 use crate::lab::config::ExperimentConfig;
@@ -56,22 +57,29 @@ pub(super) fn HeadsTableView(
                     String::from(js_sys::encode_uri_component(&csv))
                 );
                 let heads = t.rows.len();
-                view! {
-                    <p class="caption">{format!("m = {} projections for every method, {} draws of ω per head and passage; error: mean over rows of |o_i − ô_i|.", t.features, TABLE_DRAWS)}</p>
+                // Built before their scroll boxes, whose children must own what they show.
+                let summary = view! {
                     <table class="leaderboard heads-summary">
-                        <thead><tr><th colspan="2">"over the heads"</th>{header()}</tr></thead>
+                        <thead><tr><th scope="col">"measure"</th>{header()}</tr></thead>
                         <tbody>
-                            <tr class="wins"><td colspan="2">{format!("heads won against prf-pos (of {heads})")}</td>{wins}</tr>
-                            <tr><td colspan="2">"median error ratio to prf-pos"</td>{ratios}</tr>
+                            <tr class="wins"><th scope="row">{format!("heads won against prf-pos (of {heads})")}</th>{wins}</tr>
+                            <tr><th scope="row">"median error ratio to prf-pos"</th>{ratios}</tr>
                         </tbody>
                     </table>
+                };
+                let every_head = view! {
+                    <table class="small-table">
+                        <thead><tr><th>"layer"</th><th>"head"</th>{header()}</tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                };
+                view! {
+                    <p class="caption">{format!("m = {} projections for every method, {} draws of ω per head and passage; error: mean over rows of |o_i − ô_i|.", t.features, TABLE_DRAWS)}</p>
+                    <TableScroll label="every real head: summary">{summary}</TableScroll>
                     <a class="download" download="real-heads.csv" href=href>"Download the table as CSV"</a>
                     <details>
                         <summary>"every head"</summary>
-                        <table class="small-table">
-                            <thead><tr><th>"layer"</th><th>"head"</th>{header()}</tr></thead>
-                            <tbody>{rows}</tbody>
-                        </table>
+                        <TableScroll label="every real head">{every_head}</TableScroll>
                     </details>
                 }
                 .into_any()

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use super::figure::draw_when;
 use super::text::sci;
-use super::{Figure, chart_error};
+use super::{Figure, TableScroll, chart_error};
 use crate::charts::{Series, describe, draw_xy};
 use crate::lab::attention::report::KernelVsAttention;
 use crate::lab::formulas;
@@ -132,13 +132,15 @@ pub(super) fn KernelVsAttentionChart(
                 )
             });
             Some(view! {
-                <table class="small-table kernel-vs-attention-table">
-                    <thead><tr>
-                        <th>"method"</th><th>"D"</th><th>"median kernel MSE"</th><th>"median row TV"</th>
-                        <th>"lowest kernel MSE on"</th><th>"lowest row TV on"</th><th>"bad rows"</th>
-                    </tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
+                <TableScroll label="kernel error against row error">
+                    <table class="small-table kernel-vs-attention-table">
+                        <thead><tr>
+                            <th>"method"</th><th>"D"</th><th>"median kernel MSE"</th><th>"median row TV"</th>
+                            <th>"lowest kernel MSE on"</th><th>"lowest row TV on"</th><th>"bad rows"</th>
+                        </tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </TableScroll>
                 <p class="caption">{left_out} " " {off_budget}</p>
             })
         })

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 
+use super::TableScroll;
 use super::text::css_colour;
 use crate::chart_geometry::timings::{EXACT_COLOUR, MODEL, THICK, THIN};
 use crate::lab::attention::lengths::{Kernel, LengthsReport};
@@ -139,7 +140,7 @@ pub(super) fn CrossoverTable(report: Report, longest: Signal<Option<String>>) ->
     };
     view! {
         <p class="caption">{caption}</p>
-        <div class="table-scroll">
+        <TableScroll label="crossovers with exact attention">
             <table class="small-table lengths-table">
                 <caption class="visually-hidden">"each method's crossover with exact attention"</caption>
                 <thead>
@@ -166,6 +167,6 @@ pub(super) fn CrossoverTable(report: Report, longest: Signal<Option<String>>) ->
                 </thead>
                 {body}
             </table>
-        </div>
+        </TableScroll>
     }
 }

@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use super::Figure;
 use super::text::{css_colour, sci};
+use super::{Figure, TableScroll};
 use crate::lab::attention::report::MainReport;
 use crate::lab::formulas;
 use crate::numerics::stats::order_by_key;
@@ -55,13 +55,15 @@ pub(super) fn MethodTable(
     view! {
         <Figure class="attention-table" title="Every method against softmax attention" formula=formulas::ATTENTION_LINEAR_RATIO notice="bad rows are rows whose denominator φ(q_i)·Σψ(k_l) is ≤ 0 or nearly 0 (trigonometric features, odd-degree polynomials); their output is left out, never divided by.">
             <p class="caption">{caption}</p>
-            <table class="leaderboard">
-                <thead><tr>
-                    <th>"method"</th><th>"features D"</th><th>"cost"</th><th>"mean |o − ô|"</th>
-                    <th>"median row TV"</th><th>"bad rows"</th><th>"rank of P̂ (block)"</th><th>"fitted"</th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
+            <TableScroll label="every method against softmax attention">
+                <table class="leaderboard">
+                    <thead><tr>
+                        <th>"method"</th><th>"features D"</th><th>"cost"</th><th>"mean |o − ô|"</th>
+                        <th>"median row TV"</th><th>"bad rows"</th><th>"rank of P̂ (block)"</th><th>"fitted"</th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </TableScroll>
         </Figure>
     }
 }

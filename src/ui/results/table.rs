@@ -10,6 +10,7 @@ use crate::charts::estimator_css_color;
 use crate::lab::config::OmegaMode;
 use crate::lab::experiment::{ExperimentResult, ScatterSeries};
 use crate::numerics::stats::order_by_key;
+use crate::ui::attention::TableScroll;
 
 /// What an estimator fitted on the scatter dataset, in words: the range of A's diagonal,
 /// θ, α, and the optimiser's iterations and gain.
@@ -94,21 +95,23 @@ pub fn ResultsTable(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoV
             view! {
                 <section class="figure">
                     <h2>"Results: the leaderboard"</h2>
-                    <table class="results-table">
-                        <caption>{caption}</caption>
-                        <thead>
-                            <tr>
-                                <th>"#"</th>
-                                <th>"estimator"</th>
-                                <th>"fitted on the scatter dataset"</th>
-                                <th>"median MSE"</th>
-                                <th>"median max rel. error"</th>
-                                <th>"MSE on the scatter dataset"</th>
-                                <th title="diagonal entries of A clamped into [0.001, 1000], summed over the boxplot datasets">"clamped a_i"</th>
-                            </tr>
-                        </thead>
-                        <tbody>{rows}</tbody>
-                    </table>
+                    <TableScroll label="the leaderboard">
+                        <table class="results-table">
+                            <caption>{caption}</caption>
+                            <thead>
+                                <tr>
+                                    <th>"#"</th>
+                                    <th>"estimator"</th>
+                                    <th>"fitted on the scatter dataset"</th>
+                                    <th>"median MSE"</th>
+                                    <th>"median max rel. error"</th>
+                                    <th>"MSE on the scatter dataset"</th>
+                                    <th title="diagonal entries of A clamped into [0.001, 1000], summed over the boxplot datasets">"clamped a_i"</th>
+                                </tr>
+                            </thead>
+                            <tbody>{rows}</tbody>
+                        </table>
+                    </TableScroll>
                     {paired.map(|text| view! { <p class="caption">{text}</p> })}
                 </section>
             }

@@ -10,8 +10,8 @@ use crate::charts::{Series, describe, draw_xy};
 use crate::lab::config::SWAP_BUDGETS;
 use crate::lab::model_protocol::{HedgehogPoint, HedgehogTraining, SwapReport};
 use crate::lab::swap_plan::KEEPS_COSINE;
-use crate::ui::attention::resize_counter;
 use crate::ui::attention::text_input::SwapCell;
+use crate::ui::attention::{TableScroll, resize_counter};
 
 /// Redraws `canvas` with `draw` when anything it reads changes or the window is resized; the
 /// error to show under the chart.
@@ -234,15 +234,18 @@ pub(super) fn CostChart(cells: RwSignal<Vec<SwapCell>, LocalStorage>) -> impl In
                         }
                     })
                     .collect_view();
+                let caption = format!(
+                    "measured in the model worker at L = {} tokens: the exact forward {:.0} ms, softmax in the swapped heads {:.2e} multiply-adds, the whole exact forward {:.2e}",
+                    first.tokens, first.cost.exact_forward_ms, first.cost.softmax_multiply_adds, first.cost.model_multiply_adds
+                );
                 view! {
-                    <table class="leaderboard swap-times">
-                        <caption>{format!(
-                            "measured in the model worker at L = {} tokens: the exact forward {:.0} ms, softmax in the swapped heads {:.2e} multiply-adds, the whole exact forward {:.2e}",
-                            first.tokens, first.cost.exact_forward_ms, first.cost.softmax_multiply_adds, first.cost.model_multiply_adds
-                        )}</caption>
-                        <thead><tr><th>"method"</th><th>"attention multiply-adds"</th><th>"forward (ms)"</th><th>"cosine"</th></tr></thead>
-                        <tbody>{rows}</tbody>
-                    </table>
+                    <TableScroll label="every run's cost and time">
+                        <table class="leaderboard swap-times">
+                            <caption>{caption}</caption>
+                            <thead><tr><th>"method"</th><th>"attention multiply-adds"</th><th>"forward (ms)"</th><th>"cosine"</th></tr></thead>
+                            <tbody>{rows}</tbody>
+                        </table>
+                    </TableScroll>
                 }
             })
         })

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use super::{css_colour_of, label_of};
 use crate::lab::config::{ExperimentConfig, Param};
 use crate::lab::model_protocol::{Ranking, RetrievalReport};
+use crate::ui::attention::TableScroll;
 use crate::ui::attention::text_input::RetrievalCell;
 use crate::ui::controls::commit;
 
@@ -121,11 +122,13 @@ pub(super) fn RetrievalView(
             ></textarea>
         </label>
         {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-        <table class="leaderboard retrieval-table">
-            <caption>{move || config.with(|c| format!("every method at m = {} in the chosen layers; click a method to rank with it below", c.attention.features))}</caption>
-            <thead><tr><th>"method"</th><th>"top-1 kept"</th><th>"Kendall's τ"</th></tr></thead>
-            <tbody>{rows}</tbody>
-        </table>
+        <TableScroll label="retrieval ranking kept">
+            <table class="leaderboard retrieval-table">
+                <caption>{move || config.with(|c| format!("every method at m = {} in the chosen layers; click a method to rank with it below", c.attention.features))}</caption>
+                <thead><tr><th>"method"</th><th>"top-1 kept"</th><th>"Kendall's τ"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </TableScroll>
         {side_by_side}
     }
 }

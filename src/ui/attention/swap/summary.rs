@@ -7,6 +7,7 @@ use super::{css_colour_of, label_of};
 use crate::lab::config::{ExperimentConfig, SWAP_BUDGETS};
 use crate::lab::model_protocol::SwapReport;
 use crate::lab::swap_plan::KEEPS_COSINE;
+use crate::ui::attention::TableScroll;
 use crate::ui::attention::text_input::SwapCell;
 
 /// The methods of `cells` in the order they first arrived.
@@ -118,14 +119,16 @@ pub(super) fn CosineTable(
         })
     };
     view! {
-        <table class="leaderboard swap-table">
-            <caption>{format!("cosine of the sentence embedding to the exact model's (mean ± sd over the draws); ≥ {KEEPS_COSINE} in green")}</caption>
-            <thead><tr>
-                <th>"method"</th>
-                {budgets.iter().map(|m| view! { <th>{format!("m = {m}")}</th> }).collect_view()}
-            </tr></thead>
-            <tbody>{rows}</tbody>
-        </table>
+        <TableScroll label="cosine to the exact model">
+            <table class="leaderboard swap-table">
+                <caption>{format!("cosine of the sentence embedding to the exact model's (mean ± sd over the draws); ≥ {KEEPS_COSINE} in green")}</caption>
+                <thead><tr>
+                    <th>"method"</th>
+                    {budgets.iter().map(|m| view! { <th>{format!("m = {m}")}</th> }).collect_view()}
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </TableScroll>
     }
 }
 
@@ -184,13 +187,15 @@ pub(super) fn LayerDrift(
         })
     };
     view! {
-        <table class="leaderboard drift-table">
-            <caption>{move || format!("relative drift of each layer's hidden states, ‖Ĥ − H‖/‖H‖ (mean over the draws), at m = {} for the methods with a budget; swapped layers shaded; hover for the attention error", budget())}</caption>
-            <thead><tr>
-                <th>"method"</th>
-                {(0..crate::lab::config::HEAD_LAYERS).map(|l| view! { <th>{format!("layer {l}")}</th> }).collect_view()}
-            </tr></thead>
-            <tbody>{rows}</tbody>
-        </table>
+        <TableScroll label="drift of the hidden states per layer">
+            <table class="leaderboard drift-table">
+                <caption>{move || format!("relative drift of each layer's hidden states, ‖Ĥ − H‖/‖H‖ (mean over the draws), at m = {} for the methods with a budget; swapped layers shaded; hover for the attention error", budget())}</caption>
+                <thead><tr>
+                    <th>"method"</th>
+                    {(0..crate::lab::config::HEAD_LAYERS).map(|l| view! { <th>{format!("layer {l}")}</th> }).collect_view()}
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </TableScroll>
     }
 }
