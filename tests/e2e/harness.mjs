@@ -65,12 +65,13 @@ if (!['chromium', 'firefox'].includes(browserName)) {
 /**
  * The release build served and a browser launched once for a test file: registers node:test's
  * `before` and `after` and returns `{ server, browser }`, filled in before the first test.
+ * `launchOptions` go to `launchBrowser`.
  */
-export function sharedServerAndBrowser() {
+export function sharedServerAndBrowser(launchOptions = {}) {
   const shared = { server: undefined, browser: undefined };
   before(async () => {
     shared.server = await serveDist();
-    shared.browser = await launchBrowser();
+    shared.browser = await launchBrowser(browserName, launchOptions);
   });
   after(async () => {
     await shared.browser?.close();
@@ -79,14 +80,32 @@ export function sharedServerAndBrowser() {
   return shared;
 }
 
-/** Debian's Chromium or Firefox ESR (per E2E_BROWSER unless `name` is given), headless. */
-export function launchBrowser(name = browserName) {
+/**
+ * Preferences that make Firefox a touch-screen device: over WebDriver BiDi, Playwright's
+ * `hasTouch` does nothing in Firefox (and BiDi's emulation.setTouchOverride is unknown to
+ * Firefox 153), so the whole browser is told: a coarse primary pointer without hover (CSS
+ * `(pointer: coarse)` matches), five touch points, the Touch Events API on.
+ */
+const firefoxTouchPrefs = {
+  'ui.primaryPointerCapabilities': 1,
+  'ui.allPointerCapabilities': 1,
+  'dom.maxtouchpoints.testing.value': 5,
+  'dom.w3c_touch_events.enabled': 1,
+};
+
+/**
+ * Debian's Chromium or Firefox ESR (per E2E_BROWSER unless `name` is given), headless.
+ * `touch`: Firefox as a touch-screen device (`firefoxTouchPrefs`); Chromium needs nothing at
+ * launch (its contexts take `hasTouch`, see `openPage`).
+ */
+export function launchBrowser(name = browserName, { touch = false } = {}) {
   if (name === 'firefox') {
     // Stock Firefox speaks WebDriver BiDi, not Playwright's own protocol: `channel` says so.
     return firefox.launch({
       channel: 'moz-firefox',
       executablePath: process.env.FIREFOX ?? '/usr/bin/firefox-esr',
       headless: true,
+      ...(touch ? { firefoxUserPrefs: firefoxTouchPrefs } : {}),
     });
   }
   return chromium.launch({
@@ -95,9 +114,16 @@ export function launchBrowser(name = browserName) {
   });
 }
 
-/** A page that records every page error and console error into `problems`. */
-export async function openPage(browser, url, { deviceScaleFactor = 1, width = 1400, height = 1000 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor });
+/**
+ * A page that records every page error and console error into `problems`.
+ *
+ * `hasTouch` gives the context a touch screen and `isMobile` a phone's viewport handling (the
+ * page's meta viewport, overlay scrollbars): Chromium honours both (`(pointer: coarse)` then
+ * matches); over WebDriver BiDi, Firefox ignores both: launch it with `touch` instead
+ * (`launchBrowser`); its touch input works either way (`touchDrag`).
+ */
+export async function openPage(browser, url, { deviceScaleFactor = 1, width = 1400, height = 1000, hasTouch = false, isMobile = false } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor, hasTouch, isMobile });
   // Firefox reports a blocked script or connection only to its own console: have the page say it.
   await context.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => {
     console.error(`Content-Security-Policy violation: ${e.effectiveDirective} blocked ${e.blockedURI || 'an inline script'}`);
@@ -157,6 +183,48 @@ export async function dragSlider(page, key, toEnd, steps = 24) {
   await page.mouse.up();
 }
 
+/**
+ * Drags one finger across the page from `from` to `to` ({ x, y } in CSS pixels of the
+ * viewport) in `steps` moves, as trusted touch input: the pointer events (pointerType "touch")
+ * and touch events a phone sends.
+ *
+ * Playwright's `page.touchscreen` only taps, and over WebDriver BiDi (Firefox) its tap does
+ * nothing (playwright-core 1.64: an empty RawTouchscreenImpl.tap). So: Chromium, the DevTools
+ * protocol's `Input.dispatchTouchEvent`; Firefox, WebDriver BiDi's `input.performActions` with
+ * a pointer source of type "touch", sent on the page's own BiDi session, which playwright-core
+ * exposes only to a client in the same process (`connection.toImpl`, what Playwright's own
+ * tests use; the tests launch the browser in-process).
+ */
+export async function touchDrag(page, from, to, steps = 12) {
+  const at = (i) => ({ x: from.x + ((to.x - from.x) * i) / steps, y: from.y + ((to.y - from.y) * i) / steps });
+  if (page.context().browser().browserType().name() === 'chromium') {
+    const cdp = await page.context().newCDPSession(page);
+    try {
+      await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [from] });
+      for (let i = 1; i <= steps; i += 1) {
+        await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [at(i)] });
+      }
+      await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+    } finally {
+      await cdp.detach();
+    }
+    return;
+  }
+  const session = page._connection?.toImpl?.(page)?.delegate?._session;
+  if (typeof session?.send !== 'function' || !session.sessionId) {
+    throw new Error('touchDrag: no WebDriver BiDi session behind this page (playwright-core internals changed?)');
+  }
+  // WebDriver actions take whole CSS pixels of the viewport.
+  const move = ({ x, y }, duration) => ({ type: 'pointerMove', x: Math.round(x), y: Math.round(y), duration });
+  const actions = [move(from, 0), { type: 'pointerDown', button: 0 }];
+  for (let i = 1; i <= steps; i += 1) actions.push(move(at(i), 16));
+  actions.push({ type: 'pointerUp', button: 0 });
+  await session.send('input.performActions', {
+    context: session.sessionId,
+    actions: [{ type: 'pointer', id: 'finger', parameters: { pointerType: 'touch' }, actions }],
+  });
+  await session.send('input.releaseActions', { context: session.sessionId });
+}
 
 /**
  * Runs axe-core on the page (`options` go to `axe.run`) and returns its violations as

@@ -1,17 +1,34 @@
 // Saves a screenshot of the release build for a person to look at (and the README's):
-//   node tests/e2e/screenshot.mjs [query] [out.png] [deviceScaleFactor] [width] [height] [full|viewport]
-// In the browser of E2E_BROWSER (chromium or firefox). Prints any page or console error, the
-// page's status, and whether it scrolls sideways (it must not).
-import { serveDist, launchBrowser, openPage, waitReady } from './harness.mjs';
+//   node tests/e2e/screenshot.mjs [--phone|--tablet] [query|URL] [out.png] [deviceScaleFactor] [width] [height] [full|viewport]
+// In the browser of E2E_BROWSER (chromium or firefox). `query` is added to the served build's
+// address (`?view=attention`); a whole http(s) URL is opened as it is. Prints any page or
+// console error, the page's status, and whether it scrolls sideways (it must not).
+//   --phone   a phone: 390 × 844 CSS px at deviceScaleFactor 3, with a touch screen (Chromium:
+//             also isMobile; Firefox: launched as a touch device, harness.mjs launchBrowser)
+//   --tablet  a tablet held upright: 768 × 1024 at deviceScaleFactor 2, with a touch screen
+// The numbers after out.png still override the device's, e.g.
+//   node tests/e2e/screenshot.mjs --phone '?view=attention' attention-phone.png
+//   node tests/e2e/screenshot.mjs --phone '?view=attention' top.png 2 390 844 viewport
+import { serveDist, launchBrowser, openPage, waitReady, browserName } from './harness.mjs';
 
-const [query = '', out = 'screenshots/page.png', scale = '1', width = '1400', height = '1000', mode = 'full'] = process.argv.slice(2);
+const devices = {
+  '--phone': { scale: '3', width: '390', height: '844' },
+  '--tablet': { scale: '2', width: '768', height: '1024' },
+};
+const args = process.argv.slice(2);
+const device = devices[args.find((a) => a in devices)];
+const [query = '', out = 'screenshots/page.png', scale = device?.scale ?? '1', width = device?.width ?? '1400',
+  height = device?.height ?? '1000', mode = 'full'] = args.filter((a) => !(a in devices));
 const server = await serveDist();
-const browser = await launchBrowser();
+const browser = await launchBrowser(browserName, { touch: Boolean(device) });
 try {
-  const { page, problems } = await openPage(browser, server.url + query, {
+  const url = /^https?:\/\//.test(query) ? query : server.url + query;
+  const { page, problems } = await openPage(browser, url, {
     deviceScaleFactor: Number(scale),
     width: Number(width),
     height: Number(height),
+    hasTouch: Boolean(device),
+    isMobile: Boolean(device) && browserName === 'chromium',
   });
   if (query.includes('view=attention')) {
     await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 180_000 });
@@ -29,7 +46,7 @@ try {
   await page.waitForTimeout(1_000);
   await page.screenshot({ path: out, fullPage: mode === 'full' });
   const [scrollWidth, clientWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-  console.log(JSON.stringify({ out, problems, status: await page.getAttribute('.app', 'data-status'), statusLine: await page.textContent('.status'), scrollsSideways: scrollWidth > clientWidth }));
+  console.log(JSON.stringify({ out, problems, status: await page.getAttribute('.app', 'data-status'), statusLine: await page.textContent('.status'), scrollWidth, clientWidth, scrollsSideways: scrollWidth > clientWidth }));
 } finally {
   await browser.close();
   await server.close();
