@@ -11,9 +11,11 @@ use std::fmt;
 use super::attention::report::{KernelVsAttention, MainReport};
 use super::config::{ExperimentConfig, ParamError, View};
 use super::experiment::{ExperimentResult, MseCurve};
+use super::model_protocol::SwapReport;
 
 mod attention_steps;
 mod kernel_steps;
+mod model_step;
 mod numbers;
 #[cfg(test)]
 mod tests;
@@ -30,6 +32,8 @@ pub enum Evidence<'a> {
     Attention(&'a MainReport),
     /// The attention view's comparison of kernel error and row error over many heads.
     KernelVsAttention(&'a KernelVsAttention),
+    /// The model swap's reports on the text, once every job of its plan is answered.
+    Swap(&'a [SwapReport]),
 }
 
 /// Which results a step reads.
@@ -43,6 +47,8 @@ pub enum EvidenceKind {
     Attention,
     /// The attention view's kernel-against-rows part.
     KernelVsAttention,
+    /// The model swap on the text view's text.
+    Swap,
 }
 
 /// What a step's results say: which option of its question they support, and the sentence
@@ -125,7 +131,7 @@ impl TourStep {
 }
 
 /// Every step, in order.
-pub const STEPS: [TourStep; 9] = [
+pub const STEPS: [TourStep; 10] = [
     kernel_steps::ONE_PAIR,
     kernel_steps::HEAVY_TAILS,
     kernel_steps::CHOOSING_A,
@@ -135,6 +141,7 @@ pub const STEPS: [TourStep; 9] = [
     kernel_steps::BEYOND_THE_PAPER,
     attention_steps::ROWS,
     attention_steps::REAL_HEADS,
+    model_step::EMBEDDING,
 ];
 
 /// The step a `?tour=N` link with no other parameter opens on, as a configuration.

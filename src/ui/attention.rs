@@ -122,6 +122,21 @@ pub fn AttentionView(
     }
     let heads = RwSignal::new_local(HeadsState::NotLoaded);
     let text_model = TextModel::new();
+    // The model swap's reports, once its whole plan is answered.
+    if let Some(tour) = use_context::<TourAttentionEvidence>() {
+        Effect::new(move |_| {
+            let (done, total) = text_model.swap.progress.get();
+            let reports = (total > 0 && done == total).then(|| {
+                text_model.swap.cells.with(|cells| {
+                    cells
+                        .iter()
+                        .filter_map(|cell| cell.report.as_ref().ok().cloned())
+                        .collect::<Vec<_>>()
+                })
+            });
+            tour.swap.set(reports);
+        });
+    }
     let is_text = move || config.with(|c| c.attention.source == HeadSource::Text);
     let text = Memo::new(move |_| {
         config.with(|c| (c.attention.source == HeadSource::Text).then(|| c.attention.text.clone()))

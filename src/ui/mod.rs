@@ -273,6 +273,9 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                 k.as_ref()
                     .map(|r| (step.verdict)(&Evidence::KernelVsAttention(r)))
             }),
+            EvidenceKind::Swap => tour_evidence
+                .swap
+                .with(|r| r.as_ref().map(|r| (step.verdict)(&Evidence::Swap(r)))),
         }
     });
 

@@ -9,6 +9,7 @@ use wasm_bindgen::JsCast;
 
 use crate::lab::attention::report::{KernelVsAttention, MainReport};
 use crate::lab::config::ExperimentConfig;
+use crate::lab::model_protocol::SwapReport;
 use crate::lab::page_mode::PageMode;
 use crate::lab::tour::{STEPS, TourError, Verdict, step_config};
 use crate::ui::PageModeContext;
@@ -21,6 +22,8 @@ use crate::ui::math::Math;
 pub struct TourAttentionEvidence {
     pub main: RwSignal<Option<MainReport>, LocalStorage>,
     pub kernel_vs_attention: RwSignal<Option<KernelVsAttention>, LocalStorage>,
+    /// The model swap's reports on the text, once every job of its plan is answered.
+    pub swap: RwSignal<Option<Vec<SwapReport>>, LocalStorage>,
 }
 
 impl TourAttentionEvidence {
@@ -28,6 +31,7 @@ impl TourAttentionEvidence {
         Self {
             main: RwSignal::new_local(None),
             kernel_vs_attention: RwSignal::new_local(None),
+            swap: RwSignal::new_local(None),
         }
     }
 }
@@ -194,9 +198,17 @@ fn StepPanel(
     let step = STEPS[index];
     let (choice, set_choice) = signal(None::<usize>);
     revealed.set(false);
-    // The control the step points at, marked once the view has drawn it.
+    // The control the step points at, marked once the view has drawn it, and again as results
+    // arrive (some controls, the model swap's, appear only with them).
     request_animation_frame(move || {
         mark_control(step.control, true);
+    });
+    Effect::new(move |_| {
+        verdict.track();
+        revealed.track();
+        request_animation_frame(move || {
+            mark_control(step.control, true);
+        });
     });
     on_cleanup(move || {
         mark_control(step.control, false);

@@ -1,6 +1,6 @@
 // End-to-end: the guided tour (src/lab/tour, src/ui/tour.rs), start to end, in the browser of
 // E2E_BROWSER: every step covers the results until the reader answers, then says which answer
-// the results support (the same one the native tests in src/lab/tour/tests.rs check on the
+// the results support (the same one the native tests in src/lab/tour/tests.rs and tests/tour_model.rs check on the
 // step's state) with its numbers; no page error and no axe violation on any step, before or
 // after the answer; each step's address, opened afresh, gives the same step, state and numbers;
 // presenter mode's keys step through it.
@@ -10,7 +10,7 @@ import { openPage, waitReady, sharedServerAndBrowser, axeViolations, formatViola
 
 const shared = sharedServerAndBrowser();
 
-/** The answer each step's results support, as src/lab/tour/tests.rs asserts natively. */
+/** The answer each step's results support, as the native tests assert on each step's state. */
 const EXPECTED = {
   'one-pair': 2,
   'heavy-tails': 1,
@@ -21,6 +21,7 @@ const EXPECTED = {
   'beyond-the-paper': 1,
   rows: 0,
   'real-heads': 2,
+  embedding: 2,
 };
 const STEPS = Object.keys(EXPECTED).length;
 
@@ -61,7 +62,8 @@ test('the tour runs start to end: predict, then the measured answer; every step 
     // Predict before you see: the results are covered until the question is answered.
     assert.equal(await page.getAttribute('.app', 'data-tour-predicting'), '');
     assert.equal(await page.locator('.results').first().evaluate((e) => getComputedStyle(e).visibility), 'hidden');
-    assert.equal(await page.locator('[data-tour-target]').count() > 0, true, `${id}: the control to move is marked`);
+    // The control to move is marked (the model swap's appear with the model: wait for them).
+    await page.waitForSelector('[data-tour-target]', { state: 'attached', timeout: 120_000 });
     await assertNoViolations(page, `${id} before the answer`);
     const choice = (EXPECTED[id] + 1) % 3;
     const seen = await answer(page, choice);

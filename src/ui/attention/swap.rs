@@ -185,7 +185,7 @@ fn SwapControls(
     view! {
         <div class="swap-controls">
             <fieldset class="group">
-                <legend>"layers swapped"</legend>
+                <legend>"layers swapped " <code class="param-key">"swap"</code></legend>
                 {(0..HEAD_LAYERS).map(layer_box).collect_view()}
                 <button type="button" class="swap-all" on:click=move |_| set_layers((0..HEAD_LAYERS).collect())>"all"</button>
             </fieldset>

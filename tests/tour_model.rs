@@ -1,0 +1,77 @@
+//! The guided tour's last step (src/lab/tour/model_step.rs) on its own state: the model swap
+//! run as the page's model worker runs it (the same plan of jobs, answered by the worker's
+//! own state machine), and the step's claim checked against the reports. Needs the converted
+//! model, like tests/model_swap.rs (scripts/fetch-model.sh; a missing file fails with that
+//! sentence). The other steps are checked in src/lab/tour/tests.rs.
+#![cfg(all(not(target_arch = "wasm32"), feature = "text-model", feature = "page"))]
+
+use softmax_kernel_lab::cli::default_model_path;
+use softmax_kernel_lab::lab::config::SWAP_BUDGETS;
+use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest};
+use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
+use softmax_kernel_lab::lab::swap_plan::swap_plan;
+use softmax_kernel_lab::lab::tour::{Evidence, STEPS};
+
+/// A value as the tour writes it (three significant digits, a typographic minus).
+fn plain(value: f64) -> String {
+    let digits = (2 - value.abs().log10().floor() as i32).max(0) as usize;
+    format!("{value:.digits$}").replace('-', "\u{2212}")
+}
+
+/// The model swap of the last step's state, run as the page's model worker runs it: the same
+/// plan of jobs, answered by the worker's own state machine (needs the converted model:
+/// scripts/fetch-model.sh, which scripts/test.sh runs; without it the test fails saying so).
+#[test]
+fn random_features_in_every_layer_do_not_keep_the_embedding() {
+    let step = STEPS.iter().find(|s| s.id == "embedding").unwrap();
+    let config = step.config().unwrap();
+    let path = default_model_path();
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read the converted model {}: {e}; run scripts/fetch-model.sh",
+            path.display()
+        )
+    });
+    let mut worker = ModelWorkspace::default();
+    assert!(matches!(
+        worker.load(&bytes, || 0.0),
+        ModelAnswer::Loaded { .. }
+    ));
+    let mut reports = Vec::new();
+    for request in swap_plan(&config, None) {
+        if let ModelRequest::Swap(_) = request {
+            match worker.handle(request, || 0.0, &mut |_| {}) {
+                ModelAnswer::Swapped { report, .. } => reports.push(report.expect("the swap runs")),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    let verdict = (step.verdict)(&Evidence::Swap(&reports)).unwrap();
+    // Counted here: Performer's largest cosine over its budgets, each the mean of its draws
+    // (recomputed from the per-draw spread's bounds: the mean lies between min and max).
+    let performer: Vec<_> = reports.iter().filter(|r| r.method == "prf-pos").collect();
+    assert_eq!(performer.len(), SWAP_BUDGETS.len());
+    for report in &performer {
+        let cosine = report.cosine.as_ref().expect("every draw went through");
+        assert!(cosine.min <= cosine.mean && cosine.mean <= cosine.max);
+        assert!(cosine.max < 0.99, "m = {:?}: {cosine:?}", report.features);
+        assert!(verdict.measured.contains(&format!(
+            "{} at m = {}",
+            plain(cosine.mean),
+            report.features.unwrap()
+        )));
+    }
+    assert_eq!(verdict.answer, 2, "{}", verdict.measured);
+    // Sparse plus low-rank keeps the top keys exactly: closer than Performer at every budget.
+    for report in reports.iter().filter(|r| r.method == "sparse") {
+        let at = performer
+            .iter()
+            .find(|p| p.features == report.features)
+            .unwrap();
+        assert!(
+            report.cosine.as_ref().unwrap().min > at.cosine.as_ref().unwrap().max,
+            "m = {:?}",
+            report.features
+        );
+    }
+}
