@@ -143,7 +143,7 @@ fn show_control() -> Option<()> {
 }
 
 /// The tour's panel while a step is on screen; ← and → step through the tour in presenter
-/// mode.
+/// mode (→ starts it there).
 ///
 /// - `set_config`: replaced by a step's state when the reader moves to it.
 /// - `verdict`: what the results on screen say for the current step (`None`: not in yet).
@@ -157,7 +157,7 @@ pub fn TourPanel(
 ) -> impl IntoView {
     let PageModeContext { mode, set_mode } = expect_context::<PageModeContext>();
     let keys = window_event_listener(ev::keydown, move |event| {
-        let (Some(step), true) = mode.with_untracked(|m| (m.tour, m.present)) else {
+        let (step, true) = mode.with_untracked(|m| (m.tour, m.present)) else {
             return;
         };
         // Arrows inside a field move the field, not the tour.
@@ -168,9 +168,13 @@ pub fn TourPanel(
         if in_field || event.alt_key() || event.ctrl_key() || event.meta_key() {
             return;
         }
-        match event.key().as_str() {
-            "ArrowRight" if step + 1 < STEPS.len() => go_to(Some(step + 1), set_mode, set_config),
-            "ArrowLeft" if step > 0 => go_to(Some(step - 1), set_mode, set_config),
+        // In presenter mode off the tour, → starts it.
+        match (event.key().as_str(), step) {
+            ("ArrowRight", None) => go_to(Some(0), set_mode, set_config),
+            ("ArrowRight", Some(step)) if step + 1 < STEPS.len() => {
+                go_to(Some(step + 1), set_mode, set_config)
+            }
+            ("ArrowLeft", Some(step)) if step > 0 => go_to(Some(step - 1), set_mode, set_config),
             _ => return,
         }
         event.prevent_default();

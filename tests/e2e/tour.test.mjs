@@ -121,6 +121,15 @@ test('the first screen offers the tour; presenter mode enlarges the type and the
   assert.deepEqual(problems, []);
   await context.close();
 
+  // Presenter mode off the tour: → starts it.
+  const presenting = await openPage(shared.browser, `${shared.server.url}?present=1&n=200&datasets=5&pairs=100`);
+  await waitReady(presenting.page, 90_000);
+  await presenting.page.locator('h1').click();
+  await presenting.page.keyboard.press('ArrowRight');
+  assert.equal(await onStep(presenting.page, 1), 'one-pair');
+  assert.deepEqual(presenting.problems, []);
+  await presenting.context.close();
+
   // A bad step is refused with a notice, and the page works.
   const bad = await openPage(shared.browser, `${shared.server.url}?tour=99&n=200&datasets=5&pairs=100`);
   await waitReady(bad.page, 90_000);
