@@ -281,7 +281,10 @@ pub fn EmbedPage(
                 <p class="caption embed-caption">
                     {move || config.with(|c| caption(figure, c))}
                     " "
-                    <a class="full-lab" href=full_lab target="_blank" rel="noopener">"Open in the full lab"</a>
+                    <a class="full-lab" href=full_lab target="_blank" rel="noopener">
+                        "Open in the full lab"
+                        <span class="visually-hidden">" (opens in a new tab)"</span>
+                    </a>
                 </p>
             </section>
         </main>
