@@ -6,9 +6,10 @@
 use leptos::ev;
 use leptos::prelude::*;
 
-use super::lengths::LengthsView;
+use super::lengths::{LengthsView, status_of};
 use super::matrices::Heatmaps;
 use super::parts::Parts;
+use crate::lab::attention::report::AttentionPart;
 use crate::lab::config::{ExperimentConfig, HeadSource, Param, ParamError};
 use crate::lab::page_mode::EmbedFigure;
 use crate::numerics::attention::methods::MethodId;
@@ -113,6 +114,20 @@ pub(super) fn AttentionEmbed(
         })
     };
     let real = move || config.with(|c| c.attention.source != HeadSource::Synthetic);
+    // The view's status is the study's here (nothing to compute is ready).
+    let lengths_status = move || {
+        let on = config.with(|c| AttentionPart::Lengths.applies(c));
+        let failed = config.with(|c| c.attention.source != HeadSource::Text)
+            && heads_error.with(Option::is_some);
+        let running = parts.lengths_busy.get();
+        match parts
+            .lengths
+            .with(|r| status_of(on, running, failed, r.as_ref()))
+        {
+            "off" => "ready",
+            status => status,
+        }
+    };
     match figure {
         EmbedFigure::Rows => view! {
             <div
@@ -139,7 +154,7 @@ pub(super) fn AttentionEmbed(
         }
         .into_any(),
         EmbedFigure::Lengths => view! {
-            <div class="attention-view embed-body">
+            <div class="attention-view embed-body" data-attention-status=lengths_status>
                 {confirm}
                 <LengthsView
                     config

@@ -34,7 +34,7 @@ const LENGTH_CHOICES: [usize; 6] = [0, 1024, 2048, 4096, 8192, 16_384];
 type Report = RwSignal<Option<Result<LengthsReport, String>>, LocalStorage>;
 
 /// The section's status for the tests: `off`, `computing`, `ready` or `error`.
-fn status_of(
+pub(super) fn status_of(
     on: bool,
     running: bool,
     failed: bool,
