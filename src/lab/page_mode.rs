@@ -5,7 +5,8 @@
 
 use std::fmt;
 
-use super::config::{ExperimentConfig, ParamError};
+use super::attention::report::AttentionPart;
+use super::config::{ExperimentConfig, ParamError, View};
 
 /// The figures a course page can embed alone (`?embed=ID`), each with its own few controls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,6 +47,36 @@ impl EmbedFigure {
     /// The figure whose URL value is `id`.
     pub fn from_id(id: &str) -> Option<EmbedFigure> {
         EmbedFigure::ALL.into_iter().find(|f| f.id() == id)
+    }
+
+    /// The view whose computation draws the figure (an embed opens on it, whatever the URL's
+    /// `view` says, so that the link to the full lab opens the same view).
+    pub fn view(self) -> View {
+        match self {
+            EmbedFigure::Scatter | EmbedFigure::Errors | EmbedFigure::MseVsM => View::Kernel,
+            EmbedFigure::Rows | EmbedFigure::Lengths => View::Attention,
+        }
+    }
+
+    /// The attention view's parts the figure shows (the others are not computed in its frame);
+    /// none for a kernel figure, whose job computes the kernel view's parts as the full page's.
+    pub fn attention_parts(self) -> &'static [AttentionPart] {
+        match self {
+            EmbedFigure::Rows => &[AttentionPart::Main],
+            EmbedFigure::Lengths => &[AttentionPart::Lengths],
+            EmbedFigure::Scatter | EmbedFigure::Errors | EmbedFigure::MseVsM => &[],
+        }
+    }
+
+    /// The figure's title (the frame's heading and the page's title).
+    pub fn title(self) -> &'static str {
+        match self {
+            EmbedFigure::Scatter => "True against estimated softmax kernel",
+            EmbedFigure::Errors => "Errors over many random datasets",
+            EmbedFigure::MseVsM => "The MSE against the number of features m",
+            EmbedFigure::Rows => "Attention matrices: exact against approximate",
+            EmbedFigure::Lengths => "Where linear attention pays: time against sequence length",
+        }
     }
 }
 
@@ -234,5 +265,43 @@ mod tests {
         for figure in EmbedFigure::ALL {
             assert_eq!(EmbedFigure::from_id(figure.id()), Some(figure));
         }
+    }
+
+    #[test]
+    fn an_attention_figure_computes_only_its_own_parts_and_a_kernel_figure_none() {
+        for figure in EmbedFigure::ALL {
+            let parts = figure.attention_parts();
+            match figure.view() {
+                View::Kernel => assert!(parts.is_empty(), "{figure:?}"),
+                View::Attention => {
+                    assert_eq!(parts.len(), 1, "{figure:?}");
+                    assert!(AttentionPart::ALL.contains(&parts[0]));
+                }
+            }
+            assert!(!figure.title().is_empty());
+        }
+    }
+
+    #[test]
+    fn any_embed_value_is_either_a_figure_or_a_notice() {
+        for value in [
+            "",
+            " ",
+            "Scatter",
+            "rows ",
+            "mse_vs_m",
+            "%00",
+            "lengths\u{0}",
+            "éé",
+        ] {
+            let split = PageMode::split(&format!("embed={value}"), 10);
+            assert_eq!(
+                split.mode.embed.is_some(),
+                split.errors.is_empty(),
+                "{value:?}: {split:?}"
+            );
+        }
+        let split = PageMode::split("embed=rows%20", 10);
+        assert_eq!(split.mode.embed, Some(EmbedFigure::Rows));
     }
 }

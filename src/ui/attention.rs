@@ -8,10 +8,12 @@
 //! parts' signals and what was asked), `controls`, `figure` (what every figure shares), `text` (numbers
 //! and colours as text), and one file per figure or group of figures: `table`, `matrices`,
 //! `errors`, `temperature`, `budget`, `heads_table`, `kernel_vs_attention`, `lengths` (the
-//! length study: time against sequence length), `tensorised` and `formulas`.
+//! length study: time against sequence length), `tensorised` and `formulas`; `embed` lays out
+//! one of its figures alone for a course page's `<iframe>` (`?embed=rows`, `?embed=lengths`).
 
 mod budget;
 mod controls;
+mod embed;
 mod errors;
 mod figure;
 mod formulas;
@@ -36,12 +38,14 @@ use wasm_bindgen::JsCast;
 
 use crate::lab::attention::report::{AttentionPart, AttentionRequest};
 use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource};
+use crate::lab::page_mode::EmbedFigure;
 use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 
 use super::pool::AttentionRunner;
 use super::tour::TourAttentionEvidence;
 use budget::BudgetChart;
 use controls::AttentionControls;
+use embed::AttentionEmbed;
 use errors::{BiasVarianceChart, RowErrors};
 pub(super) use figure::{Figure, TableScroll, chart_error, resize_counter};
 use formulas::AttentionFormulas;
@@ -104,10 +108,13 @@ async fn fetch_heads() -> Result<Vec<u8>, String> {
 ///
 /// - `config`, `set_config`: the one configuration (this view reads and writes its
 ///   `attention` settings, the data parameters and the seed).
+/// - `embed`: one figure alone (`?embed=`): only its parts are computed, and it is shown with
+///   its own few controls ([`AttentionEmbed`]).
 #[component]
 pub fn AttentionView(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
+    #[prop(optional)] embed: Option<EmbedFigure>,
 ) -> impl IntoView {
     let runner = use_context::<AttentionRunner>();
     let parts = Parts::new();
@@ -205,7 +212,8 @@ pub fn AttentionView(
         };
         let requested = requested.get_value();
         for part in AttentionPart::ALL {
-            if !part.applies(&config) {
+            if !part.applies(&config) || embed.is_some_and(|f| !f.attention_parts().contains(&part))
+            {
                 continue;
             }
             // Synthetic data needs no heads, but the length study fits its sequences to a
@@ -281,6 +289,22 @@ pub fn AttentionView(
         }
     };
 
+    if let Some(figure) = embed {
+        return view! {
+            <AttentionEmbed
+                figure
+                config
+                set_config
+                parts
+                status=Signal::derive(status)
+                status_attr=Signal::derive(status_attr)
+                large
+                confirmed
+                heads_error
+            />
+        }
+        .into_any();
+    }
     view! {
         <div
             class="layout attention-view"
@@ -325,4 +349,5 @@ pub fn AttentionView(
             </section>
         </div>
     }
+    .into_any()
 }

@@ -5,6 +5,7 @@
 mod attention;
 mod controls;
 mod data;
+mod embed;
 mod export;
 mod math;
 mod pool;
@@ -145,6 +146,14 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     let (initial, mut notices): (ExperimentConfig, Vec<ParamError>) = match initial.or(step_state) {
         Some(config) => (config, Vec::new()),
         None => ExperimentConfig::from_query(&split.rest),
+    };
+    // An embedded figure opens on the view that computes it (src/ui/embed.rs).
+    let initial = match split.mode.embed {
+        Some(figure) => ExperimentConfig {
+            view: figure.view(),
+            ..initial
+        },
+        None => initial,
     };
     notices.extend(split.errors.into_iter().map(ParamError::from));
     let (mode, set_mode) = signal(split.mode);
@@ -350,6 +359,26 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         })
     };
 
+    // One figure alone for an <iframe>: the same job and pool, drawn by the same charts.
+    if let Some(figure) = split.mode.embed {
+        let kernel = embed::KernelJob {
+            status,
+            elapsed,
+            status_line: Signal::derive(status_line),
+            scatter,
+            summaries,
+            curves,
+            on_drawn,
+            run_anyway: Callback::new(move |()| dispatch(JobInput::RunAnyway)),
+            probe: Signal::from(Memo::new(move |_| config.with(|c| c.probe))),
+            on_pick: Callback::new(move |index: usize| {
+                set_config.update(|c| {
+                    let _ = c.set(Param::Probe, &index.to_string());
+                })
+            }),
+        };
+        return view! { <embed::EmbedPage figure config set_config notices kernel/> }.into_any();
+    }
     view! {
         <main
             class="app"
@@ -465,4 +494,5 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
             </Show>
         </main>
     }
+    .into_any()
 }

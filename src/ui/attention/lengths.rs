@@ -34,7 +34,7 @@ const LENGTH_CHOICES: [usize; 6] = [0, 1024, 2048, 4096, 8192, 16_384];
 type Report = RwSignal<Option<Result<LengthsReport, String>>, LocalStorage>;
 
 /// The section's status for the tests: `off`, `computing`, `ready` or `error`.
-fn status_of(
+pub(super) fn status_of(
     on: bool,
     running: bool,
     failed: bool,
@@ -264,6 +264,8 @@ fn LengthsNotes(report: Report, threshold: RwSignal<f64>) -> impl IntoView {
 /// - `running`: whether a study is in flight.
 /// - `heads_error`: why the stored heads could not be loaded (the study needs them on
 ///   synthetic data and the real heads alike).
+/// - `compact`: the controls, the status and the charts with their legend only (a figure
+///   embedded alone: its frame gives the title and caption); no notes, table or download.
 #[component]
 pub(super) fn LengthsView(
     config: ReadSignal<ExperimentConfig>,
@@ -271,6 +273,7 @@ pub(super) fn LengthsView(
     report: Report,
     running: RwSignal<bool>,
     heads_error: Signal<Option<String>>,
+    #[prop(optional)] compact: bool,
 ) -> impl IntoView {
     let form = RwSignal::new(LinearForm::Bidirectional);
     let threshold = RwSignal::new(0.1);
@@ -352,8 +355,10 @@ pub(super) fn LengthsView(
             data-lengths-dense-rate=move || rate(|r| r.dense_rate)
             data-lengths-exact-rate=move || rate(|r| r.exact_rate)
         >
-            <h2>"Where linear attention pays: time against sequence length" <PngButton/></h2>
-            <p class="formula"><Math text=formulas::LENGTH_STUDY/></p>
+            {(!compact).then(|| view! {
+                <h2>"Where linear attention pays: time against sequence length" <PngButton/></h2>
+                <p class="formula"><Math text=formulas::LENGTH_STUDY/></p>
+            })}
             <div class="lengths-controls">
                 <LengthControl config set_config/>
                 <Show when=on>
@@ -361,22 +366,30 @@ pub(super) fn LengthsView(
                     <NumberControl param=Param::Head config set_config id_prefix="lengths-"/>
                 </Show>
             </div>
-            <p class="note">"It measures wall time on this device, in the page's workers, for L = 128, 256, … up to the chosen length: keep the machine quiet while it runs (other tabs, builds and videos move the numbers)."</p>
+            {(!compact).then(|| view! {
+                <p class="note">"It measures wall time on this device, in the page's workers, for L = 128, 256, … up to the chosen length: keep the machine quiet while it runs (other tabs, builds and videos move the numbers)."</p>
+            })}
             <Show when=on>
-                <p class="caption">{whose}</p>
+                {(!compact).then(|| view! { <p class="caption">{whose}</p> })}
                 {message}
             </Show>
             <Show when=has_report>
-                <div class="lengths-controls">
-                    <DisplayControls form threshold model/>
-                </div>
+                {(!compact).then(|| view! {
+                    <div class="lengths-controls">
+                        <DisplayControls form threshold model/>
+                    </div>
+                })}
                 <TimingCharts report form model/>
                 <LengthsLegend report/>
-                <LengthsNotes report threshold/>
-                <CrossoverTable report longest=Signal::derive(longest)/>
-                <button type="button" class="download-csv" on:click=download_csv>"Download CSV"</button>
+                {(!compact).then(|| view! {
+                    <LengthsNotes report threshold/>
+                    <CrossoverTable report longest=Signal::derive(longest)/>
+                    <button type="button" class="download-csv" on:click=download_csv>"Download CSV"</button>
+                })}
             </Show>
-            <p class="notice-line">"What to notice: on log–log axes exact attention climbs with slope 2 (L²) and linear attention with slope 1 (L), so they cross once; where depends on D and on this device's speed for each kernel (the dotted model predicts it from multiply-adds alone), and being faster says nothing about the rows: read the row error at the crossover."</p>
+            {(!compact).then(|| view! {
+                <p class="notice-line">"What to notice: on log–log axes exact attention climbs with slope 2 (L²) and linear attention with slope 1 (L), so they cross once; where depends on D and on this device's speed for each kernel (the dotted model predicts it from multiply-adds alone), and being faster says nothing about the rows: read the row error at the crossover."</p>
+            })}
         </section>
     }
 }

@@ -16,10 +16,14 @@ use crate::lab::config::ExperimentConfig;
 use crate::lab::formulas;
 
 /// P, P̂ and P̂ − P on the first tokens, for the chosen method.
+///
+/// - `compact`: the maps, their readout and error only, without the figure's section, formula
+///   and notes (a figure embedded alone: its frame gives the title and caption).
 #[component]
 pub(super) fn Heatmaps(
     config: ReadSignal<ExperimentConfig>,
     main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>,
+    #[prop(optional)] compact: bool,
 ) -> impl IntoView {
     let exact: NodeRef<Canvas> = NodeRef::new();
     let approx: NodeRef<Canvas> = NodeRef::new();
@@ -157,18 +161,25 @@ pub(super) fn Heatmaps(
             ))
         })
     };
+    let maps = view! {
+        <div class="heatmap-row">
+            <canvas node_ref=exact class="chart heatmap" data-chart="heatmap-exact" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
+            <canvas node_ref=approx class="chart heatmap" data-chart="heatmap-approx" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
+            <canvas node_ref=diff class="chart heatmap" data-chart="heatmap-diff" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
+        </div>
+        <p class="caption heatmap-readout">{move || readout().unwrap_or_else(|| "Point at a cell to read its query, key and weights.".to_string())}</p>
+        {chart_error(error)}
+    };
+    if compact {
+        return view! { <div class="heatmaps">{maps}</div> }.into_any();
+    }
     view! {
         <Figure class="heatmaps" title="Attention matrices" formula=formulas::ATTENTION_MATRICES notice="positive features keep P̂ ≥ 0 but blur the sharp rows; trigonometric features and odd polynomials put negative weights where P is near 0.">
             <p class="caption">{caption}</p>
-            <div class="heatmap-row">
-                <canvas node_ref=exact class="chart heatmap" data-chart="heatmap-exact" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
-                <canvas node_ref=approx class="chart heatmap" data-chart="heatmap-approx" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
-                <canvas node_ref=diff class="chart heatmap" data-chart="heatmap-diff" on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)></canvas>
-            </div>
-            <p class="caption heatmap-readout">{move || readout().unwrap_or_else(|| "Point at a cell to read its query, key and weights.".to_string())}</p>
-            {chart_error(error)}
+            {maps}
         </Figure>
     }
+    .into_any()
 }
 
 /// Singular values of P and of each P̂ on the block.

@@ -13,6 +13,7 @@ use crate::chart_geometry::scatter_tooltip;
 use crate::charts::{ScatterLayout, describe, draw_mse_curves};
 use crate::lab::experiment::{ExperimentResult, MseCurve};
 use crate::lab::formulas;
+use crate::lab::page_mode::EmbedFigure;
 use crate::lab::tasks::Part;
 use crate::numerics::estimators::{DESCRIPTIONS, EstimatorId};
 use crate::ui::export::PngButton;
@@ -29,6 +30,8 @@ use crate::ui::{ScatterView, Shown};
 /// - `on_drawn`: told `(generation, part, outcome)` after each part is drawn.
 /// - `probe`: the pair to ring on the scatter panels.
 /// - `on_pick`: told the index of a scatter point the user clicked.
+/// - `only`: a figure embedded alone (`?embed=`): its charts only, without the sections'
+///   headings and captions (the frame gives its own); the other parts are still told drawn.
 ///
 /// Hovering a scatter point shows its numbers beside the pointer and rings the same pair on
 /// every panel (on an overlay canvas: nothing is recomputed or redrawn but the rings); each
@@ -43,6 +46,7 @@ pub fn Charts(
     on_drawn: Callback<(u64, Part, Result<(), String>)>,
     probe: Signal<Option<usize>>,
     on_pick: Callback<usize>,
+    #[prop(optional)] only: Option<EmbedFigure>,
 ) -> impl IntoView {
     let layouts = StoredValue::new(vec![None::<ScatterLayout>; DESCRIPTIONS.len()]);
     let scatter_canvases: Vec<NodeRef<Canvas>> =
@@ -241,6 +245,32 @@ pub fn Charts(
     };
     // "" leaves the stylesheet's grid in force.
     let display = |shown: bool| if shown { "" } else { "none" };
+    let box_grid = move || {
+        view! {
+            <div class="box-grid" class:wide=move || summaries.with(|r| r.as_ref().is_some_and(|r| r.value.summaries.len() > 6))>
+                <HoverChart canvas=canvases.mse class="chart boxplot" chart="mse" layout=hover.mse/>
+                <HoverChart canvas=canvases.rel class="chart boxplot" chart="max-rel-err" layout=hover.rel/>
+            </div>
+        }
+    };
+    let curves_chart = move || {
+        view! { <HoverChart canvas=canvases.curves class="chart theory-chart" chart="mse-vs-m" layout=hover.curves/> }
+    };
+    match only {
+        None => {}
+        Some(EmbedFigure::Scatter) => {
+            return view! { <div class="scatter-grid">{panels}</div> }.into_any();
+        }
+        Some(EmbedFigure::Errors) => return box_grid().into_any(),
+        Some(EmbedFigure::MseVsM) => {
+            return view! {
+                {curves_chart()}
+                <p class="formula-line"><Math text=formulas::LEMMA_3_1_HCEXP_MSE/></p>
+            }
+            .into_any();
+        }
+        Some(EmbedFigure::Rows | EmbedFigure::Lengths) => return ().into_any(),
+    }
     view! {
         <section class="figure">
             <h2>"True against estimated softmax kernel" <PngButton/></h2>
@@ -249,10 +279,7 @@ pub fn Charts(
         </section>
         <section class="figure">
             <h2>"Errors over many random datasets" <PngButton/></h2>
-            <div class="box-grid" class:wide=move || summaries.with(|r| r.as_ref().is_some_and(|r| r.value.summaries.len() > 6))>
-                <HoverChart canvas=canvases.mse class="chart boxplot" chart="mse" layout=hover.mse/>
-                <HoverChart canvas=canvases.rel class="chart boxplot" chart="max-rel-err" layout=hover.rel/>
-            </div>
+            {box_grid()}
             <p class="caption">
                 "Figures 2 and 3: each dot is one dataset's MSE (mean over its pairs of (ŜM − SM)²) or max relative error "
                 "(max over its pairs of |ŜM − SM| / SM). Boxes span the quartiles with the median inside; whiskers reach "
@@ -264,7 +291,7 @@ pub fn Charts(
         <section class="figure theory">
             <h2>"Theory beside the measurement" <PngButton/></h2>
             <div class="theory-row">
-                <HoverChart canvas=canvases.curves class="chart theory-chart" chart="mse-vs-m" layout=hover.curves/>
+                {curves_chart()}
                 <div class="explain">
                     <h3>"MSE falls as 1/m"</h3>
                     <p class="formula-line"><Math text=formulas::LEMMA_3_1_HCEXP_MSE block=true/></p>
@@ -323,4 +350,5 @@ pub fn Charts(
             </div>
         </section>
     }
+    .into_any()
 }
