@@ -38,8 +38,6 @@ pub const PRF_RELATIVE_MSE: &str =
     r"\frac{\mathrm{MSE}(x, y)}{\mathrm{SM}{(x, y)}^2} = \frac{e^{|x + y|^2} - 1}{m}";
 /// Every formula above, with its name (for the test that renders each one).
 pub const ALL: [(&str, &str); 31] = [
-    ("PRF_ESTIMATOR", PRF_ESTIMATOR),
-    ("PRF_RELATIVE_MSE", PRF_RELATIVE_MSE),
     ("ATTENTION_LINEAR_RATIO", ATTENTION_LINEAR_RATIO),
     ("ATTENTION_MATRICES", ATTENTION_MATRICES),
     ("ATTENTION_ROW_ERRORS", ATTENTION_ROW_ERRORS),
@@ -69,4 +67,6 @@ pub const ALL: [(&str, &str); 31] = [
     ("RETRIEVAL_AGREEMENT", RETRIEVAL_AGREEMENT),
     ("HEDGEHOG_MAP", HEDGEHOG_MAP),
     ("LENGTH_STUDY", LENGTH_STUDY),
+    ("PRF_ESTIMATOR", PRF_ESTIMATOR),
+    ("PRF_RELATIVE_MSE", PRF_RELATIVE_MSE),
 ];
