@@ -68,25 +68,7 @@ pub fn tick(v: f64) -> String {
     }
 }
 
-/// `n` in superscript digits (`−3` → `⁻³`).
-pub fn superscript(n: i64) -> String {
-    n.to_string()
-        .chars()
-        .map(|c| match c {
-            '-' => '⁻',
-            '0' => '⁰',
-            '1' => '¹',
-            '2' => '²',
-            '3' => '³',
-            '4' => '⁴',
-            '5' => '⁵',
-            '6' => '⁶',
-            '7' => '⁷',
-            '8' => '⁸',
-            _ => '⁹',
-        })
-        .collect()
-}
+pub use crate::numerics::stats::superscript;
 
 /// Labels of an axis that carries `log10` of a quantity: `10⁻³`, `10⁰`, `10¹²` at whole
 /// powers; between them the value itself (`3.2`, `0.25`) where it is short, else a mantissa

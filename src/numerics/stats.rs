@@ -90,6 +90,37 @@ pub fn format_from_log(ln_value: f64, digits: usize) -> String {
     format!("{mantissa:.digits$}e{}", exponent as i64)
 }
 
+/// `n` in superscript digits (`−3` → `⁻³`), for exponents written as text (`10⁻³`).
+pub fn superscript(n: i64) -> String {
+    n.to_string()
+        .chars()
+        .map(|c| match c {
+            '-' => '⁻',
+            '0' => '⁰',
+            '1' => '¹',
+            '2' => '²',
+            '3' => '³',
+            '4' => '⁴',
+            '5' => '⁵',
+            '6' => '⁶',
+            '7' => '⁷',
+            '8' => '⁸',
+            _ => '⁹',
+        })
+        .collect()
+}
+
+/// The least-squares slope of `y` against `x` over `points`; `None` when every `x` is the same
+/// (or there are none).
+pub fn least_squares_slope(points: &[(f64, f64)]) -> Option<f64> {
+    let n = points.len() as f64;
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
 /// Tukey's boxplot summary: quartiles, whiskers at the most extreme values within 1.5 IQR of
 /// the box, and the values beyond them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

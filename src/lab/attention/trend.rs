@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::outputs::BudgetReport;
 use crate::numerics::attention::methods::MethodId;
+use crate::numerics::stats::least_squares_slope;
 
 /// A slope at or below this is read as "falls like 1/√D" (−0.5 within the noise of two draws
 /// per point over a decade or more of D).
@@ -71,12 +72,7 @@ pub fn log_log_slope(points: &[(usize, f64, f64)]) -> Option<f64> {
     if logs.len() < 3 {
         return None;
     }
-    let n = logs.len() as f64;
-    let mean_x = logs.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_y = logs.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = logs.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let sxy: f64 = logs.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
+    least_squares_slope(&logs)
 }
 
 /// The slope of every method of the report that has at least three budget points, in the

@@ -8,6 +8,7 @@ use super::{Evidence, EvidenceKind, TourError, TourStep, Verdict};
 use crate::lab::attention::kernel_vs_attention::spearman;
 use crate::lab::experiment::{ExperimentResult, MseCurve};
 use crate::lab::formulas;
+use crate::numerics::stats::{least_squares_slope, median, order_by_key};
 
 /// The kernel view's experiment, or why a step cannot read it.
 fn kernel<'a>(evidence: &Evidence<'a>) -> Result<&'a ExperimentResult, TourError> {
@@ -40,19 +41,9 @@ fn share_within(log_errors: &[f64], tolerance: f64) -> f64 {
     within as f64 / log_errors.len().max(1) as f64
 }
 
-/// The median of finite values.
-fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut values: Vec<f64> = values.filter(|v| v.is_finite()).collect();
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    })
+/// The median of the finite values.
+fn finite_median(values: impl Iterator<Item = f64>) -> Option<f64> {
+    median(&values.filter(|v| v.is_finite()).collect::<Vec<_>>())
 }
 
 /// Step 1's relative error "close to the truth".
@@ -73,7 +64,8 @@ fn one_pair(evidence: &Evidence<'_>) -> Result<Verdict, TourError> {
         .iter()
         .zip(&series.estimates.estimates)
         .map(|(t, e)| if e.negative { f64::NAN } else { e.ln_abs - t });
-    let median_ratio = median(ratios).ok_or_else(|| TourError::NotEnoughData("estimate".into()))?;
+    let median_ratio =
+        finite_median(ratios).ok_or_else(|| TourError::NotEnoughData("estimate".into()))?;
     let largest = series
         .estimates
         .log_true
@@ -182,13 +174,9 @@ fn log_medians(result: &ExperimentResult, ids: &[&str]) -> Result<Vec<f64>, Tour
         .collect()
 }
 
-/// The index of the smallest value.
+/// The index of the smallest value (the first of equals).
 fn argmin(values: &[f64]) -> usize {
-    values
-        .iter()
-        .enumerate()
-        .min_by(|a, b| a.1.total_cmp(b.1))
-        .map_or(0, |(i, _)| i)
+    order_by_key(values).first().copied().unwrap_or(0)
 }
 
 const PAPER_ESTIMATORS: [&str; 3] = ["prf-hyp", "hcexp-mean", "hcexp-var"];
@@ -260,19 +248,6 @@ pub const MEAN_ONLY_FAILS: TourStep = TourStep {
     verdict: mean_only_fails,
 };
 
-/// The least-squares slope of `ln y` against `ln x`.
-fn log_log_slope(points: &[(f64, f64)]) -> Option<f64> {
-    let n = points.len() as f64;
-    if points.len() < 2 {
-        return None;
-    }
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
-}
-
 fn lemma_3_1(evidence: &Evidence<'_>) -> Result<Verdict, TourError> {
     let result = kernel(evidence)?;
     let id = estimator("hcexp-var")?;
@@ -286,8 +261,8 @@ fn lemma_3_1(evidence: &Evidence<'_>) -> Result<Verdict, TourError> {
         .filter(|p| p.log_measured_mse.is_finite())
         .map(|p| ((p.m as f64).ln(), p.log_measured_mse))
         .collect();
-    let slope =
-        log_log_slope(&points).ok_or_else(|| TourError::NotEnoughData("curve point".into()))?;
+    let slope = least_squares_slope(&points)
+        .ok_or_else(|| TourError::NotEnoughData("curve point".into()))?;
     // The options are slopes −1, −½ and −2 (halves, √2, a quarter per doubling of m).
     let candidates = [-1.0, -0.5, -2.0];
     let answer = argmin(&candidates.map(|c: f64| (slope - c).abs()));

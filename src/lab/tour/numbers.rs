@@ -5,7 +5,7 @@ use super::TourError;
 use crate::lab::experiment::ExperimentResult;
 use crate::lab::results::{EstimatorSummary, ScatterSeries};
 use crate::numerics::estimators::EstimatorId;
-use crate::numerics::stats::format_from_log;
+use crate::numerics::stats::{format_from_log, superscript};
 
 /// `exp(ln_value)` to three significant digits: plain from 0.001 to 10,000, else as
 /// `1.23 × 10^k` (also beyond f64's range, where the value exists only as its log).
@@ -16,7 +16,10 @@ pub fn from_log(ln_value: f64) -> String {
     } else {
         let text = format_from_log(ln_value, 2);
         match text.split_once('e') {
-            Some((mantissa, exponent)) => format!("{mantissa} × 10{}", superscript(exponent)),
+            Some((mantissa, exponent)) => match exponent.parse::<i64>() {
+                Ok(exponent) => format!("{mantissa} × 10{}", superscript(exponent)),
+                Err(_) => text,
+            },
             None => text,
         }
     }
@@ -33,27 +36,6 @@ pub fn plain(value: f64) -> String {
     let digits = (2 - value.abs().log10().floor() as i32).max(0) as usize;
     // A typographic minus, as the charts' axes write it.
     format!("{value:.digits$}").replace('-', "\u{2212}")
-}
-
-/// An integer's text as superscript characters (`-4` → `⁻⁴`).
-fn superscript(exponent: &str) -> String {
-    exponent
-        .chars()
-        .map(|c| match c {
-            '-' => '⁻',
-            '0' => '⁰',
-            '1' => '¹',
-            '2' => '²',
-            '3' => '³',
-            '4' => '⁴',
-            '5' => '⁵',
-            '6' => '⁶',
-            '7' => '⁷',
-            '8' => '⁸',
-            '9' => '⁹',
-            other => other,
-        })
-        .collect()
 }
 
 /// A fraction as a whole percentage (`0.237` → `24 %`).
@@ -94,27 +76,11 @@ pub fn series_of(
 /// Per pair of the scatter dataset: `ln |ŜM/SM − 1|`, the log of the relative error (finite
 /// also where ŜM or SM overflow f64).
 pub fn log_relative_errors(series: &ScatterSeries) -> Vec<f64> {
-    series
-        .estimates
+    let estimates = &series.estimates;
+    estimates
         .log_true
         .iter()
-        .zip(&series.estimates.estimates)
-        .map(|(&log_true, estimate)| {
-            if estimate.negative || estimate.ln_abs == f64::NEG_INFINITY {
-                // |ŜM − SM| ≥ SM: the relative error is 1 + |ŜM|/SM.
-                softplus(estimate.ln_abs - log_true)
-            } else {
-                crate::numerics::stats::log_relative_error(estimate.ln_abs - log_true)
-            }
-        })
+        .zip(&estimates.estimates)
+        .map(|(&log_true, estimate)| estimate.log_relative_error(log_true))
         .collect()
-}
-
-/// `ln(1 + e^t)` without overflow.
-fn softplus(t: f64) -> f64 {
-    if t > 0.0 {
-        t + (-t).exp().ln_1p()
-    } else {
-        t.exp().ln_1p()
-    }
 }

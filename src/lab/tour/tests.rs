@@ -12,6 +12,7 @@ use crate::lab::config::{CURVE_MS, Param};
 use crate::lab::experiment::{mse_against_m, run_experiment};
 use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 use crate::numerics::estimators::EstimatorId;
+use crate::numerics::stats::mean_and_standard_error;
 
 fn step(id: &str) -> &'static TourStep {
     STEPS
@@ -315,9 +316,7 @@ fn orthogonal_blocks_land_below_the_iid_prediction_and_iid_draws_on_it() {
         // expectation, for i.i.d. ω, is Lemma 3.1's. The mean gap over the datasets is within
         // three of its standard errors of zero.
         let gaps: Vec<f64> = iid.iter().map(|(m, t)| m - t).collect();
-        let n = gaps.len() as f64;
-        let mean = gaps.iter().sum::<f64>() / n;
-        let se = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt();
+        let (mean, se) = mean_and_standard_error(&gaps);
         assert!(mean.abs() < 3.0 * se, "seed {seed}: iid gap {mean} ± {se}");
         // The same datasets with orthogonal blocks: lower on at least 16 of 20 (a sign test,
         // probability 0.6 % under no effect).
