@@ -47,6 +47,7 @@ use budget::BudgetChart;
 use controls::AttentionControls;
 use embed::AttentionEmbed;
 use errors::{BiasVarianceChart, RowErrors};
+use figure::ConfirmRun;
 pub(super) use figure::{Figure, TableScroll, chart_error, resize_counter};
 use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
@@ -324,16 +325,7 @@ pub fn AttentionView(
                     <span class=move || format!("dot {}", status_attr())></span>
                     {status}
                 </p>
-                {move || large.get().map(|work| view! {
-                    <div class="confirm-run" role="alertdialog" aria-label="large computation">
-                        <p>{format!("These settings need {work:.1e} multiply-adds: several seconds of the workers. Run them?")}</p>
-                        <button
-                            class="run-anyway"
-                            type="button"
-                            on:click=move |_| confirmed.set(Some(config.with_untracked(ExperimentConfig::to_query)))
-                        >"Run it"</button>
-                    </div>
-                })}
+                <ConfirmRun config large confirmed/>
                 <MethodTable main=parts.main/>
                 <Heatmaps config main=parts.main/>
                 <RowErrors main=parts.main/>

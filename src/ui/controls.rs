@@ -143,6 +143,70 @@ pub fn NumberControl(
     }
 }
 
+/// The `est` list with `estimator` ticked (`on`) or unticked, as the URL writes it.
+pub(crate) fn with_estimator(
+    config: ReadSignal<ExperimentConfig>,
+    estimator: EstimatorId,
+    on: bool,
+) -> String {
+    let mut chosen = config.with_untracked(|c| c.estimators.clone());
+    chosen.retain(|e| *e != estimator);
+    if on {
+        chosen.push(estimator);
+    }
+    chosen.iter().map(|e| e.id()).collect::<Vec<_>>().join(",")
+}
+
+/// One estimator's check box with its colour swatch and label (the sidebar's list and an
+/// embedded figure's).
+///
+/// - `config`: the page's configuration (the box is ticked while the estimator is chosen).
+/// - `with_notice`: the tooltip also says what to notice about the estimator.
+/// - `toggle`: told the estimator and whether it was ticked.
+pub(crate) fn estimator_check(
+    config: ReadSignal<ExperimentConfig>,
+    estimator: EstimatorId,
+    with_notice: bool,
+    toggle: impl Fn(EstimatorId, bool) + Copy + 'static,
+) -> impl IntoView {
+    let checked = move || config.with(|c| c.estimators.contains(&estimator));
+    let [r, g, b] = estimator.info().colour();
+    let title = if with_notice {
+        format!(
+            "{}: {} (est id {})",
+            estimator.label(),
+            estimator.info().docs().notice,
+            estimator.id()
+        )
+    } else {
+        format!("{} (est id {})", estimator.label(), estimator.id())
+    };
+    view! {
+        <label class="check" title=title>
+            <input
+                type="checkbox"
+                name=format!("est-{}", estimator.id())
+                data-estimator=estimator.id()
+                prop:checked=checked
+                on:change=move |ev| toggle(estimator, event_target_checked(&ev))
+            />
+            <span class="swatch" style=format!("background:rgb({r},{g},{b})")></span>
+            <span>{estimator.label()}</span>
+        </label>
+    }
+}
+
+/// The options of the `coupling` select, one per coupling of ω.
+#[component]
+pub(crate) fn CouplingOptions() -> impl IntoView {
+    view! {
+        <option value="iid">"i.i.d."</option>
+        <option value="orthogonal">"orthogonal blocks"</option>
+        <option value="simplex">"simplex blocks"</option>
+        <option value="rqmc">"randomised QMC"</option>
+    }
+}
+
 /// The estimators as a grouped list (family, then variant), the complex A's angle and
 /// magnitudes, the coupling of ω and the ω mode.
 ///
@@ -153,45 +217,16 @@ pub fn EstimatorControls(
     set_config: WriteSignal<ExperimentConfig>,
 ) -> impl IntoView {
     let (error, set_error) = signal(None::<ParamError>);
-    let set_list = move |chosen: Vec<EstimatorId>| {
-        let list: Vec<&str> = chosen.iter().map(|e| e.id()).collect();
-        set_error.set(commit(
-            config,
-            set_config,
-            Param::Estimators,
-            &list.join(","),
-        ));
-    };
     let toggle = move |estimator: EstimatorId, on: bool| {
-        let mut chosen = config.with_untracked(|c| c.estimators.clone());
-        chosen.retain(|e| *e != estimator);
-        if on {
-            chosen.push(estimator);
-        }
-        set_list(chosen);
+        let list = with_estimator(config, estimator, on);
+        set_error.set(commit(config, set_config, Param::Estimators, &list));
     };
     let groups = Family::ALL
         .into_iter()
         .map(|family| {
             let boxes = EstimatorId::all()
                 .filter(|e| e.info().family() == family)
-                .map(|estimator| {
-                    let checked = move || config.with(|c| c.estimators.contains(&estimator));
-                    let [r, g, b] = estimator.info().colour();
-                    view! {
-                        <label class="check" title=format!("{}: {} (est id {})", estimator.label(), estimator.info().docs().notice, estimator.id())>
-                            <input
-                                type="checkbox"
-                                name=format!("est-{}", estimator.id())
-                                data-estimator=estimator.id()
-                                prop:checked=checked
-                                on:change=move |ev| toggle(estimator, event_target_checked(&ev))
-                            />
-                            <span class="swatch" style=format!("background:rgb({r},{g},{b})")></span>
-                            <span>{estimator.label()}</span>
-                        </label>
-                    }
-                })
+                .map(|estimator| estimator_check(config, estimator, true, toggle))
                 .collect_view();
             view! {
                 <div class="estimator-group" data-family=format!("{family:?}")>
@@ -283,10 +318,7 @@ pub fn EstimatorControls(
                         set_error.set(commit(config, set_config, Param::Coupling, &event_target_value(&ev)));
                     }
                 >
-                    <option value="iid">"i.i.d."</option>
-                    <option value="orthogonal">"orthogonal blocks"</option>
-                    <option value="simplex">"simplex blocks"</option>
-                    <option value="rqmc">"randomised QMC"</option>
+                    <CouplingOptions/>
                 </select>
             </label>
             <label class="select">

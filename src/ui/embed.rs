@@ -10,7 +10,9 @@ use leptos::prelude::*;
 
 use super::PageModeContext;
 use super::attention::AttentionView;
-use super::controls::{NumberControl, Slider, commit};
+use super::controls::{
+    CouplingOptions, NumberControl, Slider, commit, estimator_check, with_estimator,
+};
 use super::export::PngButton;
 use super::results::Charts;
 use super::{ScatterView, Shown, Status};
@@ -66,41 +68,15 @@ fn EstimatorPicker(
 ) -> impl IntoView {
     let (error, set_error) = signal(None::<ParamError>);
     let toggle = move |estimator: EstimatorId, on: bool| {
-        let mut chosen = config.with_untracked(|c| c.estimators.clone());
-        chosen.retain(|e| *e != estimator);
-        if on {
-            chosen.push(estimator);
-        }
-        let list: Vec<&str> = chosen.iter().map(|e| e.id()).collect();
-        set_error.set(commit(
-            config,
-            set_config,
-            Param::Estimators,
-            &list.join(","),
-        ));
+        let list = with_estimator(config, estimator, on);
+        set_error.set(commit(config, set_config, Param::Estimators, &list));
     };
     let groups = Family::ALL
         .into_iter()
         .map(|family| {
             let boxes = EstimatorId::all()
                 .filter(|e| e.info().family() == family)
-                .map(|estimator| {
-                    let checked = move || config.with(|c| c.estimators.contains(&estimator));
-                    let [r, g, b] = estimator.info().colour();
-                    view! {
-                        <label class="check" title=format!("{} (est id {})", estimator.label(), estimator.id())>
-                            <input
-                                type="checkbox"
-                                name=format!("est-{}", estimator.id())
-                                data-estimator=estimator.id()
-                                prop:checked=checked
-                                on:change=move |ev| toggle(estimator, event_target_checked(&ev))
-                            />
-                            <span class="swatch" style=format!("background:rgb({r},{g},{b})")></span>
-                            <span>{estimator.label()}</span>
-                        </label>
-                    }
-                })
+                .map(|estimator| estimator_check(config, estimator, false, toggle))
                 .collect_view();
             view! { <fieldset class="group"><legend>{family.label()}</legend>{boxes}</fieldset> }
         })
@@ -147,10 +123,7 @@ fn CouplingSelect(
             <label class="select stacked">
                 <span>"coupling of ω " <code class="param-key">"coupling"</code></span>
                 <select name="coupling" prop:value=move || config.with(|c| c.get(Param::Coupling)) on:change=on_change>
-                    <option value="iid">"i.i.d."</option>
-                    <option value="orthogonal">"orthogonal blocks"</option>
-                    <option value="simplex">"simplex blocks"</option>
-                    <option value="rqmc">"randomised QMC"</option>
+                    <CouplingOptions/>
                 </select>
             </label>
             <p class="control-error" role="alert">

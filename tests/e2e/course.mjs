@@ -11,22 +11,13 @@ import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { distDir, launchBrowser, openPage } from './harness.mjs';
+import { distDir, launchBrowser, mimeTypes, openPage } from './harness.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const teaching = resolve(here, '..', '..', 'docs', 'teaching.md');
 
 export const COURSE = '/course/';
 export const LAB = '/course/lab/';
-
-const mimeTypes = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.json': 'application/json',
-  '.png': 'image/png',
-};
 
 /**
  * The `<iframe>` snippets of docs/teaching.md's embedding section, in order:

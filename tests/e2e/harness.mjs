@@ -12,7 +12,8 @@ import { chromium, firefox } from 'playwright-core';
 const here = fileURLToPath(new URL('.', import.meta.url));
 export const distDir = resolve(here, '..', '..', 'dist');
 
-const mimeTypes = {
+/** The content types of the built files (also the course page's server, course.mjs). */
+export const mimeTypes = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',

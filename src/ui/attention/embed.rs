@@ -6,6 +6,7 @@
 use leptos::ev;
 use leptos::prelude::*;
 
+use super::figure::ConfirmRun;
 use super::lengths::{LengthsView, status_of};
 use super::matrices::Heatmaps;
 use super::parts::Parts;
@@ -101,18 +102,6 @@ pub(super) fn AttentionEmbed(
     confirmed: RwSignal<Option<String>>,
     heads_error: Signal<Option<String>>,
 ) -> impl IntoView {
-    let confirm = move || {
-        large.get().map(|work| view! {
-            <div class="confirm-run" role="alertdialog" aria-label="large computation">
-                <p>{format!("These settings need {work:.1e} multiply-adds: several seconds of the workers. Run them?")}</p>
-                <button
-                    class="run-anyway"
-                    type="button"
-                    on:click=move |_| confirmed.set(Some(config.with_untracked(ExperimentConfig::to_query)))
-                >"Run it"</button>
-            </div>
-        })
-    };
     let real = move || config.with(|c| c.attention.source != HeadSource::Synthetic);
     // The view's status is the study's here (nothing to compute is ready).
     let lengths_status = move || {
@@ -148,14 +137,14 @@ pub(super) fn AttentionEmbed(
                     <span class=move || format!("dot {}", status_attr.get())></span>
                     {move || status.get()}
                 </p>
-                {confirm}
+                <ConfirmRun config large confirmed/>
                 <Heatmaps config main=parts.main compact=true/>
             </div>
         }
         .into_any(),
         EmbedFigure::Lengths => view! {
             <div class="attention-view embed-body" data-attention-status=lengths_status>
-                {confirm}
+                <ConfirmRun config large confirmed/>
                 <LengthsView
                     config
                     set_config

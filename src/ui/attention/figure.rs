@@ -6,6 +6,7 @@
 use leptos::ev;
 use leptos::prelude::*;
 
+use crate::lab::config::ExperimentConfig;
 use crate::ui::export::PngButton;
 use crate::ui::math::Math;
 
@@ -80,5 +81,30 @@ pub(in crate::ui) fn TableScroll(label: &'static str, children: Children) -> imp
         <div class="table-scroll" tabindex="0" role="region" aria-label=label>
             {children()}
         </div>
+    }
+}
+
+/// "These settings need … multiply-adds: run them?" while the configuration is above the
+/// ask-first budget (the full view and an embedded figure alike).
+///
+/// - `large`: the work of the configuration waiting for a click, if any.
+/// - `confirmed`: set to the configuration's query when the reader clicks "Run it".
+#[component]
+pub(super) fn ConfirmRun(
+    config: ReadSignal<ExperimentConfig>,
+    large: Memo<Option<f64>>,
+    confirmed: RwSignal<Option<String>>,
+) -> impl IntoView {
+    move || {
+        large.get().map(|work| view! {
+            <div class="confirm-run" role="alertdialog" aria-label="large computation">
+                <p>{format!("These settings need {work:.1e} multiply-adds: several seconds of the workers. Run them?")}</p>
+                <button
+                    class="run-anyway"
+                    type="button"
+                    on:click=move |_| confirmed.set(Some(config.with_untracked(ExperimentConfig::to_query)))
+                >"Run it"</button>
+            </div>
+        })
     }
 }
