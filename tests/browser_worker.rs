@@ -39,14 +39,14 @@ fn kernel_in_webassembly_matches_the_f64_path_far_below_the_monte_carlo_error() 
 include!("export/pinned.rs");
 
 /// The page's export path (the tasks of `ExportRun` as worker messages, answered by
-/// `handle_request`, assembled and printed by the command line's own functions) in this
-/// WebAssembly build gives the files `kernel-lab experiment` prints natively (tests/export.rs
+/// `handle_request`, assembled, and printed by `lab::experiment_export`, which `kernel-lab
+/// experiment` prints with too) in this WebAssembly build gives the files `kernel-lab experiment` prints natively (tests/export.rs
 /// pins them), byte for byte, in both builds: the export's tasks ask for unfused arithmetic,
 /// so the worker-like build (`+relaxed-simd`), whose interactive kernel fuses multiply-adds,
 /// runs the portable kernel for them, as the page's pool does.
 #[wasm_bindgen_test]
 fn export_path_prints_what_the_command_line_prints() {
-    use softmax_kernel_lab::cli::{experiment_csv, experiment_json};
+    use softmax_kernel_lab::lab::experiment_export::{experiment_csv, experiment_json};
     use softmax_kernel_lab::lab::tasks::ExportRun;
     for (query, csv, json) in PINNED {
         let (config, notices) = ExperimentConfig::from_query(query);

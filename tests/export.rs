@@ -12,9 +12,9 @@
 
 use std::process::Command;
 
-use softmax_kernel_lab::cli::{experiment_csv, experiment_json};
 use softmax_kernel_lab::lab::config::ExperimentConfig;
 use softmax_kernel_lab::lab::experiment::run_experiment;
+use softmax_kernel_lab::lab::experiment_export::{experiment_csv, experiment_json};
 use softmax_kernel_lab::lab::tasks::{ExportRun, Workspace, handle_request};
 
 include!("export/pinned.rs");

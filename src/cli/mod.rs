@@ -22,6 +22,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::lab::experiment::run_experiment;
+use crate::lab::experiment_export::{experiment_csv, experiment_json};
 
 mod args;
 mod attention;
@@ -40,10 +41,7 @@ pub use attention::{
     attention_report, run_attention_command,
 };
 pub use estimators::{EstimatorListing, estimator_listing};
-pub use experiment::{
-    CSV_HEADER, EstimatorReport, ExperimentReport, ExperimentRequest, PAIRED_HEURISTICS,
-    PairedComparison, experiment_csv, experiment_json, experiment_report,
-};
+pub use experiment::ExperimentRequest;
 #[cfg(feature = "text-model")]
 pub use model::{ModelReport, default_model_path, load_model, run_model_command};
 pub use pair::{
@@ -258,7 +256,7 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
             if request.csv {
                 Ok(experiment_csv(&result))
             } else {
-                experiment_json(&result)
+                experiment_json(&result).map_err(|e| CliError::new("output", e.to_string()))
             }
         }
         "attention" => run_attention_command(&AttentionCommand::parse(rest)?),

@@ -8,6 +8,7 @@ pub mod attention;
 pub mod config;
 pub mod data_view;
 pub mod experiment;
+pub mod experiment_export;
 pub mod formulas;
 pub mod job;
 #[cfg(feature = "text-model")]

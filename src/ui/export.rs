@@ -12,9 +12,9 @@ use wasm_bindgen::JsCast;
 
 use super::pool::ExportRunner;
 
-use crate::cli::{experiment_csv, experiment_json};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::experiment::ExperimentResult;
+use crate::lab::experiment_export::{experiment_csv, experiment_json};
 use crate::lab::presets::{PRESETS, Preset};
 use crate::lab::tasks::ExportRun;
 

@@ -121,18 +121,9 @@ pub fn ResultsTable(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoV
 
 /// "Variance-adjusted A has the lower MSE in k of N datasets", when both heuristics ran.
 fn paired_comparison(r: &ExperimentResult) -> Option<String> {
-    let find = |id: &str| r.summaries.iter().find(|s| s.estimator.id() == id);
-    let (mean, var) = crate::cli::PAIRED_HEURISTICS
-        .iter()
-        .find_map(|(mean, var)| find(mean).zip(find(var)))?;
-    let wins = mean
-        .per_dataset
-        .iter()
-        .zip(&var.per_dataset)
-        .filter(|(m, v)| v.mse < m.mse)
-        .count();
+    let paired = crate::lab::experiment_export::paired_comparison(r)?;
     Some(format!(
-        "Paired by dataset (same data and ω): variance-adjusted A has the lower MSE in {wins} of {} datasets.",
-        var.per_dataset.len()
+        "Paired by dataset (same data and ω): variance-adjusted A has the lower MSE in {} of {} datasets.",
+        paired.variance_adjusted_lower_mse, paired.datasets
     ))
 }
