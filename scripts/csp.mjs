@@ -1,7 +1,8 @@
-// Trunk post-build hook: adds a Content-Security-Policy to the built index.html that allows
-// only what the app needs: its own origin, WebAssembly compilation, and the one inline module
-// script Trunk writes to start the app (allowed by its SHA-256, computed here because its
-// text names the hashed file names of each build).
+// Run last by scripts/build-page.sh (a Trunk post-build hook): adds a Content-Security-Policy to
+// the built index.html that allows only what the app needs: its own origin, WebAssembly
+// compilation (the page's module and the split part it fetches later), and the one inline
+// module script build-page.sh writes to start the app (allowed by its SHA-256, computed here
+// because its text names the hashed folder of each build).
 //
 // Under `trunk serve` (./scripts/serve.sh) Trunk also injects an inline auto-reload script that
 // opens a websocket to the server. Trunk 0.21.14 gives hooks the same variables for `serve` as

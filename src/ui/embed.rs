@@ -2,18 +2,19 @@
 //! controls, the figure sized to the frame, a one-line caption and a link to the full lab at
 //! the same state. Nothing is computed apart: a kernel figure is drawn by the full page's
 //! [`Charts`] from the same job and pool ([`KernelJob`]), an attention figure by the
-//! attention view's own components ([`AttentionView`] with `embed`). The figures and their
+//! attention view's own components (`AttentionView` with `embed`, loaded on demand:
+//! [`LazyAttentionView`]). The figures and their
 //! ids are [`EmbedFigure`]'s; docs/teaching.md gives each one's `<iframe>`.
 
 use leptos::ev;
 use leptos::prelude::*;
 
 use super::PageModeContext;
-use super::attention::AttentionView;
 use super::controls::{
     CouplingOptions, NumberControl, Slider, commit, estimator_check, with_estimator,
 };
 use super::export::PngButton;
+use super::on_demand::LazyAttentionView;
 use super::results::Charts;
 use super::{ScatterView, Shown, Status};
 use crate::lab::config::{ExperimentConfig, Param, ParamError};
@@ -230,7 +231,7 @@ pub fn EmbedPage(
     let body = if kernel_figure {
         view! { <KernelFigure figure config set_config job=kernel/> }.into_any()
     } else {
-        view! { <AttentionView config set_config embed=figure/> }.into_any()
+        view! { <LazyAttentionView config set_config embed=figure/> }.into_any()
     };
     view! {
         <main

@@ -8,6 +8,10 @@ mod data;
 mod embed;
 mod export;
 mod math;
+mod on_demand;
+pub use on_demand::{
+    AttentionLoad, AttentionLoading, AttentionMount, attention_linked, mount_attention,
+};
 mod pool;
 pub use pool::{PageRunner, compute_on_page_without_workers};
 mod probe;
@@ -27,21 +31,22 @@ use crate::lab::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
 use crate::lab::page_mode::PageMode;
 use crate::lab::tasks::Part;
 use crate::lab::tour::{Evidence, EvidenceKind, STEPS as TOUR_STEPS, TourError, step_config};
-use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
+use on_demand::{AttentionLoader, LazyAttentionView};
 use pool::{AttentionRunner, DataViewRunner, ExportRunner, Pool, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 use tour::{StartTour, TourAttentionEvidence, TourPanel};
 
-/// Mounts the app on `<body>`, configured from the page's URL.
-pub fn start() {
+/// Mounts the app on `<body>`, configured from the page's URL; `load_attention` gets the
+/// attention view's code when it is first needed (src/main.rs).
+pub fn start(load_attention: AttentionLoad) {
     std::panic::set_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
         show_panic_banner();
     }));
-    mount_to_body(|| view! { <App/> });
+    mount_to_body(move || view! { <App load_attention/> });
 }
 
 /// The URL key that makes the page panic on purpose (`?crash=1`), so that the end-to-end
@@ -132,8 +137,13 @@ fn replace_url_query(query: &str) {
 ///
 /// - `initial`: the configuration to start from; `None` reads it from the URL query (bad
 ///   values there fall back to defaults and are listed in a notice).
+/// - `load_attention`: gets the attention view's code, loaded on demand by the page
+///   ([`AttentionLoad`]; the browser tests pass [`attention_linked`]).
 #[component]
-pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView {
+pub fn App(
+    #[prop(optional)] initial: Option<ExperimentConfig>,
+    load_attention: AttentionLoad,
+) -> impl IntoView {
     let (crash, query) = take_crash_flag(&url_query());
     // The presentation keys (tour, present, embed) apart from what is computed; `?tour=N`
     // alone opens on the step's own state.
@@ -158,6 +168,8 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     notices.extend(split.errors.into_iter().map(ParamError::from));
     let (mode, set_mode) = signal(split.mode);
     provide_context(PageModeContext { mode, set_mode });
+    let attention_loader = AttentionLoader::new(load_attention);
+    provide_context(attention_loader);
     if crash {
         Effect::new(|_| {
             panic!("deliberate panic requested by ?crash=1 (tests the recovery banner)")
@@ -424,12 +436,15 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
                     class="tab"
                     data-view="attention"
                     aria-selected=move || config.with(|c| c.view == View::Attention).to_string()
+                    // Its code is fetched on first use: start as the pointer or focus gets here.
+                    on:pointerenter=move |_| attention_loader.start()
+                    on:focus=move |_| attention_loader.start()
                     on:click=move |_| set_config.update(|c| c.view = View::Attention)
                 >"Attention rows"</button>
             </nav>
             <Show
                 when=move || config.with(|c| c.view == View::Kernel)
-                fallback=move || view! { <AttentionView config set_config/> }
+                fallback=move || view! { <LazyAttentionView config set_config/> }
             >
             <div class="layout">
                 <aside class="controls">

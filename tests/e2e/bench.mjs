@@ -10,12 +10,14 @@
 //   data-status="ready" with every chart drawn.
 // - long_task_max_ms: the longest main-thread task (PerformanceObserver "longtask", which
 //   reports tasks over 50 ms; 0 when there were none) during those updates.
-// - wasm_gzip_bytes: gzipped size of every shipped .wasm (the page and both builds of each of
-//   the two workers); wasm_first_view_gzip_bytes: what this browser downloads for the first
-//   view (the page's module and the one kernel-worker build it loads), from the requests of
-//   the cold loads; wasm_attention_gzip_bytes: what it downloads later, when the attention
-//   view is first shown (the full-worker build matching the kernel-worker it loaded; the
-//   kernel view downloads the same file when an estimator needs the optimised A).
+// - wasm_gzip_bytes: gzipped size of every shipped .wasm (the page's two parts and both builds
+//   of each worker); wasm_first_view_gzip_bytes: what this browser downloads for the first
+//   view (the main part of the page's module and the one kernel-worker build it loads; the
+//   attention view's split part is fetched only with that view), from the requests of the
+//   cold loads; wasm_attention_gzip_bytes: what it downloads later, when the attention
+//   view is first shown (the full-worker build matching the kernel-worker it loaded, which
+//   the kernel view also downloads when an estimator needs the optimised A, and the page's
+//   split part).
 // - numpy_ms, ratio: bench/numpy_experiment.py on the same computation, in the same run.
 // - compute_all_ms: the same with every registered estimator chosen (12 instead of 3);
 // - attention_ms: the attention view's main part (exact attention, one draw of each of the
@@ -102,6 +104,12 @@ try {
   for (const file of firstViewWasm) {
     const build = file.match(/^kernel-worker(.*)_bg\.wasm$/);
     if (build) attentionGzipBytes += await gzipBytes(`full-worker${build[1]}_bg.wasm`);
+  }
+  // and the split part of the page's module (the attention view's code).
+  for (const file of (await readdir(distDir, { recursive: true }))) {
+    if (/^softmax-kernel-lab-[0-9a-f]+\/split_.*\.wasm$/.test(file) && !firstViewWasm.has(file)) {
+      attentionGzipBytes += await gzipBytes(file);
+    }
   }
 
   const { page, problems } = await openPage(browser, server.url);
@@ -198,7 +206,9 @@ try {
 
   const wasmFiles = {};
   let wasmGzipBytes = 0;
-  for (const file of (await readdir(distDir)).filter((f) => f.endsWith('.wasm'))) {
+  // The page's module is in its own folder (softmax-kernel-lab-HASH/: the main part and the
+  // attention view's split part, scripts/build-page.sh), the workers beside index.html.
+  for (const file of (await readdir(distDir, { recursive: true })).filter((f) => f.endsWith('.wasm'))) {
     wasmFiles[file] = await gzipBytes(file);
     wasmGzipBytes += wasmFiles[file];
   }
