@@ -7,7 +7,7 @@
 
 use softmax_kernel_lab::cli::default_model_path;
 use softmax_kernel_lab::lab::config::SWAP_BUDGETS;
-use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest};
+use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
 use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
 use softmax_kernel_lab::lab::swap_plan::swap_plan;
 use softmax_kernel_lab::lab::tour::{Evidence, STEPS};
@@ -35,7 +35,7 @@ fn random_features_in_every_layer_do_not_keep_the_embedding() {
     let mut worker = ModelWorkspace::default();
     assert!(matches!(
         worker.load(&bytes, || 0.0),
-        ModelAnswer::Loaded { .. }
+        ModelSetup::Loaded { .. }
     ));
     let mut reports = Vec::new();
     for request in swap_plan(&config, None) {

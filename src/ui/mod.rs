@@ -30,7 +30,7 @@ use crate::lab::tour::{Evidence, EvidenceKind, STEPS as TOUR_STEPS, TourError, s
 use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
-use pool::{AttentionRunner, DataViewRunner, ExportRunner, Pool, ProbeRunner};
+use pool::{AttentionRunner, DataViewRunner, ExportRunner, ModelPool, Pool, ProbeRunner};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 use tour::{StartTour, TourAttentionEvidence, TourPanel};
@@ -239,7 +239,12 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
     pool_cell.set_value(Some(pool.get_value()));
     on_cleanup(move || pool.with_value(Pool::cancel));
     provide_context(ProbeRunner(pool));
-    provide_context(AttentionRunner::lazy());
+    let model_pool = ModelPool::idle();
+    provide_context(model_pool);
+    provide_context(AttentionRunner {
+        main: pool,
+        model: model_pool,
+    });
     provide_context(DataViewRunner(pool));
     provide_context(ExportRunner(pool));
 

@@ -63,8 +63,8 @@ mod side;
 mod workers;
 
 pub use crate::lab::scheduler::{Channel, Ticket};
-pub use runners::{AttentionRunner, DataViewRunner, ExportRunner, ProbeRunner};
-use side::{InFlight, Unsent};
+pub use runners::{AttentionRunner, DataViewRunner, ExportRunner, ModelPool, ProbeRunner};
+use side::SideEntry;
 use workers::post_transferred;
 use workers::{RetiredHandlers, WorkerHandle};
 pub use workers::{WorkerKind, relaxed_simd};
@@ -99,12 +99,13 @@ pub struct Pool {
     /// Runs tasks on the main thread when no worker is available (browser tests only).
     page_runner: Option<PageRunner>,
     local_scheduled: bool,
-    /// Side requests in flight: their tickets and whom to tell.
-    side_jobs: HashMap<u64, InFlight>,
-    /// Side requests made before any worker was ready.
-    waiting: Vec<Unsent>,
-    /// Side requests waiting for their channel's older requests to be answered.
-    parked: Vec<Unsent>,
+    /// Side requests queued or in flight, under the scheduler's handles.
+    side: HashMap<u64, SideEntry>,
+    /// Model workers: which have said they listen (connected pairwise as they do), and which
+    /// are still fetching or checking the model (none is given work before all are done, so
+    /// that a request for every worker finds them all).
+    listening: Vec<bool>,
+    loading: Vec<bool>,
     listener: Rc<dyn Fn(PoolEvent)>,
     this: Weak<RefCell<Pool>>,
 }
@@ -138,9 +139,9 @@ impl Pool {
                 relaxed: relaxed_simd(),
                 page_runner: PAGE_RUNNER.with(|r| r.borrow().clone()),
                 local_scheduled: false,
-                side_jobs: HashMap::new(),
-                waiting: Vec::new(),
-                parked: Vec::new(),
+                side: HashMap::new(),
+                listening: Vec::new(),
+                loading: Vec::new(),
                 listener: Rc::new(listener),
                 this: this.clone(),
             })
@@ -149,6 +150,11 @@ impl Pool {
             let mut p = pool.borrow_mut();
             let started = p.spawn_workers();
             p.scheduler = Scheduler::new(started);
+            // A model worker takes one request at a time: a text typed never waits behind a
+            // queue of swap jobs inside a worker.
+            if kind == WorkerKind::Model {
+                p.scheduler.set_side_limit(Some(1));
+            }
         }
         pool
     }
@@ -292,8 +298,13 @@ impl Pool {
 
     fn on_message(pool: &Rc<RefCell<Pool>>, slot: usize, data: JsValue) {
         if data.as_string().as_deref() == Some(crate::worker::READY) {
+            if pool.borrow().kind == WorkerKind::Model {
+                // It listens; it is given work once every model worker has loaded the model.
+                Pool::connect_peers(pool, slot);
+                return;
+            }
             pool.borrow_mut().scheduler.worker_ready(slot);
-            Pool::flush_waiting(pool);
+            Pool::pump_side(pool);
             Pool::pump(pool);
             return;
         }
@@ -302,30 +313,44 @@ impl Pool {
     }
 
     fn on_answer(pool: &Rc<RefCell<Pool>>, slot: Option<usize>, bytes: &[u8]) {
-        let events = {
-            let mut p = pool.borrow_mut();
-            match decode::<WorkerResponse>(bytes) {
-                // An export task is a side request: its id is not one of the job's.
-                Ok(WorkerResponse::Task(response)) if p.side_jobs.contains_key(&response.id) => {
-                    drop(p);
-                    Pool::side_answered(pool, response.id, WorkerResponse::Task(response));
-                    Vec::new()
-                }
-                Ok(WorkerResponse::Task(response)) => p.scheduler.answer(slot, response, now_ms()),
-                Ok(
-                    side @ (WorkerResponse::Probe { id, .. }
-                    | WorkerResponse::Attention { id, .. }
-                    | WorkerResponse::ScatterPair { id, .. }
-                    | WorkerResponse::DataView { id, .. }),
-                ) => {
-                    drop(p);
-                    Pool::side_answered(pool, id, side);
-                    Vec::new()
-                }
-                Err(message) => p.scheduler.fail(message),
+        let response = match decode::<WorkerResponse>(bytes) {
+            Ok(response) => response,
+            Err(message) => {
+                let events = pool.borrow_mut().scheduler.fail(message);
+                Pool::emit(pool, events);
+                Pool::pump(pool);
+                return;
             }
         };
-        Pool::emit(pool, events);
+        let side_id = match &response {
+            WorkerResponse::Task(task) => Some(task.id),
+            WorkerResponse::Probe { id, .. }
+            | WorkerResponse::Attention { id, .. }
+            | WorkerResponse::ScatterPair { id, .. }
+            | WorkerResponse::DataView { id, .. }
+            | WorkerResponse::Model { id, .. } => Some(*id),
+            WorkerResponse::Update { .. } | WorkerResponse::Setup(_) => None,
+        };
+        match response {
+            WorkerResponse::Update { id, update } => Pool::side_update(pool, id, update),
+            WorkerResponse::Setup(setup) => {
+                if let Some(slot) = slot {
+                    Pool::on_setup(pool, slot, setup);
+                }
+            }
+            // An export task is a side request: its id is not one of the job's.
+            WorkerResponse::Task(task)
+                if pool.borrow().scheduler.side_request_of(task.id).is_none() =>
+            {
+                let events = pool.borrow_mut().scheduler.answer(slot, task, now_ms());
+                Pool::emit(pool, events);
+            }
+            side => {
+                if let Some(id) = side_id {
+                    Pool::side_answered(pool, id, side);
+                }
+            }
+        }
         Pool::pump(pool);
     }
 
@@ -336,10 +361,6 @@ impl Pool {
             &lost,
             &format!("worker {slot} failed during the computation"),
         );
-        if pool.borrow().scheduler.workers() == 0 {
-            // None is left to wait for.
-            Pool::flush_waiting(pool);
-        }
         Pool::pump(pool);
     }
 }

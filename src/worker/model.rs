@@ -1,0 +1,139 @@
+//! The model worker (feature `text-model`): served like the others ([`super::serve`]), it
+//! fetches the model file itself (so that the page's thread never holds or copies its 46 MB),
+//! posting its progress ([`ModelSetup`]), then answers the text view's requests
+//! ([`ModelWorkspace::respond`]). The model workers of a pool are connected pairwise by
+//! `MessagePort`s ([`WorkerRequest::Connect`]), over which the parts of a split request talk.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
+
+use super::{Reply, message_bytes, serve};
+use crate::lab::model_protocol::{MODEL_URL, ModelSetup};
+use crate::lab::model_worker::ModelWorkspace;
+use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode};
+
+/// A model worker's state: the model's workspace and the ports to the other model workers.
+#[derive(Default)]
+struct ModelWorker {
+    workspace: ModelWorkspace,
+    /// (slot of the peer, the port to it).
+    peers: Vec<(usize, MessagePort)>,
+}
+
+fn now() -> f64 {
+    js_sys::global()
+        .dyn_into::<DedicatedWorkerGlobalScope>()
+        .ok()
+        .and_then(|scope| scope.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// The model worker: listens, then fetches and loads the model, saying how far it got.
+pub fn start_model() {
+    let Some((state, reply)) = serve(ModelWorker::default(), on_message) else {
+        return;
+    };
+    wasm_bindgen_futures::spawn_local(async move {
+        let setup = match fetch_with_progress(MODEL_URL, &reply).await {
+            Ok(file) => state.borrow_mut().workspace.load(&file, now),
+            Err(message) => ModelSetup::Failed(message),
+        };
+        reply.send(&WorkerResponse::Setup(setup));
+    });
+}
+
+fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Reply) {
+    let request = match decode::<WorkerRequest>(&message_bytes(&event)) {
+        Ok(request) => request,
+        Err(error) => {
+            reply.send(&WorkerResponse::Task(TaskResponse {
+                id: 0,
+                output: Err(error),
+            }));
+            return;
+        }
+    };
+    if let WorkerRequest::Connect { peer } = request {
+        match event.ports().get(0).dyn_into::<MessagePort>() {
+            Ok(port) => state.borrow_mut().peers.push((peer, port)),
+            Err(_) => reply.send(&WorkerResponse::Setup(ModelSetup::Failed(
+                "a peer's port came without a port".into(),
+            ))),
+        }
+        return;
+    }
+    let mut update = |response: WorkerResponse| reply.send(&response);
+    let response = state
+        .borrow_mut()
+        .workspace
+        .respond(request, now, &mut update);
+    reply.send(&response);
+}
+
+/// Fetches `url` chunk by chunk, posting a progress update about every megabyte.
+async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<Vec<u8>, String> {
+    let progress = |loaded: u64, total: Option<u64>| {
+        reply.send(&WorkerResponse::Setup(ModelSetup::Progress {
+            loaded,
+            total,
+        }));
+    };
+    let scope: DedicatedWorkerGlobalScope = js_sys::global()
+        .dyn_into()
+        .map_err(|_| "not in a worker".to_string())?;
+    let absent = || {
+        format!(
+            "the model file {url} is not served: run scripts/fetch-model.sh (or \
+             ./scripts/serve.sh, which runs it) and reload"
+        )
+    };
+    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str(url))
+        .await
+        .map_err(|_| absent())?
+        .dyn_into()
+        .map_err(|_| absent())?;
+    if !response.ok() {
+        return Err(format!("{} (HTTP status {})", absent(), response.status()));
+    }
+    let total = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<u64>().ok());
+    let body = response.body().ok_or_else(absent)?;
+    let reader: web_sys::ReadableStreamDefaultReader = body
+        .get_reader()
+        .dyn_into()
+        .map_err(|_| "cannot read the model file".to_string())?;
+    let mut file = Vec::with_capacity(total.unwrap_or(0).min(1 << 28) as usize);
+    let mut reported = 0u64;
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|_| "the model file's download broke off".to_string())?;
+        let done = js_sys::Reflect::get(&chunk, &"done".into())
+            .map(|d| d.is_truthy())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
+            let array = js_sys::Uint8Array::new(&value);
+            let start = file.len();
+            file.resize(start + array.length() as usize, 0);
+            array.copy_to(&mut file[start..]);
+        }
+        let loaded = file.len() as u64;
+        if loaded - reported >= 1 << 20 {
+            reported = loaded;
+            progress(loaded, total);
+        }
+    }
+    progress(file.len() as u64, total);
+    Ok(file)
+}
