@@ -46,7 +46,7 @@ struct Fabric {
 
 /// A request's message for a part (what the pool keeps).
 enum WorkerRequestMaker {
-    Model(ModelRequest),
+    Model(Box<ModelRequest>),
     Attention(Box<AttentionRequest>),
 }
 
@@ -77,7 +77,7 @@ impl Fabric {
     fn ask(&mut self, ticket: Ticket, request: ModelRequest) -> u64 {
         let handle = self.scheduler.queue_side(ticket, request.spread());
         self.requests
-            .insert(handle, WorkerRequestMaker::Model(request));
+            .insert(handle, WorkerRequestMaker::Model(Box::new(request)));
         handle
     }
 

@@ -176,6 +176,40 @@ impl Ask for ExportTaskAsk {
     }
 }
 
+/// A request to the model workers: a text's forward (split by rows over every free worker),
+/// a swap or retrieval job (one worker), the Hedgehog maps' training (every worker, so that
+/// each holds the maps). The answer is the worker's [`ModelAnswer`]; `Failed` is an error.
+impl Ask for ModelRequest {
+    type Answer = ModelAnswer;
+
+    fn message(&self, id: u64, part: &PartOf) -> WorkerRequest {
+        WorkerRequest::Model {
+            id,
+            part: part.clone(),
+            request: self.clone(),
+        }
+    }
+
+    fn answer(response: WorkerResponse) -> Result<ModelAnswer, String> {
+        match response {
+            WorkerResponse::Model {
+                answer: ModelAnswer::Failed(message),
+                ..
+            } => Err(message),
+            WorkerResponse::Model { answer, .. } => Ok(answer),
+            _ => Err(unexpected("model")),
+        }
+    }
+
+    fn spread(&self) -> Spread {
+        match self {
+            ModelRequest::Run { .. } => Spread::Free,
+            ModelRequest::TrainHedgehog(_) => Spread::All,
+            ModelRequest::Swap(_) | ModelRequest::Retrieve { .. } => Spread::One,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,40 +295,6 @@ mod tests {
                 !DataViewAsk(config).needs_full_worker(),
                 "{coupling}: no ω drawn"
             );
-        }
-    }
-}
-
-/// A request to the model workers: a text's forward (split by rows over every free worker),
-/// a swap or retrieval job (one worker), the Hedgehog maps' training (every worker, so that
-/// each holds the maps). The answer is the worker's [`ModelAnswer`]; `Failed` is an error.
-impl Ask for ModelRequest {
-    type Answer = ModelAnswer;
-
-    fn message(&self, id: u64, part: &PartOf) -> WorkerRequest {
-        WorkerRequest::Model {
-            id,
-            part: part.clone(),
-            request: self.clone(),
-        }
-    }
-
-    fn answer(response: WorkerResponse) -> Result<ModelAnswer, String> {
-        match response {
-            WorkerResponse::Model {
-                answer: ModelAnswer::Failed(message),
-                ..
-            } => Err(message),
-            WorkerResponse::Model { answer, .. } => Ok(answer),
-            _ => Err(unexpected("model")),
-        }
-    }
-
-    fn spread(&self) -> Spread {
-        match self {
-            ModelRequest::Run { .. } => Spread::Free,
-            ModelRequest::TrainHedgehog(_) => Spread::All,
-            ModelRequest::Swap(_) | ModelRequest::Retrieve { .. } => Spread::One,
         }
     }
 }
