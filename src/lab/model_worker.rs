@@ -58,13 +58,8 @@ impl ModelWorkspace {
             return ModelAnswer::Failed("the model is not loaded yet".into());
         };
         let start = now();
-        match model.run(text).and_then(|run| {
-            let heads = RealHeads::parse(&run.heads_asset)
-                .map_err(|e| crate::numerics::bert::ModelError::Format(e.to_string()))?;
-            Ok((run, heads))
-        }) {
-            Ok((mut run, heads)) => {
-                run.heads_asset = Vec::new();
+        match model.run_keeping_heads(text) {
+            Ok((run, heads)) => {
                 self.text_heads = Some((text.to_string(), Arc::new(heads)));
                 ModelAnswer::Ran {
                     run,
