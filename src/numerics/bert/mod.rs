@@ -16,6 +16,7 @@
 use std::fmt;
 
 pub mod forward;
+mod forward_io;
 mod head_attention;
 pub use crate::numerics::packed_linear as linear;
 pub mod part;
@@ -25,7 +26,7 @@ mod rows;
 pub mod tokenizer;
 pub mod weights;
 
-pub use forward::{Forward, HeadInputs, Keep, LayerStates, Replacement};
+pub use forward_io::{Forward, HeadInputs, Keep, LayerStates, Replacement};
 pub use part::{ForwardPart, KeptLayer, KeyValues, PartOutput, join_parts};
 pub use tokenizer::{Encoded, WordPiece};
 pub use weights::{BertWeights, MODEL_FILE_NAME, MODEL_SHA256};

@@ -14,7 +14,7 @@
 use std::ops::Range;
 
 use super::ModelError;
-use super::forward::{Forward, HeadInputs, Keep, LayerStates, Replacement};
+use super::forward_io::{Forward, HeadInputs, Keep, LayerStates, Replacement};
 use super::head_attention::{HeadAttention, Rows};
 use super::rows::{add_in_place, embed, gelu_in_place, layer_norm};
 use super::weights::BertWeights;
