@@ -62,31 +62,81 @@ impl PackedLinear {
 
     /// `y = x Wᵀ + b` for `rows` rows: `x` is `rows × inputs`, `y` is `rows × outputs`.
     pub fn apply(&self, x: &[f32], rows: usize, y: &mut [f32]) {
-        assert_eq!(x.len(), rows * self.inputs, "input shape");
-        assert_eq!(y.len(), rows * self.outputs, "output shape");
-        let stride = self.inputs * PANEL;
-        for (p, panel) in self.panels.chunks_exact(stride).enumerate() {
-            let column = p * PANEL;
-            let width = PANEL.min(self.outputs - column);
-            let mut bias = [0.0f32; PANEL];
-            bias[..width].copy_from_slice(&self.bias[column..column + width]);
-            let panel_out = PanelOut {
-                y,
+        panel_product(
+            PanelMatrix {
+                inputs: self.inputs,
                 outputs: self.outputs,
-                column,
-                width,
-                bias,
-            };
-            let mut row = 0;
-            let mut panel_out = panel_out;
-            while row + ROWS <= rows {
-                block::<ROWS>(x, row, self.inputs, panel, &mut panel_out);
-                row += ROWS;
-            }
-            while row < rows {
-                block::<1>(x, row, self.inputs, panel, &mut panel_out);
-                row += 1;
-            }
+                panels: &self.panels,
+            },
+            Some(&self.bias),
+            x,
+            rows,
+            y,
+        );
+    }
+}
+
+/// A matrix packed as [`PackedLinear`] packs `Wᵀ`: `panels[(p · inputs + k) · PANEL + l]` is
+/// entry `(k, p · PANEL + l)` of the `inputs × outputs` right-hand factor, zero past `outputs`.
+/// Other packers (the model's attention packs a head's keys and values so) multiply with
+/// [`panel_product`] too.
+#[derive(Clone, Copy, Debug)]
+pub struct PanelMatrix<'a> {
+    pub inputs: usize,
+    pub outputs: usize,
+    pub panels: &'a [f32],
+}
+
+/// `y = x · M (+ bias)` for `rows` rows of `x` (`rows × m.inputs`, contiguous); `y` is
+/// `rows × m.outputs`. Each output is the same sequence of multiply-adds (bias first, then
+/// `k = 0, 1, …` in order) whatever the row's block: a row's result does not depend on the
+/// other rows of the call, which lets the forward split a text by rows bit for bit. (Taking the
+/// rows in cache-sized chunks, every panel streaming past each chunk, was tried: no faster in
+/// V8 at L = 512, and slower at 128.)
+pub fn panel_product(m: PanelMatrix, bias: Option<&[f32]>, x: &[f32], rows: usize, y: &mut [f32]) {
+    let (inputs, outputs) = (m.inputs, m.outputs);
+    assert_eq!(x.len(), rows * inputs, "input shape");
+    assert_eq!(y.len(), rows * outputs, "output shape");
+    assert_eq!(
+        m.panels.len(),
+        outputs.div_ceil(PANEL) * inputs * PANEL,
+        "panels"
+    );
+    assert!(bias.is_none_or(|b| b.len() == outputs), "bias shape");
+    let stride = inputs * PANEL;
+    if stride == 0 {
+        // No inputs: every row is the bias.
+        for row in y.chunks_exact_mut(outputs.max(1)) {
+            row.copy_from_slice(
+                bias.unwrap_or(&[])
+                    .get(..row.len())
+                    .unwrap_or(&[0.0; PANEL][..0]),
+            );
+        }
+        return;
+    }
+    for (p, panel) in m.panels.chunks_exact(stride).enumerate() {
+        let column = p * PANEL;
+        let width = PANEL.min(outputs - column);
+        let mut start = [0.0f32; PANEL];
+        if let Some(bias) = bias {
+            start[..width].copy_from_slice(&bias[column..column + width]);
+        }
+        let mut out = PanelOut {
+            y,
+            outputs,
+            column,
+            width,
+            bias: start,
+        };
+        let mut row = 0;
+        while row + ROWS <= rows {
+            block::<ROWS>(x, row, inputs, panel, &mut out);
+            row += ROWS;
+        }
+        while row < rows {
+            block::<1>(x, row, inputs, panel, &mut out);
+            row += 1;
         }
     }
 }
