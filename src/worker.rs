@@ -65,7 +65,9 @@ pub fn start_model() {
                 let (workspace, post) = (workspace.clone(), post.clone());
                 wasm_bindgen_futures::spawn_local(async move {
                     let answer = match fetch_with_progress(&url, &post).await {
-                        Ok(file) => workspace.borrow_mut().load(&file, now),
+                        Ok((loader, last_byte_at)) => {
+                            workspace.borrow_mut().load(loader, last_byte_at, now)
+                        }
                         Err(message) => ModelAnswer::Failed(message),
                     };
                     post(&answer);
@@ -85,12 +87,14 @@ pub fn start_model() {
     }
 }
 
-/// Fetches `url` chunk by chunk, posting a progress answer about every megabyte.
+/// Fetches `url` chunk by chunk into a [`ModelLoader`](crate::lab::model_loader::ModelLoader),
+/// which hashes and reads each chunk as it arrives, posting a progress answer about every
+/// megabyte; gives the loader and when the last byte arrived (the worker's clock, ms).
 #[cfg(feature = "text-model")]
 async fn fetch_with_progress(
     url: &str,
     post: &impl Fn(&crate::lab::text_model::ModelAnswer),
-) -> Result<Vec<u8>, String> {
+) -> Result<(crate::lab::model_loader::ModelLoader, f64), String> {
     use crate::lab::text_model::ModelAnswer;
     use wasm_bindgen_futures::JsFuture;
 
@@ -122,8 +126,10 @@ async fn fetch_with_progress(
         .get_reader()
         .dyn_into()
         .map_err(|_| "cannot read the model file".to_string())?;
-    let mut file = Vec::with_capacity(total.unwrap_or(0).min(1 << 28) as usize);
+    let mut loader = crate::lab::model_loader::ModelLoader::new();
     let mut reported = 0u64;
+    let clock = || scope.performance().map_or(0.0, |p| p.now());
+    let mut last_chunk_at = clock();
     loop {
         let chunk = JsFuture::from(reader.read())
             .await
@@ -136,21 +142,34 @@ async fn fetch_with_progress(
         }
         if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
             let array = js_sys::Uint8Array::new(&value);
-            let start = file.len();
-            file.resize(start + array.length() as usize, 0);
-            array.copy_to(&mut file[start..]);
+            last_chunk_at = clock();
+            loader.push_with(array.length() as usize, |slot| array.copy_to(slot));
         }
-        let loaded = file.len() as u64;
+        let loaded = loader.loaded();
         if loaded - reported >= 1 << 20 {
             reported = loaded;
             post(&ModelAnswer::Progress { loaded, total });
         }
     }
     post(&ModelAnswer::Progress {
-        loaded: file.len() as u64,
+        loaded: loader.loaded(),
         total,
     });
-    Ok(file)
+    // When the browser had the last byte (the fetch's resource timing, on the same clock), if
+    // before the loop took the last chunk: a loader slower than the download counts its backlog.
+    let network_end = scope
+        .performance()
+        .and_then(|p| {
+            p.get_entries_by_name(&response.url())
+                .pop()
+                .dyn_into::<js_sys::Object>()
+                .ok()
+        })
+        .and_then(|entry| js_sys::Reflect::get(&entry, &"responseEnd".into()).ok())
+        .and_then(|end| end.as_f64())
+        .filter(|&end| end > 0.0);
+    let last_byte_at = network_end.map_or(last_chunk_at, |end| end.min(last_chunk_at));
+    Ok((loader, last_byte_at))
 }
 
 /// Installs `handle` as the message handler and tells the page the worker is ready.

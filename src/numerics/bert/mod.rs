@@ -5,6 +5,7 @@
 //!
 //! - `weights`: the converted model file (f16 safetensors with the model's config and tokenizer
 //!   in its metadata), checked against its SHA-256;
+//! - `reader`: that file read in pieces (header, embeddings, each layer) as its bytes arrive;
 //! - `tokenizer`: Hugging Face `tokenizers` on the stored `tokenizer.json`;
 //! - `linear`: the packed dense layers (the forward's multiply-adds);
 //! - `forward`: the forward pass and the sentence embedding.
@@ -13,6 +14,7 @@ use std::fmt;
 
 pub mod forward;
 pub use crate::numerics::packed_linear as linear;
+pub mod reader;
 pub mod tokenizer;
 pub mod weights;
 
