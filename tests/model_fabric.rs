@@ -17,6 +17,7 @@ use softmax_kernel_lab::lab::attention::{
     AttentionOutput, AttentionPart, AttentionRequest, run_attention,
 };
 use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::model_loader::ModelLoader;
 use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
 use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
 use softmax_kernel_lab::lab::scheduler::{Channel, Scheduler, SideSend, Spread, Ticket};
@@ -57,8 +58,10 @@ impl Fabric {
         let workers: Vec<ModelWorkspace> = (0..workers)
             .map(|_| {
                 let mut w = ModelWorkspace::default();
+                let mut loader = ModelLoader::new();
+                loader.push(model_bytes());
                 assert!(matches!(
-                    w.load(model_bytes(), || 0.0),
+                    w.load(loader, 0.0, || 0.0),
                     ModelSetup::Loaded { .. }
                 ));
                 w

@@ -7,6 +7,7 @@
 
 use softmax_kernel_lab::cli::default_model_path;
 use softmax_kernel_lab::lab::config::SWAP_BUDGETS;
+use softmax_kernel_lab::lab::model_loader::ModelLoader;
 use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
 use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
 use softmax_kernel_lab::lab::swap_plan::swap_plan;
@@ -33,8 +34,10 @@ fn random_features_in_every_layer_do_not_keep_the_embedding() {
         )
     });
     let mut worker = ModelWorkspace::default();
+    let mut loader = ModelLoader::new();
+    loader.push(&bytes);
     assert!(matches!(
-        worker.load(&bytes, || 0.0),
+        worker.load(loader, 0.0, || 0.0),
         ModelSetup::Loaded { .. }
     ));
     let mut reports = Vec::new();

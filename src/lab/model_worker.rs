@@ -9,6 +9,7 @@ use super::attention::{run_attention, run_attention_on};
 use super::config::HeadSource;
 use super::config::{HEAD_LAYERS, MAX_SWAP_DRAWS};
 use super::learned_map::{LearnedMaps, train_learned_maps};
+use super::model_loader::ModelLoader;
 use super::model_protocol::{
     HEDGEHOG, HedgehogPoint, ModelAnswer, ModelRequest, ModelSetup, SwapJob,
 };
@@ -33,15 +34,18 @@ pub struct ModelWorkspace {
 }
 
 impl ModelWorkspace {
-    /// Checks and unpacks the fetched file; `now` is the worker's clock in milliseconds.
-    pub fn load(&mut self, file: &[u8], now: fn() -> f64) -> ModelSetup {
-        let start = now();
-        match TextModel::from_checked_bytes(file) {
+    /// Finishes the fetched file (hashed and mostly unpacked as it streamed in) and keeps the
+    /// model; `now` is the worker's clock in milliseconds, `last_byte_at` when the file's last
+    /// byte arrived on it, and `load_ms` the time from then to the model ready.
+    pub fn load(&mut self, loader: ModelLoader, last_byte_at: f64, now: fn() -> f64) -> ModelSetup {
+        let start = last_byte_at;
+        let bytes = loader.loaded();
+        match loader.finish() {
             Ok(model) => {
                 let parameters = model.parameter_count();
                 self.model = Some(model);
                 ModelSetup::Loaded {
-                    bytes: file.len() as u64,
+                    bytes,
                     parameters,
                     load_ms: now() - start,
                 }

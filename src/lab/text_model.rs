@@ -31,6 +31,13 @@ impl TextModel {
 
     /// The model with these weights and the tokenizer stored beside them.
     pub fn with_weights(weights: BertWeights) -> Result<Self, ModelError> {
+        let tokenizer = WordPiece::from_json(&weights.tokenizer_json)?;
+        Self::from_parts(weights, tokenizer)
+    }
+
+    /// The model with these weights and their tokenizer, already built (the model worker's
+    /// loader builds it from the file's header while the rest downloads).
+    pub fn from_parts(weights: BertWeights, tokenizer: WordPiece) -> Result<Self, ModelError> {
         let c = &weights.config;
         if (c.num_hidden_layers, c.num_attention_heads, c.head_dim())
             != (HEAD_LAYERS, HEADS_PER_LAYER, HEAD_DIM)
@@ -42,7 +49,6 @@ impl TextModel {
                 c.head_dim()
             )));
         }
-        let tokenizer = WordPiece::from_json(&weights.tokenizer_json)?;
         Ok(Self { weights, tokenizer })
     }
 

@@ -12,6 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 
 use super::{Reply, message_bytes, serve};
+use crate::lab::model_loader::ModelLoader;
 use crate::lab::model_protocol::{MODEL_URL, ModelSetup};
 use crate::lab::model_worker::ModelWorkspace;
 use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode};
@@ -39,7 +40,9 @@ pub fn start_model() {
     };
     wasm_bindgen_futures::spawn_local(async move {
         let setup = match fetch_with_progress(MODEL_URL, &reply).await {
-            Ok(file) => state.borrow_mut().workspace.load(&file, now),
+            Ok((loader, last_byte_at)) => {
+                state.borrow_mut().workspace.load(loader, last_byte_at, now)
+            }
             Err(message) => ModelSetup::Failed(message),
         };
         reply.send(&WorkerResponse::Setup(setup));
@@ -74,8 +77,10 @@ fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Rep
     reply.send(&response);
 }
 
-/// Fetches `url` chunk by chunk, posting a progress update about every megabyte.
-async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<Vec<u8>, String> {
+/// Fetches `url` chunk by chunk into a [`ModelLoader`], which hashes and reads each chunk as it
+/// arrives, posting a progress update about every megabyte; gives the loader and when the last
+/// byte arrived (the worker's clock, ms).
+async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(ModelLoader, f64), String> {
     let progress = |loaded: u64, total: Option<u64>| {
         reply.send(&WorkerResponse::Setup(ModelSetup::Progress {
             loaded,
@@ -110,8 +115,10 @@ async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<Vec<u8>, String
         .get_reader()
         .dyn_into()
         .map_err(|_| "cannot read the model file".to_string())?;
-    let mut file = Vec::with_capacity(total.unwrap_or(0).min(1 << 28) as usize);
+    let mut loader = ModelLoader::new();
     let mut reported = 0u64;
+    let clock = || scope.performance().map_or(0.0, |p| p.now());
+    let mut last_chunk_at = clock();
     loop {
         let chunk = JsFuture::from(reader.read())
             .await
@@ -124,16 +131,29 @@ async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<Vec<u8>, String
         }
         if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
             let array = js_sys::Uint8Array::new(&value);
-            let start = file.len();
-            file.resize(start + array.length() as usize, 0);
-            array.copy_to(&mut file[start..]);
+            last_chunk_at = clock();
+            loader.push_with(array.length() as usize, |slot| array.copy_to(slot));
         }
-        let loaded = file.len() as u64;
+        let loaded = loader.loaded();
         if loaded - reported >= 1 << 20 {
             reported = loaded;
             progress(loaded, total);
         }
     }
-    progress(file.len() as u64, total);
-    Ok(file)
+    progress(loader.loaded(), total);
+    // When the browser had the last byte (the fetch's resource timing, on the same clock), if
+    // before the loop took the last chunk: a loader slower than the download counts its backlog.
+    let network_end = scope
+        .performance()
+        .and_then(|p| {
+            p.get_entries_by_name(&response.url())
+                .pop()
+                .dyn_into::<js_sys::Object>()
+                .ok()
+        })
+        .and_then(|entry| js_sys::Reflect::get(&entry, &"responseEnd".into()).ok())
+        .and_then(|end| end.as_f64())
+        .filter(|&end| end > 0.0);
+    let last_byte_at = network_end.map_or(last_chunk_at, |end| end.min(last_chunk_at));
+    Ok((loader, last_byte_at))
 }

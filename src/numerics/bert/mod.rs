@@ -5,6 +5,7 @@
 //!
 //! - `weights`: the converted model file (f16 safetensors with the model's config and tokenizer
 //!   in its metadata), checked against its SHA-256;
+//! - `reader`: that file read in pieces (header, embeddings, each layer) as its bytes arrive;
 //! - `tokenizer`: Hugging Face `tokenizers` on the stored `tokenizer.json`;
 //! - `linear`: the packed dense layers (the forward's multiply-adds);
 //! - `forward`: the forward pass and the sentence embedding;
@@ -22,6 +23,7 @@ pub use crate::numerics::packed_linear as linear;
 pub mod part;
 #[cfg(test)]
 mod part_tests;
+pub mod reader;
 mod rows;
 pub mod tokenizer;
 pub mod weights;

@@ -514,7 +514,7 @@ fn join_qkv(
     h: usize,
 ) -> Result<Vec<f32>, ModelError> {
     let count = parts[0].qkv.as_ref().map_or(0, Vec::len);
-    let dh = if heads == 0 { 0 } else { h / heads };
+    let dh = h.checked_div(heads).unwrap_or(0);
     for (i, p) in parts.iter().enumerate() {
         let kept = p.qkv.as_deref().unwrap_or_default();
         let fits = kept.len() == count

@@ -123,7 +123,7 @@ fn parts_equal_the_whole_forward() {
         .expect("the whole forward runs");
     assert_eq!(whole.qkv.as_ref().map(Vec::len), Some(2 * 3 * 13 * 16));
     let cases: [(&[Range<usize>], &[usize]); 5] = [
-        (&[0..13], &[0]),
+        (&[Range { start: 0, end: 13 }], &[0]),
         (&[0..6, 6..13], &[1, 0]),
         (&[0..1, 1..13], &[0, 1]),
         (&[0..4, 4..5, 5..13], &[2, 0, 1]),
@@ -203,7 +203,7 @@ fn bad_part_sets_are_errors() {
         values: kb.values[16..].to_vec(),
     };
     assert!(parts_error(a.finish_layer(&[ka.clone(), gap])).contains("3..4 are in no part"));
-    assert!(parts_error(a.finish_layer(&[ka.clone()])).contains("3..8 are in no part"));
+    assert!(parts_error(a.finish_layer(std::slice::from_ref(&ka))).contains("3..8 are in no part"));
     assert!(
         parts_error(a.finish_layer(&[ka.clone(), kb.clone(), ka.clone()])).contains("two parts")
     );
