@@ -60,7 +60,10 @@ impl TryFrom<CompactMaps> for LearnedMaps {
 impl LearnedMaps {
     /// The maps of `compact` (one per head, layer by layer, `heads_per_layer` ≥ 1 to a layer).
     pub fn from_compact(heads_per_layer: usize, compact: &[CompactMap]) -> Result<Self, String> {
-        if heads_per_layer == 0 || compact.is_empty() || !compact.len().is_multiple_of(heads_per_layer) {
+        if heads_per_layer == 0
+            || compact.is_empty()
+            || !compact.len().is_multiple_of(heads_per_layer)
+        {
             return Err(format!(
                 "{} maps do not make whole layers of {heads_per_layer} heads",
                 compact.len()
