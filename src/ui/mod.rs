@@ -30,7 +30,9 @@ use crate::lab::tour::{Evidence, EvidenceKind, STEPS as TOUR_STEPS, TourError, s
 use attention::AttentionView;
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
-use pool::{AttentionRunner, DataViewRunner, ExportRunner, ModelPool, Pool, ProbeRunner};
+use pool::{
+    AttentionRunner, DataViewRunner, ExportRunner, ModelPool, Pool, ProbeRunner, WorkerKind,
+};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 use tour::{StartTour, TourAttentionEvidence, TourPanel};
@@ -232,8 +234,14 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>) -> impl IntoView
         }
     };
 
-    let first_estimators = config.with_untracked(|c| c.estimators.clone());
-    let pool = StoredValue::new_local(Pool::new(&first_estimators, move |event| {
+    // The workers the first view needs: `full-worker`s at once for the attention view (so
+    // that no `kernel-worker` is replaced while its script still loads), else the kernel
+    // view's configuration's.
+    let first_kind = config.with_untracked(|c| match c.view {
+        View::Attention => WorkerKind::Full,
+        View::Kernel => WorkerKind::for_config(c),
+    });
+    let pool = StoredValue::new_local(Pool::of(first_kind, move |event| {
         dispatch(JobInput::Pool(event))
     }));
     pool_cell.set_value(Some(pool.get_value()));

@@ -13,10 +13,11 @@
 //! - Two workers ([`WorkerKind`]): the page's pool runs `kernel-worker` (the kernel view's
 //!   tasks, the probe, the data panel), built without the optimised A's optimiser; once a
 //!   configuration includes an estimator that needs it ([`Describe::needs_optimiser`]) the pool
-//!   replaces its workers with `full-worker`s, which compute everything, and keeps them. The
-//!   attention view gets a pool of `full-worker`s of its own ([`AttentionRunner`]), started by
-//!   its first request. So a first view of the kernel view downloads neither the attention
-//!   math nor the optimiser.
+//!   replaces its workers with `full-worker`s, which compute everything, and keeps them; the
+//!   attention view's parts ask the same pool ([`AttentionRunner`]), which a first view of the
+//!   attention view starts with `full-worker`s. So a first view of the kernel view downloads
+//!   neither the attention math nor the optimiser. The model workers are a pool of this type
+//!   too ([`WorkerKind::Model`], [`ModelPool`]), started when the text view first opens.
 //! - Two builds of each worker are shipped (`scripts/build-worker.sh`): with relaxed SIMD (fused
 //!   multiply-add, about 2.5 times faster) and with plain `simd128`. The pool asks the browser
 //!   once ([`relaxed_simd`]: `WebAssembly.validate` on a 36-byte module using a relaxed-SIMD
@@ -56,7 +57,6 @@ use crate::lab::tasks::WorkerRequest;
 use crate::lab::tasks::{WorkerResponse, decode, encode};
 #[cfg(doc)]
 use crate::numerics::estimators::Describe;
-use crate::numerics::estimators::EstimatorId;
 
 mod runners;
 mod side;
@@ -118,17 +118,9 @@ fn now_ms() -> f64 {
 }
 
 impl Pool {
-    /// Starts the kernel view's workers, of the kind the first configuration's `estimators`
-    /// need. `listener` receives every [`PoolEvent`] (outside any borrow of the pool, so it
-    /// may call back into it).
-    pub fn new(
-        estimators: &[EstimatorId],
-        listener: impl Fn(PoolEvent) + 'static,
-    ) -> Rc<RefCell<Pool>> {
-        Pool::of(WorkerKind::for_estimators(estimators), listener)
-    }
-
-    /// Starts workers of `kind`; see [`Pool::new`].
+    /// Starts workers of `kind` (the page's pool: the kind its first view needs, which a
+    /// later request may widen; the model's pool). `listener` receives every [`PoolEvent`]
+    /// (outside any borrow of the pool, so it may call back into it).
     pub fn of(kind: WorkerKind, listener: impl Fn(PoolEvent) + 'static) -> Rc<RefCell<Pool>> {
         let pool = Rc::new_cyclic(|this| {
             RefCell::new(Pool {
