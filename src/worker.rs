@@ -105,4 +105,6 @@ fn serve<W: 'static>(
 #[cfg(feature = "text-model")]
 mod model;
 #[cfg(feature = "text-model")]
+mod peers;
+#[cfg(feature = "text-model")]
 pub use model::start_model;

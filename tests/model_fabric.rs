@@ -300,3 +300,53 @@ fn the_swap_plan_goes_one_job_per_worker_after_any_text_and_both_hold_the_traine
         );
     }
 }
+
+#[test]
+fn a_training_split_by_heads_over_two_workers_equals_one_workers() {
+    let mut config = text_config(FIRST);
+    config.attention.hedgehog_steps = 3;
+    config.attention.swap_draws = 1;
+    config.attention.methods.truncate(1);
+    let plan = swap_plan(&config, None);
+    let Some(ModelRequest::TrainHedgehog(job)) = plan
+        .iter()
+        .find(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+        .cloned()
+    else {
+        panic!("the plan trains the Hedgehog maps");
+    };
+    let hedgehog = plan
+        .iter()
+        .find(|r| matches!(r, ModelRequest::Swap(j) if j.method == "hedgehog"))
+        .cloned()
+        .expect("the plan swaps the Hedgehog maps in");
+    let mut fabric = Fabric::new(3);
+    // One worker alone, as before.
+    let whole = fabric.workers[2].handle(ModelRequest::TrainHedgehog(job.clone()), || 0.0, &mut |_| {});
+    // Two workers, each its share of the heads, then both parts to each (any order).
+    let shares: Vec<_> = (0..2)
+        .map(|index| {
+            fabric.workers[index]
+                .train_part(&job, (index, 2), || 0.0, &mut |_| {})
+                .expect("the part trains")
+        })
+        .collect();
+    let reversed: Vec<_> = shares.iter().rev().cloned().collect();
+    let first = fabric.workers[0].keep_trained_parts(&shares);
+    let second = fabric.workers[1].keep_trained_parts(&reversed);
+    let record = |answer: &ModelAnswer| match answer {
+        ModelAnswer::Trained(Ok(training)) => (training.curve.clone(), training.train_tokens),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(record(&first), record(&whole));
+    assert_eq!(record(&second), record(&whole));
+    // Every worker's Hedgehog swap is the same report (the same maps).
+    let reports: Vec<_> = (0..3)
+        .map(|slot| match fabric.workers[slot].handle(hedgehog.clone(), || 0.0, &mut |_| {}) {
+            ModelAnswer::Swapped { report: Ok(report), .. } => report.per_layer,
+            other => panic!("worker {slot}: {other:?}"),
+        })
+        .collect();
+    assert_eq!(reports[0], reports[2]);
+    assert_eq!(reports[1], reports[2]);
+}

@@ -8,10 +8,12 @@ use std::sync::Arc;
 use super::attention::{run_attention, run_attention_on};
 use super::config::HeadSource;
 use super::config::{HEAD_LAYERS, MAX_SWAP_DRAWS};
-use super::learned_map::{LearnedMaps, train_learned_maps};
+use super::learned_map::{
+    LearnedHeads, LearnedMaps, merge_learned_heads, train_learned_heads, train_learned_maps,
+};
 use super::model_loader::ModelLoader;
 use super::model_protocol::{
-    HEDGEHOG, HedgehogPoint, ModelAnswer, ModelRequest, ModelSetup, SwapJob,
+    HEDGEHOG, HedgehogJob, HedgehogPoint, ModelAnswer, ModelRequest, ModelSetup, SwapJob,
 };
 use super::model_swap::{
     ExactRun, Swap, SwapMethod, exact_run, retrieval_report, swap_report, swap_report_on,
@@ -209,6 +211,35 @@ impl ModelWorkspace {
                     Err(e) => ModelAnswer::Trained(Err(e.to_string())),
                 }
             }
+        }
+    }
+
+    /// Part `index` of `count` of a Hedgehog training split by heads: the heads `i` with
+    /// `i % count == index` (every 12th of 72 when the workers are 12: the layers' costs even
+    /// out); `post` sends the points of this part's heads.
+    pub fn train_part(
+        &self,
+        job: &HedgehogJob,
+        (index, count): (usize, usize),
+        now: fn() -> f64,
+        post: &mut dyn FnMut(&ModelAnswer),
+    ) -> Result<LearnedHeads, String> {
+        let model = self.model.as_ref().ok_or("the model is not loaded yet")?;
+        let total = model.weights.layers.len() * model.weights.config.num_attention_heads;
+        let heads: Vec<usize> = (0..total).filter(|h| h % count.max(1) == index).collect();
+        let mut on_point = |p: &HedgehogPoint| post(&ModelAnswer::Training(p.clone()));
+        train_learned_heads(model, job, &heads, &mut on_point, now).map_err(|e| e.to_string())
+    }
+
+    /// Every part of a training split by heads: the maps of every head, kept for the
+    /// Hedgehog swaps; the training's record.
+    pub fn keep_trained_parts(&mut self, parts: &[LearnedHeads]) -> ModelAnswer {
+        match merge_learned_heads(parts) {
+            Ok((maps, training)) => {
+                self.learned = Some(Arc::new(maps));
+                ModelAnswer::Trained(Ok(training))
+            }
+            Err(e) => ModelAnswer::Trained(Err(e.to_string())),
         }
     }
 

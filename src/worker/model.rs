@@ -2,7 +2,8 @@
 //! fetches the model file itself (so that the page's thread never holds or copies its 46 MB),
 //! posting its progress ([`ModelSetup`]), then answers the text view's requests
 //! ([`ModelWorkspace::respond`]). The model workers of a pool are connected pairwise by
-//! `MessagePort`s ([`WorkerRequest::Connect`]), over which the parts of a split request talk.
+//! `MessagePort`s ([`WorkerRequest::Connect`]), over which the parts of a split request talk
+//! (`peers`): the Hedgehog training, split by heads ([`train_split`]).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -11,18 +12,20 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 
+use super::peers::Peers;
 use super::{Reply, message_bytes, serve};
+use crate::lab::learned_map::LearnedHeads;
 use crate::lab::model_loader::ModelLoader;
-use crate::lab::model_protocol::{MODEL_URL, ModelSetup};
+use crate::lab::model_protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
 use crate::lab::model_worker::ModelWorkspace;
-use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode};
+use crate::lab::scheduler::PartOf;
+use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
 
 /// A model worker's state: the model's workspace and the ports to the other model workers.
 #[derive(Default)]
 struct ModelWorker {
     workspace: ModelWorkspace,
-    /// (slot of the peer, the port to it).
-    peers: Vec<(usize, MessagePort)>,
+    peers: Peers,
 }
 
 fn now() -> f64 {
@@ -62,11 +65,30 @@ fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Rep
     };
     if let WorkerRequest::Connect { peer } = request {
         match event.ports().get(0).dyn_into::<MessagePort>() {
-            Ok(port) => state.borrow_mut().peers.push((peer, port)),
+            Ok(port) => state.borrow_mut().peers.connect(peer, port),
             Err(_) => reply.send(&WorkerResponse::Setup(ModelSetup::Failed(
                 "a peer's port came without a port".into(),
             ))),
         }
+        return;
+    }
+    // The Hedgehog training on several workers: each trains its share of the heads, then the
+    // shares go to every part over the ports, so that each worker holds every map.
+    if let WorkerRequest::Model {
+        id,
+        part,
+        request: ModelRequest::TrainHedgehog(job),
+    } = &request
+        && part.slots.len() > 1
+    {
+        let (state, reply) = (state.clone(), reply.clone());
+        let (id, part, job) = (*id, part.clone(), job.clone());
+        wasm_bindgen_futures::spawn_local(async move {
+            let answer = train_split(&state, &reply, id, &part, &job)
+                .await
+                .unwrap_or_else(ModelAnswer::Failed);
+            reply.send(&WorkerResponse::Model { id, answer });
+        });
         return;
     }
     let mut update = |response: WorkerResponse| reply.send(&response);
@@ -75,6 +97,51 @@ fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Rep
         .workspace
         .respond(request, now, &mut update);
     reply.send(&response);
+}
+
+/// This worker's part of a training split by heads (see [`on_message`]): its answer (part 0's
+/// is the training's record, the others' [`ModelAnswer::Helped`]).
+async fn train_split(
+    state: &Rc<RefCell<ModelWorker>>,
+    reply: &Reply,
+    id: u64,
+    part: &PartOf,
+    job: &HedgehogJob,
+) -> Result<ModelAnswer, String> {
+    let count = part.slots.len();
+    let mine = {
+        // The points of part 0's heads stand for the curve while it trains.
+        let mut post = |answer: &ModelAnswer| {
+            if part.index == 0 {
+                reply.send(&WorkerResponse::Update {
+                    id,
+                    update: answer.clone(),
+                });
+            }
+        };
+        state
+            .borrow()
+            .workspace
+            .train_part(job, (part.index, count), now, &mut post)?
+    };
+    let bytes = encode(&mine)?;
+    // The request's handle is the same in every part: the shares' tag.
+    let request = part.request;
+    let receive = {
+        let worker = state.borrow();
+        worker.peers.send(request, 0, part, &bytes)?;
+        worker.peers.receive(request, 0, part)
+    };
+    let mut parts = vec![mine];
+    for (_, body) in receive.await? {
+        parts.push(decode::<LearnedHeads>(&body)?);
+    }
+    let answer = state.borrow_mut().workspace.keep_trained_parts(&parts);
+    Ok(match answer {
+        ModelAnswer::Trained(Err(message)) => ModelAnswer::Failed(message),
+        _ if part.index > 0 => ModelAnswer::Helped,
+        answer => answer,
+    })
 }
 
 /// Fetches `url` chunk by chunk into a [`ModelLoader`], which hashes and reads each chunk as it

@@ -82,6 +82,9 @@ pub enum Spread {
 pub struct PartOf {
     pub index: usize,
     pub slots: Vec<usize>,
+    /// The request's handle, the same in every part (the parts tag what they send each other
+    /// with it).
+    pub request: u64,
 }
 
 impl PartOf {
@@ -90,6 +93,7 @@ impl PartOf {
         PartOf {
             index: 0,
             slots: vec![slot],
+            request: 0,
         }
     }
 }
@@ -284,6 +288,7 @@ impl Scheduler {
                 let part = PartOf {
                     index,
                     slots: slots.clone(),
+                    request: queued.request,
                 };
                 out.send
                     .push(self.start_part(queued, Some(slots[index]), part));
