@@ -6,7 +6,8 @@
 #   needs), built without the feature `optimised-a` (no argmin: a third of this worker), and
 #   `full-worker` (every request: the attention view's parts, and the kernel view's when an
 #   estimator needs the optimised A; started only when one of those is first asked for), and
-#   `model-worker` (the text view: the tokenizer and the model, feature `text-model`);
+#   `model-worker` (the text view: the tokenizer and the model, feature `text-model`, with the
+#   optimised A, since the attention view's parts on the reader's text run there);
 # - `NAME` with `+relaxed-simd`: the worker's kernel is about 2.5 times faster with
 #   WebAssembly's fused multiply-add and relaxed conversions;
 # - `NAME-simd128` with `simd128` only, for a browser without relaxed SIMD.
@@ -64,7 +65,7 @@ flag_set() {
   shift 3
   worker kernel-worker "" "$suffix" "$target_dir" "$target_features" "$@"
   worker full-worker optimised-a "$suffix" "$target_dir" "$target_features" "$@"
-  worker model-worker text-model "$suffix" "$target_dir" "$target_features" "$@"
+  worker model-worker optimised-a,text-model "$suffix" "$target_dir" "$target_features" "$@"
 }
 
 flag_set "" "$target_base/worker" "$RELAXED_TARGET_FEATURES" --enable-relaxed-simd &

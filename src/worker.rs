@@ -1,12 +1,15 @@
-//! The worker side of the pools (WebAssembly only): each message is a postcard-encoded
-//! [`WorkerRequest`](crate::lab::tasks::WorkerRequest); the answer goes back the same way.
-//! Two workers: `kernel-worker` ([`start`]: the kernel view's tasks, the probe, the data panel,
-//! [`handle_kernel_request`], built without the optimised A) and `full-worker` ([`start_full`]:
-//! every request, [`handle_request`]), so that the first view never downloads the attention
-//! math or the optimiser.
-//! All the work is in those handlers; this file only wires one to `onmessage`.
+//! The worker side of the pools (WebAssembly only): one way to serve for every worker. Each
+//! message is a postcard-encoded [`WorkerRequest`](crate::lab::tasks::WorkerRequest); each
+//! answer, and each update before it, goes back the same way, its buffer transferred. Three
+//! workers: `kernel-worker` ([`start`]: the kernel view's tasks, the probe, the data panel,
+//! [`handle_kernel_request`], built without the optimised A), `full-worker` ([`start_full`]:
+//! every request, [`handle_request`]) and `model-worker` ([`start_model`], feature
+//! `text-model`: it fetches and checks the model itself, then answers the text view's
+//! requests, `lab::model_worker`). All the work is in those handlers; this file only wires one
+//! to `onmessage`.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -19,167 +22,74 @@ pub const READY: &str = "ready";
 
 /// The kernel worker: installs its message handler and tells the page it is ready.
 pub fn start() {
-    serve(handle_kernel_request);
+    serve(Workspace::new(), |workspace, event, reply| {
+        reply.bytes(&handle_kernel_request(
+            &mut workspace.borrow_mut(),
+            &message_bytes(&event),
+        ));
+    });
 }
 
 /// The full worker: installs its message handler and tells the page it is ready.
 pub fn start_full() {
-    serve(handle_request);
-}
-
-/// The model worker (feature `text-model`): fetches the model file itself (so that the page's
-/// thread never holds or copies its 46 MB), posting its progress, then runs it on each text.
-#[cfg(feature = "text-model")]
-pub fn start_model() {
-    use std::rc::Rc;
-
-    use crate::lab::model_worker::ModelWorkspace;
-    use crate::lab::text_model::{ModelAnswer, ModelRequest};
-
-    fn now() -> f64 {
-        js_sys::global()
-            .dyn_into::<DedicatedWorkerGlobalScope>()
-            .ok()
-            .and_then(|scope| scope.performance())
-            .map_or(0.0, |p| p.now())
-    }
-    let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
-        return;
-    };
-    let post = {
-        let scope = scope.clone();
-        move |answer: &ModelAnswer| {
-            let array = js_sys::Uint8Array::from(answer.encode().as_slice());
-            let transfer = js_sys::Array::of1(&array.buffer());
-            if let Err(error) = scope.post_message_with_transfer(&array, &transfer) {
-                web_sys::console::error_2(&"model worker: cannot answer".into(), &error);
-            }
-        }
-    };
-    let workspace = Rc::new(RefCell::new(ModelWorkspace::default()));
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        let bytes = js_sys::Uint8Array::new(&event.data()).to_vec();
-        match postcard::from_bytes::<ModelRequest>(&bytes) {
-            Err(e) => post(&ModelAnswer::Failed(format!("unreadable message: {e}"))),
-            Ok(ModelRequest::Load { url }) => {
-                let (workspace, post) = (workspace.clone(), post.clone());
-                wasm_bindgen_futures::spawn_local(async move {
-                    let answer = match fetch_with_progress(&url, &post).await {
-                        Ok(file) => workspace.borrow_mut().load(&file, now),
-                        Err(message) => ModelAnswer::Failed(message),
-                    };
-                    post(&answer);
-                });
-            }
-            Ok(request) => {
-                let mut send = |answer: &ModelAnswer| post(answer);
-                let answer = workspace.borrow_mut().handle(request, now, &mut send);
-                post(&answer);
-            }
-        }
+    serve(Workspace::new(), |workspace, event, reply| {
+        reply.bytes(&handle_request(
+            &mut workspace.borrow_mut(),
+            &message_bytes(&event),
+        ));
     });
-    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    on_message.forget();
-    if let Err(error) = scope.post_message(&READY.into()) {
-        web_sys::console::error_2(&"model worker: cannot announce itself".into(), &error);
+}
+
+/// Where answers go: the worker's scope, each answer's buffer transferred.
+#[derive(Clone)]
+pub(crate) struct Reply(DedicatedWorkerGlobalScope);
+
+impl Reply {
+    /// Posts encoded bytes.
+    pub(crate) fn bytes(&self, bytes: &[u8]) {
+        let array = js_sys::Uint8Array::from(bytes);
+        let transfer = js_sys::Array::of1(&array.buffer());
+        if let Err(error) = self.0.post_message_with_transfer(&array, &transfer) {
+            web_sys::console::error_2(&"softmax-kernel-lab worker: cannot answer".into(), &error);
+        }
+    }
+
+    /// Encodes and posts a response.
+    #[cfg(feature = "text-model")]
+    pub(crate) fn send(&self, response: &crate::lab::tasks::WorkerResponse) {
+        match crate::lab::tasks::encode(response) {
+            Ok(bytes) => self.bytes(&bytes),
+            Err(error) => web_sys::console::error_1(&error.into()),
+        }
     }
 }
 
-/// Fetches `url` chunk by chunk, posting a progress answer about every megabyte.
-#[cfg(feature = "text-model")]
-async fn fetch_with_progress(
-    url: &str,
-    post: &impl Fn(&crate::lab::text_model::ModelAnswer),
-) -> Result<Vec<u8>, String> {
-    use crate::lab::text_model::ModelAnswer;
-    use wasm_bindgen_futures::JsFuture;
-
-    let scope: DedicatedWorkerGlobalScope = js_sys::global()
-        .dyn_into()
-        .map_err(|_| "not in a worker".to_string())?;
-    let absent = || {
-        format!(
-            "the model file {url} is not served: run scripts/fetch-model.sh (or \
-             ./scripts/serve.sh, which runs it) and reload"
-        )
-    };
-    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str(url))
-        .await
-        .map_err(|_| absent())?
-        .dyn_into()
-        .map_err(|_| absent())?;
-    if !response.ok() {
-        return Err(format!("{} (HTTP status {})", absent(), response.status()));
-    }
-    let total = response
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|v| v.parse::<u64>().ok());
-    let body = response.body().ok_or_else(absent)?;
-    let reader: web_sys::ReadableStreamDefaultReader = body
-        .get_reader()
-        .dyn_into()
-        .map_err(|_| "cannot read the model file".to_string())?;
-    let mut file = Vec::with_capacity(total.unwrap_or(0).min(1 << 28) as usize);
-    let mut reported = 0u64;
-    loop {
-        let chunk = JsFuture::from(reader.read())
-            .await
-            .map_err(|_| "the model file's download broke off".to_string())?;
-        let done = js_sys::Reflect::get(&chunk, &"done".into())
-            .map(|d| d.is_truthy())
-            .unwrap_or(true);
-        if done {
-            break;
-        }
-        if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
-            let array = js_sys::Uint8Array::new(&value);
-            let start = file.len();
-            file.resize(start + array.length() as usize, 0);
-            array.copy_to(&mut file[start..]);
-        }
-        let loaded = file.len() as u64;
-        if loaded - reported >= 1 << 20 {
-            reported = loaded;
-            post(&ModelAnswer::Progress { loaded, total });
-        }
-    }
-    post(&ModelAnswer::Progress {
-        loaded: file.len() as u64,
-        total,
-    });
-    Ok(file)
+/// The bytes of a message from the page.
+fn message_bytes(event: &MessageEvent) -> Vec<u8> {
+    js_sys::Uint8Array::new(&event.data()).to_vec()
 }
 
-/// Installs `handle` as the message handler and tells the page the worker is ready.
-fn serve(handle: fn(&mut Workspace, &[u8]) -> Vec<u8>) {
-    serve_with(Workspace::new(), handle);
-}
-
-/// Installs `handle` (with its state `workspace`) as the message handler and tells the page
-/// the worker is ready.
-fn serve_with<W: 'static>(workspace: W, handle: impl Fn(&mut W, &[u8]) -> Vec<u8> + 'static) {
+/// Installs `handle` (with its state `workspace`, kept between messages: datasets and ω, or
+/// the model) as the message handler and tells the page the worker listens. Returns the state
+/// and the reply handle, for a worker that has work of its own to start (the model's fetch).
+fn serve<W: 'static>(
+    workspace: W,
+    handle: impl Fn(&Rc<RefCell<W>>, MessageEvent, &Reply) + 'static,
+) -> Option<(Rc<RefCell<W>>, Reply)> {
     let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
         web_sys::console::error_1(
             &"softmax-kernel-lab worker: not running in a dedicated worker".into(),
         );
-        return;
+        return None;
     };
-    // Datasets and ω (or the model) stay cached here between messages.
-    let workspace = RefCell::new(workspace);
-    let reply_scope = scope.clone();
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        let bytes = js_sys::Uint8Array::new(&event.data()).to_vec();
-        let answer = handle(&mut workspace.borrow_mut(), &bytes);
-        let array = js_sys::Uint8Array::from(answer.as_slice());
-        let buffer = array.buffer();
-        let transfer = js_sys::Array::of1(&buffer);
-        if let Err(error) = reply_scope.post_message_with_transfer(&array, &transfer) {
-            web_sys::console::error_2(&"softmax-kernel-lab worker: cannot answer".into(), &error);
-        }
-    });
+    let workspace = Rc::new(RefCell::new(workspace));
+    let reply = Reply(scope.clone());
+    let on_message = {
+        let (workspace, reply) = (workspace.clone(), reply.clone());
+        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            handle(&workspace, event, &reply);
+        })
+    };
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
     on_message.forget();
@@ -189,4 +99,12 @@ fn serve_with<W: 'static>(workspace: W, handle: impl Fn(&mut W, &[u8]) -> Vec<u8
             &error,
         );
     }
+    Some((workspace, reply))
 }
+
+#[cfg(feature = "text-model")]
+mod model;
+#[cfg(feature = "text-model")]
+mod peers;
+#[cfg(feature = "text-model")]
+pub use model::start_model;

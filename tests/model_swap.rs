@@ -280,3 +280,79 @@ fn learned_hedgehog_maps_beat_performer_at_their_size() {
         "Hedgehog {h:?} against Performer {p:?}"
     );
 }
+
+/// The Hedgehog training split by heads (layers 0–2 and 3–5, as two workers would train them),
+/// each part sent through postcard, merged: the maps and the curve of one training of every
+/// head; the maps sent again arrive equal (f32 parameters: 72 × 8,448 bytes and a few for the
+/// sizes) and swap in as the originals do.
+#[test]
+fn hedgehog_training_splits_by_heads_and_the_maps_travel() {
+    use softmax_kernel_lab::lab::learned_map::{
+        LearnedHeads, LearnedMaps, merge_learned_heads, train_learned_heads, train_learned_maps,
+    };
+    use softmax_kernel_lab::lab::model_protocol::{HEDGEHOG_TRAINING_TEXT, HedgehogJob};
+    use std::sync::Arc;
+
+    let job = HedgehogJob {
+        train_text: HEDGEHOG_TRAINING_TEXT.to_string(),
+        eval_text: TEXT.to_string(),
+        half_features: 32,
+        steps: 10,
+        learning_rate: 0.01,
+        seed: 0,
+    };
+    let (whole, whole_record) = train_learned_maps(model(), &job, &mut |_| {}, now).unwrap();
+    let travel = |part: LearnedHeads| -> LearnedHeads {
+        postcard::from_bytes(&postcard::to_allocvec(&part).unwrap()).unwrap()
+    };
+    let first: Vec<usize> = (0..36).collect();
+    let second: Vec<usize> = (36..72).collect();
+    let parts = [
+        travel(train_learned_heads(model(), &job, &second, &mut |_| {}, now).unwrap()),
+        travel(train_learned_heads(model(), &job, &first, &mut |_| {}, now).unwrap()),
+    ];
+    let (merged, record) = merge_learned_heads(&parts).unwrap();
+    assert_eq!(merged, whole);
+    assert_eq!(record.curve, whole_record.curve);
+    assert_eq!(record.curve.len(), 11);
+    assert!(merge_learned_heads(&parts[..1]).is_err(), "half the heads");
+    let bytes = postcard::to_allocvec(&merged).unwrap();
+    eprintln!("the maps in postcard: {} bytes", bytes.len());
+    assert!(
+        bytes.len() > 72 * 8448 && bytes.len() < 72 * 8448 + 2048,
+        "{}",
+        bytes.len()
+    );
+    let arrived: LearnedMaps = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(arrived, merged);
+    let swap = |maps: LearnedMaps| {
+        let swap = Swap {
+            method: SwapMethod::Learned(Arc::new(maps)),
+            layers: all_layers(),
+            draws: 1,
+        };
+        let report = swap_report(model(), TEXT, &ExperimentConfig::default(), &swap, now);
+        report.unwrap().cosine.unwrap().mean
+    };
+    assert_eq!(swap(arrived), swap(whole));
+    // A truncated message is an error, never a panic.
+    assert!(postcard::from_bytes::<LearnedMaps>(&bytes[..bytes.len() / 2]).is_err());
+}
+
+/// A retrieval against the set's exact run computed once equals the retrieval that runs it.
+#[test]
+fn a_retrieval_against_a_kept_exact_run_is_the_same() {
+    use softmax_kernel_lab::lab::model_swap::{exact_retrieval, retrieval_report_on};
+
+    let config = ExperimentConfig::default();
+    let swap = Swap {
+        method: method("prf-pos"),
+        layers: vec![1, 4],
+        draws: 2,
+    };
+    let candidates = &RETRIEVAL_CANDIDATES[..4];
+    let exact = exact_retrieval(model(), RETRIEVAL_QUERY, candidates).unwrap();
+    let kept = retrieval_report_on(model(), &exact, &config, &swap).unwrap();
+    let again = retrieval_report(model(), RETRIEVAL_QUERY, candidates, &config, &swap).unwrap();
+    assert_eq!(kept, again);
+}

@@ -7,7 +7,8 @@
 
 use softmax_kernel_lab::cli::default_model_path;
 use softmax_kernel_lab::lab::config::SWAP_BUDGETS;
-use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest};
+use softmax_kernel_lab::lab::model_loader::ModelLoader;
+use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
 use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
 use softmax_kernel_lab::lab::swap_plan::swap_plan;
 use softmax_kernel_lab::lab::tour::{Evidence, STEPS};
@@ -33,9 +34,11 @@ fn random_features_in_every_layer_do_not_keep_the_embedding() {
         )
     });
     let mut worker = ModelWorkspace::default();
+    let mut loader = ModelLoader::new();
+    loader.push(&bytes);
     assert!(matches!(
-        worker.load(&bytes, || 0.0),
-        ModelAnswer::Loaded { .. }
+        worker.load(loader, 0.0, || 0.0),
+        ModelSetup::Loaded { .. }
     ));
     let mut reports = Vec::new();
     for request in swap_plan(&config, None) {

@@ -14,6 +14,8 @@ pub mod job;
 #[cfg(feature = "text-model")]
 pub mod learned_map;
 pub mod mathml;
+#[cfg(feature = "text-model")]
+pub mod model_loader;
 pub mod model_protocol;
 #[cfg(feature = "text-model")]
 pub mod model_swap;

@@ -21,19 +21,38 @@ pub struct TextRun {
     pub full_len: Option<usize>,
     /// Mean-pooled, L2-normalised sentence embedding.
     pub embedding: Vec<f32>,
-    /// Every head's raw Q, K, V in the stored heads' format (f16), one passage: the text.
+    /// Every head's raw Q, K, V in the stored heads' format (f16), one passage: the text. For
+    /// the command line and the tests; empty in the model worker's answer to the page (the
+    /// workers keep the text's heads and compute the attention view's parts on them, so no
+    /// heads travel to the page).
     #[serde(with = "serde_bytes")]
     pub heads_asset: Vec<u8>,
     /// Multiply-adds of the forward.
     pub multiply_adds: u64,
 }
 
-/// What the page asks the model worker.
+/// What a model worker says while it starts: it fetches and checks the model itself, then
+/// answers requests (`WorkerResponse::Setup`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ModelSetup {
+    /// Bytes of the model file received so far, of `total` when the server says.
+    Progress { loaded: u64, total: Option<u64> },
+    /// The model is ready: its file's size, its parameters, the time to check and unpack it
+    /// after its last byte arrived.
+    Loaded {
+        bytes: u64,
+        parameters: usize,
+        load_ms: f64,
+    },
+    /// The file is absent, its hash wrong, or the worker could not read it.
+    Failed(String),
+}
+
+/// What the page asks the model workers (`WorkerRequest::Model`, with the worker's part).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ModelRequest {
-    /// Fetch the converted model file from `url` (relative to the page), check and load it.
-    Load { url: String },
-    /// Run the loaded model on a text.
+    /// Run the loaded model on a text (split by rows over the workers of the request's parts;
+    /// every part keeps the text's heads for the attention view).
     Run { text: String },
     /// Swap a method into the model on a text (`lab::model_swap::swap_report`).
     Swap(SwapJob),
@@ -44,8 +63,20 @@ pub enum ModelRequest {
         candidates: Vec<String>,
     },
     /// Train the Hedgehog maps of every head on one text, evaluate them on another
-    /// (`lab::learned_map`); the worker keeps them for swaps of [`HEDGEHOG`].
+    /// (`lab::learned_map`); every worker keeps them for swaps of [`HEDGEHOG`].
     TrainHedgehog(HedgehogJob),
+}
+
+impl ModelRequest {
+    /// What the page shows while it waits for the answer (and the benchmark reads).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ModelRequest::Run { .. } => "run",
+            ModelRequest::Swap(_) => "swap",
+            ModelRequest::Retrieve { .. } => "retrieve",
+            ModelRequest::TrainHedgehog(_) => "train",
+        }
+    }
 }
 
 /// The method id that names the Hedgehog maps the worker trained last.
@@ -215,14 +246,6 @@ pub struct HedgehogTraining {
 /// What the model worker answers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ModelAnswer {
-    /// Bytes of the model file received so far, of `total` when the server says.
-    Progress { loaded: u64, total: Option<u64> },
-    /// The model is ready: its file's size, its parameters, the time to check and unpack it.
-    Loaded {
-        bytes: u64,
-        parameters: usize,
-        load_ms: f64,
-    },
     /// One text through the model, and the forward's time (tokenizer included).
     Ran { run: TextRun, forward_ms: f64 },
     /// A swap's report, and the time it took in the worker.
@@ -237,17 +260,12 @@ pub enum ModelAnswer {
         report: Result<RetrievalReport, String>,
         ms: f64,
     },
-    /// A point of the Hedgehog maps' training, while it runs.
+    /// A point of the Hedgehog maps' training, while it runs (an update: the request goes on).
     Training(HedgehogPoint),
+    /// A part of a request split over workers did its share (its answer is part 0's).
+    Helped,
     /// The Hedgehog maps are trained (the worker keeps them), or why not.
     Trained(Result<HedgehogTraining, String>),
     /// Anything that went wrong, as a sentence for the page.
     Failed(String),
-}
-
-impl ModelAnswer {
-    /// The answer as the worker posts it.
-    pub fn encode(&self) -> Vec<u8> {
-        postcard::to_allocvec(self).unwrap_or_default()
-    }
 }

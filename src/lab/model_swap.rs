@@ -10,10 +10,14 @@
 //! A method sees each head as the attention view sees a real head: the raw projections with the
 //! model's scaling `q/dh^{1/4}`, `k/dh^{1/4}`, the configuration's settings (m, coupling,
 //! degree, landmarks, window, top-k, …), and a stream of its own per (draw, layer, head).
+//! Where the method's map has a batched f32 form it runs in the long-sequence f32 kernels (the
+//! same ω; figures within about 1e-6 of its f64 draw), the model's own arithmetic being f32.
 
 use std::sync::Arc;
 
-use crate::lab::attention::methods::{lln_constants, method_settings, prepare, run_with};
+use crate::lab::attention::methods::{
+    draw_rng, lln_constants, method_settings, prepare_with, run_with,
+};
 use crate::lab::config::{ExperimentConfig, MODEL_MAX_TOKENS};
 use crate::lab::learned_map::LearnedMaps;
 pub use crate::lab::model_protocol::{
@@ -22,6 +26,9 @@ pub use crate::lab::model_protocol::{
 use crate::lab::text_model::TextModel;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
+use crate::numerics::attention::lln::LlnConstants;
+use crate::numerics::attention::long::{LinearForm, Sequence, linear_attention_f32};
+use crate::numerics::attention::method::MethodSettings;
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::bert::{Forward, HeadInputs, Keep, ModelError};
 
@@ -82,28 +89,60 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     dot / (norm(a) * norm(b)).max(f64::MIN_POSITIVE)
 }
 
+/// What a registry method reads, prepared once per swap rather than once per head: its
+/// settings and LLN's constants (for the heads' dimension).
+struct RegistryContext {
+    method: MethodId,
+    settings: MethodSettings,
+    seed: u64,
+    lln: Result<Option<LlnConstants>, String>,
+}
+
+impl RegistryContext {
+    fn new(method: MethodId, config: &ExperimentConfig, dim: usize) -> Self {
+        let mut one = config.clone();
+        one.attention.methods = vec![method];
+        Self {
+            method,
+            settings: method_settings(config),
+            seed: config.seed,
+            lln: lln_constants(&one, dim).map_err(|e| e.to_string()),
+        }
+    }
+}
+
 /// The method's output for one head, or why it has none.
 fn approximate(
     swap: &Swap,
-    config: &ExperimentConfig,
+    registry: Option<&RegistryContext>,
     draw: usize,
     head: &HeadInputs,
 ) -> Result<Vec<f32>, String> {
     let scale = (head.dim as f64).powf(-0.25);
     let widen = |v: &[f32], s: f64| v.iter().map(|x| f64::from(*x) * s).collect::<Vec<f64>>();
     let describe = |e: String| format!("layer {} head {}: {e}", head.layer, head.head);
-    let (q, k, v) = (
-        widen(head.q, scale),
-        widen(head.k, scale),
-        widen(head.v, 1.0),
-    );
-    let output = match &swap.method {
-        SwapMethod::Registry(method) => {
-            registry_output(*method, config, draw, head, q, k, v).map_err(describe)?
+    let (q, k) = (widen(head.q, scale), widen(head.k, scale));
+    let output = match (&swap.method, registry) {
+        (SwapMethod::Registry(_), Some(context)) => {
+            registry_output(context, draw, head, q, k).map_err(describe)?
         }
-        SwapMethod::Learned(maps) => maps
-            .attention(head.layer, head.head, &q, &k, &v, head.len, head.dim)
-            .map_err(describe)?,
+        (SwapMethod::Registry(m), None) => {
+            return Err(describe(format!("{}: no settings prepared", m.id())));
+        }
+        (SwapMethod::Learned(maps), _) => maps
+            .attention(
+                head.layer,
+                head.head,
+                &q,
+                &k,
+                &widen(head.v, 1.0),
+                head.len,
+                head.dim,
+            )
+            .map_err(describe)?
+            .iter()
+            .map(|x| *x as f32)
+            .collect(),
     };
     if let Some(row) = output
         .chunks_exact(head.dim)
@@ -117,58 +156,76 @@ fn approximate(
             swap.method.id()
         ));
     }
-    Ok(output.iter().map(|x| *x as f32).collect())
+    Ok(output)
 }
 
 /// A registry method's output for one head (queries and keys already scaled by `dh^{-1/4}`).
+/// A method with a batched f32 form of its map (the random features, Taylor, LLN, `elu + 1`)
+/// runs in the long-sequence kernels ([`linear_attention_f32`]) with the same ω the f64 draw
+/// would take (the same stream, drawn the same way); the others (randomized attention, a
+/// polynomial map over its feature budget, Nyström, the window, sparse) run their f64 draw.
 fn registry_output(
-    method: MethodId,
-    config: &ExperimentConfig,
+    context: &RegistryContext,
     draw: usize,
     head: &HeadInputs,
     q: Vec<f64>,
     k: Vec<f64>,
-    v: Vec<f64>,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f32>, String> {
     let text = |e: AttentionError| e.to_string();
+    let (method, settings) = (context.method, &context.settings);
+    let v = head.v.iter().map(|x| f64::from(*x)).collect();
     let data = AttentionData::new(head.len, head.dim, head.dim, q, k, v).map_err(text)?;
-    let mut one = config.clone();
-    one.attention.methods = vec![method];
-    let lln = lln_constants(&one, head.dim).map_err(text)?;
-    let prepared = prepare(method, &data, config, lln.as_ref()).map_err(text)?;
+    let lln = context.lln.clone()?;
+    let prepared = prepare_with(method, &data, settings, lln.as_ref()).map_err(text)?;
     // A stream per (draw, layer, head): 72 heads share no draw.
     let stream = (draw * 1_000 + head.layer * 100 + head.head) as u64;
+    let mut rng = draw_rng(context.seed, method, stream);
+    if let Some(Ok(map)) = prepared.batched_map(head.dim, settings, &mut rng) {
+        let narrow = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        let (q32, k32) = (narrow(&data.q), narrow(&data.k));
+        let sequence = Sequence::new(head.len, head.dim, head.dim, &q32, &k32, head.v)
+            .ok_or_else(|| format!("{}: shapes do not match", method.id()))?;
+        return Ok(linear_attention_f32(&map, &sequence, LinearForm::Bidirectional).output);
+    }
     let run = run_with(
         method,
         &prepared,
         &data,
-        &method_settings(config),
-        config.seed,
+        settings,
+        context.seed,
         stream,
         &[],
     )
     .map_err(text)?;
-    Ok(run.attention.output)
+    Ok(run.attention.output.iter().map(|x| *x as f32).collect())
 }
 
-/// The forward with `swap` in place, draw `draw`.
+/// The forward with `swap` in place, draw `draw`, every layer's states kept if `keep_layers`.
 fn swapped_forward(
     model: &TextModel,
     ids: &[u32],
     config: &ExperimentConfig,
     swap: &Swap,
-    draw: usize,
+    (draw, keep_layers): (usize, bool),
 ) -> Result<Forward, ModelError> {
+    let registry = match &swap.method {
+        SwapMethod::Registry(method) => Some(RegistryContext::new(
+            *method,
+            config,
+            model.weights.config.head_dim(),
+        )),
+        SwapMethod::Learned(_) => None,
+    };
     let mut replace = |head: &HeadInputs| {
         swap.layers
             .contains(&head.layer)
-            .then(|| approximate(swap, config, draw, head))
+            .then(|| approximate(swap, registry.as_ref(), draw, head))
     };
     model.weights.forward_with(
         ids,
         Keep {
             qkv: false,
-            layers: true,
+            layers: keep_layers,
         },
         Some(&mut replace),
     )
@@ -272,7 +329,7 @@ pub fn swap_report_on(
     let mut failure = None;
     let swapped_start = now();
     for draw in 0..draws {
-        match swapped_forward(model, ids, config, swap, draw) {
+        match swapped_forward(model, ids, config, swap, (draw, true)) {
             Ok(forward) => {
                 cosines.push(cosine(&forward.embedding, &exact.embedding));
                 for ((a, h), (mine, theirs)) in movements.iter_mut().zip(
@@ -357,15 +414,23 @@ pub fn kendall_tau(a: &[f64], b: &[f64]) -> f64 {
     (concordant - discordant) as f64 / pairs
 }
 
-/// Ranks `candidates` by cosine to `query`, exactly and with `swap` (query and candidates both
-/// through the swapped model).
-pub fn retrieval_report(
+/// The exact model on a retrieval set, what every method's retrieval of that set is compared
+/// with: the texts' tokens (query first) and exact embeddings. A worker that keeps it runs
+/// the exact forwards once per set instead of once per method.
+#[derive(Clone, Debug)]
+pub struct ExactRetrieval {
+    pub query: String,
+    pub candidates: Vec<String>,
+    ids: Vec<Vec<u32>>,
+    ranking: Ranking,
+}
+
+/// The exact run of a retrieval set.
+pub fn exact_retrieval(
     model: &TextModel,
     query: &str,
     candidates: &[&str],
-    config: &ExperimentConfig,
-    swap: &Swap,
-) -> Result<RetrievalReport, ModelError> {
+) -> Result<ExactRetrieval, ModelError> {
     let texts: Vec<&str> = std::iter::once(query)
         .chain(candidates.iter().copied())
         .collect();
@@ -377,14 +442,42 @@ pub fn retrieval_report(
         .iter()
         .map(|i| Ok(model.weights.forward(i, false)?.embedding))
         .collect::<Result<_, ModelError>>()?;
-    let exact_ranking = ranking_of(&exact[0], &exact[1..]);
+    Ok(ExactRetrieval {
+        query: query.to_string(),
+        candidates: candidates.iter().map(|c| c.to_string()).collect(),
+        ranking: ranking_of(&exact[0], &exact[1..]),
+        ids,
+    })
+}
+
+/// Ranks `candidates` by cosine to `query`, exactly and with `swap` (query and candidates both
+/// through the swapped model).
+pub fn retrieval_report(
+    model: &TextModel,
+    query: &str,
+    candidates: &[&str],
+    config: &ExperimentConfig,
+    swap: &Swap,
+) -> Result<RetrievalReport, ModelError> {
+    let exact = exact_retrieval(model, query, candidates)?;
+    retrieval_report_on(model, &exact, config, swap)
+}
+
+/// [`retrieval_report`] against a retrieval set's exact run already computed.
+pub fn retrieval_report_on(
+    model: &TextModel,
+    exact: &ExactRetrieval,
+    config: &ExperimentConfig,
+    swap: &Swap,
+) -> Result<RetrievalReport, ModelError> {
+    let (ids, exact_ranking) = (&exact.ids, exact.ranking.clone());
     let draws = draws_of(swap);
     let mut rankings = Vec::new();
     let mut failure = None;
     for draw in 0..draws {
         let embedded: Result<Vec<Vec<f32>>, ModelError> = ids
             .iter()
-            .map(|i| Ok(swapped_forward(model, i, config, swap, draw)?.embedding))
+            .map(|i| Ok(swapped_forward(model, i, config, swap, (draw, false))?.embedding))
             .collect();
         match embedded {
             Ok(e) => rankings.push(ranking_of(&e[0], &e[1..])),
@@ -405,8 +498,8 @@ pub fn retrieval_report(
     Ok(RetrievalReport {
         method: swap.method.id().to_string(),
         layers: swap.layers.clone(),
-        query: query.to_string(),
-        candidates: candidates.iter().map(|c| c.to_string()).collect(),
+        query: exact.query.clone(),
+        candidates: exact.candidates.clone(),
         exact: exact_ranking,
         top1_kept: (!rankings.is_empty()).then(|| kept as f64 / rankings.len() as f64),
         kendall_tau: Spread::of(&taus),

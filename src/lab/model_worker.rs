@@ -5,13 +5,22 @@
 
 use std::sync::Arc;
 
+use super::attention::{run_attention, run_attention_on};
+use super::config::HeadSource;
 use super::config::{HEAD_LAYERS, MAX_SWAP_DRAWS};
-use super::learned_map::{LearnedMaps, train_learned_maps};
-use super::model_protocol::{HEDGEHOG, HedgehogPoint, ModelAnswer, ModelRequest, SwapJob};
+use super::learned_map::{
+    LearnedHeads, LearnedMaps, merge_learned_heads, train_learned_heads, train_learned_maps,
+};
+use super::model_loader::ModelLoader;
+use super::model_protocol::{
+    HEDGEHOG, HedgehogJob, HedgehogPoint, ModelAnswer, ModelRequest, ModelSetup, SwapJob,
+};
 use super::model_swap::{
     ExactRun, Swap, SwapMethod, exact_run, retrieval_report, swap_report, swap_report_on,
 };
+use super::tasks::{TaskResponse, WorkerRequest, WorkerResponse};
 use super::text_model::TextModel;
+use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::attention::methods::MethodId;
 
 /// The model worker's state: the model once loaded, the Hedgehog maps once trained, and the
@@ -22,59 +31,138 @@ pub struct ModelWorkspace {
     learned: Option<Arc<LearnedMaps>>,
     /// The exact run of the last swapped text (a plan's jobs share it).
     exact: Option<ExactRun>,
+    /// The last text's heads (the attention view's parts on the user's text).
+    text_heads: Option<(String, Arc<RealHeads>)>,
 }
 
 impl ModelWorkspace {
-    /// Checks and unpacks the fetched file; `now` is the worker's clock in milliseconds.
-    pub fn load(&mut self, file: &[u8], now: fn() -> f64) -> ModelAnswer {
-        let start = now();
-        match TextModel::from_checked_bytes(file) {
+    /// Finishes the fetched file (hashed and mostly unpacked as it streamed in) and keeps the
+    /// model; `now` is the worker's clock in milliseconds, `last_byte_at` when the file's last
+    /// byte arrived on it, and `load_ms` the time from then to the model ready.
+    pub fn load(&mut self, loader: ModelLoader, last_byte_at: f64, now: fn() -> f64) -> ModelSetup {
+        let start = last_byte_at;
+        let bytes = loader.loaded();
+        match loader.finish() {
             Ok(model) => {
                 let parameters = model.parameter_count();
                 self.model = Some(model);
-                ModelAnswer::Loaded {
-                    bytes: file.len() as u64,
+                ModelSetup::Loaded {
+                    bytes,
                     parameters,
                     load_ms: now() - start,
+                }
+            }
+            Err(e) => ModelSetup::Failed(e.to_string()),
+        }
+    }
+
+    /// Runs the loaded model on `text`; keeps the text's heads for the attention view's parts
+    /// (the answer carries none: see
+    /// [`TextRun::heads_asset`](super::model_protocol::TextRun::heads_asset)).
+    pub fn run(&mut self, text: &str, now: fn() -> f64) -> ModelAnswer {
+        let Some(model) = &self.model else {
+            return ModelAnswer::Failed("the model is not loaded yet".into());
+        };
+        let start = now();
+        match model.run_keeping_heads(text) {
+            Ok((run, heads)) => {
+                self.text_heads = Some((text.to_string(), Arc::new(heads)));
+                ModelAnswer::Ran {
+                    run,
+                    forward_ms: now() - start,
                 }
             }
             Err(e) => ModelAnswer::Failed(e.to_string()),
         }
     }
 
-    /// Runs the loaded model on `text`.
-    pub fn run(&self, text: &str, now: fn() -> f64) -> ModelAnswer {
-        let Some(model) = &self.model else {
-            return ModelAnswer::Failed("the model is not loaded yet".into());
-        };
-        let start = now();
-        match model.run(text) {
-            Ok(run) => ModelAnswer::Ran {
-                run,
-                forward_ms: now() - start,
-            },
-            Err(e) => ModelAnswer::Failed(e.to_string()),
+    /// The heads of `text` (computed here if this worker did not run it: another worker did
+    /// the text alone while this one was busy).
+    fn heads_of(&mut self, text: &str, now: fn() -> f64) -> Result<Arc<RealHeads>, String> {
+        if let Some((kept, heads)) = &self.text_heads
+            && kept == text
+        {
+            return Ok(heads.clone());
+        }
+        match self.run(text, now) {
+            ModelAnswer::Failed(message) => Err(message),
+            _ => self
+                .text_heads
+                .as_ref()
+                .map(|(_, heads)| heads.clone())
+                .ok_or_else(|| "the text's heads were not kept".to_string()),
         }
     }
-    /// Answers one request other than `Load` (which the worker handles, as it fetches);
-    /// `post` sends answers that come before the last (the training's points).
+
+    /// Answers one message of the page (a model request or an attention part); `update` sends
+    /// news before the answer (the training's points). Anything else is refused.
+    pub fn respond(
+        &mut self,
+        request: WorkerRequest,
+        now: fn() -> f64,
+        update: &mut dyn FnMut(WorkerResponse),
+    ) -> WorkerResponse {
+        match request {
+            WorkerRequest::Model { id, part, request } => {
+                let mut post = |answer: &ModelAnswer| {
+                    update(WorkerResponse::Update {
+                        id,
+                        update: answer.clone(),
+                    })
+                };
+                let answer = self.handle(request, now, &mut post);
+                // A part other than the first did its share; the first answers for the request.
+                let answer = match answer {
+                    ModelAnswer::Failed(message) => ModelAnswer::Failed(message),
+                    _ if part.index > 0 => ModelAnswer::Helped,
+                    answer => answer,
+                };
+                WorkerResponse::Model { id, answer }
+            }
+            WorkerRequest::Attention { id, request } => {
+                let output = if request.config.attention.source == HeadSource::Text {
+                    self.heads_of(&request.config.attention.text, now)
+                        .and_then(|heads| {
+                            run_attention_on(&request, Some(&heads)).map_err(|e| e.to_string())
+                        })
+                } else {
+                    run_attention(&request).map_err(|e| e.to_string())
+                };
+                WorkerResponse::Attention { id, output }
+            }
+            WorkerRequest::Task(task) => WorkerResponse::Task(TaskResponse {
+                id: task.id,
+                output: Err("the model worker computes the text view only".into()),
+            }),
+            WorkerRequest::Connect { .. } => WorkerResponse::Setup(ModelSetup::Failed(
+                "a peer's port came without a port".into(),
+            )),
+            other => WorkerResponse::Task(TaskResponse {
+                id: 0,
+                output: Err(format!("the model worker does not answer {}", other.kind())),
+            }),
+        }
+    }
+
+    /// Answers one model request; `post` sends answers that come before the last (the
+    /// training's points).
     pub fn handle(
         &mut self,
         request: ModelRequest,
         now: fn() -> f64,
         post: &mut dyn FnMut(&ModelAnswer),
     ) -> ModelAnswer {
-        let Some(model) = &self.model else {
+        if self.model.is_none() {
             return ModelAnswer::Failed("the model is not loaded yet".into());
-        };
+        }
         match request {
-            ModelRequest::Load { .. } => {
-                ModelAnswer::Failed("the worker loads the model as it fetches it".into())
-            }
             ModelRequest::Run { text } => self.run(&text, now),
             ModelRequest::Swap(job) => {
                 let start = now();
                 let swap = self.swap_of(&job);
+                let Some(model) = &self.model else {
+                    return ModelAnswer::Failed("the model is not loaded yet".into());
+                };
                 if self.exact.as_ref().is_none_or(|e| e.text != job.text) {
                     self.exact = exact_run(model, &job.text, now).ok();
                 }
@@ -100,6 +188,7 @@ impl ModelWorkspace {
                 let start = now();
                 let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
                 let report = self.swap_of(&job).and_then(|swap| {
+                    let model = self.model.as_ref().ok_or("the model is not loaded yet")?;
                     retrieval_report(model, &query, &candidates, &job.config, &swap)
                         .map_err(|e| e.to_string())
                 });
@@ -110,6 +199,9 @@ impl ModelWorkspace {
                 }
             }
             ModelRequest::TrainHedgehog(job) => {
+                let Some(model) = &self.model else {
+                    return ModelAnswer::Failed("the model is not loaded yet".into());
+                };
                 let mut on_point = |p: &HedgehogPoint| post(&ModelAnswer::Training(p.clone()));
                 match train_learned_maps(model, &job, &mut on_point, now) {
                     Ok((maps, training)) => {
@@ -119,6 +211,35 @@ impl ModelWorkspace {
                     Err(e) => ModelAnswer::Trained(Err(e.to_string())),
                 }
             }
+        }
+    }
+
+    /// Part `index` of `count` of a Hedgehog training split by heads: the heads `i` with
+    /// `i % count == index` (every 12th of 72 when the workers are 12: the layers' costs even
+    /// out); `post` sends the points of this part's heads.
+    pub fn train_part(
+        &self,
+        job: &HedgehogJob,
+        (index, count): (usize, usize),
+        now: fn() -> f64,
+        post: &mut dyn FnMut(&ModelAnswer),
+    ) -> Result<LearnedHeads, String> {
+        let model = self.model.as_ref().ok_or("the model is not loaded yet")?;
+        let total = model.weights.layers.len() * model.weights.config.num_attention_heads;
+        let heads: Vec<usize> = (0..total).filter(|h| h % count.max(1) == index).collect();
+        let mut on_point = |p: &HedgehogPoint| post(&ModelAnswer::Training(p.clone()));
+        train_learned_heads(model, job, &heads, &mut on_point, now).map_err(|e| e.to_string())
+    }
+
+    /// Every part of a training split by heads: the maps of every head, kept for the
+    /// Hedgehog swaps; the training's record.
+    pub fn keep_trained_parts(&mut self, parts: &[LearnedHeads]) -> ModelAnswer {
+        match merge_learned_heads(parts) {
+            Ok((maps, training)) => {
+                self.learned = Some(Arc::new(maps));
+                ModelAnswer::Trained(Ok(training))
+            }
+            Err(e) => ModelAnswer::Trained(Err(e.to_string())),
         }
     }
 

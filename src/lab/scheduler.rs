@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::config::ExperimentConfig;
+use super::model_protocol::ModelSetup;
 use super::results::{EstimatorSummary, MseCurve, ScatterSeries};
 use super::tasks::{
     Part, Task, TaskKey, TaskRequest, TaskResponse, TaskStore, WorkerRequest, task_key, task_work,
@@ -37,7 +38,7 @@ mod side;
 #[cfg(test)]
 mod tests;
 
-pub use side::{Channel, Route, SideAnswer, Ticket};
+pub use side::{Channel, PartOf, SideAnswer, SideDispatch, SideSend, Spread, Ticket};
 use side::{Channels, SideRequest};
 
 /// Tasks per worker at once: one computing, the others waiting, so that a worker does not idle
@@ -77,6 +78,11 @@ pub enum SchedulerEvent {
         generation: u64,
         message: String,
     },
+    /// A model worker's news while it starts (its download, the model loaded, or why not).
+    WorkerSetup {
+        slot: usize,
+        setup: ModelSetup,
+    },
 }
 
 /// A message to deliver: to worker `slot`, or for the caller to run itself (`slot: None`).
@@ -92,6 +98,8 @@ struct SlotState {
     ready: bool,
     alive: bool,
     in_flight: usize,
+    /// Of `in_flight`, the side requests (capped by [`Scheduler::set_side_limit`]).
+    side_in_flight: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -129,6 +137,10 @@ pub struct Scheduler {
     side_requests: HashMap<u64, SideRequest>,
     /// Each channel's newest ticket.
     channels: Channels,
+    /// Side requests not sent yet, in the order they came.
+    side_queue: Vec<side::Queued>,
+    /// At most this many side requests per worker at once (`None`: no limit).
+    side_limit: Option<usize>,
 }
 
 impl Scheduler {
@@ -152,6 +164,8 @@ impl Scheduler {
             throughput: None,
             side_requests: HashMap::new(),
             channels: Channels::default(),
+            side_queue: Vec::new(),
+            side_limit: None,
         }
     }
 
@@ -238,6 +252,10 @@ impl Scheduler {
             store: std::mem::take(&mut self.store),
             throughput: self.throughput,
             next_id: self.next_id,
+            // The requests not sent yet go to the new workers, under the same tickets.
+            side_queue: std::mem::take(&mut self.side_queue),
+            channels: std::mem::take(&mut self.channels),
+            side_limit: self.side_limit,
             ..Self::new(workers)
         };
         lost
@@ -372,6 +390,7 @@ impl Scheduler {
         if let Some(s) = self.slots.get_mut(slot) {
             s.alive = false;
             s.in_flight = 0;
+            s.side_in_flight = 0;
         }
         let mut orphans: Vec<u64> = self
             .sent

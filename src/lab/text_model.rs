@@ -10,7 +10,9 @@ pub use super::model_protocol::{ModelAnswer, ModelRequest, TextRun};
 use crate::lab::config::{
     HEAD_DIM, HEAD_LAYERS, HEADS_PER_LAYER, MAX_TEXT_BYTES, MODEL_MAX_TOKENS,
 };
-use crate::numerics::attention::heads::{HeadsHeader, HeadsSource, Passage, write_asset};
+use crate::numerics::attention::heads::{
+    HeadsHeader, HeadsSource, Passage, RealHeads, write_asset,
+};
 use crate::numerics::bert::weights::{SOURCE_SHA256, sha256_hex};
 use crate::numerics::bert::{BertWeights, ModelError, WordPiece};
 
@@ -29,6 +31,13 @@ impl TextModel {
 
     /// The model with these weights and the tokenizer stored beside them.
     pub fn with_weights(weights: BertWeights) -> Result<Self, ModelError> {
+        let tokenizer = WordPiece::from_json(&weights.tokenizer_json)?;
+        Self::from_parts(weights, tokenizer)
+    }
+
+    /// The model with these weights and their tokenizer, already built (the model worker's
+    /// loader builds it from the file's header while the rest downloads).
+    pub fn from_parts(weights: BertWeights, tokenizer: WordPiece) -> Result<Self, ModelError> {
         let c = &weights.config;
         if (c.num_hidden_layers, c.num_attention_heads, c.head_dim())
             != (HEAD_LAYERS, HEADS_PER_LAYER, HEAD_DIM)
@@ -40,7 +49,6 @@ impl TextModel {
                 c.head_dim()
             )));
         }
-        let tokenizer = WordPiece::from_json(&weights.tokenizer_json)?;
         Ok(Self { weights, tokenizer })
     }
 
@@ -54,6 +62,24 @@ impl TextModel {
 
     /// The text's tokens (cut to 512), its forward, its sentence embedding and every head.
     pub fn run(&self, text: &str) -> Result<TextRun, ModelError> {
+        let (mut run, header, values) = self.run_parts(text)?;
+        run.heads_asset =
+            write_asset(&header, &values).map_err(|e| ModelError::Format(e.to_string()))?;
+        Ok(run)
+    }
+
+    /// [`TextModel::run`] with the text's heads as the attention view reads them (rounded to
+    /// f16 as the asset stores them) instead of written into `heads_asset` (left empty): what
+    /// the model workers keep, without writing the asset and parsing it back.
+    pub fn run_keeping_heads(&self, text: &str) -> Result<(TextRun, RealHeads), ModelError> {
+        let (run, header, values) = self.run_parts(text)?;
+        let heads = RealHeads::from_values(header, &values)
+            .map_err(|e| ModelError::Format(e.to_string()))?;
+        Ok((run, heads))
+    }
+
+    /// The run without its heads asset, and the heads' header and values.
+    fn run_parts(&self, text: &str) -> Result<(TextRun, HeadsHeader, Vec<f32>), ModelError> {
         if text.len() > MAX_TEXT_BYTES {
             return Err(ModelError::TextTooLong {
                 bytes: text.len(),
@@ -89,17 +115,16 @@ impl TextModel {
                 "computed_by": "softmax-kernel-lab's f32 forward (src/numerics/bert) on the f16 weights"
             }),
         };
-        let heads_asset =
-            write_asset(&header, &values).map_err(|e| ModelError::Format(e.to_string()))?;
-        Ok(TextRun {
+        let run = TextRun {
             text: text.to_string(),
             multiply_adds: self.weights.forward_multiply_adds(encoded.ids.len()),
             ids: encoded.ids,
             tokens: encoded.tokens,
             full_len: encoded.full_len,
             embedding: forward.embedding,
-            heads_asset,
-        })
+            heads_asset: Vec::new(),
+        };
+        Ok((run, header, values))
     }
 }
 

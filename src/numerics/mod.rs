@@ -19,4 +19,5 @@ pub mod projections;
 pub mod rng;
 pub mod simd;
 pub mod stats;
+pub mod stored_float;
 pub mod theory;

@@ -9,6 +9,8 @@
 //! same loops, and would keep the per-head queries and keys, which the lab needs, private.
 
 use crate::numerics::simd::F4;
+use crate::numerics::stored_float::widen;
+pub use crate::numerics::stored_float::{PackError, StoredFloat};
 
 /// Output columns per panel: two `f32x4` vectors.
 pub const PANEL: usize = 8;
@@ -47,6 +49,79 @@ impl PackedLinear {
         }
     }
 
+    /// Packs a weight stored as the model file's bytes straight into the panels, the same
+    /// panels bit for bit as [`new`](Self::new) on the widened matrix, without an f32 copy of
+    /// it: `blocks` are consecutive row blocks of the `outputs × inputs` matrix (a layer's query,
+    /// key and value weights are three), each panel's eight rows are widened into a small
+    /// scratch (a loop that vectorises) and interleaved from there. Refuses blocks that are not
+    /// `outputs` whole rows, a bias that is not `outputs` long, and a non-finite weight.
+    pub fn from_stored(
+        blocks: &[&[u8]],
+        format: StoredFloat,
+        bias: Vec<f32>,
+        inputs: usize,
+        outputs: usize,
+    ) -> Result<Self, PackError> {
+        let found_bytes: usize = blocks.iter().map(|b| b.len()).sum();
+        let shape_error = PackError::Shape {
+            inputs,
+            outputs,
+            found_bytes,
+        };
+        let row_bytes = match inputs.checked_mul(format.size()) {
+            Some(row_bytes) if row_bytes > 0 => row_bytes,
+            _ => return Err(shape_error),
+        };
+        if bias.len() != outputs
+            || outputs.checked_mul(row_bytes) != Some(found_bytes)
+            || blocks.iter().any(|b| b.len() % row_bytes != 0)
+        {
+            return Err(shape_error);
+        }
+        let rows: Vec<&[u8]> = blocks
+            .iter()
+            .flat_map(|b| b.chunks_exact(row_bytes))
+            .collect();
+        // At most `found_bytes` · 4 floats: the bytes are in memory, so this does not overflow.
+        let mut panels = vec![0.0f32; outputs.div_ceil(PANEL) * inputs * PANEL];
+        let mut scratch = vec![0.0f32; PANEL * inputs];
+        let mut finite = true;
+        for (panel, panel_rows) in panels
+            .chunks_exact_mut(inputs * PANEL)
+            .zip(rows.chunks(PANEL))
+        {
+            for (row, out) in panel_rows.iter().zip(scratch.chunks_exact_mut(inputs)) {
+                finite &= widen(row, format, out);
+            }
+            scratch[panel_rows.len() * inputs..].fill(0.0);
+            for (k, slot) in panel.chunks_exact_mut(PANEL).enumerate() {
+                for (l, value) in slot.iter_mut().enumerate() {
+                    *value = scratch[l * inputs + k];
+                }
+            }
+        }
+        if !finite {
+            return Err(PackError::NonFinite);
+        }
+        Ok(Self {
+            inputs,
+            outputs,
+            panels,
+            bias,
+        })
+    }
+
+    /// The packed weights, `panels[(p · inputs + k) · PANEL + l] = W[p · PANEL + l][k]` (the
+    /// tests compare packings bit for bit).
+    pub fn panels(&self) -> &[f32] {
+        &self.panels
+    }
+
+    /// The bias.
+    pub fn bias(&self) -> &[f32] {
+        &self.bias
+    }
+
     pub fn inputs(&self) -> usize {
         self.inputs
     }
@@ -62,31 +137,81 @@ impl PackedLinear {
 
     /// `y = x Wᵀ + b` for `rows` rows: `x` is `rows × inputs`, `y` is `rows × outputs`.
     pub fn apply(&self, x: &[f32], rows: usize, y: &mut [f32]) {
-        assert_eq!(x.len(), rows * self.inputs, "input shape");
-        assert_eq!(y.len(), rows * self.outputs, "output shape");
-        let stride = self.inputs * PANEL;
-        for (p, panel) in self.panels.chunks_exact(stride).enumerate() {
-            let column = p * PANEL;
-            let width = PANEL.min(self.outputs - column);
-            let mut bias = [0.0f32; PANEL];
-            bias[..width].copy_from_slice(&self.bias[column..column + width]);
-            let panel_out = PanelOut {
-                y,
+        panel_product(
+            PanelMatrix {
+                inputs: self.inputs,
                 outputs: self.outputs,
-                column,
-                width,
-                bias,
-            };
-            let mut row = 0;
-            let mut panel_out = panel_out;
-            while row + ROWS <= rows {
-                block::<ROWS>(x, row, self.inputs, panel, &mut panel_out);
-                row += ROWS;
-            }
-            while row < rows {
-                block::<1>(x, row, self.inputs, panel, &mut panel_out);
-                row += 1;
-            }
+                panels: &self.panels,
+            },
+            Some(&self.bias),
+            x,
+            rows,
+            y,
+        );
+    }
+}
+
+/// A matrix packed as [`PackedLinear`] packs `Wᵀ`: `panels[(p · inputs + k) · PANEL + l]` is
+/// entry `(k, p · PANEL + l)` of the `inputs × outputs` right-hand factor, zero past `outputs`.
+/// Other packers (the model's attention packs a head's keys and values so) multiply with
+/// [`panel_product`] too.
+#[derive(Clone, Copy, Debug)]
+pub struct PanelMatrix<'a> {
+    pub inputs: usize,
+    pub outputs: usize,
+    pub panels: &'a [f32],
+}
+
+/// `y = x · M (+ bias)` for `rows` rows of `x` (`rows × m.inputs`, contiguous); `y` is
+/// `rows × m.outputs`. Each output is the same sequence of multiply-adds (bias first, then
+/// `k = 0, 1, …` in order) whatever the row's block: a row's result does not depend on the
+/// other rows of the call, which lets the forward split a text by rows bit for bit. (Taking the
+/// rows in cache-sized chunks, every panel streaming past each chunk, was tried: no faster in
+/// V8 at L = 512, and slower at 128.)
+pub fn panel_product(m: PanelMatrix, bias: Option<&[f32]>, x: &[f32], rows: usize, y: &mut [f32]) {
+    let (inputs, outputs) = (m.inputs, m.outputs);
+    assert_eq!(x.len(), rows * inputs, "input shape");
+    assert_eq!(y.len(), rows * outputs, "output shape");
+    assert_eq!(
+        m.panels.len(),
+        outputs.div_ceil(PANEL) * inputs * PANEL,
+        "panels"
+    );
+    assert!(bias.is_none_or(|b| b.len() == outputs), "bias shape");
+    let stride = inputs * PANEL;
+    if stride == 0 {
+        // No inputs: every row is the bias.
+        for row in y.chunks_exact_mut(outputs.max(1)) {
+            row.copy_from_slice(
+                bias.unwrap_or(&[])
+                    .get(..row.len())
+                    .unwrap_or(&[0.0; PANEL][..0]),
+            );
+        }
+        return;
+    }
+    for (p, panel) in m.panels.chunks_exact(stride).enumerate() {
+        let column = p * PANEL;
+        let width = PANEL.min(outputs - column);
+        let mut start = [0.0f32; PANEL];
+        if let Some(bias) = bias {
+            start[..width].copy_from_slice(&bias[column..column + width]);
+        }
+        let mut out = PanelOut {
+            y,
+            outputs,
+            column,
+            width,
+            bias: start,
+        };
+        let mut row = 0;
+        while row + ROWS <= rows {
+            block::<ROWS>(x, row, inputs, panel, &mut out);
+            row += ROWS;
+        }
+        while row < rows {
+            block::<1>(x, row, inputs, panel, &mut out);
+            row += 1;
         }
     }
 }
@@ -127,6 +252,126 @@ fn block<const R: usize>(x: &[f32], row: usize, inputs: usize, panel: &[f32], ou
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::f16;
+
+    /// Stored bytes packed directly give the panels of [`PackedLinear::new`] on the widened
+    /// matrix bit for bit, for f16 (negative zeros and subnormals among the values) and f32,
+    /// with the rows split into blocks (as a layer's query, key and value are) or not, and
+    /// with a partial last panel.
+    #[test]
+    fn packing_stored_bytes_equals_packing_the_widened_matrix() {
+        for (inputs, outputs, parts) in [(3, 5, 1), (13, 19, 1), (32, 24, 3), (8, 8, 2)] {
+            let bits: Vec<u16> = (0..inputs * outputs)
+                .map(|i| match i % 7 {
+                    0 => 0x8000,                    // −0
+                    1 => 0x0001 + (i as u16 % 900), // subnormals
+                    _ => ((i * 2654435761) % 0x7bff) as u16 | ((i as u16 & 1) << 15),
+                })
+                .collect();
+            let widened: Vec<f32> = bits.iter().map(|&b| f16::from_bits(b).to_f32()).collect();
+            let bias: Vec<f32> = (0..outputs).map(|o| o as f32 - 2.5).collect();
+            let expected = PackedLinear::new(&widened, &bias, inputs, outputs);
+            let as_bits = |p: &PackedLinear| -> Vec<u32> {
+                p.panels()
+                    .iter()
+                    .chain(p.bias())
+                    .map(|v| v.to_bits())
+                    .collect()
+            };
+            let f16_bytes: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
+            let f32_bytes: Vec<u8> = widened.iter().flat_map(|v| v.to_le_bytes()).collect();
+            for (bytes, format) in [
+                (&f16_bytes, StoredFloat::F16),
+                (&f32_bytes, StoredFloat::F32),
+            ] {
+                let block = bytes.len() / parts;
+                let blocks: Vec<&[u8]> = bytes.chunks(block).collect();
+                let packed =
+                    PackedLinear::from_stored(&blocks, format, bias.clone(), inputs, outputs)
+                        .expect("a valid matrix");
+                assert_eq!(
+                    as_bits(&packed),
+                    as_bits(&expected),
+                    "{inputs}×{outputs} {format:?}"
+                );
+                assert_eq!(packed, expected);
+            }
+        }
+    }
+
+    /// Wrong lengths, a ragged block, no inputs, a short bias and a non-finite weight are
+    /// errors, never a panic.
+    #[test]
+    fn packing_refuses_what_is_not_a_finite_matrix_of_its_shape() {
+        let bytes = vec![0u8; 2 * 4 * 3];
+        let ok = PackedLinear::from_stored(&[&bytes], StoredFloat::F16, vec![0.0; 3], 4, 3);
+        assert!(ok.is_ok());
+        let shape = |r: Result<PackedLinear, PackError>| matches!(r, Err(PackError::Shape { .. }));
+        let f16 = StoredFloat::F16;
+        assert!(shape(PackedLinear::from_stored(
+            &[&bytes[1..]],
+            f16,
+            vec![0.0; 3],
+            4,
+            3
+        )));
+        assert!(shape(PackedLinear::from_stored(
+            &[&bytes[..3], &bytes[3..]],
+            f16,
+            vec![0.0; 3],
+            4,
+            3
+        )));
+        assert!(shape(PackedLinear::from_stored(
+            &[&bytes],
+            f16,
+            vec![0.0; 2],
+            4,
+            3
+        )));
+        assert!(shape(PackedLinear::from_stored(
+            &[&bytes],
+            f16,
+            vec![0.0; 3],
+            0,
+            3
+        )));
+        assert!(shape(PackedLinear::from_stored(
+            &[&bytes],
+            f16,
+            vec![],
+            4,
+            0
+        )));
+        assert!(shape(PackedLinear::from_stored(
+            &[&bytes],
+            StoredFloat::F32,
+            vec![0.0; 3],
+            4,
+            3
+        )));
+        assert!(shape(PackedLinear::from_stored(
+            &[&bytes],
+            f16,
+            vec![0.0; 3],
+            usize::MAX,
+            3
+        )));
+        for special in [0x7c00u16, 0xfc00, 0x7e00] {
+            let mut bad = bytes.clone();
+            bad[10..12].copy_from_slice(&special.to_le_bytes());
+            assert_eq!(
+                PackedLinear::from_stored(&[&bad], f16, vec![0.0; 3], 4, 3),
+                Err(PackError::NonFinite)
+            );
+        }
+        let mut bad = vec![0u8; 4 * 4 * 3];
+        bad[4..8].copy_from_slice(&f32::NAN.to_le_bytes());
+        assert_eq!(
+            PackedLinear::from_stored(&[&bad], StoredFloat::F32, vec![0.0; 3], 4, 3),
+            Err(PackError::NonFinite)
+        );
+    }
 
     /// The packed product equals the plain triple loop (in f64) on shapes that exercise the
     /// partial panel (outputs not a multiple of 8) and the single-row tail (rows not a multiple

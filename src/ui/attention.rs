@@ -22,6 +22,7 @@ mod kernel_vs_attention;
 mod lengths;
 mod lengths_table;
 mod matrices;
+mod model_client;
 mod parts;
 mod swap;
 mod table;
@@ -41,7 +42,7 @@ use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource};
 use crate::lab::page_mode::EmbedFigure;
 use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 
-use super::pool::AttentionRunner;
+use super::pool::{AttentionRunner, ModelPool};
 use super::tour::TourAttentionEvidence;
 use budget::BudgetChart;
 use controls::AttentionControls;
@@ -54,12 +55,13 @@ use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;
 use lengths::LengthsView;
 use matrices::{Heatmaps, SingularValues};
+use model_client::TextModel;
 use parts::{Parts, Requested, part_key, submit};
 use swap::ModelSwap;
 use table::MethodTable;
 use temperature::TemperatureCharts;
 use tensorised::Tensorised;
-use text_input::{TextInput, TextModel};
+use text_input::TextInput;
 
 /// Where the real heads stand.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,7 +131,7 @@ pub fn AttentionView(
         });
     }
     let heads = RwSignal::new_local(HeadsState::NotLoaded);
-    let text_model = TextModel::new();
+    let text_model = TextModel::new(use_context::<ModelPool>().unwrap_or_else(ModelPool::idle));
     // The model swap's reports, once its whole plan is answered.
     if let Some(tour) = use_context::<TourAttentionEvidence>() {
         Effect::new(move |_| {
@@ -199,15 +201,12 @@ pub fn AttentionView(
             HeadsState::Ready(bytes) => Some(bytes),
             _ => None,
         };
-        // The heads of this very text (an older text's wait for the newer one).
-        let text_heads = (config.attention.source == HeadSource::Text)
-            .then(|| match text_model.outcome.get() {
-                Some(Ok(outcome)) if outcome.run.text == config.attention.text => {
-                    Some(Rc::new(outcome.run.heads_asset.clone()))
-                }
-                _ => None,
-            })
-            .flatten();
+        // The model workers hold this very text's heads once it ran (the parts wait for it; an
+        // older text's answer does not count).
+        let text_ran = config.attention.source == HeadSource::Text
+            && text_model.outcome.with(
+                |o| matches!(o, Some(Ok(outcome)) if outcome.run.text == config.attention.text),
+            );
         let Some(runner) = runner else {
             return;
         };
@@ -225,10 +224,9 @@ pub fn AttentionView(
                     Some(bytes) => Some(bytes.clone()),
                     None => continue,
                 },
-                (HeadSource::Text, _) => match &text_heads {
-                    Some(bytes) => Some(bytes.clone()),
-                    None => continue,
-                },
+                // The parts on the reader's text run where its heads are, in the model workers.
+                (HeadSource::Text, _) if text_ran => None,
+                (HeadSource::Text, _) => continue,
             };
             if !requested.borrow_mut().is_new(part, part_key(part, &config)) {
                 continue;

@@ -34,7 +34,9 @@ use crate::lab::tour::{Evidence, EvidenceKind, STEPS as TOUR_STEPS, TourError, s
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
 use on_demand::{AttentionLoader, LazyAttentionView};
-use pool::{AttentionRunner, DataViewRunner, ExportRunner, Pool, ProbeRunner};
+use pool::{
+    AttentionRunner, DataViewRunner, ExportRunner, ModelPool, Pool, ProbeRunner, WorkerKind,
+};
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
 use tour::{StartTour, TourAttentionEvidence, TourPanel};
@@ -244,14 +246,25 @@ pub fn App(
         }
     };
 
-    let first_estimators = config.with_untracked(|c| c.estimators.clone());
-    let pool = StoredValue::new_local(Pool::new(&first_estimators, move |event| {
+    // The workers the first view needs: `full-worker`s at once for the attention view (so
+    // that no `kernel-worker` is replaced while its script still loads), else the kernel
+    // view's configuration's.
+    let first_kind = config.with_untracked(|c| match c.view {
+        View::Attention => WorkerKind::Full,
+        View::Kernel => WorkerKind::for_config(c),
+    });
+    let pool = StoredValue::new_local(Pool::of(first_kind, move |event| {
         dispatch(JobInput::Pool(event))
     }));
     pool_cell.set_value(Some(pool.get_value()));
     on_cleanup(move || pool.with_value(Pool::cancel));
     provide_context(ProbeRunner(pool));
-    provide_context(AttentionRunner::lazy());
+    let model_pool = ModelPool::idle();
+    provide_context(model_pool);
+    provide_context(AttentionRunner {
+        main: pool,
+        model: model_pool,
+    });
     provide_context(DataViewRunner(pool));
     provide_context(ExportRunner(pool));
 

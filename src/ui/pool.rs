@@ -13,10 +13,11 @@
 //! - Two workers ([`WorkerKind`]): the page's pool runs `kernel-worker` (the kernel view's
 //!   tasks, the probe, the data panel), built without the optimised A's optimiser; once a
 //!   configuration includes an estimator that needs it ([`Describe::needs_optimiser`]) the pool
-//!   replaces its workers with `full-worker`s, which compute everything, and keeps them. The
-//!   attention view gets a pool of `full-worker`s of its own ([`AttentionRunner`]), started by
-//!   its first request. So a first view of the kernel view downloads neither the attention
-//!   math nor the optimiser.
+//!   replaces its workers with `full-worker`s, which compute everything, and keeps them; the
+//!   attention view's parts ask the same pool ([`AttentionRunner`]), which a first view of the
+//!   attention view starts with `full-worker`s. So a first view of the kernel view downloads
+//!   neither the attention math nor the optimiser. The model workers are a pool of this type
+//!   too ([`WorkerKind::Model`], [`ModelPool`]), started when the text view first opens.
 //! - Two builds of each worker are shipped (`scripts/build-worker.sh`): with relaxed SIMD (fused
 //!   multiply-add, about 2.5 times faster) and with plain `simd128`. The pool asks the browser
 //!   once ([`relaxed_simd`]: `WebAssembly.validate` on a 36-byte module using a relaxed-SIMD
@@ -56,15 +57,14 @@ use crate::lab::tasks::WorkerRequest;
 use crate::lab::tasks::{WorkerResponse, decode, encode};
 #[cfg(doc)]
 use crate::numerics::estimators::Describe;
-use crate::numerics::estimators::EstimatorId;
 
 mod runners;
 mod side;
 mod workers;
 
 pub use crate::lab::scheduler::{Channel, Ticket};
-pub use runners::{AttentionRunner, DataViewRunner, ExportRunner, ProbeRunner};
-use side::{InFlight, Unsent};
+pub use runners::{AttentionRunner, DataViewRunner, ExportRunner, ModelPool, ProbeRunner};
+use side::SideEntry;
 use workers::post_transferred;
 use workers::{RetiredHandlers, WorkerHandle};
 pub use workers::{WorkerKind, relaxed_simd};
@@ -99,12 +99,13 @@ pub struct Pool {
     /// Runs tasks on the main thread when no worker is available (browser tests only).
     page_runner: Option<PageRunner>,
     local_scheduled: bool,
-    /// Side requests in flight: their tickets and whom to tell.
-    side_jobs: HashMap<u64, InFlight>,
-    /// Side requests made before any worker was ready.
-    waiting: Vec<Unsent>,
-    /// Side requests waiting for their channel's older requests to be answered.
-    parked: Vec<Unsent>,
+    /// Side requests queued or in flight, under the scheduler's handles.
+    side: HashMap<u64, SideEntry>,
+    /// Model workers: which have said they listen (connected pairwise as they do), and which
+    /// are still fetching or checking the model (none is given work before all are done, so
+    /// that a request for every worker finds them all).
+    listening: Vec<bool>,
+    loading: Vec<bool>,
     listener: Rc<dyn Fn(PoolEvent)>,
     this: Weak<RefCell<Pool>>,
 }
@@ -117,17 +118,9 @@ fn now_ms() -> f64 {
 }
 
 impl Pool {
-    /// Starts the kernel view's workers, of the kind the first configuration's `estimators`
-    /// need. `listener` receives every [`PoolEvent`] (outside any borrow of the pool, so it
-    /// may call back into it).
-    pub fn new(
-        estimators: &[EstimatorId],
-        listener: impl Fn(PoolEvent) + 'static,
-    ) -> Rc<RefCell<Pool>> {
-        Pool::of(WorkerKind::for_estimators(estimators), listener)
-    }
-
-    /// Starts workers of `kind`; see [`Pool::new`].
+    /// Starts workers of `kind` (the page's pool: the kind its first view needs, which a
+    /// later request may widen; the model's pool). `listener` receives every [`PoolEvent`]
+    /// (outside any borrow of the pool, so it may call back into it).
     pub fn of(kind: WorkerKind, listener: impl Fn(PoolEvent) + 'static) -> Rc<RefCell<Pool>> {
         let pool = Rc::new_cyclic(|this| {
             RefCell::new(Pool {
@@ -138,9 +131,9 @@ impl Pool {
                 relaxed: relaxed_simd(),
                 page_runner: PAGE_RUNNER.with(|r| r.borrow().clone()),
                 local_scheduled: false,
-                side_jobs: HashMap::new(),
-                waiting: Vec::new(),
-                parked: Vec::new(),
+                side: HashMap::new(),
+                listening: Vec::new(),
+                loading: Vec::new(),
                 listener: Rc::new(listener),
                 this: this.clone(),
             })
@@ -149,6 +142,11 @@ impl Pool {
             let mut p = pool.borrow_mut();
             let started = p.spawn_workers();
             p.scheduler = Scheduler::new(started);
+            // A model worker takes one request at a time: a text typed never waits behind a
+            // queue of swap jobs inside a worker.
+            if kind == WorkerKind::Model {
+                p.scheduler.set_side_limit(Some(1));
+            }
         }
         pool
     }
@@ -292,8 +290,13 @@ impl Pool {
 
     fn on_message(pool: &Rc<RefCell<Pool>>, slot: usize, data: JsValue) {
         if data.as_string().as_deref() == Some(crate::worker::READY) {
+            if pool.borrow().kind == WorkerKind::Model {
+                // It listens; it is given work once every model worker has loaded the model.
+                Pool::connect_peers(pool, slot);
+                return;
+            }
             pool.borrow_mut().scheduler.worker_ready(slot);
-            Pool::flush_waiting(pool);
+            Pool::pump_side(pool);
             Pool::pump(pool);
             return;
         }
@@ -302,30 +305,44 @@ impl Pool {
     }
 
     fn on_answer(pool: &Rc<RefCell<Pool>>, slot: Option<usize>, bytes: &[u8]) {
-        let events = {
-            let mut p = pool.borrow_mut();
-            match decode::<WorkerResponse>(bytes) {
-                // An export task is a side request: its id is not one of the job's.
-                Ok(WorkerResponse::Task(response)) if p.side_jobs.contains_key(&response.id) => {
-                    drop(p);
-                    Pool::side_answered(pool, response.id, WorkerResponse::Task(response));
-                    Vec::new()
-                }
-                Ok(WorkerResponse::Task(response)) => p.scheduler.answer(slot, response, now_ms()),
-                Ok(
-                    side @ (WorkerResponse::Probe { id, .. }
-                    | WorkerResponse::Attention { id, .. }
-                    | WorkerResponse::ScatterPair { id, .. }
-                    | WorkerResponse::DataView { id, .. }),
-                ) => {
-                    drop(p);
-                    Pool::side_answered(pool, id, side);
-                    Vec::new()
-                }
-                Err(message) => p.scheduler.fail(message),
+        let response = match decode::<WorkerResponse>(bytes) {
+            Ok(response) => response,
+            Err(message) => {
+                let events = pool.borrow_mut().scheduler.fail(message);
+                Pool::emit(pool, events);
+                Pool::pump(pool);
+                return;
             }
         };
-        Pool::emit(pool, events);
+        let side_id = match &response {
+            WorkerResponse::Task(task) => Some(task.id),
+            WorkerResponse::Probe { id, .. }
+            | WorkerResponse::Attention { id, .. }
+            | WorkerResponse::ScatterPair { id, .. }
+            | WorkerResponse::DataView { id, .. }
+            | WorkerResponse::Model { id, .. } => Some(*id),
+            WorkerResponse::Update { .. } | WorkerResponse::Setup(_) => None,
+        };
+        match response {
+            WorkerResponse::Update { id, update } => Pool::side_update(pool, id, update),
+            WorkerResponse::Setup(setup) => {
+                if let Some(slot) = slot {
+                    Pool::on_setup(pool, slot, setup);
+                }
+            }
+            // An export task is a side request: its id is not one of the job's.
+            WorkerResponse::Task(task)
+                if pool.borrow().scheduler.side_request_of(task.id).is_none() =>
+            {
+                let events = pool.borrow_mut().scheduler.answer(slot, task, now_ms());
+                Pool::emit(pool, events);
+            }
+            side => {
+                if let Some(id) = side_id {
+                    Pool::side_answered(pool, id, side);
+                }
+            }
+        }
         Pool::pump(pool);
     }
 
@@ -336,10 +353,6 @@ impl Pool {
             &lost,
             &format!("worker {slot} failed during the computation"),
         );
-        if pool.borrow().scheduler.workers() == 0 {
-            // None is left to wait for.
-            Pool::flush_waiting(pool);
-        }
         Pool::pump(pool);
     }
 }

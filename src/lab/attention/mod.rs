@@ -12,4 +12,6 @@ pub mod report;
 pub mod timing_notes;
 pub mod trend;
 
-pub use report::{AttentionOutput, AttentionPart, AttentionRequest, run_attention};
+pub use report::{
+    AttentionOutput, AttentionPart, AttentionRequest, run_attention, run_attention_on,
+};

@@ -14,10 +14,10 @@ use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::attention::lln::LlnConstants;
 
-/// Runs one part.
+/// Runs one part, on the heads the request carries (the stored heads' asset), if any.
 pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, AttentionError> {
-    let config = &request.config;
-    config
+    request
+        .config
         .validate()
         .map_err(|e| AttentionError::Data(e.to_string()))?;
     let heads = match &request.heads {
@@ -26,8 +26,21 @@ pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, Atte
         }
         None => None,
     };
+    run_attention_on(request, heads.as_ref())
+}
+
+/// Runs one part on `heads` (the request's own are not read): the model workers' path, which
+/// keep the user's text's heads from its forward.
+pub fn run_attention_on(
+    request: &AttentionRequest,
+    heads: Option<&RealHeads>,
+) -> Result<AttentionOutput, AttentionError> {
+    let config = &request.config;
+    config
+        .validate()
+        .map_err(|e| AttentionError::Data(e.to_string()))?;
     let problem = || -> Result<(AttentionData, Option<LlnConstants>), AttentionError> {
-        let data = attention_data(config, heads.as_ref())?;
+        let data = attention_data(config, heads)?;
         let lln = lln_constants(config, data.d)?;
         Ok((data, lln))
     };
@@ -36,7 +49,7 @@ pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, Atte
             let (data, lln) = problem()?;
             let mut report = main_report(config, &data, lln.as_ref())?;
             // The tokens of the real passage shown (the user's text is passage 0 of its heads).
-            let passage = config.attention.real_passage().zip(heads.as_ref());
+            let passage = config.attention.real_passage().zip(heads);
             if let Some(p) = passage.and_then(|(p, h)| h.header().passages.get(p)) {
                 report.tokens = p.tokens.clone();
             }
@@ -55,16 +68,16 @@ pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, Atte
             AttentionOutput::Budget(budget(config, &data, lln.as_ref())?)
         }
         AttentionPart::HeadsTable => {
-            let heads = heads.as_ref().ok_or_else(|| {
+            let heads = heads.ok_or_else(|| {
                 AttentionError::Data("the real-head table needs the real heads".into())
             })?;
             AttentionOutput::HeadsTable(heads_table(config, heads)?)
         }
         AttentionPart::KernelVsAttention => {
-            AttentionOutput::KernelVsAttention(kernel_vs_attention(config, heads.as_ref())?)
+            AttentionOutput::KernelVsAttention(kernel_vs_attention(config, heads)?)
         }
         AttentionPart::Lengths => {
-            let heads = heads.as_ref().ok_or_else(|| {
+            let heads = heads.ok_or_else(|| {
                 AttentionError::Data("the length study needs the real heads".into())
             })?;
             AttentionOutput::Lengths(length_study(config, heads)?)

@@ -166,7 +166,8 @@ fn cancel_forgets_the_job_and_the_messages_but_keeps_the_store() {
     scheduler.submit(2, &small("48"), 0.0);
     let sent = scheduler.dispatch();
     let ticket = scheduler.ticket(Channel::Probe);
-    let (probe, _) = scheduler.start_side_request(ticket);
+    let probe = scheduler.queue_side(ticket, Spread::One);
+    assert_eq!(scheduler.dispatch_side().send.len(), 1);
     let lost = scheduler.cancel(2);
     assert_eq!(lost, vec![probe]);
     assert!(!scheduler.has_queued());
@@ -229,34 +230,47 @@ fn a_failed_task_fails_its_job_once() {
     assert!(!scheduler.has_queued());
 }
 
+/// Queues one request and dispatches; returns what was sent.
+fn send_one(scheduler: &mut Scheduler, ticket: Ticket, spread: Spread) -> (u64, Vec<SideSend>) {
+    let request = scheduler.queue_side(ticket, spread);
+    (request, scheduler.dispatch_side().send)
+}
+
 #[test]
 fn the_newest_ticket_of_a_channel_wins_and_waits_for_the_older_requests_in_flight() {
     let mut scheduler = ready(2);
     let first = scheduler.ticket(Channel::DataView);
-    assert_eq!(scheduler.route(first), Route::Send);
-    let (a, slot_a) = scheduler.start_side_request(first);
+    let (_, a) = send_one(&mut scheduler, first, Spread::One);
     // The least busy worker takes the next one (a side request counts in flight).
-    let (b, slot_b) = scheduler.start_side_request(first);
-    assert_ne!(slot_a, slot_b);
+    let (_, b) = send_one(&mut scheduler, first, Spread::One);
+    assert_eq!((a.len(), b.len()), (1, 1));
+    assert_ne!(a[0].slot, b[0].slot);
     // A newer ticket supersedes the first: it waits while the first's requests are out, and
     // another channel is not held up.
     let second = scheduler.ticket(Channel::DataView);
     assert!(!scheduler.is_current(first) && scheduler.is_current(second));
-    assert_eq!(scheduler.route(first), Route::Drop);
-    assert_eq!(scheduler.route(second), Route::Park);
+    let (waiting, sent) = send_one(&mut scheduler, second, Spread::One);
+    assert!(sent.is_empty() && scheduler.has_queued_side());
+    // A third ticket of the channel drops the second, unsent.
+    let third = scheduler.ticket(Channel::DataView);
+    scheduler.queue_side(third, Spread::One);
+    let dispatch = scheduler.dispatch_side();
+    assert!(dispatch.send.is_empty());
+    assert_eq!(dispatch.dropped, vec![waiting]);
     let other = scheduler.ticket(Channel::Probe);
-    assert_eq!(scheduler.route(other), Route::Send);
-    // The first's answers are not delivered; once both are in, the second may go.
-    let answer = scheduler.side_request_answered(a).unwrap();
+    let (_, sent) = send_one(&mut scheduler, other, Spread::One);
+    assert_eq!(sent.len(), 1, "another channel goes at once");
+    // The first's answers are not delivered; once both are in, the third may go.
+    let answer = scheduler.side_request_answered(a[0].id).unwrap();
     assert_eq!((answer.ticket, answer.current), (first, false));
-    assert!(!scheduler.may_send(second));
-    assert!(!scheduler.side_request_answered(b).unwrap().current);
-    assert_eq!(scheduler.route(second), Route::Send);
-    let (c, _) = scheduler.start_side_request(second);
-    let answer = scheduler.side_request_answered(c).unwrap();
-    assert!(answer.current && answer.ticket == second);
+    assert!(scheduler.dispatch_side().send.is_empty());
+    assert!(!scheduler.side_request_answered(b[0].id).unwrap().current);
+    let sent = scheduler.dispatch_side().send;
+    assert_eq!(sent.len(), 1);
+    let answer = scheduler.side_request_answered(sent[0].id).unwrap();
+    assert!(answer.current && answer.ticket == third && answer.last);
     // An answer nobody awaits (twice, or unknown) is nothing.
-    assert_eq!(scheduler.side_request_answered(c), None);
+    assert_eq!(scheduler.side_request_answered(sent[0].id), None);
     assert_eq!(scheduler.side_request_answered(999), None);
 }
 
@@ -264,9 +278,12 @@ fn the_newest_ticket_of_a_channel_wins_and_waits_for_the_older_requests_in_fligh
 fn side_requests_count_in_flight_so_the_job_leaves_room_for_them() {
     let mut scheduler = ready(1);
     let ticket = scheduler.ticket(Channel::Export);
-    let ids: Vec<u64> = (0..IN_FLIGHT_PER_WORKER)
-        .map(|_| scheduler.start_side_request(ticket).0)
-        .collect();
+    for _ in 0..IN_FLIGHT_PER_WORKER {
+        scheduler.queue_side(ticket, Spread::One);
+    }
+    let sent = scheduler.dispatch_side().send;
+    let ids: Vec<u64> = sent.iter().map(|s| s.id).collect();
+    assert_eq!(ids.len(), IN_FLIGHT_PER_WORKER, "no limit by default");
     scheduler.submit(1, &small("32"), 0.0);
     assert!(
         scheduler.dispatch().is_empty(),
@@ -275,6 +292,117 @@ fn side_requests_count_in_flight_so_the_job_leaves_room_for_them() {
     scheduler.side_request_answered(ids[0]);
     assert_eq!(scheduler.dispatch().len(), 1);
     // A lost worker's side requests are reported, in order, and forgotten.
-    assert_eq!(scheduler.worker_lost(0), ids[1..].to_vec());
+    let handles: Vec<u64> = sent[1..].iter().map(|s| s.request).collect();
+    assert_eq!(scheduler.worker_lost(0), handles);
     assert_eq!(scheduler.side_request_answered(ids[1]), None);
+}
+
+#[test]
+fn a_capped_pool_serves_the_queue_by_priority_one_request_per_worker() {
+    let mut scheduler = ready(2);
+    scheduler.set_side_limit(Some(1));
+    let swap = scheduler.ticket(Channel::Swap);
+    let jobs: Vec<u64> = (0..5)
+        .map(|_| scheduler.queue_side(swap, Spread::One))
+        .collect();
+    let first = scheduler.dispatch_side().send;
+    assert_eq!(
+        first.iter().map(|s| s.request).collect::<Vec<_>>(),
+        jobs[..2]
+    );
+    // The text typed meanwhile goes before the swap's remaining jobs, on the first free worker.
+    let text = scheduler.ticket(Channel::Text);
+    let (typed, sent) = send_one(&mut scheduler, text, Spread::Free);
+    assert!(sent.is_empty(), "both workers are busy");
+    scheduler.side_request_answered(first[1].id);
+    let sent = scheduler.dispatch_side().send;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        (
+            sent[0].request,
+            sent[0].part.index,
+            sent[0].part.slots.clone()
+        ),
+        (typed, 0, vec![first[1].slot.unwrap()])
+    );
+    assert_eq!(
+        sent[0].part.request, typed,
+        "the parts carry their request's handle"
+    );
+    // Both free: a text is split over both, each part knowing its peers.
+    scheduler.side_request_answered(first[0].id);
+    scheduler.side_request_answered(sent[0].id);
+    let text = scheduler.ticket(Channel::Text);
+    let (typed, parts) = send_one(&mut scheduler, text, Spread::Free);
+    assert_eq!(parts.len(), 2);
+    assert!(
+        parts
+            .iter()
+            .all(|p| p.request == typed && p.part.slots == vec![0, 1])
+    );
+    assert_eq!(
+        parts.iter().map(|p| p.part.index).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    let answer = scheduler.side_request_answered(parts[1].id).unwrap();
+    assert!(!answer.last && answer.part == 1);
+    let answer = scheduler.side_request_answered(parts[0].id).unwrap();
+    assert!(answer.last && answer.part == 0 && answer.current);
+    // The swap's jobs then go on, in their order.
+    let sent = scheduler.dispatch_side().send;
+    assert_eq!(
+        sent.iter().map(|s| s.request).collect::<Vec<_>>(),
+        jobs[2..4]
+    );
+}
+
+#[test]
+fn a_request_for_every_worker_waits_for_all_and_holds_the_queue_behind_it() {
+    let mut scheduler = ready(2);
+    scheduler.set_side_limit(Some(1));
+    let swap = scheduler.ticket(Channel::Swap);
+    let busy = scheduler.queue_side(swap, Spread::One);
+    let training = scheduler.queue_side(swap, Spread::All);
+    let after = scheduler.queue_side(swap, Spread::One);
+    let sent = scheduler.dispatch_side().send;
+    assert_eq!(
+        sent.len(),
+        1,
+        "the training waits for the busy worker, and the job after it too"
+    );
+    assert_eq!(sent[0].request, busy);
+    scheduler.side_request_answered(sent[0].id);
+    let sent = scheduler.dispatch_side().send;
+    assert_eq!(sent.len(), 2);
+    assert!(sent.iter().all(|s| s.request == training));
+    // A lost worker takes the whole request with it: the other part is forgotten too.
+    assert_eq!(scheduler.worker_lost(1), vec![training]);
+    assert_eq!(scheduler.side_request_answered(sent[0].id), None);
+    // The job behind it now runs on the worker left.
+    let sent = scheduler.dispatch_side().send;
+    assert_eq!(
+        (sent.len(), sent[0].request, sent[0].slot),
+        (1, after, Some(0))
+    );
+}
+
+#[test]
+fn requests_made_before_any_worker_is_ready_wait_and_survive_a_restart() {
+    let mut scheduler = Scheduler::new(2);
+    let probe = scheduler.ticket(Channel::Probe);
+    let request = scheduler.queue_side(probe, Spread::One);
+    assert!(scheduler.dispatch_side().send.is_empty());
+    scheduler.cancel(2);
+    scheduler.worker_ready(1);
+    let sent = scheduler.dispatch_side().send;
+    assert_eq!(
+        (sent.len(), sent[0].request, sent[0].slot),
+        (1, request, Some(1))
+    );
+    // Without any worker, the caller runs each request itself.
+    let mut local = Scheduler::new(0);
+    let ticket = local.ticket(Channel::Text);
+    let request = local.queue_side(ticket, Spread::Free);
+    let sent = local.dispatch_side().send;
+    assert_eq!((sent[0].request, sent[0].slot), (request, None));
 }

@@ -8,6 +8,8 @@ use super::{Task, TaskOutput};
 use crate::lab::attention::{AttentionOutput, AttentionRequest};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::data_view::DataView;
+use crate::lab::model_protocol::{ModelAnswer, ModelRequest};
+use crate::lab::scheduler::{PartOf, Spread};
 use crate::numerics::estimators::EstimatorId;
 use crate::numerics::probe::{PairVectors, ProbeRequest, ProbeResult};
 
@@ -16,8 +18,9 @@ pub trait Ask: 'static {
     /// What the worker's answer holds.
     type Answer: 'static;
 
-    /// The message, carrying `id`.
-    fn message(self, id: u64) -> WorkerRequest;
+    /// The message of `part` (the whole request unless [`Ask::spread`] splits it), carrying
+    /// `id`.
+    fn message(&self, id: u64, part: &PartOf) -> WorkerRequest;
 
     /// Its answer out of the worker's response (a response of another kind is an error).
     fn answer(response: WorkerResponse) -> Result<Self::Answer, String>;
@@ -25,6 +28,11 @@ pub trait Ask: 'static {
     /// Whether only `full-worker` computes it (the attention math, the optimised A's fit).
     fn needs_full_worker(&self) -> bool {
         false
+    }
+
+    /// On how many workers it runs.
+    fn spread(&self) -> Spread {
+        Spread::One
     }
 }
 
@@ -40,8 +48,11 @@ fn unexpected(kind: &str) -> String {
 impl Ask for ProbeRequest {
     type Answer = ProbeResult;
 
-    fn message(self, id: u64) -> WorkerRequest {
-        WorkerRequest::Probe { id, probe: self }
+    fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
+        WorkerRequest::Probe {
+            id,
+            probe: self.clone(),
+        }
     }
 
     fn answer(response: WorkerResponse) -> Result<ProbeResult, String> {
@@ -62,8 +73,11 @@ impl Ask for ProbeRequest {
 impl Ask for AttentionRequest {
     type Answer = AttentionOutput;
 
-    fn message(self, id: u64) -> WorkerRequest {
-        WorkerRequest::Attention { id, request: self }
+    fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
+        WorkerRequest::Attention {
+            id,
+            request: self.clone(),
+        }
     }
 
     fn answer(response: WorkerResponse) -> Result<AttentionOutput, String> {
@@ -85,8 +99,11 @@ pub struct DataViewAsk(pub ExperimentConfig);
 impl Ask for DataViewAsk {
     type Answer = DataView;
 
-    fn message(self, id: u64) -> WorkerRequest {
-        WorkerRequest::DataView { id, config: self.0 }
+    fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
+        WorkerRequest::DataView {
+            id,
+            config: self.0.clone(),
+        }
     }
 
     fn answer(response: WorkerResponse) -> Result<DataView, String> {
@@ -111,10 +128,10 @@ pub struct ScatterPairAsk {
 impl Ask for ScatterPairAsk {
     type Answer = PairVectors;
 
-    fn message(self, id: u64) -> WorkerRequest {
+    fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
         WorkerRequest::ScatterPair {
             id,
-            config: self.config,
+            config: self.config.clone(),
             index: self.index,
         }
     }
@@ -138,10 +155,10 @@ pub struct ExportTaskAsk {
 impl Ask for ExportTaskAsk {
     type Answer = TaskOutput;
 
-    fn message(self, id: u64) -> WorkerRequest {
+    fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
         WorkerRequest::Task(TaskRequest {
             id,
-            config: self.config,
+            config: self.config.clone(),
             task: self.task,
             fused: false,
         })
@@ -159,6 +176,40 @@ impl Ask for ExportTaskAsk {
     }
 }
 
+/// A request to the model workers: a text's forward (split by rows over every free worker),
+/// a swap or retrieval job (one worker), the Hedgehog maps' training (every worker, so that
+/// each holds the maps). The answer is the worker's [`ModelAnswer`]; `Failed` is an error.
+impl Ask for ModelRequest {
+    type Answer = ModelAnswer;
+
+    fn message(&self, id: u64, part: &PartOf) -> WorkerRequest {
+        WorkerRequest::Model {
+            id,
+            part: part.clone(),
+            request: self.clone(),
+        }
+    }
+
+    fn answer(response: WorkerResponse) -> Result<ModelAnswer, String> {
+        match response {
+            WorkerResponse::Model {
+                answer: ModelAnswer::Failed(message),
+                ..
+            } => Err(message),
+            WorkerResponse::Model { answer, .. } => Ok(answer),
+            _ => Err(unexpected("model")),
+        }
+    }
+
+    fn spread(&self) -> Spread {
+        match self {
+            ModelRequest::Run { .. } => Spread::Free,
+            ModelRequest::TrainHedgehog(_) => Spread::All,
+            ModelRequest::Swap(_) | ModelRequest::Retrieve { .. } => Spread::One,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,7 +218,7 @@ mod tests {
 
     /// Sends `ask` through the worker's own handler, as the pool does.
     fn ask<A: Ask>(workspace: &mut Workspace, ask: A) -> Result<A::Answer, String> {
-        let bytes = encode(&ask.message(5)).unwrap();
+        let bytes = encode(&ask.message(5, &PartOf::whole(0))).unwrap();
         A::answer(decode(&handle_request(workspace, &bytes)).unwrap())
     }
 

@@ -74,7 +74,7 @@ impl ExportRun {
     /// The encoded request of task `index` (its id is the index), for a worker.
     pub fn request(&self, index: usize) -> Result<Vec<u8>, String> {
         let ask = self.ask(index).ok_or("no such export task")?;
-        encode(&ask.message(index as u64))
+        encode(&ask.message(index as u64, &crate::lab::scheduler::PartOf::whole(0)))
     }
 
     /// Which of `workers` workers a test that plays the pool gives task `index`: a boxplot

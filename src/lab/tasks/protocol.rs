@@ -8,6 +8,8 @@ use super::{Task, TaskOutput};
 use crate::lab::attention::{AttentionOutput, AttentionRequest, run_attention};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::data_view::{DataView, data_view};
+use crate::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
+use crate::lab::scheduler::PartOf;
 use crate::numerics::probe::{PairVectors, ProbeRequest, ProbeResult, probe_pair};
 
 /// A message to a worker: run `task` for `config`. `id` comes back with the answer.
@@ -62,6 +64,33 @@ pub enum WorkerRequest {
         config: ExperimentConfig,
         index: usize,
     },
+    /// A request to the model workers; `part` says which share of it this worker does and
+    /// which workers do the others.
+    Model {
+        id: u64,
+        part: PartOf,
+        request: ModelRequest,
+    },
+    /// The message's transferred `MessagePort` leads to the model worker of slot `peer` (the
+    /// parts of a split request talk over it).
+    Connect {
+        peer: usize,
+    },
+}
+
+impl WorkerRequest {
+    /// What kind of request it is, in words (for an error message).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkerRequest::Task(_) => "a task",
+            WorkerRequest::Probe { .. } => "a probe",
+            WorkerRequest::Attention { .. } => "an attention part",
+            WorkerRequest::DataView { .. } => "a data panel",
+            WorkerRequest::ScatterPair { .. } => "a scatter pair",
+            WorkerRequest::Model { .. } => "a model request",
+            WorkerRequest::Connect { .. } => "a peer's port",
+        }
+    }
 }
 
 /// Every answer a worker sends back.
@@ -85,6 +114,18 @@ pub enum WorkerResponse {
         id: u64,
         output: Result<PairVectors, String>,
     },
+    /// A model worker's answer to a [`WorkerRequest::Model`] (its last for that id).
+    Model {
+        id: u64,
+        answer: ModelAnswer,
+    },
+    /// A model worker's news about request `id` while it runs (the training's points).
+    Update {
+        id: u64,
+        update: ModelAnswer,
+    },
+    /// A model worker's news while it starts (not about a request).
+    Setup(ModelSetup),
 }
 
 /// What a worker does with one message: decode the request, run it (in `workspace` for a
@@ -146,6 +187,13 @@ fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
             id,
             output: Err("the kernel worker does not compute the attention view".into()),
         },
+        WorkerRequest::Model { id, .. } => WorkerResponse::Model {
+            id,
+            answer: ModelAnswer::Failed("only the model worker runs the model".into()),
+        },
+        WorkerRequest::Connect { .. } => WorkerResponse::Setup(ModelSetup::Failed(
+            "only model workers talk to each other".into(),
+        )),
     }
 }
 

@@ -343,6 +343,28 @@ impl RealHeads {
         Ok(RealHeads { header, values })
     }
 
+    /// The heads of `header` from `values` (ordered as the module documentation says), rounded
+    /// to f16 as [`write_asset`] stores them: what [`RealHeads::parse`] gives on that asset,
+    /// without writing and reading it (the model workers keep the reader's text's heads so).
+    pub fn from_values(header: HeadsHeader, values: &[f32]) -> Result<Self, HeadsError> {
+        check_header(&header)?;
+        let expected = value_count(&header)?;
+        if values.len() != expected {
+            return Err(HeadsError::DataLength {
+                expected: expected.saturating_mul(VALUE_BYTES),
+                found: values.len().saturating_mul(VALUE_BYTES),
+            });
+        }
+        let values: Vec<f32> = values.iter().map(|&v| f16::from_f32(v).to_f32()).collect();
+        if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+            return Err(HeadsError::NonFinite {
+                what: "value",
+                index,
+            });
+        }
+        Ok(RealHeads { header, values })
+    }
+
     /// What the values are: model, passages, shapes, reference rows, verification.
     pub fn header(&self) -> &HeadsHeader {
         &self.header

@@ -33,6 +33,7 @@
 //! transcendental functions are the `libm` crate's ([`Libm`]), so WebAssembly and native runs
 //! give the same bits.
 
+mod merge;
 mod training;
 
 use std::fmt;
@@ -40,7 +41,8 @@ use std::fmt;
 use crate::numerics::portable::{Libm, StandardNormal};
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
-pub use training::{TrainingPoint, train};
+pub use merge::{CompactMap, merge_heads};
+pub use training::{HeadLoss, TrainedHeads, TrainingPoint, train, train_heads};
 
 /// Features below this are raised to it (LoLCATs' `clamp(min = 1e-12)`).
 pub const FEATURE_FLOOR: f64 = 1e-12;

@@ -5,18 +5,31 @@
 //!
 //! - `weights`: the converted model file (f16 safetensors with the model's config and tokenizer
 //!   in its metadata), checked against its SHA-256;
+//! - `reader`: that file read in pieces (header, embeddings, each layer) as its bytes arrive;
 //! - `tokenizer`: Hugging Face `tokenizers` on the stored `tokenizer.json`;
 //! - `linear`: the packed dense layers (the forward's multiply-adds);
-//! - `forward`: the forward pass and the sentence embedding.
+//! - `forward`: the forward pass and the sentence embedding;
+//! - `part`: the forward split by rows (two workers each run some of a text's rows and swap
+//!   only keys and values per layer); the whole forward is one part;
+//! - `rows`, `head_attention`: the row-wise steps (embeddings, layer norm, GELU) and one head's
+//!   softmax attention on packed keys and values.
 
 use std::fmt;
 
 pub mod forward;
+mod forward_io;
+mod head_attention;
 pub use crate::numerics::packed_linear as linear;
+pub mod part;
+#[cfg(test)]
+mod part_tests;
+pub mod reader;
+mod rows;
 pub mod tokenizer;
 pub mod weights;
 
-pub use forward::{Forward, HeadInputs, Keep, LayerStates, Replacement};
+pub use forward_io::{Forward, HeadInputs, Keep, LayerStates, Replacement};
+pub use part::{ForwardPart, KeptLayer, KeyValues, PartOutput, join_parts};
 pub use tokenizer::{Encoded, WordPiece};
 pub use weights::{BertWeights, MODEL_FILE_NAME, MODEL_SHA256};
 
@@ -41,6 +54,9 @@ pub enum ModelError {
     NoTokens,
     /// A replacement of softmax attention inside the model failed.
     Replacement(String),
+    /// A forward split by rows was given parts that do not fit (a gap, an overlap, wrong
+    /// sizes), or its steps out of order.
+    Parts(String),
 }
 
 impl fmt::Display for ModelError {
@@ -71,6 +87,7 @@ impl fmt::Display for ModelError {
             ModelError::Replacement(reason) => {
                 write!(f, "approximate attention inside the model: {reason}")
             }
+            ModelError::Parts(reason) => write!(f, "the forward's parts: {reason}"),
         }
     }
 }

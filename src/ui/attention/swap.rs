@@ -15,7 +15,7 @@ mod summary;
 use leptos::prelude::*;
 
 use super::Figure;
-use super::text_input::{SwapCell, TextModel};
+use super::model_client::{SwapCell, TextModel};
 use crate::lab::config::{ExperimentConfig, HEAD_LAYERS, Param, SWAP_BUDGETS};
 use crate::lab::formulas;
 use crate::lab::model_protocol::{HEDGEHOG, SwapReport};

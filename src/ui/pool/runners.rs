@@ -7,8 +7,9 @@ use std::rc::Rc;
 
 use leptos::prelude::{LocalStorage, StoredValue, UpdateValue, WithValue};
 
-use super::{Channel, NO_WORKER, Pool, Ticket, WorkerKind};
+use super::{Channel, NO_WORKER, Pool, PoolEvent, Ticket, WorkerKind};
 use crate::lab::attention::{AttentionOutput, AttentionPart, AttentionRequest};
+use crate::lab::config::HeadSource;
 use crate::lab::data_view::DataView;
 use crate::lab::tasks::{
     Ask, DataViewAsk, ExportTaskAsk, ProbeRequest, ScatterPairAsk, TaskOutput,
@@ -57,18 +58,42 @@ impl ProbeRunner {
     }
 }
 
-/// The attention view's handle: attention parts in a pool of `full-worker`s
-/// ([`WorkerKind::Full`]) started on its first request, each part on its own channel
-/// ([`Channel::Attention`]).
+/// The model workers' pool (started when the text view is first opened), shared by the text
+/// view's client ([`crate::ui::attention`]'s `TextModel`) and the attention view's parts on
+/// the text's heads, which those workers keep.
 #[derive(Clone, Copy)]
-pub struct AttentionRunner(pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>);
+pub struct ModelPool(pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>);
 
-impl AttentionRunner {
-    /// A runner whose pool starts with its first request.
-    pub fn lazy() -> Self {
-        AttentionRunner(StoredValue::new_local(None))
+impl ModelPool {
+    /// No model workers yet.
+    pub fn idle() -> Self {
+        ModelPool(StoredValue::new_local(None))
     }
 
+    /// The pool, started on the first call with `listener` (its workers' setup news).
+    pub fn start(self, listener: impl Fn(PoolEvent) + 'static) -> Option<Rc<RefCell<Pool>>> {
+        self.0.try_update_value(|pool| {
+            pool.get_or_insert_with(|| Pool::of(WorkerKind::Model, listener))
+                .clone()
+        })
+    }
+
+    /// The pool, if started.
+    pub fn get(self) -> Option<Rc<RefCell<Pool>>> {
+        self.0.try_with_value(Clone::clone).flatten()
+    }
+}
+
+/// The attention view's handle: each part on its own channel ([`Channel::Attention`]), in the
+/// page's pool (which takes `full-worker`s for them) or, for the reader's text, in the model
+/// workers, which hold its heads.
+#[derive(Clone, Copy)]
+pub struct AttentionRunner {
+    pub main: StoredValue<Rc<RefCell<Pool>>, LocalStorage>,
+    pub model: ModelPool,
+}
+
+impl AttentionRunner {
     /// Computes `request` in a worker; `done` is told the outcome unless a newer request for
     /// the same part superseded it (the newer one is sent once this one is answered).
     pub fn run(
@@ -76,10 +101,11 @@ impl AttentionRunner {
         request: AttentionRequest,
         done: impl FnOnce(Result<AttentionOutput, String>) + 'static,
     ) {
-        let pool = self.0.try_update_value(|pool| {
-            pool.get_or_insert_with(|| Pool::of(WorkerKind::Full, |_| {}))
-                .clone()
-        });
+        let pool = if request.config.attention.source == HeadSource::Text {
+            self.model.get()
+        } else {
+            self.main.try_with_value(Clone::clone)
+        };
         match pool {
             Some(pool) => {
                 let part: AttentionPart = request.part;

@@ -1,8 +1,9 @@
 //! Requests outside the scheduler's job, every kind through one typed function
-//! ([`Pool::ask`]): sent to the least busy ready worker under the scheduler's rule that the
-//! newest [`Ticket`] of a [`Channel`] wins (an older answer is not delivered; a newer request
-//! waits until the older ones of its channel are answered), held until a worker is ready,
-//! failed when none is left.
+//! ([`Pool::ask`], or [`Pool::ask_with_updates`] for one that sends news while it runs): the
+//! scheduler queues each under its ticket and says when to send which part to which worker
+//! (`lab::scheduler::side`: the newest ticket of a channel wins, a capped pool serves by
+//! priority, a request may be split over workers); this file keeps each request's message and
+//! callbacks under the scheduler's handle and moves the bytes.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -11,30 +12,47 @@ use std::time::Duration;
 use leptos::prelude::set_timeout;
 
 use super::{NO_WORKER, Pool, WorkerKind};
-use crate::lab::scheduler::{Channel, Route, Ticket};
+use crate::lab::model_protocol::ModelAnswer;
+use crate::lab::scheduler::{PartOf, Ticket};
 use crate::lab::tasks::{Ask, WorkerRequest, WorkerResponse, encode};
 
 /// Whom to tell a side request's outcome (the typed `done` of [`Pool::ask`], behind the
 /// decoding of its answer).
-pub(super) type SideJob = Box<dyn FnOnce(Result<WorkerResponse, String>)>;
+type SideJob = Box<dyn FnOnce(Result<WorkerResponse, String>)>;
 
-/// A side request in flight: its ticket and whom to tell.
-pub(super) type InFlight = (Ticket, SideJob);
+/// A request's message for one of its parts, given the part's id.
+type PartMessage = Box<dyn Fn(u64, &PartOf) -> WorkerRequest>;
 
-/// A side request not sent yet: its ticket, its message (given its id) and whom to tell.
-pub(super) struct Unsent {
+/// A side request the pool holds until its last part is answered.
+pub(super) struct SideEntry {
     ticket: Ticket,
-    message: Box<dyn FnOnce(u64) -> WorkerRequest>,
-    job: SideJob,
+    /// Its message for a part, given the part's id.
+    message: PartMessage,
+    /// Told once: the first part's answer, or the first error.
+    done: Option<SideJob>,
+    /// Told every update while it runs (current tickets only).
+    update: Option<Box<dyn FnMut(ModelAnswer)>>,
+}
+
+/// Whether a response says its request failed (a part other than the first then answers for
+/// the whole request).
+fn is_failure(response: &WorkerResponse) -> bool {
+    match response {
+        WorkerResponse::Model { answer, .. } => matches!(answer, ModelAnswer::Failed(_)),
+        WorkerResponse::Task(task) => task.output.is_err(),
+        WorkerResponse::Attention { output, .. } => output.is_err(),
+        _ => false,
+    }
 }
 
 impl Pool {
     /// A new ticket of `channel`: requests made with it supersede the channel's older ones.
-    pub fn ticket(pool: &Rc<RefCell<Pool>>, channel: Channel) -> Ticket {
+    pub fn ticket(pool: &Rc<RefCell<Pool>>, channel: crate::lab::scheduler::Channel) -> Ticket {
         pool.borrow_mut().scheduler.ticket(channel)
     }
 
-    /// Sends `ask` to the least busy worker under `ticket`; `done` is told its typed outcome,
+    /// Sends `ask` under `ticket` when the scheduler says (at once, unless workers are scarce
+    /// or an older request of the channel is in flight); `done` is told its typed outcome,
     /// once, unless a newer ticket of the same channel superseded this one (then never).
     pub fn ask<A: Ask>(
         pool: &Rc<RefCell<Pool>>,
@@ -42,163 +60,180 @@ impl Pool {
         ask: A,
         done: impl FnOnce(Result<A::Answer, String>) + 'static,
     ) {
+        Pool::queue(pool, ticket, ask, None, done);
+    }
+
+    /// [`Pool::ask`] for a request that sends news while it runs (the model's training):
+    /// `update` is told each, while the ticket is current.
+    pub fn ask_with_updates<A: Ask>(
+        pool: &Rc<RefCell<Pool>>,
+        ticket: Ticket,
+        ask: A,
+        update: impl FnMut(ModelAnswer) + 'static,
+        done: impl FnOnce(Result<A::Answer, String>) + 'static,
+    ) {
+        Pool::queue(pool, ticket, ask, Some(Box::new(update)), done);
+    }
+
+    fn queue<A: Ask>(
+        pool: &Rc<RefCell<Pool>>,
+        ticket: Ticket,
+        ask: A,
+        update: Option<Box<dyn FnMut(ModelAnswer)>>,
+        done: impl FnOnce(Result<A::Answer, String>) + 'static,
+    ) {
         if ask.needs_full_worker() {
             Pool::ensure_covers(pool, WorkerKind::Full);
         }
-        Pool::route(
-            pool,
-            Unsent {
-                ticket,
-                message: Box::new(move |id| ask.message(id)),
-                job: Box::new(move |response| done(response.and_then(A::answer))),
-            },
-        );
+        {
+            let mut p = pool.borrow_mut();
+            let request = p.scheduler.queue_side(ticket, ask.spread());
+            p.side.insert(
+                request,
+                SideEntry {
+                    ticket,
+                    message: Box::new(move |id, part| ask.message(id, part)),
+                    done: Some(Box::new(move |response| done(response.and_then(A::answer)))),
+                    update,
+                },
+            );
+        }
+        Pool::pump_side(pool);
     }
 
-    /// Sends, parks or drops `request` as the scheduler says.
-    fn route(pool: &Rc<RefCell<Pool>>, request: Unsent) {
-        let route = pool.borrow().scheduler.route(request.ticket);
-        match route {
-            Route::Drop => {}
-            Route::Park => {
+    /// Sends what the scheduler dispatches from the side queue; forgets what it dropped.
+    /// Without any worker the queued requests fail (in the browser tests: each runs on the
+    /// page, in a task of its own).
+    pub(super) fn pump_side(pool: &Rc<RefCell<Pool>>) {
+        let no_worker = {
+            let p = pool.borrow();
+            p.scheduler.workers() == 0 && p.page_runner.is_none()
+        };
+        if no_worker {
+            let failed: Vec<SideJob> = {
                 let mut p = pool.borrow_mut();
-                let channel = request.ticket.channel;
-                // Only the newest ticket's requests wait.
-                p.parked
-                    .retain(|r| r.ticket.channel != channel || r.ticket == request.ticket);
-                p.parked.push(request);
+                let queued = p.scheduler.drain_side_queue();
+                queued
+                    .iter()
+                    .filter_map(|r| p.side.remove(r).and_then(|e| e.done))
+                    .collect()
+            };
+            for job in failed {
+                job(Err(NO_WORKER.into()));
             }
-            Route::Send => Pool::send(pool, request),
+            return;
         }
-    }
-
-    /// Posts `request` to the least busy ready worker; while workers are still starting, it
-    /// waits for the first; without any worker it fails (or, in the browser tests, runs on
-    /// the page in a task of its own).
-    fn send(pool: &Rc<RefCell<Pool>>, request: Unsent) {
-        let mut p = pool.borrow_mut();
-        let (id, slot) = p.scheduler.start_side_request(request.ticket);
-        let Unsent {
-            ticket,
-            message,
-            job,
-        } = request;
-        if let Some(index) = slot {
-            let bytes = encode(&message(id));
-            if let (Ok(bytes), Some(handle)) = (bytes, p.workers.get(index))
-                && super::post_transferred(&handle.worker, &bytes).is_ok()
-            {
-                p.side_jobs.insert(id, (ticket, job));
-                return;
+        let mut failed = Vec::new();
+        {
+            let mut p = pool.borrow_mut();
+            let dispatch = p.scheduler.dispatch_side();
+            for request in dispatch.dropped {
+                p.side.remove(&request);
             }
-            p.scheduler.send_failed(id);
-            drop(p);
-            job(Err("the request could not be sent to a worker".into()));
-            return;
-        }
-        p.scheduler.side_request_answered(id);
-        if p.scheduler.workers() > 0 {
-            p.waiting.push(Unsent {
-                ticket,
-                message,
-                job,
-            });
-            return;
-        }
-        let Some(runner) = p.page_runner.clone() else {
-            drop(p);
-            job(Err(NO_WORKER.into()));
-            return;
-        };
-        let (id, _) = p.scheduler.start_side_request(ticket);
-        p.side_jobs.insert(id, (ticket, job));
-        let bytes = encode(&message(id));
-        let this = p.this.clone();
-        drop(p);
-        set_timeout(
-            move || {
-                let answer = bytes.map(|b| runner(&b)).unwrap_or_default();
-                if let Some(pool) = this.upgrade() {
-                    Pool::on_answer(&pool, None, &answer);
+            for send in dispatch.send {
+                let Some(entry) = p.side.get(&send.request) else {
+                    p.scheduler.side_request_answered(send.id);
+                    continue;
+                };
+                let bytes = encode(&(entry.message)(send.id, &send.part));
+                match send.slot {
+                    Some(slot) => {
+                        let sent = bytes.map_err(|e| e.into()).and_then(|bytes| {
+                            match p.workers.get(slot) {
+                                Some(h) => super::post_transferred(&h.worker, &bytes),
+                                None => Err("no such worker".into()),
+                            }
+                        });
+                        if sent.is_err() {
+                            p.scheduler.side_request_failed(send.id);
+                            failed.push(send.request);
+                        }
+                    }
+                    None => {
+                        let Some(runner) = p.page_runner.clone() else {
+                            continue;
+                        };
+                        let this = p.this.clone();
+                        set_timeout(
+                            move || {
+                                let answer = bytes.map(|b| runner(&b)).unwrap_or_default();
+                                if let Some(pool) = this.upgrade() {
+                                    Pool::on_answer(&pool, None, &answer);
+                                }
+                            },
+                            Duration::ZERO,
+                        );
+                    }
                 }
-            },
-            Duration::ZERO,
-        );
-    }
-
-    /// Delivers the answer to side request `id` if its ticket is still current, then sends
-    /// what waited behind it on its channel.
-    pub(super) fn side_answered(pool: &Rc<RefCell<Pool>>, id: u64, response: WorkerResponse) {
-        let (answer, job) = {
-            let mut p = pool.borrow_mut();
-            let answer = p.scheduler.side_request_answered(id);
-            (answer, p.side_jobs.remove(&id))
-        };
-        let Some(answer) = answer else {
-            return;
-        };
-        if let (true, Some((_, job))) = (answer.current, job) {
-            job(Ok(response));
+            }
         }
-        Pool::send_parked(pool, answer.ticket.channel);
+        if !failed.is_empty() {
+            Pool::fail_side_requests(pool, &failed, "the request could not be sent to a worker");
+        }
     }
 
-    /// Sends the parked requests of `channel` once nothing older of it is in flight.
-    fn send_parked(pool: &Rc<RefCell<Pool>>, channel: Channel) {
-        let ready: Vec<Unsent> = {
+    /// Part `id` of a side request answered: delivers the request's answer (its first part's,
+    /// or the first error) if its ticket is still current, then sends what waited.
+    pub(super) fn side_answered(pool: &Rc<RefCell<Pool>>, id: u64, response: WorkerResponse) {
+        let job = {
             let mut p = pool.borrow_mut();
-            let Some(ticket) = p
-                .parked
-                .iter()
-                .find(|r| r.ticket.channel == channel)
-                .map(|r| r.ticket)
-            else {
+            let Some(answer) = p.scheduler.side_request_answered(id) else {
                 return;
             };
-            if !p.scheduler.may_send(ticket) {
-                return;
+            let deliver = answer.current && (answer.part == 0 || is_failure(&response));
+            let job = if deliver {
+                p.side
+                    .get_mut(&answer.request)
+                    .and_then(|entry| entry.done.take())
+            } else {
+                None
+            };
+            if answer.last {
+                p.side.remove(&answer.request);
             }
-            let (ready, kept) = std::mem::take(&mut p.parked)
-                .into_iter()
-                .partition(|r| r.ticket.channel == channel);
-            p.parked = kept;
-            ready
+            job
         };
-        for request in ready {
-            Pool::route(pool, request);
+        if let Some(job) = job {
+            job(Ok(response));
+        }
+        Pool::pump_side(pool);
+    }
+
+    /// News from part `id` of a side request, told to its `update` if its ticket is current.
+    pub(super) fn side_update(pool: &Rc<RefCell<Pool>>, id: u64, update: ModelAnswer) {
+        let callback = {
+            let mut p = pool.borrow_mut();
+            let Some((request, true)) = p.scheduler.side_request_of(id) else {
+                return;
+            };
+            p.side.get_mut(&request).and_then(|e| e.update.take())
+        };
+        // Taken out while it runs (it may call into the pool), then put back.
+        if let Some(mut callback) = callback {
+            callback(update);
+            let mut p = pool.borrow_mut();
+            if let Some((request, _)) = p.scheduler.side_request_of(id)
+                && let Some(entry) = p.side.get_mut(&request)
+            {
+                entry.update = Some(callback);
+            }
         }
     }
 
-    /// Tells the current ones of the side requests `ids` (lost with their workers) that they
+    /// Tells the side requests `requests` (lost with their workers, or unsendable) that they
     /// failed, then sends what waited behind them.
-    pub(super) fn fail_side_requests(pool: &Rc<RefCell<Pool>>, ids: &[u64], reason: &str) {
+    pub(super) fn fail_side_requests(pool: &Rc<RefCell<Pool>>, requests: &[u64], reason: &str) {
         let jobs: Vec<SideJob> = {
             let mut p = pool.borrow_mut();
-            let lost: Vec<InFlight> = ids.iter().filter_map(|id| p.side_jobs.remove(id)).collect();
+            let lost: Vec<SideEntry> = requests.iter().filter_map(|r| p.side.remove(r)).collect();
             lost.into_iter()
-                .filter(|(ticket, _)| p.scheduler.is_current(*ticket))
-                .map(|(_, job)| job)
+                .filter(|e| p.scheduler.is_current(e.ticket))
+                .filter_map(|e| e.done)
                 .collect()
         };
         for job in jobs {
             job(Err(reason.to_string()));
         }
-        let channels: Vec<Channel> = pool
-            .borrow()
-            .parked
-            .iter()
-            .map(|r| r.ticket.channel)
-            .collect();
-        for channel in channels {
-            Pool::send_parked(pool, channel);
-        }
-    }
-
-    /// Sends the side requests that waited for a worker (or fails them if none is left).
-    pub(super) fn flush_waiting(pool: &Rc<RefCell<Pool>>) {
-        let waiting = std::mem::take(&mut pool.borrow_mut().waiting);
-        for request in waiting {
-            Pool::route(pool, request);
-        }
+        Pool::pump_side(pool);
     }
 }

@@ -5,8 +5,13 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use super::Pool;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::{Pool, PoolEvent};
 use crate::lab::config::ExperimentConfig;
+use crate::lab::model_protocol::ModelSetup;
+use crate::lab::tasks::{WorkerRequest, encode};
 use crate::numerics::estimators::EstimatorId;
 
 /// Which worker a pool runs (`scripts/build-worker.sh` builds each twice).
@@ -18,6 +23,9 @@ pub enum WorkerKind {
     /// `full-worker`: every request, the attention view's parts and the optimised A included
     /// (started only when one of those is first asked for).
     Full,
+    /// `model-worker`: the real model on the reader's text, its swap, and the attention view's
+    /// parts on that text's heads (started when the text view is first opened).
+    Model,
 }
 
 impl WorkerKind {
@@ -49,14 +57,30 @@ impl WorkerKind {
             (WorkerKind::Kernel, false) => "./kernel-worker-simd128_loader.js",
             (WorkerKind::Full, true) => "./full-worker_loader.js",
             (WorkerKind::Full, false) => "./full-worker-simd128_loader.js",
+            (WorkerKind::Model, true) => "./model-worker_loader.js",
+            (WorkerKind::Model, false) => "./model-worker-simd128_loader.js",
         }
     }
 
-    /// Whether a pool of this kind can run what needs `needed`.
+    /// Whether a pool of this kind can run what needs `needed` (a model pool runs only model
+    /// requests and attention parts, and is never replaced by another kind).
     pub(super) fn covers(self, needed: WorkerKind) -> bool {
-        self == WorkerKind::Full || needed == WorkerKind::Kernel
+        self == needed || self == WorkerKind::Model || needed == WorkerKind::Kernel
+    }
+
+    /// How many workers of this kind to start: one per core, at most [`MAX_WORKERS`], and for
+    /// the model at most [`MAX_MODEL_WORKERS`] (each holds the model, about 100 MB).
+    fn count(self) -> usize {
+        match self {
+            WorkerKind::Model => worker_count().min(MAX_MODEL_WORKERS),
+            _ => worker_count(),
+        }
     }
 }
+
+/// Model workers beyond this many cost memory for little: the forward's parts exchange keys
+/// and values per layer, and the swap plan has a few dozen jobs.
+pub const MAX_MODEL_WORKERS: usize = 4;
 
 /// A module whose one function uses `i8x16.relaxed_swizzle`: valid only where relaxed SIMD is.
 const RELAXED_SIMD_PROBE: [u8; 36] = [
@@ -116,7 +140,10 @@ impl Pool {
     pub(super) fn spawn_workers(&mut self) -> usize {
         let old: Vec<WorkerHandle> = std::mem::take(&mut self.workers);
         self.retired = old.into_iter().map(WorkerHandle::retire).collect();
-        for index in 0..worker_count() {
+        let count = self.kind.count();
+        self.listening = vec![false; count];
+        self.loading = vec![true; count];
+        for index in 0..count {
             match self.spawn(index) {
                 Ok(handle) => self.workers.push(handle),
                 Err(error) => {
@@ -170,4 +197,67 @@ impl Pool {
 pub(super) fn post_transferred(worker: &Worker, bytes: &[u8]) -> Result<(), JsValue> {
     let array = js_sys::Uint8Array::from(bytes);
     worker.post_message_with_transfer(&array, &js_sys::Array::of1(&array.buffer()))
+}
+
+impl Pool {
+    /// Model worker `slot` listens: connects it to every other model worker that listens, by a
+    /// `MessageChannel` whose ports each gets (`WorkerRequest::Connect`).
+    pub(super) fn connect_peers(pool: &Rc<RefCell<Pool>>, slot: usize) {
+        let mut p = pool.borrow_mut();
+        if let Some(listening) = p.listening.get_mut(slot) {
+            *listening = true;
+        }
+        let peers: Vec<usize> = (0..p.listening.len())
+            .filter(|&j| j != slot && p.listening[j])
+            .collect();
+        for peer in peers {
+            let (Some(a), Some(b)) = (p.workers.get(slot), p.workers.get(peer)) else {
+                continue;
+            };
+            let connected = web_sys::MessageChannel::new().and_then(|channel| {
+                post_port(&a.worker, peer, &channel.port1())?;
+                post_port(&b.worker, slot, &channel.port2())
+            });
+            if let Err(error) = connected {
+                web_sys::console::error_2(&"cannot connect two model workers".into(), &error);
+            }
+        }
+    }
+
+    /// A model worker's news while it starts: passed on; once no worker is still loading, the
+    /// loaded ones take work (together, so that a request for every worker finds them all).
+    pub(super) fn on_setup(pool: &Rc<RefCell<Pool>>, slot: usize, setup: ModelSetup) {
+        let settled = {
+            let mut p = pool.borrow_mut();
+            match &setup {
+                ModelSetup::Progress { .. } => false,
+                ModelSetup::Loaded { .. } | ModelSetup::Failed(_) => {
+                    if let Some(loading) = p.loading.get_mut(slot) {
+                        *loading = false;
+                    }
+                    if matches!(setup, ModelSetup::Failed(_)) {
+                        p.scheduler.worker_lost(slot);
+                    }
+                    !p.loading.iter().any(|&l| l)
+                }
+            }
+        };
+        Pool::emit(pool, vec![PoolEvent::WorkerSetup { slot, setup }]);
+        if settled {
+            {
+                let mut p = pool.borrow_mut();
+                for slot in 0..p.loading.len() {
+                    p.scheduler.worker_ready(slot);
+                }
+            }
+            Pool::pump_side(pool);
+        }
+    }
+}
+
+/// Posts `WorkerRequest::Connect { peer }` with `port` transferred.
+fn post_port(worker: &Worker, peer: usize, port: &web_sys::MessagePort) -> Result<(), JsValue> {
+    let bytes = encode(&WorkerRequest::Connect { peer }).map_err(JsValue::from)?;
+    let array = js_sys::Uint8Array::from(bytes.as_slice());
+    worker.post_message_with_transfer(&array, &js_sys::Array::of2(&array.buffer(), port))
 }

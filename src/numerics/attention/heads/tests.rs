@@ -262,3 +262,31 @@ fn the_committed_asset_parses_with_its_documented_shape() {
     let last = heads.head(1, 5, 11).unwrap();
     assert_eq!((last.len, last.dim, last.q.len()), (32, 32, 1024));
 }
+
+#[test]
+fn heads_from_values_equal_the_written_and_parsed_asset() {
+    let header: HeadsHeader = serde_json::from_value(small_header()).unwrap();
+    // Values that f16 rounds (1/3), and large ones: both paths round the same way.
+    let values: Vec<f32> = (0..SMALL_VALUES)
+        .map(|i| (i as f32 / 3.0 - 7.0) * if i % 5 == 0 { 1000.0 } else { 1.0 })
+        .collect();
+    let parsed = RealHeads::parse(&write_asset(&header, &values).unwrap()).unwrap();
+    assert_eq!(
+        RealHeads::from_values(header.clone(), &values).unwrap(),
+        parsed
+    );
+    // The wrong count, a non-finite value (or one beyond f16), a bad header: errors.
+    assert!(matches!(
+        RealHeads::from_values(header.clone(), &values[1..]),
+        Err(HeadsError::DataLength { .. })
+    ));
+    let mut huge = values.clone();
+    huge[3] = 1e6;
+    assert!(matches!(
+        RealHeads::from_values(header.clone(), &huge),
+        Err(HeadsError::NonFinite { index: 3, .. })
+    ));
+    let mut bad = header;
+    bad.layers = 0;
+    assert!(RealHeads::from_values(bad, &values).is_err());
+}

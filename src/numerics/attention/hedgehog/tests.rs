@@ -438,3 +438,70 @@ fn timing() {
         );
     }
 }
+
+/// Three heads trained as parts {0, 2} and {1}, merged: the maps and the curve of one training
+/// of every head, bit for bit; a head missing or in two parts is an error.
+#[test]
+fn a_training_split_by_heads_merges_into_the_whole() {
+    let train_heads_: Vec<HeadSample> = (0..3).map(|h| synthetic_head(12, 4, 50 + h)).collect();
+    let eval_heads: Vec<HeadSample> = (0..3).map(|h| synthetic_head(9, 4, 60 + h)).collect();
+    let settings = settings(3, 6);
+    let mut whole_curve = Vec::new();
+    let whole = train(&settings, &train_heads_, &eval_heads, 4, &mut |p| {
+        whole_curve.push(*p)
+    })
+    .unwrap();
+    let part = |heads: &[usize]| {
+        train_heads(&settings, &train_heads_, &eval_heads, heads, 4, &mut |_| {}).unwrap()
+    };
+    let (outer, inner) = (part(&[0, 2]), part(&[1]));
+    let (maps, curve) = merge_heads(&[inner.clone(), outer.clone()], 3).unwrap();
+    assert_eq!(maps, whole);
+    assert_eq!(curve, whole_curve);
+    assert_eq!(curve.len(), 7);
+    assert!(
+        merge_heads(std::slice::from_ref(&outer), 3).is_err(),
+        "head 1 missing"
+    );
+    assert!(merge_heads(&[outer.clone(), outer.clone(), inner.clone()], 3).is_err());
+    assert!(
+        merge_heads(&[outer, inner], 2).is_err(),
+        "head 2 is outside 0..2"
+    );
+    for bad in [&[][..], &[1, 1], &[2, 1], &[3]] {
+        let trained = train_heads(&settings, &train_heads_, &eval_heads, bad, 4, &mut |_| {});
+        assert!(trained.is_err(), "{bad:?}");
+    }
+}
+
+/// The compact form holds the parameters rounded to f32: a map read back from it gives the same
+/// compact form again, and its loss moves by what rounding to f32 moves it (relative 2⁻²⁴ on
+/// each parameter); a form of the wrong size or with a NaN is an error.
+#[test]
+fn the_compact_form_round_trips_in_f32() {
+    let map = perturbed_map(4, 3);
+    let compact = map.to_compact();
+    let read = HedgehogMap::from_compact(&compact).unwrap();
+    assert_eq!(read.to_compact(), compact);
+    let largest = map.parameters.values().fold(0.0f64, |a, x| a.max(x.abs()));
+    let moved = map
+        .parameters
+        .values()
+        .zip(read.parameters.values())
+        .fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
+    assert!(moved > 0.0 && moved <= largest * 2f64.powi(-24), "{moved}");
+    let sample = synthetic_head(12, 4, 70);
+    let (a, b) = (map.loss(&sample).unwrap(), read.loss(&sample).unwrap());
+    assert!(
+        (a.cross_entropy - b.cross_entropy).abs() < 1e-5,
+        "{a:?} {b:?}"
+    );
+    let mut short = compact.clone();
+    short.key_bias.pop();
+    assert!(HedgehogMap::from_compact(&short).is_err());
+    let mut nan = compact.clone();
+    nan.query_weights[0] = f32::NAN;
+    assert!(HedgehogMap::from_compact(&nan).is_err());
+    let wide = CompactMap { dim: 0, ..compact };
+    assert!(HedgehogMap::from_compact(&wide).is_err());
+}

@@ -16,6 +16,8 @@
 //! blocked matrix products), `4 · L · n · d` for the projections and their gradient, `2 · L · n`
 //! exponentials and L² logarithms (the reported loss).
 
+use serde::{Deserialize, Serialize};
+
 use crate::numerics::portable::Libm;
 
 use super::{
@@ -262,6 +264,47 @@ pub struct TrainingPoint {
     pub eval_kl: Option<f64>,
 }
 
+/// One head's losses at one step: what [`super::merge_heads`] averages.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeadLoss {
+    pub train_cross_entropy: f64,
+    pub train_kl: f64,
+    /// The evaluation sample's KL, at the steps that evaluate.
+    pub eval_kl: Option<f64>,
+}
+
+/// Some heads' trained maps, with each head's losses at every step: a part of a training split
+/// by heads ([`train_heads`]), merged with the others by [`super::merge_heads`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainedHeads {
+    /// The heads' indices in the whole list, increasing.
+    pub heads: Vec<usize>,
+    /// `maps[i]` is head `heads[i]`'s.
+    pub maps: Vec<HedgehogMap>,
+    /// `losses[step][i]`: head `heads[i]`'s losses after `step` steps (0 to `settings.steps`).
+    pub losses: Vec<Vec<HeadLoss>>,
+}
+
+/// The point of one step from the heads' losses: means over the heads, summed in their order.
+pub(super) fn point_of(step: usize, losses: &[HeadLoss]) -> TrainingPoint {
+    let (mut cross_entropy, mut kl, mut eval, mut evaluated) = (0.0, 0.0, 0.0, 0);
+    for loss in losses {
+        cross_entropy += loss.train_cross_entropy;
+        kl += loss.train_kl;
+        if let Some(e) = loss.eval_kl {
+            eval += e;
+            evaluated += 1;
+        }
+    }
+    let heads = losses.len().max(1) as f64;
+    TrainingPoint {
+        step,
+        train_cross_entropy: cross_entropy / heads,
+        train_kl: kl / heads,
+        eval_kl: (evaluated > 0).then(|| eval / evaluated as f64),
+    }
+}
+
 /// Trains one map per head, all heads in step. `on_step` sees the maps after every step
 /// (`step` = 0 for the initial maps, then 1 to `settings.steps`): the mean train CE and KL over
 /// heads and, at step 0, every `eval_every` steps and at the last, the mean eval KL on `eval`
@@ -277,6 +320,23 @@ pub fn train(
     eval_every: usize,
     on_step: &mut dyn FnMut(&TrainingPoint),
 ) -> Result<Vec<HedgehogMap>, HedgehogError> {
+    let all: Vec<usize> = (0..train.len()).collect();
+    Ok(train_heads(settings, train, eval, &all, eval_every, on_step)?.maps)
+}
+
+/// [`train`] for the heads `heads` of `train` and `eval` only (indices into them, increasing,
+/// no repeats, at least one): each head's map trains on its own sample with its own optimiser
+/// and its own stream, so a training split by heads and merged ([`super::merge_heads`]) gives
+/// the maps and the curve of one training of every head, bit for bit. `on_step` sees these
+/// heads' means.
+pub fn train_heads(
+    settings: &HedgehogSettings,
+    train: &[HeadSample],
+    eval: &[HeadSample],
+    heads: &[usize],
+    eval_every: usize,
+    on_step: &mut dyn FnMut(&TrainingPoint),
+) -> Result<TrainedHeads, HedgehogError> {
     settings.validate()?;
     require(!train.is_empty(), "train", || {
         "needs at least one head".into()
@@ -293,13 +353,28 @@ pub fn train(
     require(other_dim.is_none(), "eval", || {
         "an eval head's d differs from its train head's".into()
     })?;
-    let mut maps = (train.iter().enumerate())
-        .map(|(h, s)| HedgehogMap::initial(s.dim, settings, h as u64))
+    let ordered = heads.windows(2).all(|p| p[0] < p[1]);
+    let inside = heads.last().is_some_and(|&h| h < train.len());
+    require(ordered && inside, "heads", || {
+        format!(
+            "must be increasing indices below {}, at least one, got {heads:?}",
+            train.len()
+        )
+    })?;
+    let chosen = |samples: &[HeadSample]| -> Vec<HeadSample> {
+        match samples.is_empty() {
+            true => Vec::new(),
+            false => heads.iter().map(|&h| samples[h].clone()).collect(),
+        }
+    };
+    let (train, eval) = (chosen(train), chosen(eval));
+    let mut maps = (train.iter().zip(heads))
+        .map(|(s, &h)| HedgehogMap::initial(s.dim, settings, h as u64))
         .collect::<Result<Vec<_>, _>>()?;
     let targets = |samples: &[HeadSample]| -> Result<Vec<SoftmaxTarget>, HedgehogError> {
         samples.iter().map(SoftmaxTarget::new).collect()
     };
-    let (train_targets, eval_targets) = (targets(train)?, targets(eval)?);
+    let (train_targets, eval_targets) = (targets(&train)?, targets(&eval)?);
     let n = settings.half_features;
     let mut gradients: Vec<_> = train
         .iter()
@@ -307,48 +382,55 @@ pub fn train(
         .collect();
     let mut optimisers: Vec<_> = train.iter().map(|s| Adam::new(n, s.dim)).collect();
     let mut workspace = Workspace::default();
+    let mut losses = Vec::with_capacity(settings.steps + 1);
     for step in 0..=settings.steps {
         let last = step == settings.steps;
-        let (mut cross_entropy, mut kl) = (0.0, 0.0);
-        let heads = maps
+        let evaluated = !eval.is_empty() && (step % eval_every == 0 || last);
+        let mut step_losses = Vec::with_capacity(heads.len());
+        let parts = maps
             .iter()
-            .zip(train)
+            .zip(&train)
             .zip(&train_targets)
-            .zip(&mut gradients);
-        for (head, (((map, sample), target), gradient)) in heads.enumerate() {
+            .zip(&mut gradients)
+            .enumerate();
+        for (i, (((map, sample), target), gradient)) in parts {
+            let diverged = HedgehogError::Diverged {
+                step,
+                head: heads[i],
+            };
             let gradient = (!last).then_some(gradient);
             let loss = evaluate(map, sample, target, &mut workspace, gradient)
                 .ok()
                 .filter(|l| l.cross_entropy.is_finite())
-                .ok_or(HedgehogError::Diverged { step, head })?;
-            cross_entropy += loss.cross_entropy;
-            kl += loss.kl;
+                .ok_or(diverged.clone())?;
+            let eval_kl = match evaluated {
+                true => Some(
+                    evaluate(map, &eval[i], &eval_targets[i], &mut workspace, None)
+                        .ok()
+                        .filter(|l| l.kl.is_finite())
+                        .ok_or(diverged)?
+                        .kl,
+                ),
+                false => None,
+            };
+            step_losses.push(HeadLoss {
+                train_cross_entropy: loss.cross_entropy,
+                train_kl: loss.kl,
+                eval_kl,
+            });
         }
-        let mut eval_kl = None;
-        if !eval.is_empty() && (step % eval_every == 0 || last) {
-            let mut total = 0.0;
-            let heads = maps.iter().zip(eval).zip(&eval_targets);
-            for (head, ((map, sample), target)) in heads.enumerate() {
-                total += evaluate(map, sample, target, &mut workspace, None)
-                    .ok()
-                    .filter(|l| l.kl.is_finite())
-                    .ok_or(HedgehogError::Diverged { step, head })?
-                    .kl;
-            }
-            eval_kl = Some(total / eval.len() as f64);
-        }
-        on_step(&TrainingPoint {
-            step,
-            train_cross_entropy: cross_entropy / train.len() as f64,
-            train_kl: kl / train.len() as f64,
-            eval_kl,
-        });
+        on_step(&point_of(step, &step_losses));
+        losses.push(step_losses);
         if !last {
-            let heads = maps.iter_mut().zip(&gradients).zip(&mut optimisers);
-            for ((map, gradient), adam) in heads {
+            let parts = maps.iter_mut().zip(&gradients).zip(&mut optimisers);
+            for ((map, gradient), adam) in parts {
                 adam.update(&mut map.parameters, gradient, settings.learning_rate);
             }
         }
     }
-    Ok(maps)
+    Ok(TrainedHeads {
+        heads: heads.to_vec(),
+        maps,
+        losses,
+    })
 }

@@ -126,7 +126,7 @@ pub fn flash_attention(seq: &Sequence<'_>, causal: bool) -> Vec<f32> {
 }
 
 /// The largest value (−∞ for none), eight lanes at a time: an ordered fold does not vectorise.
-fn lane_max(values: &[f32]) -> f32 {
+pub(crate) fn lane_max(values: &[f32]) -> f32 {
     let mut lanes = [f32::NEG_INFINITY; 8];
     let chunks = values.chunks_exact(8);
     let tail = chunks
@@ -142,7 +142,7 @@ fn lane_max(values: &[f32]) -> f32 {
 }
 
 /// The sum, eight lanes at a time (an ordered sum does not vectorise).
-fn lane_sum(values: &[f32]) -> f32 {
+pub(crate) fn lane_sum(values: &[f32]) -> f32 {
     let mut lanes = [0.0f32; 8];
     let chunks = values.chunks_exact(8);
     let tail: f32 = chunks.remainder().iter().sum();

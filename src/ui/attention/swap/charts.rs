@@ -10,7 +10,7 @@ use crate::charts::{Series, describe, draw_xy};
 use crate::lab::config::SWAP_BUDGETS;
 use crate::lab::model_protocol::{HedgehogPoint, HedgehogTraining, SwapReport};
 use crate::lab::swap_plan::KEEPS_COSINE;
-use crate::ui::attention::text_input::SwapCell;
+use crate::ui::attention::model_client::SwapCell;
 use crate::ui::attention::{TableScroll, resize_counter};
 
 /// Redraws `canvas` with `draw` when anything it reads changes or the window is resized; the

@@ -7,7 +7,7 @@ use super::{css_colour_of, label_of};
 use crate::lab::config::{ExperimentConfig, Param};
 use crate::lab::model_protocol::{Ranking, RetrievalReport};
 use crate::ui::attention::TableScroll;
-use crate::ui::attention::text_input::RetrievalCell;
+use crate::ui::attention::model_client::RetrievalCell;
 use crate::ui::controls::commit;
 
 /// One ranking as an ordered list: each candidate with its cosine to the query.

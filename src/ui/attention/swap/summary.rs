@@ -8,7 +8,7 @@ use crate::lab::config::{ExperimentConfig, SWAP_BUDGETS};
 use crate::lab::model_protocol::SwapReport;
 use crate::lab::swap_plan::KEEPS_COSINE;
 use crate::ui::attention::TableScroll;
-use crate::ui::attention::text_input::SwapCell;
+use crate::ui::attention::model_client::SwapCell;
 
 /// The methods of `cells` in the order they first arrived.
 pub(super) fn methods_of(cells: &[SwapCell]) -> Vec<String> {

@@ -1,0 +1,115 @@
+//! The model's forward in WebAssembly, timed from Node on one thread: a development aid to
+//! compare forward kernels in V8 (the browser's engine) without a browser, by CPU time, which
+//! a busy shared machine disturbs less than wall time. Built as the model worker is:
+//!
+//! ```sh
+//! CARGO_TARGET_DIR=target/test-release/worker RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd" \
+//!   cargo rustc --release --target wasm32-unknown-unknown --example forward_wasm \
+//!   --no-default-features --features text-model --crate-type cdylib
+//! wasm-bindgen --target nodejs --out-dir /tmp/fw \
+//!   target/test-release/worker/wasm32-unknown-unknown/release/examples/forward_wasm.wasm
+//! node --experimental-wasm-relaxed-simd -e '
+//!   const m = require("/tmp/fw/forward_wasm.js");
+//!   m.load(require("fs").readFileSync(process.env.HOME + "/.cache/softmax-kernel-lab/minilm-l6-v2-f16.safetensors"));
+//!   console.log(m.run(128, 1))'
+//! ```
+#[cfg(target_arch = "wasm32")]
+mod bench {
+    use std::cell::RefCell;
+
+    use softmax_kernel_lab::lab::text_model::TextModel;
+    use wasm_bindgen::prelude::*;
+
+    thread_local! {
+        static MODEL: RefCell<Option<TextModel>> = const { RefCell::new(None) };
+    }
+
+    const WORDS: [&str; 20] = [
+        "the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "to", "house", "with", "red",
+        "blue", "book", "tree", "water", "light", "small", "large",
+    ];
+
+    /// Checks and unpacks the converted model; an error message, or empty.
+    #[wasm_bindgen]
+    pub fn load(bytes: &[u8]) -> String {
+        match TextModel::from_checked_bytes(bytes) {
+            Ok(model) => {
+                MODEL.with(|m| *m.borrow_mut() = Some(model));
+                String::new()
+            }
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// `TextModel::run` on the benchmark's text of `tokens` tokens (tests/e2e/model-bench.mjs's
+    /// `textOf`); returns the first embedding value (so the work is not optimised away).
+    #[wasm_bindgen]
+    pub fn run(tokens: usize, seed: usize) -> f64 {
+        let text = (0..tokens.max(3) - 2)
+            .map(|i| WORDS[(i * 7 + seed * 13 + (i * i) % 5) % WORDS.len()])
+            .collect::<Vec<_>>()
+            .join(" ");
+        MODEL.with(|m| {
+            m.borrow()
+                .as_ref()
+                .and_then(|model| model.run(&text).ok())
+                .map_or(f64::NAN, |run| f64::from(run.embedding[0]))
+        })
+    }
+
+    /// The forward alone (no tokenizer, no heads asset) on the same text's ids, keeping every
+    /// head's Q, K, V when `keep_qkv`; returns the first embedding value.
+    #[wasm_bindgen]
+    pub fn forward(tokens: usize, seed: usize, keep_qkv: bool) -> f64 {
+        let text = (0..tokens.max(3) - 2)
+            .map(|i| WORDS[(i * 7 + seed * 13 + (i * i) % 5) % WORDS.len()])
+            .collect::<Vec<_>>()
+            .join(" ");
+        MODEL.with(|m| {
+            let m = m.borrow();
+            let Some(model) = m.as_ref() else {
+                return f64::NAN;
+            };
+            let Ok(encoded) = model.tokenizer.encode(&text, 512) else {
+                return f64::NAN;
+            };
+            model
+                .weights
+                .forward(&encoded.ids, keep_qkv)
+                .map_or(f64::NAN, |f| f64::from(f.embedding[0]))
+        })
+    }
+
+    /// Every dense layer of the model applied to `rows` rows of stand-in inputs, `times` times
+    /// (the products alone, without the rest of the forward); returns a checksum.
+    #[wasm_bindgen]
+    pub fn dense(rows: usize, times: usize) -> f64 {
+        MODEL.with(|m| {
+            let m = m.borrow();
+            let Some(model) = m.as_ref() else {
+                return f64::NAN;
+            };
+            let h = model.weights.config.hidden_size;
+            let inner = model.weights.config.intermediate_size;
+            let x: Vec<f32> = (0..rows * inner)
+                .map(|i| ((i % 17) as f32 - 8.0) / 8.0)
+                .collect();
+            let mut y = vec![0.0f32; rows * inner];
+            let mut total = 0.0;
+            for _ in 0..times {
+                for layer in &model.weights.layers {
+                    layer
+                        .qkv
+                        .apply(&x[..rows * h], rows, &mut y[..rows * 3 * h]);
+                    layer
+                        .attention_output
+                        .apply(&x[..rows * h], rows, &mut y[..rows * h]);
+                    layer.intermediate.apply(&x[..rows * h], rows, &mut y);
+                    layer.output.apply(&x, rows, &mut y[..rows * h]);
+                }
+                total += f64::from(y[0]);
+            }
+            total
+        })
+    }
+}

@@ -1,0 +1,282 @@
+//! The text view's client of the model workers ([`TextModel`]): the reader's text, the model
+//! swap's plan and the workers' start-up, all through the page's one worker client
+//! (`ui::pool`: [`Pool::ask`] under the scheduler's rule that a channel's newest ticket wins,
+//! natively tested in `lab::scheduler`). This file only turns answers into signals: a text on
+//! [`Channel::Text`] (split by rows over the free workers), the plan's jobs on
+//! [`Channel::Swap`] (one per worker at a time, after any text), the Hedgehog maps' training on
+//! every worker (each keeps the maps).
+
+use std::rc::Rc;
+
+use leptos::prelude::*;
+
+use crate::lab::model_protocol::{
+    HedgehogJob, HedgehogPoint, HedgehogTraining, ModelAnswer, ModelRequest, ModelSetup,
+    RetrievalReport, SwapJob, SwapReport, TextRun,
+};
+use crate::lab::scheduler::{Channel, SchedulerEvent};
+use crate::ui::pool::{ModelPool, NO_WORKER, Pool};
+
+/// Where the model stands.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum ModelState {
+    /// The text view was never opened.
+    Idle,
+    /// The workers are starting, or the file downloading (`loaded` of `total` bytes, the
+    /// slowest worker's).
+    Downloading { loaded: u64, total: Option<u64> },
+    /// Checked and unpacked in every worker that could (`load_ms`: the slowest, after its last
+    /// byte).
+    Ready {
+        bytes: u64,
+        parameters: usize,
+        load_ms: f64,
+        workers: usize,
+    },
+    /// The file is absent, its hash wrong, or no worker started: the sentence says which.
+    Failed(String),
+}
+
+/// One text's answer: the run, and the forward's time in the worker.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct TextOutcome {
+    pub run: TextRun,
+    pub forward_ms: f64,
+    /// How many texts the workers have answered, this one included (the page shows it, so that
+    /// a test or the benchmark can tell a new answer from the previous one).
+    pub answer: u32,
+}
+
+/// One swap's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct SwapCell {
+    pub job: SwapJob,
+    pub report: Result<SwapReport, String>,
+}
+
+/// One retrieval's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct RetrievalCell {
+    pub job: SwapJob,
+    pub report: Result<RetrievalReport, String>,
+}
+
+/// The model swap's answers for the current plan, as they arrive.
+#[derive(Clone, Copy)]
+pub(super) struct SwapResults {
+    pub cells: RwSignal<Vec<SwapCell>, LocalStorage>,
+    pub retrieval: RwSignal<Vec<RetrievalCell>, LocalStorage>,
+    /// The Hedgehog maps' training curve (the newest training's points).
+    pub curve: RwSignal<Vec<HedgehogPoint>, LocalStorage>,
+    pub training: RwSignal<Option<Result<HedgehogTraining, String>>, LocalStorage>,
+    /// Jobs of the plan answered, and in all.
+    pub progress: RwSignal<(usize, usize)>,
+}
+
+/// The text view's handle on the model workers: their state, the latest text's outcome and
+/// the swap's results (signals), and the pool they run in.
+#[derive(Clone, Copy)]
+pub(super) struct TextModel {
+    pub state: RwSignal<ModelState, LocalStorage>,
+    pub outcome: RwSignal<Option<Result<Rc<TextOutcome>, String>>, LocalStorage>,
+    pub swap: SwapResults,
+    pool: ModelPool,
+    /// Each worker's last start-up news.
+    setups: StoredValue<Vec<Option<ModelSetup>>, LocalStorage>,
+    /// The training whose maps every worker holds.
+    trained: StoredValue<Option<HedgehogJob>, LocalStorage>,
+    answers: StoredValue<u32>,
+}
+
+impl TextModel {
+    /// A client of `pool` (started by [`TextModel::start`]).
+    pub fn new(pool: ModelPool) -> Self {
+        Self {
+            state: RwSignal::new_local(ModelState::Idle),
+            outcome: RwSignal::new_local(None),
+            swap: SwapResults {
+                cells: RwSignal::new_local(Vec::new()),
+                retrieval: RwSignal::new_local(Vec::new()),
+                curve: RwSignal::new_local(Vec::new()),
+                training: RwSignal::new_local(None),
+                progress: RwSignal::new((0, 0)),
+            },
+            pool,
+            setups: StoredValue::new_local(Vec::new()),
+            trained: StoredValue::new_local(None),
+            answers: StoredValue::new(0),
+        }
+    }
+
+    /// Starts the model workers (once); each then fetches and loads the model.
+    pub fn start(self) {
+        if self.pool.get().is_some() {
+            return;
+        }
+        self.state.set(ModelState::Downloading {
+            loaded: 0,
+            total: None,
+        });
+        let started = self.pool.start(move |event| {
+            if let SchedulerEvent::WorkerSetup { slot, setup } = event {
+                self.on_setup(slot, setup);
+            }
+        });
+        let workers = started.map_or(0, |pool| pool.borrow().workers());
+        if workers == 0 {
+            self.state.set(ModelState::Failed(
+                "the model worker could not be started".into(),
+            ));
+            return;
+        }
+        self.setups.set_value(vec![None; workers]);
+    }
+
+    /// A worker's start-up news: the state is the slowest worker's download, ready once none
+    /// is still loading and one loaded, failed when all failed.
+    fn on_setup(self, slot: usize, setup: ModelSetup) {
+        let state = self.setups.try_update_value(|setups| {
+            if slot >= setups.len() {
+                setups.resize(slot + 1, None);
+            }
+            setups[slot] = Some(setup);
+            model_state(setups)
+        });
+        if let Some(state) = state {
+            self.state.set(state);
+        }
+    }
+
+    /// Runs the model on `text` (a newer text supersedes a waiting or running one).
+    pub fn submit(self, text: String) {
+        let Some(pool) = self.pool.get() else {
+            return;
+        };
+        let ticket = Pool::ticket(&pool, Channel::Text);
+        Pool::ask(&pool, ticket, ModelRequest::Run { text }, move |answer| {
+            let outcome = match answer {
+                Ok(ModelAnswer::Ran { run, forward_ms }) => {
+                    let answer = self.answers.try_update_value(|n| {
+                        *n += 1;
+                        *n
+                    });
+                    Ok(Rc::new(TextOutcome {
+                        run,
+                        forward_ms,
+                        answer: answer.unwrap_or(0),
+                    }))
+                }
+                Ok(_) => Err("the model answered a text with something else".to_string()),
+                Err(message) => Err(message),
+            };
+            self.outcome.set(Some(outcome));
+        });
+    }
+
+    /// The training whose maps the workers hold (the plan leaves it out when it is the same).
+    pub fn trained(self) -> Option<HedgehogJob> {
+        self.trained.get_value()
+    }
+
+    /// Replaces the model swap's plan: the older plan's answers are no longer delivered and
+    /// its jobs not yet sent are dropped; the results are cleared.
+    pub fn plan(self, jobs: Vec<ModelRequest>) {
+        self.swap.progress.set((0, jobs.len()));
+        self.swap.cells.set(Vec::new());
+        self.swap.retrieval.set(Vec::new());
+        if jobs
+            .iter()
+            .any(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+        {
+            self.swap.curve.set(Vec::new());
+            self.swap.training.set(None);
+        }
+        let Some(pool) = self.pool.get() else {
+            if !jobs.is_empty() {
+                self.swap.progress.set((0, 0));
+            }
+            return;
+        };
+        let ticket = Pool::ticket(&pool, Channel::Swap);
+        let swap = self.swap;
+        for job in jobs {
+            let on_point = move |update: ModelAnswer| {
+                if let ModelAnswer::Training(point) = update {
+                    swap.curve.update(|c| c.push(point));
+                }
+            };
+            Pool::ask_with_updates(&pool, ticket, job, on_point, move |answer| {
+                match answer {
+                    Ok(ModelAnswer::Swapped { job, report, .. }) => {
+                        swap.cells.update(|c| c.push(SwapCell { job, report }));
+                    }
+                    Ok(ModelAnswer::Retrieved { job, report, .. }) => {
+                        swap.retrieval
+                            .update(|c| c.push(RetrievalCell { job, report }));
+                    }
+                    Ok(ModelAnswer::Trained(result)) => {
+                        if let Ok(training) = &result {
+                            self.trained.set_value(Some(training.job.clone()));
+                        }
+                        swap.training.set(Some(result));
+                    }
+                    Ok(_) => {}
+                    // A job the workers could not read or run: counted, and said in the console
+                    // (unless no model worker is left: the status already says why).
+                    Err(message) => {
+                        if message != NO_WORKER {
+                            web_sys::console::error_1(&message.into());
+                        }
+                    }
+                }
+                swap.progress.update(|(done, _)| *done += 1);
+            });
+        }
+    }
+}
+
+/// The page's view of the workers' start-up news.
+fn model_state(setups: &[Option<ModelSetup>]) -> ModelState {
+    let mut slowest: Option<(u64, Option<u64>)> = None;
+    let mut loaded = Vec::new();
+    let mut failure = None;
+    let mut loading = false;
+    for setup in setups {
+        match setup {
+            None => {
+                loading = true;
+                slowest = Some((0, slowest.and_then(|(_, t)| t)));
+            }
+            Some(ModelSetup::Progress {
+                loaded: bytes,
+                total,
+            }) => {
+                loading = true;
+                slowest = Some(match slowest {
+                    Some((l, t)) if l <= *bytes => (l, t.or(*total)),
+                    _ => (*bytes, *total),
+                });
+            }
+            Some(ModelSetup::Loaded {
+                bytes,
+                parameters,
+                load_ms,
+            }) => loaded.push((*bytes, *parameters, *load_ms)),
+            Some(ModelSetup::Failed(message)) => failure = Some(message.clone()),
+        }
+    }
+    if loading {
+        let (loaded, total) = slowest.unwrap_or((0, None));
+        return ModelState::Downloading { loaded, total };
+    }
+    match (loaded.first(), failure) {
+        (Some(&(bytes, parameters, _)), _) => ModelState::Ready {
+            bytes,
+            parameters,
+            load_ms: loaded.iter().map(|l| l.2).fold(0.0, f64::max),
+            workers: loaded.len(),
+        },
+        (None, Some(message)) => ModelState::Failed(message),
+        (None, None) => ModelState::Failed("no model worker started".into()),
+    }
+}

@@ -1,0 +1,226 @@
+//! The model worker (feature `text-model`): served like the others ([`super::serve`]), it
+//! fetches the model file itself (so that the page's thread never holds or copies its 46 MB),
+//! posting its progress ([`ModelSetup`]), then answers the text view's requests
+//! ([`ModelWorkspace::respond`]). The model workers of a pool are connected pairwise by
+//! `MessagePort`s ([`WorkerRequest::Connect`]), over which the parts of a split request talk
+//! (`peers`): the Hedgehog training, split by heads ([`train_split`]).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
+
+use super::peers::Peers;
+use super::{Reply, message_bytes, serve};
+use crate::lab::learned_map::LearnedHeads;
+use crate::lab::model_loader::ModelLoader;
+use crate::lab::model_protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
+use crate::lab::model_worker::ModelWorkspace;
+use crate::lab::scheduler::PartOf;
+use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
+
+/// A model worker's state: the model's workspace and the ports to the other model workers.
+#[derive(Default)]
+struct ModelWorker {
+    workspace: ModelWorkspace,
+    peers: Peers,
+}
+
+fn now() -> f64 {
+    js_sys::global()
+        .dyn_into::<DedicatedWorkerGlobalScope>()
+        .ok()
+        .and_then(|scope| scope.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// The model worker: listens, then fetches and loads the model, saying how far it got.
+pub fn start_model() {
+    let Some((state, reply)) = serve(ModelWorker::default(), on_message) else {
+        return;
+    };
+    wasm_bindgen_futures::spawn_local(async move {
+        let setup = match fetch_with_progress(MODEL_URL, &reply).await {
+            Ok((loader, last_byte_at)) => {
+                state.borrow_mut().workspace.load(loader, last_byte_at, now)
+            }
+            Err(message) => ModelSetup::Failed(message),
+        };
+        reply.send(&WorkerResponse::Setup(setup));
+    });
+}
+
+fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Reply) {
+    let request = match decode::<WorkerRequest>(&message_bytes(&event)) {
+        Ok(request) => request,
+        Err(error) => {
+            reply.send(&WorkerResponse::Task(TaskResponse {
+                id: 0,
+                output: Err(error),
+            }));
+            return;
+        }
+    };
+    if let WorkerRequest::Connect { peer } = request {
+        match event.ports().get(0).dyn_into::<MessagePort>() {
+            Ok(port) => state.borrow_mut().peers.connect(peer, port),
+            Err(_) => reply.send(&WorkerResponse::Setup(ModelSetup::Failed(
+                "a peer's port came without a port".into(),
+            ))),
+        }
+        return;
+    }
+    // The Hedgehog training on several workers: each trains its share of the heads, then the
+    // shares go to every part over the ports, so that each worker holds every map.
+    if let WorkerRequest::Model {
+        id,
+        part,
+        request: ModelRequest::TrainHedgehog(job),
+    } = &request
+        && part.slots.len() > 1
+    {
+        let (state, reply) = (state.clone(), reply.clone());
+        let (id, part, job) = (*id, part.clone(), job.clone());
+        wasm_bindgen_futures::spawn_local(async move {
+            let answer = train_split(&state, &reply, id, &part, &job)
+                .await
+                .unwrap_or_else(ModelAnswer::Failed);
+            reply.send(&WorkerResponse::Model { id, answer });
+        });
+        return;
+    }
+    let mut update = |response: WorkerResponse| reply.send(&response);
+    let response = state
+        .borrow_mut()
+        .workspace
+        .respond(request, now, &mut update);
+    reply.send(&response);
+}
+
+/// This worker's part of a training split by heads (see [`on_message`]): its answer (part 0's
+/// is the training's record, the others' [`ModelAnswer::Helped`]).
+async fn train_split(
+    state: &Rc<RefCell<ModelWorker>>,
+    reply: &Reply,
+    id: u64,
+    part: &PartOf,
+    job: &HedgehogJob,
+) -> Result<ModelAnswer, String> {
+    let count = part.slots.len();
+    let mine = {
+        // The points of part 0's heads stand for the curve while it trains.
+        let mut post = |answer: &ModelAnswer| {
+            if part.index == 0 {
+                reply.send(&WorkerResponse::Update {
+                    id,
+                    update: answer.clone(),
+                });
+            }
+        };
+        state
+            .borrow()
+            .workspace
+            .train_part(job, (part.index, count), now, &mut post)?
+    };
+    let bytes = encode(&mine)?;
+    // The request's handle is the same in every part: the shares' tag.
+    let request = part.request;
+    let receive = {
+        let worker = state.borrow();
+        worker.peers.send(request, 0, part, &bytes)?;
+        worker.peers.receive(request, 0, part)
+    };
+    let mut parts = vec![mine];
+    for (_, body) in receive.await? {
+        parts.push(decode::<LearnedHeads>(&body)?);
+    }
+    let answer = state.borrow_mut().workspace.keep_trained_parts(&parts);
+    Ok(match answer {
+        ModelAnswer::Trained(Err(message)) => ModelAnswer::Failed(message),
+        _ if part.index > 0 => ModelAnswer::Helped,
+        answer => answer,
+    })
+}
+
+/// Fetches `url` chunk by chunk into a [`ModelLoader`], which hashes and reads each chunk as it
+/// arrives, posting a progress update about every megabyte; gives the loader and when the last
+/// byte arrived (the worker's clock, ms).
+async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(ModelLoader, f64), String> {
+    let progress = |loaded: u64, total: Option<u64>| {
+        reply.send(&WorkerResponse::Setup(ModelSetup::Progress {
+            loaded,
+            total,
+        }));
+    };
+    let scope: DedicatedWorkerGlobalScope = js_sys::global()
+        .dyn_into()
+        .map_err(|_| "not in a worker".to_string())?;
+    let absent = || {
+        format!(
+            "the model file {url} is not served: run scripts/fetch-model.sh (or \
+             ./scripts/serve.sh, which runs it) and reload"
+        )
+    };
+    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str(url))
+        .await
+        .map_err(|_| absent())?
+        .dyn_into()
+        .map_err(|_| absent())?;
+    if !response.ok() {
+        return Err(format!("{} (HTTP status {})", absent(), response.status()));
+    }
+    let total = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<u64>().ok());
+    let body = response.body().ok_or_else(absent)?;
+    let reader: web_sys::ReadableStreamDefaultReader = body
+        .get_reader()
+        .dyn_into()
+        .map_err(|_| "cannot read the model file".to_string())?;
+    let mut loader = ModelLoader::new();
+    let mut reported = 0u64;
+    let clock = || scope.performance().map_or(0.0, |p| p.now());
+    let mut last_chunk_at = clock();
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|_| "the model file's download broke off".to_string())?;
+        let done = js_sys::Reflect::get(&chunk, &"done".into())
+            .map(|d| d.is_truthy())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
+            let array = js_sys::Uint8Array::new(&value);
+            last_chunk_at = clock();
+            loader.push_with(array.length() as usize, |slot| array.copy_to(slot));
+        }
+        let loaded = loader.loaded();
+        if loaded - reported >= 1 << 20 {
+            reported = loaded;
+            progress(loaded, total);
+        }
+    }
+    progress(loader.loaded(), total);
+    // When the browser had the last byte (the fetch's resource timing, on the same clock), if
+    // before the loop took the last chunk: a loader slower than the download counts its backlog.
+    let network_end = scope
+        .performance()
+        .and_then(|p| {
+            p.get_entries_by_name(&response.url())
+                .pop()
+                .dyn_into::<js_sys::Object>()
+                .ok()
+        })
+        .and_then(|entry| js_sys::Reflect::get(&entry, &"responseEnd".into()).ok())
+        .and_then(|end| end.as_f64())
+        .filter(|&end| end > 0.0);
+    let last_byte_at = network_end.map_or(last_chunk_at, |end| end.min(last_chunk_at));
+    Ok((loader, last_byte_at))
+}

@@ -1,0 +1,360 @@
+//! The model workers' fabric, natively: the page's scheduler (`lab::scheduler`, the one the
+//! pool runs) driving two model workspaces with the model workers' own handler
+//! (`ModelWorkspace::respond`), as the pool drives two model workers. Needs the converted model
+//! (scripts/fetch-model.sh).
+//!
+//! Checked: a text runs on every free worker (its parts), the newest text wins (an older
+//! text's answer is not delivered, a text typed while one runs waits for it), each worker then
+//! holds the text's heads and computes the attention view's parts on them exactly as the stored
+//! asset's path does, the swap plan's jobs go one per worker and a text typed meanwhile goes
+//! first, and the Hedgehog maps' training runs on every worker so either answers a Hedgehog swap.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use softmax_kernel_lab::cli::default_model_path;
+use softmax_kernel_lab::lab::attention::{
+    AttentionOutput, AttentionPart, AttentionRequest, run_attention,
+};
+use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::model_loader::ModelLoader;
+use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
+use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
+use softmax_kernel_lab::lab::scheduler::{Channel, Scheduler, SideSend, Spread, Ticket};
+use softmax_kernel_lab::lab::swap_plan::swap_plan;
+use softmax_kernel_lab::lab::tasks::{Ask, WorkerRequest, WorkerResponse};
+use softmax_kernel_lab::lab::text_model::TextModel;
+
+fn model_bytes() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let path = default_model_path();
+        std::fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "cannot read the converted model {}: {e}; run scripts/fetch-model.sh",
+                path.display()
+            )
+        })
+    })
+}
+
+/// The page's side of the fabric: the scheduler and the requests' messages, and two workers.
+struct Fabric {
+    scheduler: Scheduler,
+    workers: Vec<ModelWorkspace>,
+    requests: HashMap<u64, WorkerRequestMaker>,
+}
+
+/// A request's message for a part (what the pool keeps).
+enum WorkerRequestMaker {
+    Model(Box<ModelRequest>),
+    Attention(Box<AttentionRequest>),
+}
+
+impl Fabric {
+    fn new(workers: usize) -> Self {
+        let mut scheduler = Scheduler::new(workers);
+        scheduler.set_side_limit(Some(1));
+        let workers: Vec<ModelWorkspace> = (0..workers)
+            .map(|_| {
+                let mut w = ModelWorkspace::default();
+                let mut loader = ModelLoader::new();
+                loader.push(model_bytes());
+                assert!(matches!(
+                    w.load(loader, 0.0, || 0.0),
+                    ModelSetup::Loaded { .. }
+                ));
+                w
+            })
+            .collect();
+        for slot in 0..workers.len() {
+            scheduler.worker_ready(slot);
+        }
+        Fabric {
+            scheduler,
+            workers,
+            requests: HashMap::new(),
+        }
+    }
+
+    fn ask(&mut self, ticket: Ticket, request: ModelRequest) -> u64 {
+        let handle = self.scheduler.queue_side(ticket, request.spread());
+        self.requests
+            .insert(handle, WorkerRequestMaker::Model(Box::new(request)));
+        handle
+    }
+
+    fn ask_attention(&mut self, ticket: Ticket, request: AttentionRequest) -> u64 {
+        let handle = self.scheduler.queue_side(ticket, Spread::One);
+        self.requests
+            .insert(handle, WorkerRequestMaker::Attention(Box::new(request)));
+        handle
+    }
+
+    fn dispatch(&mut self) -> Vec<SideSend> {
+        self.scheduler.dispatch_side().send
+    }
+
+    /// Runs one sent part in its worker; returns (request handle, delivered answer or None).
+    fn run(&mut self, send: &SideSend) -> (u64, Option<WorkerResponse>) {
+        let message = match &self.requests[&send.request] {
+            WorkerRequestMaker::Model(request) => request.message(send.id, &send.part),
+            WorkerRequestMaker::Attention(request) => request.message(send.id, &send.part),
+        };
+        let slot = send.slot.expect("a worker");
+        let response = self.workers[slot].respond(message, || 0.0, &mut |_| {});
+        let answer = self.scheduler.side_request_answered(send.id).unwrap();
+        let delivered = (answer.current && answer.part == 0).then_some(response);
+        (send.request, delivered)
+    }
+}
+
+fn text_config(text: &str) -> ExperimentConfig {
+    let (config, errors) = ExperimentConfig::from_query(&format!(
+        "view=attention&src=text&text={}",
+        text.replace(' ', "+")
+    ));
+    assert!(errors.is_empty(), "{errors:?}");
+    config
+}
+
+const FIRST: &str = "The quick brown fox jumps over the lazy dog near the river bank.";
+const SECOND: &str = "A short second text about attention and kernels in transformers.";
+
+#[test]
+fn the_newest_text_wins_and_every_worker_then_holds_its_heads() {
+    let mut fabric = Fabric::new(2);
+    let first = fabric.scheduler.ticket(Channel::Text);
+    fabric.ask(
+        first,
+        ModelRequest::Run {
+            text: FIRST.to_string(),
+        },
+    );
+    let parts = fabric.dispatch();
+    assert_eq!(
+        parts.len(),
+        2,
+        "both workers are free: the text runs on both"
+    );
+    // A newer text while the first runs: it waits for the first's parts, which are not
+    // delivered.
+    let second = fabric.scheduler.ticket(Channel::Text);
+    let newest = fabric.ask(
+        second,
+        ModelRequest::Run {
+            text: SECOND.to_string(),
+        },
+    );
+    assert!(fabric.dispatch().is_empty());
+    for part in &parts {
+        assert_eq!(fabric.run(part).1, None, "an older text's answer");
+    }
+    let parts = fabric.dispatch();
+    assert_eq!(parts.len(), 2);
+    let mut delivered = Vec::new();
+    for part in &parts {
+        let (request, answer) = fabric.run(part);
+        assert_eq!(request, newest);
+        delivered.extend(answer);
+    }
+    let [WorkerResponse::Model { answer, .. }] = delivered.as_slice() else {
+        panic!("one answer for the request: {delivered:?}");
+    };
+    let ModelAnswer::Ran { run, .. } = answer else {
+        panic!("{answer:?}");
+    };
+    // The same as one model on the text (the command line's path), without the heads.
+    let alone = TextModel::from_checked_bytes(model_bytes())
+        .unwrap()
+        .run(SECOND)
+        .unwrap();
+    assert_eq!(run.embedding, alone.embedding);
+    assert_eq!(run.ids, alone.ids);
+    assert!(run.heads_asset.is_empty(), "no heads travel to the page");
+    // Each worker computes the attention view's main part on the text's heads as the stored
+    // asset's path does on the same heads.
+    let config = text_config(SECOND);
+    let request = AttentionRequest {
+        config: config.clone(),
+        part: AttentionPart::Main,
+        heads: None,
+    };
+    let reference = run_attention(&AttentionRequest {
+        heads: Some(alone.heads_asset.clone()),
+        ..request.clone()
+    })
+    .unwrap();
+    assert!(matches!(reference, AttentionOutput::Main(_)));
+    for slot in 0..2 {
+        let ticket = fabric
+            .scheduler
+            .ticket(Channel::Attention(AttentionPart::Main));
+        fabric.ask_attention(ticket, request.clone());
+        let sent = fabric.dispatch();
+        assert_eq!(sent.len(), 1);
+        let response = fabric.workers[slot].respond(
+            WorkerRequest::Attention {
+                id: sent[0].id,
+                request: request.clone(),
+            },
+            || 0.0,
+            &mut |_| {},
+        );
+        fabric.scheduler.side_request_answered(sent[0].id);
+        assert_eq!(
+            response,
+            WorkerResponse::Attention {
+                id: sent[0].id,
+                output: Ok(reference.clone())
+            },
+            "worker {slot}"
+        );
+    }
+}
+
+#[test]
+fn the_swap_plan_goes_one_job_per_worker_after_any_text_and_both_hold_the_trained_maps() {
+    let mut fabric = Fabric::new(2);
+    let mut config = text_config(FIRST);
+    config.attention.hedgehog_steps = 3;
+    config.attention.swap_draws = 1;
+    config.attention.methods.truncate(1);
+    let plan = swap_plan(&config, None);
+    let training = plan
+        .iter()
+        .position(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+        .expect("the plan trains the Hedgehog maps");
+    let swap = fabric.scheduler.ticket(Channel::Swap);
+    let handles: Vec<u64> = plan.iter().map(|r| fabric.ask(swap, r.clone())).collect();
+    let mut answered: HashMap<u64, ModelAnswer> = HashMap::new();
+    let mut typed = false;
+    let mut text_answer = None;
+    loop {
+        let sent = fabric.dispatch();
+        if sent.is_empty() {
+            break;
+        }
+        // One job per worker at a time; the training takes every worker at once.
+        let mut per_slot = HashMap::new();
+        for s in &sent {
+            *per_slot.entry(s.slot).or_insert(0) += 1;
+        }
+        assert!(per_slot.values().all(|&n| n == 1), "{sent:?}");
+        if sent.iter().any(|s| s.request == handles[training]) {
+            assert_eq!(sent.len(), 2, "the training runs on both workers");
+        }
+        if !typed {
+            // A text typed while the first jobs run goes before the plan's next jobs.
+            typed = true;
+            let ticket = fabric.scheduler.ticket(Channel::Text);
+            let text = fabric.ask(
+                ticket,
+                ModelRequest::Run {
+                    text: SECOND.to_string(),
+                },
+            );
+            for s in &sent {
+                fabric.run(s);
+            }
+            let next = fabric.dispatch();
+            assert!(!next.is_empty() && next.iter().all(|s| s.request == text));
+            for s in &next {
+                if let (_, Some(WorkerResponse::Model { answer, .. })) = fabric.run(s) {
+                    text_answer = Some(answer);
+                }
+            }
+            continue;
+        }
+        for s in &sent {
+            if let (request, Some(WorkerResponse::Model { answer, .. })) = fabric.run(s) {
+                answered.insert(request, answer);
+            }
+        }
+    }
+    assert!(matches!(text_answer, Some(ModelAnswer::Ran { .. })));
+    assert!(matches!(
+        answered.get(&handles[training]),
+        Some(ModelAnswer::Trained(Ok(_)))
+    ));
+    // Every job after the training was answered, the Hedgehog swap included, whichever worker
+    // took it (both hold the maps).
+    for (request, handle) in plan.iter().zip(&handles).skip(training + 1) {
+        match answered.get(handle) {
+            Some(ModelAnswer::Swapped { report, .. }) => {
+                report.as_ref().expect("the swap runs");
+            }
+            Some(ModelAnswer::Retrieved { report, .. }) => {
+                report.as_ref().expect("the retrieval runs");
+            }
+            other => panic!("{request:?}: {other:?}"),
+        }
+    }
+    for (slot, worker) in fabric.workers.iter_mut().enumerate() {
+        let hedgehog = plan[training + 1].clone();
+        assert!(matches!(hedgehog, ModelRequest::Swap(_)));
+        let answer = worker.handle(hedgehog, || 0.0, &mut |_| {});
+        assert!(
+            matches!(&answer, ModelAnswer::Swapped { report: Ok(_), .. }),
+            "worker {slot}: {answer:?}"
+        );
+    }
+}
+
+#[test]
+fn a_training_split_by_heads_over_two_workers_equals_one_workers() {
+    let mut config = text_config(FIRST);
+    config.attention.hedgehog_steps = 3;
+    config.attention.swap_draws = 1;
+    config.attention.methods.truncate(1);
+    let plan = swap_plan(&config, None);
+    let Some(ModelRequest::TrainHedgehog(job)) = plan
+        .iter()
+        .find(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+        .cloned()
+    else {
+        panic!("the plan trains the Hedgehog maps");
+    };
+    let hedgehog = plan
+        .iter()
+        .find(|r| matches!(r, ModelRequest::Swap(j) if j.method == "hedgehog"))
+        .cloned()
+        .expect("the plan swaps the Hedgehog maps in");
+    let mut fabric = Fabric::new(3);
+    // One worker alone, as before.
+    let whole = fabric.workers[2].handle(
+        ModelRequest::TrainHedgehog(job.clone()),
+        || 0.0,
+        &mut |_| {},
+    );
+    // Two workers, each its share of the heads, then both parts to each (any order).
+    let shares: Vec<_> = (0..2)
+        .map(|index| {
+            fabric.workers[index]
+                .train_part(&job, (index, 2), || 0.0, &mut |_| {})
+                .expect("the part trains")
+        })
+        .collect();
+    let reversed: Vec<_> = shares.iter().rev().cloned().collect();
+    let first = fabric.workers[0].keep_trained_parts(&shares);
+    let second = fabric.workers[1].keep_trained_parts(&reversed);
+    let record = |answer: &ModelAnswer| match answer {
+        ModelAnswer::Trained(Ok(training)) => (training.curve.clone(), training.train_tokens),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(record(&first), record(&whole));
+    assert_eq!(record(&second), record(&whole));
+    // Every worker's Hedgehog swap is the same report (the same maps).
+    let reports: Vec<_> = (0..3)
+        .map(
+            |slot| match fabric.workers[slot].handle(hedgehog.clone(), || 0.0, &mut |_| {}) {
+                ModelAnswer::Swapped {
+                    report: Ok(report), ..
+                } => report.per_layer,
+                other => panic!("worker {slot}: {other:?}"),
+            },
+        )
+        .collect();
+    assert_eq!(reports[0], reports[2]);
+    assert_eq!(reports[1], reports[2]);
+}
