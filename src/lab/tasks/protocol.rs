@@ -131,19 +131,42 @@ pub enum WorkerResponse {
 /// What a worker does with one message: decode the request, run it (in `workspace` for a
 /// task), encode the answer. A malformed message is answered with an error for task id 0,
 /// never a panic. Every kind of request: `full-worker`, the command line's tests and the
-/// browser tests' page runner.
+/// browser tests' page runner. An attention part is answered here; every other message as
+/// [`handle_kernel_request`] answers it (the same bytes).
 pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
-    respond(workspace, message, |workspace, request| match request {
-        WorkerRequest::Attention { id, request } => attention(id, &request),
-        other => kernel(workspace, other),
-    })
+    match decode::<WorkerRequest>(message) {
+        Ok(WorkerRequest::Attention { id, request }) => encode_or_report(&attention(id, &request)),
+        _ => handle_kernel_request(workspace, message),
+    }
 }
 
 /// [`handle_request`] in `kernel-worker` (the first view's worker: the kernel view's tasks,
-/// the probe, the data panel): an attention part is refused, so that it never links the
-/// attention math (which `full-worker` computes).
+/// the probe, the data panel): an attention part or a model request is refused, so that it
+/// never links the attention math (which `full-worker` computes). It reads and writes the
+/// protocol through [`KernelRequest`] and [`KernelResponse`], the same bytes as
+/// [`WorkerRequest`] and [`WorkerResponse`] without the types of what it refuses: their
+/// decoders, encoders and drop glue stay out of the first view's worker.
 pub fn handle_kernel_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
-    respond(workspace, message, kernel)
+    let response = match decode::<KernelRequest>(message) {
+        Ok(request) => kernel(workspace, request),
+        Err(error) => KernelResponse::Task(TaskResponse {
+            id: 0,
+            output: Err(error),
+        }),
+    };
+    encode_or_report(&response)
+}
+
+/// `response`'s bytes; an encoding failure is reported as a (tiny, always encodable) error
+/// response.
+fn encode_or_report<T: Serialize>(response: &T) -> Vec<u8> {
+    encode(response).unwrap_or_else(|error| {
+        encode(&WorkerResponse::Task(TaskResponse {
+            id: 0,
+            output: Err(error),
+        }))
+        .unwrap_or_default()
+    })
 }
 
 fn attention(id: u64, request: &AttentionRequest) -> WorkerResponse {
@@ -153,9 +176,97 @@ fn attention(id: u64, request: &AttentionRequest) -> WorkerResponse {
     }
 }
 
-fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
+/// [`WorkerRequest`] as `kernel-worker` reads it: the same variants in the same order
+/// (postcard writes a variant's index, then its fields), the ones it refuses read only as far
+/// as their `id` (postcard ignores the bytes after what a type reads).
+#[derive(Deserialize)]
+enum KernelRequest {
+    Task(TaskRequest),
+    Probe {
+        id: u64,
+        probe: ProbeRequest,
+    },
+    Attention {
+        id: u64,
+    },
+    DataView {
+        id: u64,
+        config: ExperimentConfig,
+    },
+    ScatterPair {
+        id: u64,
+        config: ExperimentConfig,
+        index: usize,
+    },
+    Model {
+        id: u64,
+    },
+    Connect {},
+}
+
+/// [`WorkerResponse`] as `kernel-worker` writes it: the same variants in the same order, the
+/// refusals written as the error variants they stand for (`Update` is never sent).
+#[derive(Serialize)]
+enum KernelResponse {
+    Task(TaskResponse),
+    Probe {
+        id: u64,
+        output: Result<ProbeResult, String>,
+    },
+    Attention {
+        id: u64,
+        output: Refused,
+    },
+    DataView {
+        id: u64,
+        output: Result<Box<DataView>, String>,
+    },
+    ScatterPair {
+        id: u64,
+        output: Result<PairVectors, String>,
+    },
+    Model {
+        id: u64,
+        answer: Refused,
+    },
+    // Never written: it keeps `Setup` at its index.
+    #[allow(dead_code)]
+    Update(Never),
+    Setup(Refused),
+}
+
+/// No value: a variant that is never written.
+#[derive(Serialize)]
+enum Never {}
+
+/// A refusal, written as the error variant of the type it stands in for: `Result::Err` (an
+/// attention part's output), `ModelAnswer::Failed`, `ModelSetup::Failed`. The variants'
+/// indices are checked against those types in the tests below.
+enum Refused {
+    Output(String),
+    Model(String),
+    Setup(String),
+}
+
+impl Serialize for Refused {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Refused::Output(message) => {
+                serializer.serialize_newtype_variant("Result", 1, "Err", message)
+            }
+            Refused::Model(message) => {
+                serializer.serialize_newtype_variant("ModelAnswer", 6, "Failed", message)
+            }
+            Refused::Setup(message) => {
+                serializer.serialize_newtype_variant("ModelSetup", 2, "Failed", message)
+            }
+        }
+    }
+}
+
+fn kernel(workspace: &mut Workspace, request: KernelRequest) -> KernelResponse {
     match request {
-        WorkerRequest::Task(request) => WorkerResponse::Task(TaskResponse {
+        KernelRequest::Task(request) => KernelResponse::Task(TaskResponse {
             id: request.id,
             output: {
                 workspace.set_fused(request.fused);
@@ -164,11 +275,11 @@ fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
                     .map_err(|e| e.to_string())
             },
         }),
-        WorkerRequest::Probe { id, probe: p } => WorkerResponse::Probe {
+        KernelRequest::Probe { id, probe: p } => KernelResponse::Probe {
             id,
             output: probe_pair(&p).map_err(|e| e.to_string()),
         },
-        WorkerRequest::DataView { id, config } => WorkerResponse::DataView {
+        KernelRequest::DataView { id, config } => KernelResponse::DataView {
             id,
             output: config
                 .validate_kernel()
@@ -176,48 +287,25 @@ fn kernel(workspace: &mut Workspace, request: WorkerRequest) -> WorkerResponse {
                 .and_then(|()| data_view(&config).map_err(|e| e.to_string()))
                 .map(Box::new),
         },
-        WorkerRequest::ScatterPair { id, config, index } => WorkerResponse::ScatterPair {
+        KernelRequest::ScatterPair { id, config, index } => KernelResponse::ScatterPair {
             id,
             output: config
                 .validate_kernel()
                 .map_err(|e| e.to_string())
                 .and_then(|()| workspace.scatter_pair(&config, index)),
         },
-        WorkerRequest::Attention { id, .. } => WorkerResponse::Attention {
+        KernelRequest::Attention { id } => KernelResponse::Attention {
             id,
-            output: Err("the kernel worker does not compute the attention view".into()),
+            output: Refused::Output("the kernel worker does not compute the attention view".into()),
         },
-        WorkerRequest::Model { id, .. } => WorkerResponse::Model {
+        KernelRequest::Model { id } => KernelResponse::Model {
             id,
-            answer: ModelAnswer::Failed("only the model worker runs the model".into()),
+            answer: Refused::Model("only the model worker runs the model".into()),
         },
-        WorkerRequest::Connect { .. } => WorkerResponse::Setup(ModelSetup::Failed(
+        KernelRequest::Connect {} => KernelResponse::Setup(Refused::Setup(
             "only model workers talk to each other".into(),
         )),
     }
-}
-
-/// Decodes, runs with `run`, encodes.
-fn respond(
-    workspace: &mut Workspace,
-    message: &[u8],
-    run: impl FnOnce(&mut Workspace, WorkerRequest) -> WorkerResponse,
-) -> Vec<u8> {
-    let response = match decode::<WorkerRequest>(message) {
-        Ok(request) => run(workspace, request),
-        Err(error) => WorkerResponse::Task(TaskResponse {
-            id: 0,
-            output: Err(error),
-        }),
-    };
-    // An encoding failure is reported as a (tiny, always encodable) error response.
-    encode(&response).unwrap_or_else(|error| {
-        encode(&WorkerResponse::Task(TaskResponse {
-            id: 0,
-            output: Err(error),
-        }))
-        .unwrap_or_default()
-    })
 }
 
 #[cfg(test)]
@@ -394,5 +482,78 @@ mod tests {
                 output: Err(_)
             }
         ));
+    }
+
+    #[test]
+    fn the_kernel_workers_refusals_are_the_bytes_of_the_full_protocols() {
+        // KernelRequest reads WorkerRequest's bytes, KernelResponse writes WorkerResponse's:
+        // every refusal the kernel worker sends is what the full protocol would have written.
+        let mut workspace = Workspace::new();
+        let attention = encode(&WorkerRequest::Attention {
+            id: 9,
+            request: AttentionRequest {
+                config: config_with(&[("view", "attention")]),
+                part: crate::lab::attention::AttentionPart::Main,
+                heads: None,
+            },
+        })
+        .unwrap();
+        assert_eq!(
+            handle_kernel_request(&mut workspace, &attention),
+            encode(&WorkerResponse::Attention {
+                id: 9,
+                output: Err("the kernel worker does not compute the attention view".into()),
+            })
+            .unwrap()
+        );
+        let model = encode(&WorkerRequest::Model {
+            id: 11,
+            part: PartOf::whole(0),
+            request: ModelRequest::Run {
+                text: "a text".into(),
+            },
+        })
+        .unwrap();
+        assert_eq!(
+            handle_kernel_request(&mut workspace, &model),
+            encode(&WorkerResponse::Model {
+                id: 11,
+                answer: ModelAnswer::Failed("only the model worker runs the model".into()),
+            })
+            .unwrap()
+        );
+        let connect = encode(&WorkerRequest::Connect { peer: 1 }).unwrap();
+        assert_eq!(
+            handle_kernel_request(&mut workspace, &connect),
+            encode(&WorkerResponse::Setup(ModelSetup::Failed(
+                "only model workers talk to each other".into()
+            )))
+            .unwrap()
+        );
+        // A malformed message: an error for task id 0, in both handlers.
+        for answer in [
+            handle_kernel_request(&mut workspace, &[200]),
+            handle_request(&mut workspace, &[200]),
+        ] {
+            assert!(matches!(
+                decode::<WorkerResponse>(&answer).unwrap(),
+                WorkerResponse::Task(TaskResponse {
+                    id: 0,
+                    output: Err(_)
+                })
+            ));
+        }
+        // A task and a probe: the same bytes from both handlers.
+        let config = config_with(&[("n", "20"), ("d", "4"), ("seed", "3")]);
+        let pair = encode(&WorkerRequest::ScatterPair {
+            id: 4,
+            config,
+            index: 2,
+        })
+        .unwrap();
+        assert_eq!(
+            handle_kernel_request(&mut workspace, &pair),
+            handle_request(&mut Workspace::new(), &pair)
+        );
     }
 }
