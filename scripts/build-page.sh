@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# Trunk post-build hook: builds the page's own module (src/main.rs, the UI) in two parts and
+# Trunk post-build hook: builds the page's own module (src/main.rs, the UI) in parts and
 # starts it from index.html, then writes the Content-Security-Policy (scripts/csp.mjs).
 #
-# The first view is the kernel view; the attention view (with its text and swap views) is not
-# on it. src/main.rs marks the attention view's entry as a split point (wasm_split_helpers, the
-# runtime of Leptos's `#[lazy]`), and wasm-split-cli cuts the linked module there, as
-# cargo-leptos does: what only the attention view reaches goes into a second file that the page
-# fetches the first time the view is shown. The cut needs the linker's relocations
+# The first view is the kernel view; the attention view (with its text and swap views) and the
+# tour's step panel are not on it. src/main.rs marks their entries as split points
+# (wasm_split_helpers, the runtime of Leptos's `#[lazy]`), and wasm-split-cli cuts the linked
+# module there, as cargo-leptos does: what only one split point reaches goes into a file of its
+# own (split_NAME.wasm), what several share into a chunk (chunk_N.wasm), and the page
+# fetches them the first time the view or a tour step is shown (__wasm_split.js says which
+# chunks each part needs). The cut needs the linker's relocations
 # (`--emit-relocs`, for this binary only) and comes before wasm-bindgen, so Trunk's own Rust
 # pipeline, which runs wasm-bindgen itself, cannot do it: index.html tells Trunk to skip the
 # page (`data-trunk-skip`) and this hook does what Trunk would (cargo, wasm-bindgen, wasm-opt
 # -Oz, the start script and its preload links).
 #
 # Everything of the page's module goes into one folder named by a hash of its files,
-# `softmax-kernel-lab-HASH/` (softmax-kernel-lab.js and _bg.wasm, the split part, the link module
-# __wasm_split.js that fetches it, wasm-bindgen's snippets): a new build never mixes with a
+# `softmax-kernel-lab-HASH/` (softmax-kernel-lab.js and _bg.wasm, the split parts, the link module
+# __wasm_split.js that fetches them, wasm-bindgen's snippets): a new build never mixes with a
 # cached part of an old one, and the files' paths relative to each other are the ones
 # wasm-split-cli writes, so no file's text is edited. Only index.html changes, hence
 # csp.mjs runs here, after it (Trunk starts the post-build hooks all at once).

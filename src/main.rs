@@ -1,7 +1,8 @@
 //! The page's entry point: scripts/build-page.sh builds this binary for
-//! `wasm32-unknown-unknown` and splits its module in two at [`attention_view`]: the first view
-//! (the kernel view) loads the main part, and the attention view's code is fetched the first
-//! time it is shown (docs/architecture.md, "The page's module in two parts").
+//! `wasm32-unknown-unknown` and splits its module at [`attention_view`] and [`tour_step`]: the
+//! first view (the kernel view) loads the main part, and the attention view's code, or the
+//! tour's step panel, is fetched the first time it is shown (docs/architecture.md, "The page's
+//! module in parts").
 
 /// The split point: everything only [`softmax_kernel_lab::ui::mount_attention`] reaches (the
 /// attention view, its text and swap views, its charts and embedded figures) goes into the
@@ -15,11 +16,20 @@ fn attention_view()
     Ok(softmax_kernel_lab::ui::mount_attention)
 }
 
+/// The tour's split point: the step panel with every step's prose and verdict (only a
+/// `?tour=N` page shows a step) goes into the split part `tour_step`.
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
+#[wasm_split_helpers::wasm_split(tour_step, fallible)]
+fn tour_step() -> Result<softmax_kernel_lab::ui::TourMount, wasm_split_helpers::SplitLoaderError> {
+    Ok(softmax_kernel_lab::ui::mount_tour_step)
+}
+
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
-    softmax_kernel_lab::ui::start(|| {
-        Box::pin(async { attention_view().await.map_err(|e| e.to_string()) })
-    });
+    softmax_kernel_lab::ui::start(
+        || Box::pin(async { attention_view().await.map_err(|e| e.to_string()) }),
+        || Box::pin(async { tour_step().await.map_err(|e| e.to_string()) }),
+    );
 }
 
 #[cfg(not(all(target_arch = "wasm32", feature = "page")))]

@@ -116,12 +116,7 @@ pub struct TourStep {
 impl TourStep {
     /// The configuration of the step's state.
     pub fn config(&self) -> Result<ExperimentConfig, Vec<ParamError>> {
-        let (config, notices) = ExperimentConfig::from_query(self.query);
-        if notices.is_empty() {
-            Ok(config)
-        } else {
-            Err(notices)
-        }
+        config_of(self.query)
     }
 
     /// The view the step's state shows.
@@ -144,7 +139,36 @@ pub const STEPS: [TourStep; 10] = [
     model_step::EMBEDDING,
 ];
 
-/// The step a `?tour=N` link with no other parameter opens on, as a configuration.
+/// How many steps the tour has.
+pub const STEP_COUNT: usize = STEPS.len();
+
+/// Every step's state (its URL query) alone: the page's first module opens a `?tour=N` link on
+/// its step's state and moves between steps with these, and so links none of the steps'
+/// prose and verdicts (those are in the tour's split part, `src/ui/tour/step.rs`).
+const STEP_QUERIES: [&str; STEP_COUNT] = {
+    let mut queries = [""; STEP_COUNT];
+    let mut i = 0;
+    while i < STEP_COUNT {
+        queries[i] = STEPS[i].query;
+        i += 1;
+    }
+    queries
+};
+
+/// The configuration of a step's query.
+fn config_of(query: &str) -> Result<ExperimentConfig, Vec<ParamError>> {
+    let (config, notices) = ExperimentConfig::from_query(query);
+    if notices.is_empty() {
+        Ok(config)
+    } else {
+        Err(notices)
+    }
+}
+
+/// The step a `?tour=N` link with no other parameter opens on, as a configuration
+/// ([`TourStep::config`] of `STEPS[step]`).
 pub fn step_config(step: usize) -> Option<ExperimentConfig> {
-    STEPS.get(step).and_then(|s| s.config().ok())
+    STEP_QUERIES
+        .get(step)
+        .and_then(|query| config_of(query).ok())
 }

@@ -17,6 +17,7 @@ pub use pool::{PageRunner, compute_on_page_without_workers};
 mod probe;
 mod results;
 mod tour;
+pub use tour::{TourLoad, TourMount, TourStepInputs, mount_tour_step, tour_linked};
 
 use std::time::Duration;
 
@@ -30,7 +31,7 @@ use crate::lab::experiment::{ExperimentResult, MseCurve};
 use crate::lab::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
 use crate::lab::page_mode::PageMode;
 use crate::lab::tasks::Part;
-use crate::lab::tour::{Evidence, EvidenceKind, STEPS as TOUR_STEPS, TourError, step_config};
+use crate::lab::tour::{STEP_COUNT, step_config};
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
 use on_demand::{AttentionLoader, LazyAttentionView};
@@ -39,16 +40,17 @@ use pool::{
 };
 use probe::ProbePanel;
 use results::{Charts, Formulas, ResultsTable};
-use tour::{StartTour, TourAttentionEvidence, TourPanel};
+use tour::{StartTour, TourAttentionEvidence, TourLoader, TourPanel};
 
-/// Mounts the app on `<body>`, configured from the page's URL; `load_attention` gets the
-/// attention view's code when it is first needed (src/main.rs).
-pub fn start(load_attention: AttentionLoad) {
+/// Mounts the app on `<body>`, configured from the page's URL; `load_attention` and `load_tour`
+/// get the attention view's and the tour step panel's code when each is first needed
+/// (src/main.rs).
+pub fn start(load_attention: AttentionLoad, load_tour: TourLoad) {
     std::panic::set_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
         show_panic_banner();
     }));
-    mount_to_body(move || view! { <App load_attention/> });
+    mount_to_body(move || view! { <App load_attention load_tour/> });
 }
 
 /// The URL key that makes the page panic on purpose (`?crash=1`), so that the end-to-end
@@ -141,15 +143,18 @@ fn replace_url_query(query: &str) {
 ///   values there fall back to defaults and are listed in a notice).
 /// - `load_attention`: gets the attention view's code, loaded on demand by the page
 ///   ([`AttentionLoad`]; the browser tests pass [`attention_linked`]).
+/// - `load_tour`: gets the tour's step panel, loaded when a step is first shown
+///   ([`TourLoad`]; the browser tests pass [`tour_linked`]).
 #[component]
 pub fn App(
     #[prop(optional)] initial: Option<ExperimentConfig>,
     load_attention: AttentionLoad,
+    load_tour: TourLoad,
 ) -> impl IntoView {
     let (crash, query) = take_crash_flag(&url_query());
     // The presentation keys (tour, present, embed) apart from what is computed; `?tour=N`
     // alone opens on the step's own state.
-    let split = PageMode::split(&query, TOUR_STEPS.len());
+    let split = PageMode::split(&query, STEP_COUNT);
     let step_state = split
         .mode
         .tour
@@ -172,6 +177,7 @@ pub fn App(
     provide_context(PageModeContext { mode, set_mode });
     let attention_loader = AttentionLoader::new(load_attention);
     provide_context(attention_loader);
+    provide_context(TourLoader::new(load_tour));
     if crash {
         Effect::new(|_| {
             panic!("deliberate panic requested by ?crash=1 (tests the recovery banner)")
@@ -268,50 +274,10 @@ pub fn App(
     provide_context(DataViewRunner(pool));
     provide_context(ExportRunner(pool));
 
-    // The tour reads what is on screen: the kernel view's result (and curves) of the
-    // configuration shown, or the attention view's parts once none is in flight.
+    // What the attention view publishes for a tour step that reads it (src/ui/tour.rs).
     let tour_evidence = TourAttentionEvidence::new();
     provide_context(tour_evidence);
     let revealed = RwSignal::new(false);
-    let verdict = Memo::new(move |_| {
-        let step = TOUR_STEPS.get(mode.with(|m| m.tour)?)?;
-        if config.with(|c| c.view) != step.view() {
-            return Some(Err(TourError::WrongEvidence));
-        }
-        match step.evidence {
-            EvidenceKind::Kernel | EvidenceKind::KernelCurves => summaries.with(|shown| {
-                let shown = shown.as_ref()?;
-                // Results of an older configuration are still on screen while a new one
-                // computes: not what the step's sentence should read.
-                if !config.with(|c| same_experiment(c, &shown.value.config)) {
-                    return None;
-                }
-                curves.with(|curves| {
-                    let curves = curves
-                        .as_ref()
-                        .filter(|c| c.generation == shown.generation)
-                        .map(|c| c.value.as_slice());
-                    if step.evidence == EvidenceKind::KernelCurves && curves.is_none() {
-                        return None;
-                    }
-                    Some((step.verdict)(&Evidence::Kernel {
-                        result: &shown.value,
-                        curves,
-                    }))
-                })
-            }),
-            EvidenceKind::Attention => tour_evidence
-                .main
-                .with(|m| m.as_ref().map(|r| (step.verdict)(&Evidence::Attention(r)))),
-            EvidenceKind::KernelVsAttention => tour_evidence.kernel_vs_attention.with(|k| {
-                k.as_ref()
-                    .map(|r| (step.verdict)(&Evidence::KernelVsAttention(r)))
-            }),
-            EvidenceKind::Swap => tour_evidence
-                .swap
-                .with(|r| r.as_ref().map(|r| (step.verdict)(&Evidence::Swap(r)))),
-        }
-    });
 
     // The outside world follows the configuration: the address bar shows it (bad URL values
     // were replaced by defaults and listed in the notice), and the job state machine decides
@@ -433,7 +399,7 @@ pub fn App(
                     </ul>
                 </section>
             })}
-            <TourPanel set_config verdict revealed/>
+            <TourPanel config set_config summaries curves revealed/>
             <nav class="tabs" role="tablist" aria-label="views">
                 <button
                     type="button"

@@ -1,10 +1,12 @@
-//! The attention view on demand. The first view is the kernel view, so the page's module need
-//! not carry the attention view (its text and swap views, its charts, its figures' embeds): the
-//! page binary (src/main.rs) puts [`mount_attention`] behind a split point, and
-//! scripts/build-page.sh cuts everything only it reaches into a second WebAssembly file,
-//! fetched the first time the view is shown (or the "Attention rows" tab is pointed at). This
-//! module holds no split point itself: the page is handed its [`AttentionLoad`], so a build that
-//! is not split (the browser tests) links the view directly ([`attention_linked`]).
+//! The attention view (and the tour's step panel) on demand. The first view is the kernel view,
+//! so the page's module need not carry the attention view (its text and swap views, its charts,
+//! its figures' embeds): the page binary (src/main.rs) puts [`mount_attention`] behind a split
+//! point, and scripts/build-page.sh cuts everything only it reaches into a second WebAssembly
+//! file, fetched the first time the view is shown (or the "Attention rows" tab is pointed at).
+//! The tour's step panel is a split part of its own, loaded the same way by a [`Loader`]
+//! (src/ui/tour.rs). This module holds no split point itself: the page is handed its loads
+//! ([`AttentionLoad`], `TourLoad`), so a build that is not split (the browser tests) links the
+//! parts directly ([`attention_linked`], `tour_linked`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -20,11 +22,17 @@ use crate::lab::page_mode::EmbedFigure;
 pub type AttentionMount =
     fn(ReadSignal<ExperimentConfig>, WriteSignal<ExperimentConfig>, Option<EmbedFigure>) -> AnyView;
 
-/// What loading the attention view's code gives: its entry, or why it could not be loaded.
-pub type AttentionLoading = Pin<Box<dyn Future<Output = Result<AttentionMount, String>>>>;
+/// What loading a split part's code gives: its entry, or why it could not be loaded.
+pub type Loading<T> = Pin<Box<dyn Future<Output = Result<T, String>>>>;
 
-/// Loads the attention view's code (at most once at a time; a failed load may be asked again).
-pub type AttentionLoad = fn() -> AttentionLoading;
+/// Loads a split part's code (at most once at a time; a failed load may be asked again).
+pub type Load<T> = fn() -> Loading<T>;
+
+/// What loading the attention view's code gives.
+pub type AttentionLoading = Loading<AttentionMount>;
+
+/// Loads the attention view's code.
+pub type AttentionLoad = Load<AttentionMount>;
 
 /// The attention view's entry: what the split part of the page's module holds.
 pub fn mount_attention(
@@ -43,37 +51,47 @@ pub fn attention_linked() -> AttentionLoading {
     Box::pin(std::future::ready(Ok(mount_attention as AttentionMount)))
 }
 
-/// Where the page's one load of the attention view stands.
+/// Where the page's one load of a split part stands.
 #[derive(Clone, Debug)]
-enum LoadState {
+pub(super) enum LoadState<T> {
     NotAsked,
     Loading,
-    Ready(AttentionMount),
+    Ready(T),
     Failed(String),
 }
 
-/// The page's load of the attention view, shared by the tab (which starts it early), the view
-/// and an embedded figure.
-#[derive(Clone, Copy)]
-pub struct AttentionLoader {
-    load: AttentionLoad,
-    state: RwSignal<LoadState>,
+/// The page's load of one split part's code (its entry `T`), shared by whatever starts it
+/// early (the attention tab) and what shows it.
+pub struct Loader<T: Send + Sync + 'static> {
+    load: Load<T>,
+    pub(super) state: RwSignal<LoadState<T>>,
 }
 
-impl AttentionLoader {
-    pub fn new(load: AttentionLoad) -> Self {
+impl<T: Send + Sync + 'static> Clone for Loader<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Send + Sync + 'static> Copy for Loader<T> {}
+
+/// The attention view's load.
+pub type AttentionLoader = Loader<AttentionMount>;
+
+impl<T: Copy + Send + Sync + 'static> Loader<T> {
+    pub fn new(load: Load<T>) -> Self {
         Self {
             load,
             state: RwSignal::new(LoadState::NotAsked),
         }
     }
 
-    /// Starts loading the view's code, unless it is loaded or loading.
+    /// Starts loading the part's code, unless it is loaded or loading.
     pub fn start(self) {
-        if matches!(
-            self.state.get_untracked(),
-            LoadState::Loading | LoadState::Ready(_)
-        ) {
+        if self
+            .state
+            .with_untracked(|s| matches!(s, LoadState::Loading | LoadState::Ready(_)))
+        {
             return;
         }
         self.state.set(LoadState::Loading);

@@ -10,14 +10,14 @@
 //   data-status="ready" with every chart drawn.
 // - long_task_max_ms: the longest main-thread task (PerformanceObserver "longtask", which
 //   reports tasks over 50 ms; 0 when there were none) during those updates.
-// - wasm_gzip_bytes: gzipped size of every shipped .wasm (the page's two parts and both builds
+// - wasm_gzip_bytes: gzipped size of every shipped .wasm (the page's parts and both builds
 //   of each worker); wasm_first_view_gzip_bytes: what this browser downloads for the first
 //   view (the main part of the page's module and the one kernel-worker build it loads; the
 //   attention view's split part is fetched only with that view), from the requests of the
 //   cold loads; wasm_attention_gzip_bytes: what it downloads later, when the attention
 //   view is first shown (the full-worker build matching the kernel-worker it loaded, which
 //   the kernel view also downloads when an estimator needs the optimised A, and the page's
-//   split part).
+//   attention split part with the chunks it shares with the tour's).
 // - numpy_ms, ratio: bench/numpy_experiment.py on the same computation, in the same run.
 // - compute_all_ms: the same with every registered estimator chosen (12 instead of 3);
 // - attention_ms: the attention view's main part (exact attention, one draw of each of the
@@ -105,10 +105,20 @@ try {
     const build = file.match(/^kernel-worker(.*)_bg\.wasm$/);
     if (build) attentionGzipBytes += await gzipBytes(`full-worker${build[1]}_bg.wasm`);
   }
-  // and the split part of the page's module (the attention view's code).
+  // and the attention view's split part of the page's module, with the chunks it shares with
+  // the other split parts (wasm-split-cli's __wasm_split.js names, above each chunk, the split
+  // parts that load it).
   for (const file of (await readdir(distDir, { recursive: true }))) {
-    if (/^softmax-kernel-lab-[0-9a-f]+\/split_.*\.wasm$/.test(file) && !firstViewWasm.has(file)) {
-      attentionGzipBytes += await gzipBytes(file);
+    const link = file.match(/^(softmax-kernel-lab-[0-9a-f]+)\/__wasm_split\.js$/);
+    if (!link) continue;
+    const text = await readFile(join(distDir, file), 'utf8');
+    const parts = ['split_attention_view.wasm'];
+    for (const [, users, chunk] of text.matchAll(/\/\* ([^*]*) \*\/\s*const __(chunk_\d+)/g)) {
+      if (users.split(',').map((u) => u.trim()).includes('attention_view')) parts.push(`${chunk}.wasm`);
+    }
+    for (const part of parts) {
+      const path = `${link[1]}/${part}`;
+      if (!firstViewWasm.has(path)) attentionGzipBytes += await gzipBytes(path);
     }
   }
 
@@ -206,8 +216,8 @@ try {
 
   const wasmFiles = {};
   let wasmGzipBytes = 0;
-  // The page's module is in its own folder (softmax-kernel-lab-HASH/: the main part and the
-  // attention view's split part, scripts/build-page.sh), the workers beside index.html.
+  // The page's module is in its own folder (softmax-kernel-lab-HASH/: the main part, the split
+  // parts and their shared chunks, scripts/build-page.sh), the workers beside index.html.
   for (const file of (await readdir(distDir, { recursive: true })).filter((f) => f.endsWith('.wasm'))) {
     wasmFiles[file] = await gzipBytes(file);
     wasmGzipBytes += wasmFiles[file];
