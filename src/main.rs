@@ -1,8 +1,8 @@
 //! The page's entry point: scripts/build-page.sh builds this binary for
-//! `wasm32-unknown-unknown` and splits its module at [`attention_view`] and [`tour_step`]: the
-//! first view (the kernel view) loads the main part, and the attention view's code, or the
-//! tour's step panel, is fetched the first time it is shown (docs/architecture.md, "The page's
-//! module in parts").
+//! `wasm32-unknown-unknown` and splits its module at [`attention_view`], [`tour_step`] and
+//! [`kernel_below`]: the first view (the kernel view) loads the main part; the attention view,
+//! the tour's step panel and the kernel view's panels below its first screen are fetched the
+//! first time they are needed (docs/architecture.md, "The page's module in parts").
 
 /// The split point: everything only [`softmax_kernel_lab::ui::mount_attention`] reaches (the
 /// attention view, its text and swap views, its charts and embedded figures) goes into the
@@ -24,12 +24,22 @@ fn tour_step() -> Result<softmax_kernel_lab::ui::TourMount, wasm_split_helpers::
     Ok(softmax_kernel_lab::ui::mount_tour_step)
 }
 
+/// The third split point: the kernel view's panels below its first screen (the data panel, the
+/// probe, "What is computed"), fetched when the reader scrolls near them or probes a pair.
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
+#[wasm_split_helpers::wasm_split(kernel_below, fallible)]
+fn kernel_below() -> Result<softmax_kernel_lab::ui::BelowMount, wasm_split_helpers::SplitLoaderError>
+{
+    Ok(softmax_kernel_lab::ui::mount_below)
+}
+
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
-    softmax_kernel_lab::ui::start(
-        || Box::pin(async { attention_view().await.map_err(|e| e.to_string()) }),
-        || Box::pin(async { tour_step().await.map_err(|e| e.to_string()) }),
-    );
+    softmax_kernel_lab::ui::start(softmax_kernel_lab::ui::Splits {
+        attention: || Box::pin(async { attention_view().await.map_err(|e| e.to_string()) }),
+        tour: || Box::pin(async { tour_step().await.map_err(|e| e.to_string()) }),
+        below: || Box::pin(async { kernel_below().await.map_err(|e| e.to_string()) }),
+    });
 }
 
 #[cfg(not(all(target_arch = "wasm32", feature = "page")))]

@@ -10,7 +10,7 @@ use softmax_kernel_lab::lab::config::Param;
 use softmax_kernel_lab::lab::experiment::run_experiment;
 use softmax_kernel_lab::lab::tasks::{Workspace, handle_request};
 use softmax_kernel_lab::numerics::estimators::EstimatorId;
-use softmax_kernel_lab::ui::{App, attention_linked, compute_on_page_without_workers, tour_linked};
+use softmax_kernel_lab::ui::{App, Splits, compute_on_page_without_workers};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
@@ -107,7 +107,7 @@ async fn app_mounts_computes_and_draws_every_chart() {
     }));
     let handle = leptos::mount::mount_to(
         host.clone(),
-        move || view! { <App initial=config.clone() load_attention=attention_linked load_tour=tour_linked/> },
+        move || view! { <App initial=config.clone() splits=Splits::linked()/> },
     );
 
     let status = || {

@@ -3,6 +3,8 @@
 //! the canvas drawing.
 
 mod attention;
+mod below;
+pub use below::{BelowInputs, BelowLoad, BelowMount, BelowPart, below_linked, mount_below};
 mod controls;
 mod data;
 mod embed;
@@ -32,25 +34,46 @@ use crate::lab::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
 use crate::lab::page_mode::PageMode;
 use crate::lab::tasks::Part;
 use crate::lab::tour::{STEP_COUNT, step_config};
+use below::{BelowLoader, LazyBelow};
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportBar, Presets};
 use on_demand::{AttentionLoader, LazyAttentionView};
 use pool::{
     AttentionRunner, DataViewRunner, ExportRunner, ModelPool, Pool, ProbeRunner, WorkerKind,
 };
-use probe::ProbePanel;
-use results::{Charts, Formulas, ResultsTable};
+use results::{Charts, ResultsTable};
 use tour::{StartTour, TourAttentionEvidence, TourLoader, TourPanel};
 
-/// Mounts the app on `<body>`, configured from the page's URL; `load_attention` and `load_tour`
-/// get the attention view's and the tour step panel's code when each is first needed
-/// (src/main.rs).
-pub fn start(load_attention: AttentionLoad, load_tour: TourLoad) {
+/// The page's split parts, each loaded when first needed (src/main.rs).
+#[derive(Clone, Copy)]
+pub struct Splits {
+    /// The attention view ([`AttentionLoad`]).
+    pub attention: AttentionLoad,
+    /// The tour's step panel ([`TourLoad`]).
+    pub tour: TourLoad,
+    /// The kernel view's panels below its first screen ([`BelowLoad`]).
+    pub below: BelowLoad,
+}
+
+impl Splits {
+    /// Every part linked in the module itself (the browser tests).
+    pub fn linked() -> Self {
+        Splits {
+            attention: attention_linked,
+            tour: tour_linked,
+            below: below_linked,
+        }
+    }
+}
+
+/// Mounts the app on `<body>`, configured from the page's URL; `splits` get the split parts'
+/// code when each is first needed (src/main.rs).
+pub fn start(splits: Splits) {
     std::panic::set_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
         show_panic_banner();
     }));
-    mount_to_body(move || view! { <App load_attention load_tour/> });
+    mount_to_body(move || view! { <App splits/> });
 }
 
 /// The URL key that makes the page panic on purpose (`?crash=1`), so that the end-to-end
@@ -141,16 +164,11 @@ fn replace_url_query(query: &str) {
 ///
 /// - `initial`: the configuration to start from; `None` reads it from the URL query (bad
 ///   values there fall back to defaults and are listed in a notice).
-/// - `load_attention`: gets the attention view's code, loaded on demand by the page
-///   ([`AttentionLoad`]; the browser tests pass [`attention_linked`]).
-/// - `load_tour`: gets the tour's step panel, loaded when a step is first shown
-///   ([`TourLoad`]; the browser tests pass [`tour_linked`]).
+/// - `splits`: get the split parts' code (the attention view, the tour's step panel, the
+///   kernel view's panels below its first screen), loaded on demand by the page ([`Splits`];
+///   the browser tests pass [`Splits::linked`]).
 #[component]
-pub fn App(
-    #[prop(optional)] initial: Option<ExperimentConfig>,
-    load_attention: AttentionLoad,
-    load_tour: TourLoad,
-) -> impl IntoView {
+pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) -> impl IntoView {
     let (crash, query) = take_crash_flag(&url_query());
     // The presentation keys (tour, present, embed) apart from what is computed; `?tour=N`
     // alone opens on the step's own state.
@@ -175,9 +193,10 @@ pub fn App(
     notices.extend(split.errors.into_iter().map(ParamError::from));
     let (mode, set_mode) = signal(split.mode);
     provide_context(PageModeContext { mode, set_mode });
-    let attention_loader = AttentionLoader::new(load_attention);
+    let attention_loader = AttentionLoader::new(splits.attention);
     provide_context(attention_loader);
-    provide_context(TourLoader::new(load_tour));
+    provide_context(TourLoader::new(splits.tour));
+    provide_context(BelowLoader::new(splits.below));
     if crash {
         Effect::new(|_| {
             panic!("deliberate panic requested by ?crash=1 (tests the recovery banner)")
@@ -319,6 +338,13 @@ pub fn App(
 
     // The whole result on screen, compared by identity (Shown's pointer equality).
     let result = Signal::derive(move || summaries.get().map(|s| s.value));
+    // What the panels below the first screen read (src/ui/below.rs).
+    let below = BelowInputs {
+        config,
+        set_config,
+        job_running: Signal::derive(move || status.get() == Status::Computing),
+        result,
+    };
     let status_line = move || match status.get() {
         Status::Computing => "computing…".to_string(),
         Status::Ready => elapsed
@@ -478,11 +504,10 @@ pub fn App(
                         })
                     />
                     // After the figures: a projector's first screen shows Figure 1.
-                    <data::DataPanel config set_config job_running=Signal::derive(move || status.get() == Status::Computing)/>
+                    <LazyBelow part=BelowPart::Data inputs=below/>
                     <ExportBar result/>
                     <ResultsTable result/>
-                    <ProbePanel config set_config result/>
-                    <Formulas/>
+                    <LazyBelow part=BelowPart::ProbeAndFormulas inputs=below/>
                 </section>
             </div>
             </Show>

@@ -9,8 +9,20 @@ const shared = sharedServerAndBrowser();
 
 const CHARTS = ['data-components', 'data-norms', 'data-dots', 'data-ax', 'data-ay', 'data-z'];
 
+/**
+ * Scrolls to the panel and waits until it is there: it is below the first screen, and its code
+ * is fetched when the reader scrolls near it (src/ui/below.rs).
+ */
+async function showPanel(page) {
+  await page.evaluate(() => document.querySelector('.data-panel-placeholder, .data-panel')?.scrollIntoView());
+  await page.waitForSelector('.data-panel', { timeout: 30_000 });
+}
+
 /** Waits for the panel's view to come back from its worker and be drawn. */
-const waitPanel = (page) => page.waitForSelector('.data-panel[data-status="ready"]', { timeout: 30_000 });
+async function waitPanel(page) {
+  await showPanel(page);
+  await page.waitForSelector('.data-panel[data-status="ready"]', { timeout: 30_000 });
+}
 
 /** Fraction of non-white pixels of each of the data panel's canvases, keyed by data-chart. */
 function panelInk(page) {
@@ -73,6 +85,7 @@ test('the data panel draws its charts, and its xshape control changes the URL an
 test('the data panel sets each side\'s means apart: yscale changes the keys, same gives them back to scale', async () => {
   const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
+  await showPanel(page);
   const label = () => page.$eval('.data-panel canvas[role="img"]', (c) => c.getAttribute('aria-label'));
   const before = await label();
   assert.equal(await page.inputValue('#data-control-yscale'), 'same');

@@ -118,6 +118,8 @@ async function checkView(size, query, label, ready, options) {
 
 const kernelReady = (probe) => async (page) => {
   await waitReady(page);
+  // The data panel's code is fetched when the reader scrolls near it (src/ui/below.rs).
+  await page.evaluate(() => document.querySelector('.data-panel-placeholder, .data-panel')?.scrollIntoView());
   await page.waitForSelector('.data-panel[data-status="ready"]', { timeout: 60_000 });
   if (probe !== undefined) {
     await page.waitForFunction((i) => document.querySelector('.probe .caption')?.textContent.includes(`pair ${i} of the scatter dataset`), probe, { timeout: 60_000 });
