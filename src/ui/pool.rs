@@ -52,9 +52,9 @@ use wasm_bindgen::prelude::*;
 use crate::lab::config::ExperimentConfig;
 pub use crate::lab::scheduler::SchedulerEvent as PoolEvent;
 use crate::lab::scheduler::{Dispatch, Scheduler};
-#[cfg(doc)]
-use crate::lab::tasks::WorkerRequest;
-use crate::lab::tasks::{WorkerResponse, decode, encode};
+use crate::lab::tasks::{
+    ResponseHead, TaskResponse, WorkerRequest, decode, encode_request, request_kind, response_value,
+};
 #[cfg(doc)]
 use crate::numerics::estimators::Describe;
 
@@ -68,6 +68,15 @@ use side::SideEntry;
 use workers::post_transferred;
 use workers::{RetiredHandlers, WorkerHandle};
 pub use workers::{WorkerKind, relaxed_simd};
+
+/// A job's task message as `encode` writes it, written by kind (`encode_request`), so that the
+/// page links no encoder of the requests it never sends from its first view.
+fn task_bytes(request: &WorkerRequest) -> Result<Vec<u8>, String> {
+    match request {
+        WorkerRequest::Task(task) => encode_request(request_kind::TASK, task),
+        _ => Err("the scheduler dispatched something else than a task".into()),
+    }
+}
 
 /// What the page says when no worker can compute.
 pub const NO_WORKER: &str = "no Web Worker could start: the lab computes only in Web Workers (with WebAssembly SIMD); see the browser console";
@@ -250,7 +259,7 @@ impl Pool {
         let mut failed = false;
         for Dispatch { slot, id, request } in dispatched {
             let handle = slot.and_then(|i| p.workers.get(i));
-            let sent = encode(&request)
+            let sent = task_bytes(&request)
                 .map_err(JsValue::from)
                 .and_then(|bytes| match handle {
                     Some(h) => post_transferred(&h.worker, &bytes),
@@ -277,7 +286,7 @@ impl Pool {
             let Some(Dispatch { request, .. }) = p.scheduler.dispatch().into_iter().next() else {
                 return;
             };
-            match (encode(&request), p.page_runner.clone()) {
+            match (task_bytes(&request), p.page_runner.clone()) {
                 (Ok(bytes), Some(runner)) => {
                     drop(p);
                     runner(&bytes)
@@ -304,9 +313,12 @@ impl Pool {
         Pool::on_answer(pool, Some(slot), &bytes);
     }
 
+    /// Reads a response's kind and id only ([`ResponseHead`]): a job's task goes to the
+    /// scheduler, a model worker's setup to [`Pool::on_setup`], every other answer's bytes to
+    /// the side request that asked, whose own [`crate::lab::tasks::Ask::answer`] decodes them.
     fn on_answer(pool: &Rc<RefCell<Pool>>, slot: Option<usize>, bytes: &[u8]) {
-        let response = match decode::<WorkerResponse>(bytes) {
-            Ok(response) => response,
+        let head = match decode::<ResponseHead>(bytes) {
+            Ok(head) => head,
             Err(message) => {
                 let events = pool.borrow_mut().scheduler.fail(message);
                 Pool::emit(pool, events);
@@ -314,34 +326,30 @@ impl Pool {
                 return;
             }
         };
-        let side_id = match &response {
-            WorkerResponse::Task(task) => Some(task.id),
-            WorkerResponse::Probe { id, .. }
-            | WorkerResponse::Attention { id, .. }
-            | WorkerResponse::ScatterPair { id, .. }
-            | WorkerResponse::DataView { id, .. }
-            | WorkerResponse::Model { id, .. } => Some(*id),
-            WorkerResponse::Update { .. } | WorkerResponse::Setup(_) => None,
-        };
-        match response {
-            WorkerResponse::Update { id, update } => Pool::side_update(pool, id, update),
-            WorkerResponse::Setup(setup) => {
+        match head {
+            ResponseHead::Update { id } => {
+                if let Ok(update) = response_value(bytes) {
+                    Pool::side_update(pool, id, update);
+                }
+            }
+            ResponseHead::Setup(setup) => {
                 if let Some(slot) = slot {
                     Pool::on_setup(pool, slot, setup);
                 }
             }
             // An export task is a side request: its id is not one of the job's.
-            WorkerResponse::Task(task)
+            ResponseHead::Task(task)
                 if pool.borrow().scheduler.side_request_of(task.id).is_none() =>
             {
                 let events = pool.borrow_mut().scheduler.answer(slot, task, now_ms());
                 Pool::emit(pool, events);
             }
-            side => {
-                if let Some(id) = side_id {
-                    Pool::side_answered(pool, id, side);
-                }
-            }
+            ResponseHead::Task(TaskResponse { id, .. })
+            | ResponseHead::Probe { id }
+            | ResponseHead::Attention { id }
+            | ResponseHead::ScatterPair { id }
+            | ResponseHead::DataView { id }
+            | ResponseHead::Model { id } => Pool::side_answered(pool, id, bytes.to_vec()),
         }
         Pool::pump(pool);
     }

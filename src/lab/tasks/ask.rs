@@ -3,7 +3,9 @@
 //! says what message it sends and what answer it gets back. The pool has one function for all
 //! of them (`ui::pool`: `Pool::ask`), and the answer reaches its caller typed.
 
-use super::protocol::{TaskRequest, WorkerRequest, WorkerResponse};
+use super::protocol::{
+    TaskRequest, WorkerRequest, encode_request, request_kind, response_answer, response_kind,
+};
 use super::{Task, TaskOutput};
 use crate::lab::attention::{AttentionOutput, AttentionRequest};
 use crate::lab::config::ExperimentConfig;
@@ -22,8 +24,14 @@ pub trait Ask: 'static {
     /// `id`.
     fn message(&self, id: u64, part: &PartOf) -> WorkerRequest;
 
-    /// Its answer out of the worker's response (a response of another kind is an error).
-    fn answer(response: WorkerResponse) -> Result<Self::Answer, String>;
+    /// [`Ask::message`]'s bytes, as `encode` writes them, written by kind
+    /// (`encode_request`): a module that never asks for a kind links none of its encoder.
+    fn request_bytes(&self, id: u64, part: &PartOf) -> Result<Vec<u8>, String>;
+
+    /// Its answer out of the worker's encoded response (a response of another kind is an
+    /// error). Each kind decodes only its own answer's type, so a module that never asks for
+    /// a kind links none of its decoder (the page's first view: no attention part, no model).
+    fn answer(response: &[u8]) -> Result<Self::Answer, String>;
 
     /// Whether only `full-worker` computes it (the attention math, the optimised A's fit).
     fn needs_full_worker(&self) -> bool {
@@ -41,12 +49,12 @@ fn any_needs_optimiser(estimators: &[EstimatorId]) -> bool {
     estimators.iter().any(|e| e.info().needs_optimiser())
 }
 
-fn unexpected(kind: &str) -> String {
-    format!("a worker answered a {kind} request with another kind of answer")
-}
-
 impl Ask for ProbeRequest {
     type Answer = ProbeResult;
+
+    fn request_bytes(&self, id: u64, _part: &PartOf) -> Result<Vec<u8>, String> {
+        encode_request(request_kind::PROBE, &(id, self))
+    }
 
     fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
         WorkerRequest::Probe {
@@ -55,11 +63,8 @@ impl Ask for ProbeRequest {
         }
     }
 
-    fn answer(response: WorkerResponse) -> Result<ProbeResult, String> {
-        match response {
-            WorkerResponse::Probe { output, .. } => output,
-            _ => Err(unexpected("probe")),
-        }
+    fn answer(response: &[u8]) -> Result<ProbeResult, String> {
+        response_answer(response, response_kind::PROBE, "probe")?
     }
 
     /// A typed pair is fitted in the worker, which then needs the optimiser if the estimator
@@ -73,6 +78,10 @@ impl Ask for ProbeRequest {
 impl Ask for AttentionRequest {
     type Answer = AttentionOutput;
 
+    fn request_bytes(&self, id: u64, _part: &PartOf) -> Result<Vec<u8>, String> {
+        encode_request(request_kind::ATTENTION, &(id, self))
+    }
+
     fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
         WorkerRequest::Attention {
             id,
@@ -80,11 +89,8 @@ impl Ask for AttentionRequest {
         }
     }
 
-    fn answer(response: WorkerResponse) -> Result<AttentionOutput, String> {
-        match response {
-            WorkerResponse::Attention { output, .. } => output,
-            _ => Err(unexpected("attention")),
-        }
+    fn answer(response: &[u8]) -> Result<AttentionOutput, String> {
+        response_answer(response, response_kind::ATTENTION, "attention")?
     }
 
     fn needs_full_worker(&self) -> bool {
@@ -99,6 +105,10 @@ pub struct DataViewAsk(pub ExperimentConfig);
 impl Ask for DataViewAsk {
     type Answer = DataView;
 
+    fn request_bytes(&self, id: u64, _part: &PartOf) -> Result<Vec<u8>, String> {
+        encode_request(request_kind::DATA_VIEW, &(id, &self.0))
+    }
+
     fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
         WorkerRequest::DataView {
             id,
@@ -106,11 +116,13 @@ impl Ask for DataViewAsk {
         }
     }
 
-    fn answer(response: WorkerResponse) -> Result<DataView, String> {
-        match response {
-            WorkerResponse::DataView { output, .. } => output.map(|view| *view),
-            _ => Err(unexpected("data panel")),
-        }
+    fn answer(response: &[u8]) -> Result<DataView, String> {
+        response_answer::<Result<Box<DataView>, String>>(
+            response,
+            response_kind::DATA_VIEW,
+            "data panel",
+        )?
+        .map(|view| *view)
     }
 
     fn needs_full_worker(&self) -> bool {
@@ -128,6 +140,10 @@ pub struct ScatterPairAsk {
 impl Ask for ScatterPairAsk {
     type Answer = PairVectors;
 
+    fn request_bytes(&self, id: u64, _part: &PartOf) -> Result<Vec<u8>, String> {
+        encode_request(request_kind::SCATTER_PAIR, &(id, &self.config, self.index))
+    }
+
     fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
         WorkerRequest::ScatterPair {
             id,
@@ -136,11 +152,8 @@ impl Ask for ScatterPairAsk {
         }
     }
 
-    fn answer(response: WorkerResponse) -> Result<PairVectors, String> {
-        match response {
-            WorkerResponse::ScatterPair { output, .. } => output,
-            _ => Err(unexpected("scatter pair")),
-        }
+    fn answer(response: &[u8]) -> Result<PairVectors, String> {
+        response_answer(response, response_kind::SCATTER_PAIR, "scatter pair")?
     }
 }
 
@@ -155,6 +168,13 @@ pub struct ExportTaskAsk {
 impl Ask for ExportTaskAsk {
     type Answer = TaskOutput;
 
+    fn request_bytes(&self, id: u64, part: &PartOf) -> Result<Vec<u8>, String> {
+        match self.message(id, part) {
+            WorkerRequest::Task(request) => encode_request(request_kind::TASK, &request),
+            _ => Err("an export task's message is a task".into()),
+        }
+    }
+
     fn message(&self, id: u64, _part: &PartOf) -> WorkerRequest {
         WorkerRequest::Task(TaskRequest {
             id,
@@ -164,11 +184,9 @@ impl Ask for ExportTaskAsk {
         })
     }
 
-    fn answer(response: WorkerResponse) -> Result<TaskOutput, String> {
-        match response {
-            WorkerResponse::Task(response) => response.output,
-            _ => Err(unexpected("export task")),
-        }
+    /// A task's answer is its [`super::TaskResponse`]: its id, then its output.
+    fn answer(response: &[u8]) -> Result<TaskOutput, String> {
+        response_answer(response, response_kind::TASK, "export task")?
     }
 
     fn needs_full_worker(&self) -> bool {
@@ -182,6 +200,10 @@ impl Ask for ExportTaskAsk {
 impl Ask for ModelRequest {
     type Answer = ModelAnswer;
 
+    fn request_bytes(&self, id: u64, part: &PartOf) -> Result<Vec<u8>, String> {
+        encode_request(request_kind::MODEL, &(id, part, self))
+    }
+
     fn message(&self, id: u64, part: &PartOf) -> WorkerRequest {
         WorkerRequest::Model {
             id,
@@ -190,14 +212,10 @@ impl Ask for ModelRequest {
         }
     }
 
-    fn answer(response: WorkerResponse) -> Result<ModelAnswer, String> {
-        match response {
-            WorkerResponse::Model {
-                answer: ModelAnswer::Failed(message),
-                ..
-            } => Err(message),
-            WorkerResponse::Model { answer, .. } => Ok(answer),
-            _ => Err(unexpected("model")),
+    fn answer(response: &[u8]) -> Result<ModelAnswer, String> {
+        match response_answer(response, response_kind::MODEL, "model")? {
+            ModelAnswer::Failed(message) => Err(message),
+            answer => Ok(answer),
         }
     }
 
@@ -213,13 +231,15 @@ impl Ask for ModelRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::tasks::{Workspace, decode, encode, handle_request};
+    use crate::lab::tasks::{Workspace, encode, handle_request};
     use crate::lab::test_support::config_with;
 
-    /// Sends `ask` through the worker's own handler, as the pool does.
+    /// Sends `ask` through the worker's own handler, as the pool does (its bytes by kind, which
+    /// are checked against `encode`'s of its message).
     fn ask<A: Ask>(workspace: &mut Workspace, ask: A) -> Result<A::Answer, String> {
-        let bytes = encode(&ask.message(5, &PartOf::whole(0))).unwrap();
-        A::answer(decode(&handle_request(workspace, &bytes)).unwrap())
+        let bytes = ask.request_bytes(5, &PartOf::whole(0)).unwrap();
+        assert_eq!(bytes, encode(&ask.message(5, &PartOf::whole(0))).unwrap());
+        A::answer(&handle_request(workspace, &bytes))
     }
 
     #[test]
@@ -250,12 +270,33 @@ mod tests {
         )
         .unwrap();
         assert_eq!(output, Workspace::new().run(&config, &task).unwrap());
+        // An attention part and a model request: the bytes by kind are the message's.
+        let attention = AttentionRequest {
+            config: config_with(&[("view", "attention")]),
+            part: crate::lab::attention::AttentionPart::Main,
+            heads: None,
+        };
+        let part = PartOf::whole(1);
+        assert_eq!(
+            attention.request_bytes(7, &part).unwrap(),
+            encode(&attention.message(7, &part)).unwrap()
+        );
+        let model = ModelRequest::Run {
+            text: "a text".into(),
+        };
+        assert_eq!(
+            model.request_bytes(8, &part).unwrap(),
+            encode(&model.message(8, &part)).unwrap()
+        );
         // A response of another kind is an error, not a panic.
         assert!(
-            ProbeRequest::answer(WorkerResponse::ScatterPair {
-                id: 1,
-                output: Ok(pair)
-            })
+            ProbeRequest::answer(
+                &encode(&crate::lab::tasks::WorkerResponse::ScatterPair {
+                    id: 1,
+                    output: Ok(pair)
+                })
+                .unwrap()
+            )
             .is_err()
         );
     }

@@ -12,7 +12,7 @@
 
 use super::ask::{Ask, ExportTaskAsk};
 use super::plan::{plan, task_key};
-use super::protocol::{WorkerResponse, decode, encode};
+use super::protocol::{decode, encode};
 use super::{Piece, Task, TaskOutput, TaskStore};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::results::ExperimentResult;
@@ -90,13 +90,12 @@ impl ExportRun {
     /// Stores a worker's encoded answer to [`ExportRun::request`]. An error answer (or a
     /// malformed one) fails the export.
     pub fn answer(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let response = decode::<WorkerResponse>(bytes)?;
-        let id = match &response {
-            WorkerResponse::Task(response) => response.id,
+        let id = match decode::<super::ResponseHead>(bytes)? {
+            super::ResponseHead::Task(response) => response.id,
             _ => return Err("an export worker answered something else than a task".into()),
         };
         let index = usize::try_from(id).map_err(|_| "an export worker answered an unknown task")?;
-        self.store_output(index, ExportTaskAsk::answer(response))
+        self.store_output(index, ExportTaskAsk::answer(bytes))
     }
 
     /// Stores the outcome of task `index`. An error fails the export.

@@ -38,8 +38,9 @@ pub use ask::{Ask, DataViewAsk, ExportTaskAsk, ScatterPairAsk};
 pub use export::ExportRun;
 pub use plan::{DatasetKey, TASK_WORK, TaskKey, generate_dataset, plan, task_key, task_work};
 pub use protocol::{
-    TaskRequest, TaskResponse, WorkerRequest, WorkerResponse, decode, encode,
-    handle_kernel_request, handle_request,
+    ResponseHead, TaskRequest, TaskResponse, WorkerRequest, WorkerResponse, decode, encode,
+    encode_request, handle_kernel_request, handle_request, request_kind, response_answer,
+    response_failed, response_kind, response_value,
 };
 pub use store::TaskStore;
 pub use workspace::{KernelCheck, Workspace, check_kernel_against_f64};

@@ -128,6 +128,100 @@ pub enum WorkerResponse {
     Setup(ModelSetup),
 }
 
+/// The index postcard writes for each kind of [`WorkerRequest`] (its variant's place).
+pub mod request_kind {
+    pub const TASK: u32 = 0;
+    pub const PROBE: u32 = 1;
+    pub const ATTENTION: u32 = 2;
+    pub const DATA_VIEW: u32 = 3;
+    pub const SCATTER_PAIR: u32 = 4;
+    pub const MODEL: u32 = 5;
+    pub const CONNECT: u32 = 6;
+}
+
+/// The bytes of a [`WorkerRequest`] of `kind` whose fields, in order, are `fields` (a tuple, or
+/// one value): what [`encode`] writes for it, without linking the encoders of every other
+/// kind (the page's first view sends no attention part and no model request).
+pub fn encode_request<T: Serialize>(kind: u32, fields: &T) -> Result<Vec<u8>, String> {
+    encode(&(kind, fields))
+}
+
+/// The index postcard writes for each kind of [`WorkerResponse`] (its variant's place).
+pub mod response_kind {
+    pub const TASK: u32 = 0;
+    pub const PROBE: u32 = 1;
+    pub const ATTENTION: u32 = 2;
+    pub const DATA_VIEW: u32 = 3;
+    pub const SCATTER_PAIR: u32 = 4;
+    pub const MODEL: u32 = 5;
+    pub const UPDATE: u32 = 6;
+    /// `ModelAnswer::Failed`'s index.
+    pub const MODEL_FAILED: u32 = 6;
+}
+
+/// What the page's pool reads of a worker's response before it hands the response's bytes to
+/// whoever asked: its kind and id (a job's task in full, which the pool itself stores, and a
+/// model worker's setup news). Every other answer is decoded by its own [`super::Ask`]
+/// (`Ask::answer`), so the first view's module links only the decoders of what it asks (not
+/// the attention view's or the model's, which their split part decodes). The same bytes as
+/// [`WorkerResponse`]; postcard ignores what a variant does not read.
+#[derive(Debug, Deserialize)]
+pub enum ResponseHead {
+    Task(TaskResponse),
+    Probe { id: u64 },
+    Attention { id: u64 },
+    DataView { id: u64 },
+    ScatterPair { id: u64 },
+    Model { id: u64 },
+    Update { id: u64 },
+    Setup(ModelSetup),
+}
+
+/// A response's kind, id and the bytes after them (the answer's value).
+fn split_head(bytes: &[u8]) -> Result<(u32, u64, &[u8]), String> {
+    postcard::take_from_bytes::<(u32, u64)>(bytes)
+        .map(|((kind, id), rest)| (kind, id, rest))
+        .map_err(|e| format!("malformed worker message: {e}"))
+}
+
+/// The bytes of a response's value after its kind and id (an update's [`ModelAnswer`]).
+pub fn response_value(bytes: &[u8]) -> Result<&[u8], String> {
+    split_head(bytes).map(|(_, _, rest)| rest)
+}
+
+/// Whether a response says its request failed (a task's or an attention part's `Err`, a model
+/// answer's `Failed`), read from the value's first index without decoding the value.
+pub fn response_failed(bytes: &[u8]) -> bool {
+    use response_kind::{ATTENTION, MODEL, MODEL_FAILED, TASK};
+    let Ok((kind, _, rest)) = split_head(bytes) else {
+        return false;
+    };
+    let Ok((inner, _)) = postcard::take_from_bytes::<u32>(rest) else {
+        return false;
+    };
+    match kind {
+        TASK | ATTENTION => inner == 1,
+        MODEL => inner == MODEL_FAILED,
+        _ => false,
+    }
+}
+
+/// The value `T` of a response of `kind` (what follows its id), or an error naming `what` if
+/// the worker answered another kind.
+pub fn response_answer<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    kind: u32,
+    what: &str,
+) -> Result<T, String> {
+    let (found, _, rest) = split_head(bytes)?;
+    if found != kind {
+        return Err(format!(
+            "a worker answered a {what} request with another kind of answer"
+        ));
+    }
+    decode(rest)
+}
+
 /// What a worker does with one message: decode the request, run it (in `workspace` for a
 /// task), encode the answer. A malformed message is answered with an error for task id 0,
 /// never a panic. Every kind of request: `full-worker`, the command line's tests and the
@@ -554,6 +648,167 @@ mod tests {
         assert_eq!(
             handle_kernel_request(&mut workspace, &pair),
             handle_request(&mut Workspace::new(), &pair)
+        );
+    }
+
+    #[test]
+    fn the_pages_reading_of_responses_agrees_with_worker_response() {
+        use response_kind::*;
+        let cases = [
+            (
+                WorkerResponse::Task(TaskResponse {
+                    id: 3,
+                    output: Err("no".into()),
+                }),
+                TASK,
+                true,
+            ),
+            (
+                WorkerResponse::Probe {
+                    id: 4,
+                    output: Err("no".into()),
+                },
+                PROBE,
+                false,
+            ),
+            (
+                WorkerResponse::Attention {
+                    id: 5,
+                    output: Err("no".into()),
+                },
+                ATTENTION,
+                true,
+            ),
+            (
+                WorkerResponse::DataView {
+                    id: 6,
+                    output: Err("no".into()),
+                },
+                DATA_VIEW,
+                false,
+            ),
+            (
+                WorkerResponse::ScatterPair {
+                    id: 7,
+                    output: Ok(PairVectors {
+                        x: vec![1.0],
+                        y: vec![2.0],
+                    }),
+                },
+                SCATTER_PAIR,
+                false,
+            ),
+            (
+                WorkerResponse::Model {
+                    id: 8,
+                    answer: ModelAnswer::Failed("no".into()),
+                },
+                MODEL,
+                true,
+            ),
+            (
+                WorkerResponse::Model {
+                    id: 9,
+                    answer: ModelAnswer::Helped,
+                },
+                MODEL,
+                false,
+            ),
+            (
+                WorkerResponse::Update {
+                    id: 10,
+                    update: ModelAnswer::Helped,
+                },
+                UPDATE,
+                false,
+            ),
+        ];
+        for (response, kind, failed) in cases {
+            let bytes = encode(&response).unwrap();
+            assert_eq!(response_failed(&bytes), failed, "{response:?}");
+            assert_eq!(split_head(&bytes).unwrap().0, kind, "{response:?}");
+            let head = decode::<ResponseHead>(&bytes).unwrap();
+            let id = match (&head, &response) {
+                (ResponseHead::Task(task), WorkerResponse::Task(expected)) => {
+                    assert_eq!(task, expected);
+                    task.id
+                }
+                (ResponseHead::Probe { id }, WorkerResponse::Probe { .. })
+                | (ResponseHead::Attention { id }, WorkerResponse::Attention { .. })
+                | (ResponseHead::DataView { id }, WorkerResponse::DataView { .. })
+                | (ResponseHead::ScatterPair { id }, WorkerResponse::ScatterPair { .. })
+                | (ResponseHead::Model { id }, WorkerResponse::Model { .. })
+                | (ResponseHead::Update { id }, WorkerResponse::Update { .. }) => *id,
+                other => panic!("read as another kind: {other:?}"),
+            };
+            assert_eq!(split_head(&bytes).unwrap().1, id);
+        }
+        // The values after the id.
+        let update = encode(&WorkerResponse::Update {
+            id: 1,
+            update: ModelAnswer::Failed("x".into()),
+        })
+        .unwrap();
+        assert_eq!(
+            decode::<ModelAnswer>(response_value(&update).unwrap()).unwrap(),
+            ModelAnswer::Failed("x".into())
+        );
+        let setup = WorkerResponse::Setup(ModelSetup::Failed("gone".into()));
+        assert!(matches!(
+            decode::<ResponseHead>(&encode(&setup).unwrap()).unwrap(),
+            ResponseHead::Setup(ModelSetup::Failed(m)) if m == "gone"
+        ));
+        let pair: Result<PairVectors, String> = response_answer(
+            &encode(&WorkerResponse::ScatterPair {
+                id: 2,
+                output: Err("far".into()),
+            })
+            .unwrap(),
+            SCATTER_PAIR,
+            "scatter pair",
+        )
+        .unwrap();
+        assert_eq!(pair, Err("far".into()));
+        assert!(response_answer::<Result<ProbeResult, String>>(&update, PROBE, "probe").is_err());
+    }
+
+    #[test]
+    fn requests_encoded_by_kind_are_worker_requests_bytes() {
+        use request_kind::*;
+        let config = config_with(&[("n", "20"), ("d", "4")]);
+        let task = TaskRequest {
+            id: 1,
+            config: config.clone(),
+            task: Task {
+                estimator: id("hcexp-mean"),
+                piece: Piece::ScatterPairs { start: 0, end: 8 },
+            },
+            fused: true,
+        };
+        assert_eq!(
+            encode_request(TASK, &task).unwrap(),
+            encode(&WorkerRequest::Task(task.clone())).unwrap()
+        );
+        assert_eq!(
+            encode_request(DATA_VIEW, &(4u64, &config)).unwrap(),
+            encode(&WorkerRequest::DataView {
+                id: 4,
+                config: config.clone()
+            })
+            .unwrap()
+        );
+        assert_eq!(
+            encode_request(SCATTER_PAIR, &(5u64, &config, 3usize)).unwrap(),
+            encode(&WorkerRequest::ScatterPair {
+                id: 5,
+                config,
+                index: 3
+            })
+            .unwrap()
+        );
+        assert_eq!(
+            encode_request(CONNECT, &2usize).unwrap(),
+            encode(&WorkerRequest::Connect { peer: 2 }).unwrap()
         );
     }
 }

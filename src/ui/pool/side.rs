@@ -14,14 +14,19 @@ use leptos::prelude::set_timeout;
 use super::{NO_WORKER, Pool, WorkerKind};
 use crate::lab::model_protocol::ModelAnswer;
 use crate::lab::scheduler::{PartOf, Ticket};
-use crate::lab::tasks::{Ask, WorkerRequest, WorkerResponse, encode};
+use crate::lab::tasks::{Ask, decode, response_failed};
 
 /// Whom to tell a side request's outcome (the typed `done` of [`Pool::ask`], behind the
-/// decoding of its answer).
-type SideJob = Box<dyn FnOnce(Result<WorkerResponse, String>)>;
+/// decoding of its answer): the worker's encoded response, which only the request's own
+/// [`Ask::answer`] decodes.
+type SideJob = Box<dyn FnOnce(Result<Vec<u8>, String>)>;
 
-/// A request's message for one of its parts, given the part's id.
-type PartMessage = Box<dyn Fn(u64, &PartOf) -> WorkerRequest>;
+/// Whom to tell a request's updates: each update's encoded [`ModelAnswer`].
+type SideUpdate = Box<dyn FnMut(&[u8])>;
+
+/// A request's encoded message for one of its parts, given the part's id
+/// ([`Ask::request_bytes`]).
+type PartMessage = Box<dyn Fn(u64, &PartOf) -> Result<Vec<u8>, String>>;
 
 /// A side request the pool holds until its last part is answered.
 pub(super) struct SideEntry {
@@ -30,19 +35,9 @@ pub(super) struct SideEntry {
     message: PartMessage,
     /// Told once: the first part's answer, or the first error.
     done: Option<SideJob>,
-    /// Told every update while it runs (current tickets only).
-    update: Option<Box<dyn FnMut(ModelAnswer)>>,
-}
-
-/// Whether a response says its request failed (a part other than the first then answers for
-/// the whole request).
-fn is_failure(response: &WorkerResponse) -> bool {
-    match response {
-        WorkerResponse::Model { answer, .. } => matches!(answer, ModelAnswer::Failed(_)),
-        WorkerResponse::Task(task) => task.output.is_err(),
-        WorkerResponse::Attention { output, .. } => output.is_err(),
-        _ => false,
-    }
+    /// Told every update while it runs (current tickets only): the update's encoded
+    /// [`ModelAnswer`].
+    update: Option<SideUpdate>,
 }
 
 impl Pool {
@@ -69,9 +64,15 @@ impl Pool {
         pool: &Rc<RefCell<Pool>>,
         ticket: Ticket,
         ask: A,
-        update: impl FnMut(ModelAnswer) + 'static,
+        mut update: impl FnMut(ModelAnswer) + 'static,
         done: impl FnOnce(Result<A::Answer, String>) + 'static,
     ) {
+        // Decoded here, so that only a module that asks for updates links their decoder.
+        let update = move |bytes: &[u8]| {
+            if let Ok(answer) = decode::<ModelAnswer>(bytes) {
+                update(answer);
+            }
+        };
         Pool::queue(pool, ticket, ask, Some(Box::new(update)), done);
     }
 
@@ -79,7 +80,7 @@ impl Pool {
         pool: &Rc<RefCell<Pool>>,
         ticket: Ticket,
         ask: A,
-        update: Option<Box<dyn FnMut(ModelAnswer)>>,
+        update: Option<SideUpdate>,
         done: impl FnOnce(Result<A::Answer, String>) + 'static,
     ) {
         if ask.needs_full_worker() {
@@ -92,8 +93,10 @@ impl Pool {
                 request,
                 SideEntry {
                     ticket,
-                    message: Box::new(move |id, part| ask.message(id, part)),
-                    done: Some(Box::new(move |response| done(response.and_then(A::answer)))),
+                    message: Box::new(move |id, part| ask.request_bytes(id, part)),
+                    done: Some(Box::new(move |response: Result<Vec<u8>, String>| {
+                        done(response.and_then(|bytes| A::answer(&bytes)))
+                    })),
                     update,
                 },
             );
@@ -135,7 +138,7 @@ impl Pool {
                     p.scheduler.side_request_answered(send.id);
                     continue;
                 };
-                let bytes = encode(&(entry.message)(send.id, &send.part));
+                let bytes = (entry.message)(send.id, &send.part);
                 match send.slot {
                     Some(slot) => {
                         let sent = bytes.map_err(|e| e.into()).and_then(|bytes| {
@@ -174,13 +177,13 @@ impl Pool {
 
     /// Part `id` of a side request answered: delivers the request's answer (its first part's,
     /// or the first error) if its ticket is still current, then sends what waited.
-    pub(super) fn side_answered(pool: &Rc<RefCell<Pool>>, id: u64, response: WorkerResponse) {
+    pub(super) fn side_answered(pool: &Rc<RefCell<Pool>>, id: u64, response: Vec<u8>) {
         let job = {
             let mut p = pool.borrow_mut();
             let Some(answer) = p.scheduler.side_request_answered(id) else {
                 return;
             };
-            let deliver = answer.current && (answer.part == 0 || is_failure(&response));
+            let deliver = answer.current && (answer.part == 0 || response_failed(&response));
             let job = if deliver {
                 p.side
                     .get_mut(&answer.request)
@@ -200,7 +203,7 @@ impl Pool {
     }
 
     /// News from part `id` of a side request, told to its `update` if its ticket is current.
-    pub(super) fn side_update(pool: &Rc<RefCell<Pool>>, id: u64, update: ModelAnswer) {
+    pub(super) fn side_update(pool: &Rc<RefCell<Pool>>, id: u64, update: &[u8]) {
         let callback = {
             let mut p = pool.borrow_mut();
             let Some((request, true)) = p.scheduler.side_request_of(id) else {

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use super::{Pool, PoolEvent};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::model_protocol::ModelSetup;
-use crate::lab::tasks::{WorkerRequest, encode};
+use crate::lab::tasks::{encode_request, request_kind};
 use crate::numerics::estimators::EstimatorId;
 
 /// Which worker a pool runs (`scripts/build-worker.sh` builds each twice).
@@ -257,7 +257,7 @@ impl Pool {
 
 /// Posts `WorkerRequest::Connect { peer }` with `port` transferred.
 fn post_port(worker: &Worker, peer: usize, port: &web_sys::MessagePort) -> Result<(), JsValue> {
-    let bytes = encode(&WorkerRequest::Connect { peer }).map_err(JsValue::from)?;
+    let bytes = encode_request(request_kind::CONNECT, &peer).map_err(JsValue::from)?;
     let array = js_sys::Uint8Array::from(bytes.as_slice());
     worker.post_message_with_transfer(&array, &js_sys::Array::of2(&array.buffer(), port))
 }
