@@ -1,8 +1,9 @@
 //! The page's entry point: scripts/build-page.sh builds this binary for
-//! `wasm32-unknown-unknown` and splits its module at [`attention_view`], [`tour_step`] and
-//! [`kernel_below`]: the first view (the kernel view) loads the main part; the attention view,
-//! the tour's step panel and the kernel view's panels below its first screen are fetched the
-//! first time they are needed (docs/architecture.md, "The page's module in parts").
+//! `wasm32-unknown-unknown` and splits its module at [`attention_view`], [`tour_step`],
+//! [`kernel_below`] and [`export_actions`]: the first view (the kernel view) loads the main
+//! part; the attention view, the tour's step panel, the kernel view's panels below its first
+//! screen and the export's work are fetched the first time they are needed
+//! (docs/architecture.md, "The page's module in parts").
 
 /// The split point: everything only [`softmax_kernel_lab::ui::mount_attention`] reaches (the
 /// attention view, its text and swap views, its charts and embedded figures) goes into the
@@ -33,12 +34,22 @@ fn kernel_below() -> Result<softmax_kernel_lab::ui::BelowMount, wasm_split_helpe
     Ok(softmax_kernel_lab::ui::mount_below)
 }
 
+/// The fourth split point: the CSV and JSON export's work (its tasks and the command line's
+/// writers), fetched on the first click of "Download CSV" or "Download JSON".
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
+#[wasm_split_helpers::wasm_split(export_actions, fallible)]
+fn export_actions()
+-> Result<softmax_kernel_lab::ui::ExportAction, wasm_split_helpers::SplitLoaderError> {
+    Ok(softmax_kernel_lab::ui::run_export)
+}
+
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
     softmax_kernel_lab::ui::start(softmax_kernel_lab::ui::Splits {
         attention: || Box::pin(async { attention_view().await.map_err(|e| e.to_string()) }),
         tour: || Box::pin(async { tour_step().await.map_err(|e| e.to_string()) }),
         below: || Box::pin(async { kernel_below().await.map_err(|e| e.to_string()) }),
+        export: || Box::pin(async { export_actions().await.map_err(|e| e.to_string()) }),
     });
 }
 

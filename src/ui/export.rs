@@ -1,6 +1,11 @@
 //! Presets, export and sharing: the preset links, "copy link", the data behind the page as
 //! CSV and JSON (byte for byte what `kernel-lab experiment` prints for the same URL), and each
 //! figure's charts as PNG at device resolution.
+//!
+//! The CSV and JSON export computes the experiment again, task by task, and writes it as the
+//! command line does: that work ([`run_export`]: the export's tasks, the JSON and CSV writers)
+//! is a split part of the page's module (src/main.rs: `export_actions`), fetched on the first
+//! click of "Download CSV" or "Download JSON".
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -94,6 +99,49 @@ fn compute_exactly(
 
 /// Told the outcome of an export's computation.
 type ExportDone = Box<dyn FnOnce(Result<ExperimentResult, String>)>;
+
+/// One click's export, handed to the split part.
+pub struct ExportJob {
+    /// `"csv"` or `"json"`.
+    pub format: &'static str,
+    pub runner: ExportRunner,
+    /// The configuration of the results on screen.
+    pub config: ExperimentConfig,
+    /// Told `(done, total)` after each task.
+    pub progress: Box<dyn Fn(usize, usize)>,
+    /// Told once: the file's download started, or why there is none.
+    pub done: Box<dyn FnOnce(Result<(), String>)>,
+}
+
+/// Runs an export: the split part's entry.
+pub type ExportAction = fn(ExportJob);
+
+/// Loads the export's split part.
+pub type ExportLoad = super::on_demand::Load<ExportAction>;
+
+/// The page's way to the export's split part (a context).
+#[derive(Clone, Copy)]
+pub struct ExportActions(pub ExportLoad);
+
+/// Computes `job`'s experiment as the command line does, then downloads it: what the split part
+/// holds.
+pub fn run_export(job: ExportJob) {
+    let ExportJob {
+        format,
+        runner,
+        config,
+        progress,
+        done,
+    } = job;
+    compute_exactly(runner, &config, progress, move |outcome| {
+        done(outcome.map(|exact| download_export(format, &exact)))
+    });
+}
+
+/// An [`ExportLoad`] for a module that links the export itself (the browser tests).
+pub fn export_linked() -> super::on_demand::Loading<ExportAction> {
+    Box::pin(std::future::ready(Ok(run_export as ExportAction)))
+}
 
 /// A data URL of `text`.
 pub(in crate::ui) fn text_url(mime: &str, text: &str) -> String {
@@ -222,6 +270,7 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
     let (status, set_status) = signal(None::<String>);
     let busy = RwSignal::new(false);
     let runner = use_context::<ExportRunner>();
+    let actions = use_context::<ExportActions>();
     let export = move |format: &'static str| {
         let Some(result) = result.get_untracked() else {
             return;
@@ -229,7 +278,7 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
         if busy.get_untracked() {
             return;
         }
-        let Some(runner) = runner else {
+        let (Some(runner), Some(ExportActions(load))) = (runner, actions) else {
             set_status.set(Some("export failed: no worker pool".into()));
             return;
         };
@@ -237,25 +286,35 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
         set_status.set(Some(
             "computing the export as the command line does…".into(),
         ));
-        compute_exactly(
-            runner,
-            &result.config,
-            move |done, total| {
-                set_status.set(Some(format!(
-                    "computing the export as the command line does: {done} of {total} tasks…"
-                )));
-            },
-            move |outcome| {
-                busy.set(false);
-                match outcome {
-                    Ok(exact) => {
+        let failed = move |message: String| {
+            busy.set(false);
+            set_status.set(Some(format!("export failed: {message}")));
+        };
+        // The export's code is fetched on the first click (then kept).
+        let loading = load();
+        leptos::task::spawn_local(async move {
+            let run = match loading.await {
+                Ok(run) => run,
+                Err(message) => return failed(format!("its code could not be loaded ({message})")),
+            };
+            run(ExportJob {
+                format,
+                runner,
+                config: result.config.clone(),
+                progress: Box::new(move |done, total| {
+                    set_status.set(Some(format!(
+                        "computing the export as the command line does: {done} of {total} tasks…"
+                    )));
+                }),
+                done: Box::new(move |outcome| match outcome {
+                    Ok(()) => {
+                        busy.set(false);
                         set_status.set(None);
-                        download_export(format, &exact);
                     }
-                    Err(message) => set_status.set(Some(format!("export failed: {message}"))),
-                }
-            },
-        );
+                    Err(message) => failed(message),
+                }),
+            });
+        });
     };
     let missing = move || result.with(Option::is_none) || busy.get();
     view! {

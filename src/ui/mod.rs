@@ -9,6 +9,7 @@ mod controls;
 mod data;
 mod embed;
 mod export;
+pub use export::{ExportAction, ExportJob, ExportLoad, export_linked, run_export};
 mod math;
 mod on_demand;
 pub use on_demand::{
@@ -36,7 +37,7 @@ use crate::lab::tasks::Part;
 use crate::lab::tour::{STEP_COUNT, step_config};
 use below::{BelowLoader, LazyBelow};
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
-use export::{ExportBar, Presets};
+use export::{ExportActions, ExportBar, Presets};
 use on_demand::{AttentionLoader, LazyAttentionView};
 use pool::{
     AttentionRunner, DataViewRunner, ExportRunner, ModelPool, Pool, ProbeRunner, WorkerKind,
@@ -53,6 +54,8 @@ pub struct Splits {
     pub tour: TourLoad,
     /// The kernel view's panels below its first screen ([`BelowLoad`]).
     pub below: BelowLoad,
+    /// The CSV and JSON export's work ([`ExportLoad`]).
+    pub export: ExportLoad,
 }
 
 impl Splits {
@@ -62,6 +65,7 @@ impl Splits {
             attention: attention_linked,
             tour: tour_linked,
             below: below_linked,
+            export: export_linked,
         }
     }
 }
@@ -197,6 +201,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     provide_context(attention_loader);
     provide_context(TourLoader::new(splits.tour));
     provide_context(BelowLoader::new(splits.below));
+    provide_context(ExportActions(splits.export));
     if crash {
         Effect::new(|_| {
             panic!("deliberate panic requested by ?crash=1 (tests the recovery banner)")
