@@ -98,6 +98,7 @@ expect_call bare "rustup component add rustfmt"
 expect_call bare "rustup component add clippy"
 expect_call bare "cargo install trunk --version $TRUNK_VERSION --locked"
 expect_call bare "cargo install wasm-bindgen-cli --version $WASM_BINDGEN_VERSION"
+expect_call bare "cargo install wasm_split_cli_support --version $WASM_SPLIT_CLI_VERSION --features build-binary --locked --force"
 expect_call bare "cargo install geckodriver --version $GECKODRIVER_VERSION --locked"
 expect_call bare "apt-get update"
 expect_call bare "apt-get install -y -q nodejs npm"
@@ -117,11 +118,12 @@ expect_output bare "==> shellcheck ready"
 # 2. --plan on the same bare machine: says every step, runs none.
 run_installer plan "$bare" --browser --shellcheck --plan
 [[ $status -eq 0 ]] || fail "plan: exit status $status; output: $(cat "$work/plan.out")"
-grep -vE '^(rustup (target|component) list|[a-z0-9-]+ --version|python3 -m pip --version)' "$work/plan.calls" \
+grep -vE '^(rustup (target|component) list|[a-z0-9-]+ --version|python3 -m pip --version|cargo install --list)' "$work/plan.calls" \
   >"$work/plan.installs" || true
 [[ ! -s "$work/plan.installs" ]] || fail "plan: ran $(tr '\n' ';' <"$work/plan.installs")"
 expect_output plan "plan: installing trunk $TRUNK_VERSION"
 expect_output plan "plan: installing geckodriver $GECKODRIVER_VERSION"
+expect_output plan "plan: installing wasm-split-cli $WASM_SPLIT_CLI_VERSION"
 expect_output plan "plan complete"
 
 # 3. A step that fails is named, with its line, and the status is not 0.
@@ -141,7 +143,8 @@ grep -qE 'scripts/install-tools.sh, line [0-9]+' "$work/broken.out" ||
 # 4. Everything present at the pinned versions: nothing is installed.
 ready="$work/ready-shims"
 mkdir -p "$ready"
-shim "$ready" cargo
+# wasm-split-cli has no --version: the installer reads cargo's list of installed crates.
+shim "$ready" cargo "[[ \"\$*\" == 'install --list' ]] && printf 'wasm_split_cli_support v$WASM_SPLIT_CLI_VERSION:\n    wasm-split-cli\n'"
 shim "$ready" npm
 shim "$ready" python3
 shim "$ready" rustup 'case "$*" in
@@ -159,7 +162,7 @@ shim "$ready" shellcheck "printf 'ShellCheck\nversion: $SHELLCHECK_VERSION\n'"
 fresh_root "$work/ready-root"
 mkdir -p "$work/ready-root/tests/e2e/node_modules"
 run_installer ready "$ready" --browser --shellcheck
-grep -vE '^(rustup (target|component) list|[a-z-]+ --version)' "$work/ready.calls" \
+grep -vE '^(rustup (target|component) list|[a-z-]+ --version|cargo install --list)' "$work/ready.calls" \
   >"$work/ready.installs" || true
 # The e2e packages are missing in the fresh root: the one expected install.
 grep -v '^npm ci' "$work/ready.installs" >"$work/ready.unexpected" || true
