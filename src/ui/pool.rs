@@ -53,7 +53,7 @@ use crate::lab::config::ExperimentConfig;
 pub use crate::lab::scheduler::SchedulerEvent as PoolEvent;
 use crate::lab::scheduler::{Dispatch, Scheduler};
 use crate::lab::tasks::{
-    ResponseHead, TaskResponse, WorkerRequest, decode, encode_request, request_kind, response_value,
+    ResponseHead, WorkerRequest, decode, encode_request, request_kind, response_value,
 };
 #[cfg(doc)]
 use crate::numerics::estimators::Describe;
@@ -341,11 +341,11 @@ impl Pool {
             ResponseHead::Task(task)
                 if pool.borrow().scheduler.side_request_of(task.id).is_none() =>
             {
-                let events = pool.borrow_mut().scheduler.answer(slot, task, now_ms());
+                let events = pool.borrow_mut().scheduler.answer(slot, *task, now_ms());
                 Pool::emit(pool, events);
             }
-            ResponseHead::Task(TaskResponse { id, .. })
-            | ResponseHead::Probe { id }
+            ResponseHead::Task(task) => Pool::side_answered(pool, task.id, bytes.to_vec()),
+            ResponseHead::Probe { id }
             | ResponseHead::Attention { id }
             | ResponseHead::ScatterPair { id }
             | ResponseHead::DataView { id }

@@ -167,13 +167,26 @@ pub mod response_kind {
 /// [`WorkerResponse`]; postcard ignores what a variant does not read.
 #[derive(Debug, Deserialize)]
 pub enum ResponseHead {
-    Task(TaskResponse),
-    Probe { id: u64 },
-    Attention { id: u64 },
-    DataView { id: u64 },
-    ScatterPair { id: u64 },
-    Model { id: u64 },
-    Update { id: u64 },
+    /// Boxed: a task's output is much larger than the other variants' ids.
+    Task(Box<TaskResponse>),
+    Probe {
+        id: u64,
+    },
+    Attention {
+        id: u64,
+    },
+    DataView {
+        id: u64,
+    },
+    ScatterPair {
+        id: u64,
+    },
+    Model {
+        id: u64,
+    },
+    Update {
+        id: u64,
+    },
     Setup(ModelSetup),
 }
 
@@ -730,7 +743,7 @@ mod tests {
             let head = decode::<ResponseHead>(&bytes).unwrap();
             let id = match (&head, &response) {
                 (ResponseHead::Task(task), WorkerResponse::Task(expected)) => {
-                    assert_eq!(task, expected);
+                    assert_eq!(task.as_ref(), expected);
                     task.id
                 }
                 (ResponseHead::Probe { id }, WorkerResponse::Probe { .. })
