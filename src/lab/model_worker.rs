@@ -27,7 +27,7 @@ use crate::numerics::attention::methods::MethodId;
 /// last swapped text's exact run.
 #[derive(Debug, Default)]
 pub struct ModelWorkspace {
-    model: Option<TextModel>,
+    model: Option<Arc<TextModel>>,
     learned: Option<Arc<LearnedMaps>>,
     /// The exact run of the last swapped text (a plan's jobs share it).
     exact: Option<ExactRun>,
@@ -45,7 +45,7 @@ impl ModelWorkspace {
         match loader.finish() {
             Ok(model) => {
                 let parameters = model.parameter_count();
-                self.model = Some(model);
+                self.model = Some(Arc::new(model));
                 ModelSetup::Loaded {
                     bytes,
                     parameters,
@@ -74,6 +74,17 @@ impl ModelWorkspace {
             }
             Err(e) => ModelAnswer::Failed(e.to_string()),
         }
+    }
+
+    /// The loaded model, to run a part of a text's forward outside the workspace (a split
+    /// text, `worker::model`).
+    pub fn model(&self) -> Option<Arc<TextModel>> {
+        self.model.clone()
+    }
+
+    /// Keeps `text`'s heads (a split text's, joined here), as [`ModelWorkspace::run`] does.
+    pub fn keep_text_heads(&mut self, text: &str, heads: RealHeads) {
+        self.text_heads = Some((text.to_string(), Arc::new(heads)));
     }
 
     /// The heads of `text` (computed here if this worker did not run it: another worker did

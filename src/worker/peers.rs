@@ -71,7 +71,13 @@ impl Peers {
     }
 
     /// Sends `body` as this part's share of `step` to every other part of `part`.
-    pub(super) fn send(&self, request: u64, step: u32, part: &PartOf, body: &[u8]) -> Result<(), String> {
+    pub(super) fn send(
+        &self,
+        request: u64,
+        step: u32,
+        part: &PartOf,
+        body: &[u8],
+    ) -> Result<(), String> {
         let me = part.slots.get(part.index).copied();
         let bytes = encode(&Envelope {
             request,
@@ -138,7 +144,7 @@ impl Future for Receive {
         if inbox.timed_out {
             inbox.timed_out = false;
             return Poll::Ready(Err(
-                "another model worker did not send its share in time".into(),
+                "another model worker did not send its share in time".into()
             ));
         }
         inbox.waker = Some(cx.waker().clone());

@@ -318,10 +318,17 @@ fn a_capped_pool_serves_the_queue_by_priority_one_request_per_worker() {
     let sent = scheduler.dispatch_side().send;
     assert_eq!(sent.len(), 1);
     assert_eq!(
-        (sent[0].request, sent[0].part.index, sent[0].part.slots.clone()),
+        (
+            sent[0].request,
+            sent[0].part.index,
+            sent[0].part.slots.clone()
+        ),
         (typed, 0, vec![first[1].slot.unwrap()])
     );
-    assert_eq!(sent[0].part.request, typed, "the parts carry their request's handle");
+    assert_eq!(
+        sent[0].part.request, typed,
+        "the parts carry their request's handle"
+    );
     // Both free: a text is split over both, each part knowing its peers.
     scheduler.side_request_answered(first[0].id);
     scheduler.side_request_answered(sent[0].id);
