@@ -17,7 +17,8 @@ use super::model_protocol::TextRun;
 use super::text_model::TextModel;
 use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::bert::{
-    Encoded, ForwardPart, Keep, KeptLayer, KeyValues, ModelError, PartOutput, join_parts,
+    Encoded, ForwardPart, Keep, KeptLayer, KeyValues, ModelError, PartOutput, embedding_of_sums,
+    join_parts,
 };
 
 /// The rows of part `index` of `count` on a text of `len` tokens: contiguous, in order, sizes
@@ -32,6 +33,40 @@ pub fn part_rows(len: usize, index: usize, count: usize) -> Range<usize> {
     start..start + base + usize::from(index < extra)
 }
 
+/// The fewest tokens worth splitting over workers: below it, each worker runs the whole text
+/// (a forward of a few dozen tokens takes less than the parts' exchanges cost).
+pub const SPLIT_MIN_TOKENS: usize = 64;
+
+/// Floats as they travel between workers: their little-endian bytes, copied in one piece
+/// (postcard would write them one by one).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Floats(pub Vec<f32>);
+
+impl Serialize for Floats {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let bytes: Vec<u8> = self.0.iter().flat_map(|v| v.to_le_bytes()).collect();
+        serializer.serialize_bytes(&bytes)
+    }
+}
+
+impl<'de> Deserialize<'de> for Floats {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let bytes = serde_bytes::ByteBuf::deserialize(deserializer)?;
+        if bytes.len() % 4 != 0 {
+            return Err(serde::de::Error::custom(format!(
+                "{} bytes are not a whole number of f32s",
+                bytes.len()
+            )));
+        }
+        Ok(Floats(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ))
+    }
+}
+
 /// What a part sends the other parts at one step (step `layer` for a layer's keys and values,
 /// step [`TextPart::layers`] for the outputs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,17 +78,17 @@ pub enum PeerMessage {
     KeyValues {
         start: usize,
         end: usize,
-        keys: Vec<f32>,
-        values: Vec<f32>,
+        keys: Floats,
+        values: Floats,
     },
     /// After the last layer: rows `start..end`'s hidden states, their column sums (f64, in row
     /// order) and, per layer, their raw queries.
     Output {
         start: usize,
         end: usize,
-        hidden: Vec<f32>,
+        hidden: Floats,
         column_sums: Vec<f64>,
-        queries: Vec<Vec<f32>>,
+        queries: Vec<Floats>,
     },
 }
 
@@ -99,6 +134,17 @@ impl<'m> TextPart<'m> {
         })
     }
 
+    /// The text's tokens.
+    pub fn tokens(&self) -> usize {
+        self.encoded.ids.len()
+    }
+
+    /// Whether the text is long enough to split ([`SPLIT_MIN_TOKENS`]); when not, each worker
+    /// runs it whole instead.
+    pub fn worth_splitting(&self) -> bool {
+        self.tokens() >= SPLIT_MIN_TOKENS
+    }
+
     /// The model's layers: the steps of keys and values before the outputs' step.
     pub fn layers(&self) -> usize {
         self.model.weights.layers.len()
@@ -114,8 +160,8 @@ impl<'m> TextPart<'m> {
         let message = PeerMessage::KeyValues {
             start: kv.rows.start,
             end: kv.rows.end,
-            keys: kv.keys.clone(),
-            values: kv.values.clone(),
+            keys: Floats(kv.keys.clone()),
+            values: Floats(kv.values.clone()),
         };
         self.key_values.push(vec![kv]);
         Ok(message)
@@ -138,8 +184,8 @@ impl<'m> TextPart<'m> {
                     values,
                 } => layer.push(KeyValues {
                     rows: start..end,
-                    keys,
-                    values,
+                    keys: keys.0,
+                    values: values.0,
                 }),
                 PeerMessage::Output { .. } => {
                     return Err(ModelError::Parts(
@@ -167,12 +213,12 @@ impl<'m> TextPart<'m> {
             .as_deref()
             .unwrap_or_default()
             .iter()
-            .map(|layer| layer.queries.clone())
+            .map(|layer| Floats(layer.queries.clone()))
             .collect();
         let message = PeerMessage::Output {
             start: output.rows.start,
             end: output.rows.end,
-            hidden: output.hidden.clone(),
+            hidden: Floats(output.hidden.clone()),
             column_sums: output.column_sums.clone(),
             queries,
         };
@@ -180,9 +226,50 @@ impl<'m> TextPart<'m> {
         Ok(message)
     }
 
-    /// The whole run and the text's heads from this part's output and the others' messages
-    /// of the outputs' step.
+    /// The text's run (tokens and sentence embedding, without its heads) from this part's output
+    /// and the others' messages of the outputs' step: what the page waits for, ready before
+    /// the heads are laid out. The embedding is [`join_parts`]'s (the column sums added in row
+    /// order).
+    pub fn run(&self, others: &[PeerMessage]) -> Result<TextRun, ModelError> {
+        let mut sums: Vec<(usize, &[f64])> = self
+            .own
+            .iter()
+            .map(|o| (o.rows.start, o.column_sums.as_slice()))
+            .collect();
+        for message in others {
+            if let PeerMessage::Output {
+                start, column_sums, ..
+            } = message
+            {
+                sums.push((*start, column_sums.as_slice()));
+            }
+        }
+        sums.sort_by_key(|s| s.0);
+        let hidden = self.model.weights.config.hidden_size;
+        let mut total = vec![0.0f64; hidden];
+        for (_, part) in &sums {
+            if part.len() != hidden {
+                return Err(ModelError::Parts(format!(
+                    "a part's {} column sums for a hidden size of {hidden}",
+                    part.len()
+                )));
+            }
+            total.iter_mut().zip(*part).for_each(|(t, &v)| *t += v);
+        }
+        Ok(self
+            .model
+            .run_of(&self.text, self.encoded.clone(), embedding_of_sums(&total)))
+    }
+
+    /// The whole run and the text's heads (see [`TextPart::run`] and [`TextPart::heads`]).
     pub fn join(self, others: Vec<PeerMessage>) -> Result<(TextRun, RealHeads), ModelError> {
+        let run = self.run(&others)?;
+        Ok((run, self.heads(others)?))
+    }
+
+    /// The text's heads, as the attention view reads them, from this part's output and the
+    /// others' messages of the outputs' step.
+    pub fn heads(self, others: Vec<PeerMessage>) -> Result<RealHeads, ModelError> {
         let len = self.encoded.ids.len();
         let heads = self.model.weights.config.num_attention_heads;
         // Every layer's keys and values of every row, in row order.
@@ -231,7 +318,7 @@ impl<'m> TextPart<'m> {
                         .into_iter()
                         .zip(&full)
                         .map(|(queries, (keys, values))| KeptLayer {
-                            queries,
+                            queries: queries.0,
                             keys: keys.clone(),
                             values: values.clone(),
                         })
@@ -240,7 +327,7 @@ impl<'m> TextPart<'m> {
                         len,
                         heads,
                         rows: start..end,
-                        hidden,
+                        hidden: hidden.0,
                         column_sums,
                         qkv: Some(qkv),
                         layers: None,
@@ -254,13 +341,40 @@ impl<'m> TextPart<'m> {
             }
         }
         let forward = join_parts(parts)?;
-        self.model.text_run(&self.text, self.encoded, forward)
+        Ok(self.model.text_run(&self.text, self.encoded, forward)?.1)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::part_rows;
+    use super::{Floats, PeerMessage, part_rows};
+
+    #[test]
+    fn messages_round_trip_their_floats_bit_for_bit() {
+        let message = PeerMessage::KeyValues {
+            start: 3,
+            end: 5,
+            keys: Floats(vec![1.5, -0.0, f32::MIN_POSITIVE, 1e-42, f32::MAX]),
+            values: Floats(vec![f32::NAN, -7.25]),
+        };
+        let bytes = postcard::to_allocvec(&message).expect("encodes");
+        // Two varint lengths and 4 bytes a float (plus the variant and the rows).
+        assert_eq!(bytes.len(), 1 + 1 + 1 + 1 + 20 + 1 + 8);
+        let back: PeerMessage = postcard::from_bytes(&bytes).expect("decodes");
+        let (
+            PeerMessage::KeyValues { keys, values, .. },
+            PeerMessage::KeyValues {
+                keys: k, values: v, ..
+            },
+        ) = (&back, &message)
+        else {
+            panic!("another message: {back:?}");
+        };
+        let bits = |f: &Floats| f.0.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!((bits(keys), bits(values)), (bits(k), bits(v)));
+        let cut = &bytes[..bytes.len() - 1];
+        assert!(postcard::from_bytes::<PeerMessage>(cut).is_err());
+    }
 
     #[test]
     fn parts_cover_the_rows_once_in_order() {

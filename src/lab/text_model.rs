@@ -145,16 +145,24 @@ impl TextModel {
                 "computed_by": "softmax-kernel-lab's f32 forward (src/numerics/bert) on the f16 weights"
             }),
         };
-        let run = TextRun {
+        (
+            self.run_of(text, encoded, forward.embedding),
+            header,
+            values,
+        )
+    }
+
+    /// The run of `text` (without its heads) from its tokens and sentence embedding.
+    pub fn run_of(&self, text: &str, encoded: Encoded, embedding: Vec<f32>) -> TextRun {
+        TextRun {
             text: text.to_string(),
             multiply_adds: self.weights.forward_multiply_adds(encoded.ids.len()),
             ids: encoded.ids,
             tokens: encoded.tokens,
             full_len: encoded.full_len,
-            embedding: forward.embedding,
+            embedding,
             heads_asset: Vec::new(),
-        };
-        (run, header, values)
+        }
     }
 }
 

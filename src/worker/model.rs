@@ -104,10 +104,12 @@ fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Rep
         let (state, reply) = (state.clone(), reply.clone());
         let (id, part, text) = (*id, part.clone(), text.clone());
         wasm_bindgen_futures::spawn_local(async move {
-            let answer = text_split(&state, &part, &text)
-                .await
-                .unwrap_or_else(ModelAnswer::Failed);
-            reply.send(&WorkerResponse::Model { id, answer });
+            if let Err(message) = text_split(&state, &reply, id, &part, &text).await {
+                reply.send(&WorkerResponse::Model {
+                    id,
+                    answer: ModelAnswer::Failed(message),
+                });
+            }
         });
         return;
     }
@@ -119,21 +121,38 @@ fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Rep
     reply.send(&response);
 }
 
-/// This worker's part of a text's forward split by rows (see [`on_message`]): part 0's answer
-/// is the text's run, the others' [`ModelAnswer::Helped`]; every part keeps the text's heads.
+/// This worker's part of a text's forward split by rows (see [`on_message`]); answers the
+/// request itself (part 0 with the text's run, the others [`ModelAnswer::Helped`]) as soon as
+/// the run is known, then lays out and keeps the text's heads (the worker takes no other
+/// request meanwhile: this runs on). An error before the answer is returned, for the caller to
+/// answer with.
 async fn text_split(
     state: &Rc<RefCell<ModelWorker>>,
+    reply: &Reply,
+    id: u64,
     part: &PartOf,
     text: &str,
-) -> Result<ModelAnswer, String> {
+) -> Result<(), String> {
     let model = state
         .borrow()
         .workspace
         .model()
         .ok_or("the model is not loaded yet")?;
     let start = now();
+    let answer = |answer: ModelAnswer| reply.send(&WorkerResponse::Model { id, answer });
     let mut share =
         TextPart::start(&model, text, part.index, part.slots.len()).map_err(|e| e.to_string())?;
+    if !share.worth_splitting() {
+        drop(share);
+        // The first part runs the short text whole; the others leave it the cores (they
+        // compute its heads if the attention view asks them for a part on it).
+        answer(if part.index == 0 {
+            state.borrow_mut().workspace.run(text, now)
+        } else {
+            ModelAnswer::Helped
+        });
+        return Ok(());
+    }
     // Step `layer` carries a layer's keys and values, step `layers` the outputs.
     let exchange = |step: usize, message: PeerMessage| {
         let state = state.clone();
@@ -162,16 +181,22 @@ async fn text_split(
     }
     let mine = share.finish().map_err(|e| e.to_string())?;
     let others = exchange(layers, mine).await?;
-    let (run, heads) = share.join(others).map_err(|e| e.to_string())?;
-    state.borrow_mut().workspace.keep_text_heads(text, heads);
-    Ok(if part.index == 0 {
+    let run = share.run(&others).map_err(|e| e.to_string())?;
+    answer(if part.index == 0 {
         ModelAnswer::Ran {
             run,
             forward_ms: now() - start,
         }
     } else {
         ModelAnswer::Helped
-    })
+    });
+    match share.heads(others) {
+        Ok(heads) => state.borrow_mut().workspace.keep_text_heads(text, heads),
+        Err(error) => web_sys::console::error_1(
+            &format!("model worker: the split text's heads: {error}").into(),
+        ),
+    }
+    Ok(())
 }
 
 /// This worker's part of a training split by heads (see [`on_message`]): its answer (part 0's
