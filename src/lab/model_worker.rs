@@ -16,7 +16,8 @@ use super::model_protocol::{
     HEDGEHOG, HedgehogJob, HedgehogPoint, ModelAnswer, ModelRequest, ModelSetup, SwapJob,
 };
 use super::model_swap::{
-    ExactRun, Swap, SwapMethod, exact_run, retrieval_report, swap_report, swap_report_on,
+    ExactRetrieval, ExactRun, Swap, SwapMethod, exact_retrieval, exact_run, retrieval_report_on,
+    swap_report, swap_report_on,
 };
 use super::tasks::{TaskResponse, WorkerRequest, WorkerResponse};
 use super::text_model::TextModel;
@@ -33,6 +34,8 @@ pub struct ModelWorkspace {
     exact: Option<ExactRun>,
     /// The last text's heads (the attention view's parts on the user's text).
     text_heads: Option<(String, Arc<RealHeads>)>,
+    /// The exact run of the last retrieval set (every method's retrieval job compares with it).
+    exact_retrieval: Option<ExactRetrieval>,
 }
 
 impl ModelWorkspace {
@@ -200,8 +203,19 @@ impl ModelWorkspace {
                 let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
                 let report = self.swap_of(&job).and_then(|swap| {
                     let model = self.model.as_ref().ok_or("the model is not loaded yet")?;
-                    retrieval_report(model, &query, &candidates, &job.config, &swap)
-                        .map_err(|e| e.to_string())
+                    let kept = self
+                        .exact_retrieval
+                        .take()
+                        .filter(|e| e.query == query && e.candidates == candidates);
+                    let exact = match kept {
+                        Some(exact) => exact,
+                        None => exact_retrieval(model, &query, &candidates)
+                            .map_err(|e| e.to_string())?,
+                    };
+                    let report = retrieval_report_on(model, &exact, &job.config, &swap)
+                        .map_err(|e| e.to_string());
+                    self.exact_retrieval = Some(exact);
+                    report
                 });
                 ModelAnswer::Retrieved {
                     job,
