@@ -37,6 +37,12 @@ pub fn part_rows(len: usize, index: usize, count: usize) -> Range<usize> {
 /// (a forward of a few dozen tokens takes less than the parts' exchanges cost).
 pub const SPLIT_MIN_TOKENS: usize = 64;
 
+/// Whether a text of `tokens` is long enough to split ([`SPLIT_MIN_TOKENS`]); when not, one
+/// worker runs it whole.
+pub fn worth_splitting(tokens: usize) -> bool {
+    tokens >= SPLIT_MIN_TOKENS
+}
+
 /// Floats as they travel between workers: their little-endian bytes, copied in one piece
 /// (postcard would write them one by one).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -113,7 +119,17 @@ impl<'m> TextPart<'m> {
         index: usize,
         count: usize,
     ) -> Result<Self, ModelError> {
-        let encoded = model.encode(text)?;
+        Self::from_encoded(model, text, model.encode(text)?, index, count)
+    }
+
+    /// [`TextPart::start`] on the text's tokens already encoded.
+    pub fn from_encoded(
+        model: &'m TextModel,
+        text: &str,
+        encoded: Encoded,
+        index: usize,
+        count: usize,
+    ) -> Result<Self, ModelError> {
         let rows = part_rows(encoded.ids.len(), index, count);
         let keep = Keep {
             qkv: true,
@@ -137,12 +153,6 @@ impl<'m> TextPart<'m> {
     /// The text's tokens.
     pub fn tokens(&self) -> usize {
         self.encoded.ids.len()
-    }
-
-    /// Whether the text is long enough to split ([`SPLIT_MIN_TOKENS`]); when not, each worker
-    /// runs it whole instead.
-    pub fn worth_splitting(&self) -> bool {
-        self.tokens() >= SPLIT_MIN_TOKENS
     }
 
     /// The model's layers: the steps of keys and values before the outputs' step.

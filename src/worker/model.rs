@@ -17,7 +17,7 @@ use super::{Reply, message_bytes, serve};
 use crate::lab::learned_map::LearnedHeads;
 use crate::lab::model_loader::ModelLoader;
 use crate::lab::model_protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
-use crate::lab::model_split::{PeerMessage, TextPart};
+use crate::lab::model_split::{PeerMessage, TextPart, worth_splitting};
 use crate::lab::model_worker::ModelWorkspace;
 use crate::lab::scheduler::PartOf;
 use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
@@ -140,19 +140,33 @@ async fn text_split(
         .ok_or("the model is not loaded yet")?;
     let start = now();
     let answer = |answer: ModelAnswer| reply.send(&WorkerResponse::Model { id, answer });
-    let mut share =
-        TextPart::start(&model, text, part.index, part.slots.len()).map_err(|e| e.to_string())?;
-    if !share.worth_splitting() {
-        drop(share);
+    let encoded = model.encode(text).map_err(|e| e.to_string())?;
+    if !worth_splitting(encoded.ids.len()) {
         // The first part runs the short text whole; the others leave it the cores (they
         // compute its heads if the attention view asks them for a part on it).
-        answer(if part.index == 0 {
-            state.borrow_mut().workspace.run(text, now)
-        } else {
-            ModelAnswer::Helped
+        if part.index > 0 {
+            answer(ModelAnswer::Helped);
+            return Ok(());
+        }
+        let forward = model
+            .weights
+            .forward(&encoded.ids, true)
+            .map_err(|e| e.to_string())?;
+        let run = model.run_of(text, encoded.clone(), forward.embedding.clone());
+        answer(ModelAnswer::Ran {
+            run,
+            forward_ms: now() - start,
         });
+        match model.text_run(text, encoded, forward) {
+            Ok((_, heads)) => state.borrow_mut().workspace.keep_text_heads(text, heads),
+            Err(error) => web_sys::console::error_1(
+                &format!("model worker: the text's heads: {error}").into(),
+            ),
+        }
         return Ok(());
     }
+    let mut share = TextPart::from_encoded(&model, text, encoded, part.index, part.slots.len())
+        .map_err(|e| e.to_string())?;
     // Step `layer` carries a layer's keys and values, step `layers` the outputs.
     let exchange = |step: usize, message: PeerMessage| {
         let state = state.clone();
