@@ -358,3 +358,80 @@ fn a_training_split_by_heads_over_two_workers_equals_one_workers() {
     assert_eq!(reports[0], reports[2]);
     assert_eq!(reports[1], reports[2]);
 }
+
+/// Runs `text` as `count` parts of one forward, passing each step's messages between them as
+/// the workers' ports do (each part gets the others' messages, in an order other than its own).
+fn split_run(
+    model: &TextModel,
+    text: &str,
+    count: usize,
+) -> Vec<(
+    softmax_kernel_lab::lab::model_protocol::TextRun,
+    softmax_kernel_lab::numerics::attention::heads::RealHeads,
+)> {
+    use softmax_kernel_lab::lab::model_split::TextPart;
+    let mut parts: Vec<TextPart> = (0..count)
+        .map(|index| TextPart::start(model, text, index, count).expect("the part starts"))
+        .collect();
+    let others = |messages: &[_], me: usize| -> Vec<_> {
+        let mut rest: Vec<_> = messages
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != me)
+            .map(|(_, m): (usize, &softmax_kernel_lab::lab::model_split::PeerMessage)| m.clone())
+            .collect();
+        rest.reverse();
+        rest
+    };
+    for _ in 0..parts[0].layers() {
+        let sent: Vec<_> = parts
+            .iter_mut()
+            .map(|p| p.project().expect("the layer projects"))
+            .collect();
+        for (me, part) in parts.iter_mut().enumerate() {
+            part.finish_layer(others(&sent, me))
+                .expect("the layer finishes");
+        }
+    }
+    let outputs: Vec<_> = parts
+        .iter_mut()
+        .map(|p| p.finish().expect("the part finishes"))
+        .collect();
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(me, part)| part.join(others(&outputs, me)).expect("the parts join"))
+        .collect()
+}
+
+#[test]
+fn a_text_split_by_rows_over_workers_gives_every_worker_one_workers_run() {
+    let model = TextModel::from_checked_bytes(model_bytes()).expect("the model loads");
+    let text = "Random features estimate the softmax kernel; split by rows, each worker \
+                runs some of the tokens and they swap keys and values per layer.";
+    let (whole, whole_heads) = model.run_keeping_heads(text).expect("one worker's run");
+    assert!(whole.ids.len() > 20);
+    // Two, three parts, and more parts than a two-token text has rows.
+    for (text, count) in [(text, 2), (text, 3), ("hi", 4)] {
+        let (one, one_heads) = model.run_keeping_heads(text).expect("one worker's run");
+        let runs = split_run(&model, text, count);
+        assert_eq!(runs.len(), count);
+        for (run, heads) in &runs {
+            assert_eq!(run.ids, one.ids, "{count} parts");
+            assert_eq!(run.tokens, one.tokens);
+            // Queries, keys and values are the same products row by row: bit for bit.
+            assert_eq!(heads, &one_heads, "{count} parts: the heads");
+            // The embedding's f64 column sums are grouped by part: within an f32 rounding.
+            let drift = run
+                .embedding
+                .iter()
+                .zip(&one.embedding)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            assert!(drift <= 1e-7, "{count} parts: embedding moved by {drift}");
+        }
+        // Every worker holds the same run.
+        assert!(runs.windows(2).all(|w| w[0] == w[1]));
+    }
+    assert_eq!(whole_heads.header().tokens_per_passage, whole.ids.len());
+}

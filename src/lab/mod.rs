@@ -18,6 +18,8 @@ pub mod mathml;
 pub mod model_loader;
 pub mod model_protocol;
 #[cfg(feature = "text-model")]
+pub mod model_split;
+#[cfg(feature = "text-model")]
 pub mod model_swap;
 #[cfg(feature = "text-model")]
 pub mod model_worker;

@@ -16,7 +16,8 @@ use super::model_protocol::{
     HEDGEHOG, HedgehogJob, HedgehogPoint, ModelAnswer, ModelRequest, ModelSetup, SwapJob,
 };
 use super::model_swap::{
-    ExactRun, Swap, SwapMethod, exact_run, retrieval_report, swap_report, swap_report_on,
+    ExactRetrieval, ExactRun, Swap, SwapMethod, exact_retrieval, exact_run, retrieval_report_on,
+    swap_report, swap_report_on,
 };
 use super::tasks::{TaskResponse, WorkerRequest, WorkerResponse};
 use super::text_model::TextModel;
@@ -27,12 +28,14 @@ use crate::numerics::attention::methods::MethodId;
 /// last swapped text's exact run.
 #[derive(Debug, Default)]
 pub struct ModelWorkspace {
-    model: Option<TextModel>,
+    model: Option<Arc<TextModel>>,
     learned: Option<Arc<LearnedMaps>>,
     /// The exact run of the last swapped text (a plan's jobs share it).
     exact: Option<ExactRun>,
     /// The last text's heads (the attention view's parts on the user's text).
     text_heads: Option<(String, Arc<RealHeads>)>,
+    /// The exact run of the last retrieval set (every method's retrieval job compares with it).
+    exact_retrieval: Option<ExactRetrieval>,
 }
 
 impl ModelWorkspace {
@@ -45,7 +48,7 @@ impl ModelWorkspace {
         match loader.finish() {
             Ok(model) => {
                 let parameters = model.parameter_count();
-                self.model = Some(model);
+                self.model = Some(Arc::new(model));
                 ModelSetup::Loaded {
                     bytes,
                     parameters,
@@ -74,6 +77,17 @@ impl ModelWorkspace {
             }
             Err(e) => ModelAnswer::Failed(e.to_string()),
         }
+    }
+
+    /// The loaded model, to run a part of a text's forward outside the workspace (a split
+    /// text, `worker::model`).
+    pub fn model(&self) -> Option<Arc<TextModel>> {
+        self.model.clone()
+    }
+
+    /// Keeps `text`'s heads (a split text's, joined here), as [`ModelWorkspace::run`] does.
+    pub fn keep_text_heads(&mut self, text: &str, heads: RealHeads) {
+        self.text_heads = Some((text.to_string(), Arc::new(heads)));
     }
 
     /// The heads of `text` (computed here if this worker did not run it: another worker did
@@ -189,8 +203,19 @@ impl ModelWorkspace {
                 let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
                 let report = self.swap_of(&job).and_then(|swap| {
                     let model = self.model.as_ref().ok_or("the model is not loaded yet")?;
-                    retrieval_report(model, &query, &candidates, &job.config, &swap)
-                        .map_err(|e| e.to_string())
+                    let kept = self
+                        .exact_retrieval
+                        .take()
+                        .filter(|e| e.query == query && e.candidates == candidates);
+                    let exact = match kept {
+                        Some(exact) => exact,
+                        None => exact_retrieval(model, &query, &candidates)
+                            .map_err(|e| e.to_string())?,
+                    };
+                    let report = retrieval_report_on(model, &exact, &job.config, &swap)
+                        .map_err(|e| e.to_string());
+                    self.exact_retrieval = Some(exact);
+                    report
                 });
                 ModelAnswer::Retrieved {
                     job,

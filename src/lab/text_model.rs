@@ -14,7 +14,7 @@ use crate::numerics::attention::heads::{
     HeadsHeader, HeadsSource, Passage, RealHeads, write_asset,
 };
 use crate::numerics::bert::weights::{SOURCE_SHA256, sha256_hex};
-use crate::numerics::bert::{BertWeights, ModelError, WordPiece};
+use crate::numerics::bert::{BertWeights, Encoded, Forward, ModelError, WordPiece};
 
 /// The weights and the tokenizer.
 #[derive(Debug)]
@@ -78,16 +78,46 @@ impl TextModel {
         Ok((run, heads))
     }
 
-    /// The run without its heads asset, and the heads' header and values.
-    fn run_parts(&self, text: &str) -> Result<(TextRun, HeadsHeader, Vec<f32>), ModelError> {
+    /// The text's tokens (cut to the model's 512), or why it cannot be run.
+    pub fn encode(&self, text: &str) -> Result<Encoded, ModelError> {
         if text.len() > MAX_TEXT_BYTES {
             return Err(ModelError::TextTooLong {
                 bytes: text.len(),
                 limit: MAX_TEXT_BYTES,
             });
         }
-        let encoded = self.tokenizer.encode(text, MODEL_MAX_TOKENS)?;
+        self.tokenizer.encode(text, MODEL_MAX_TOKENS)
+    }
+
+    /// The run of `text` from its tokens and its forward (kept queries, keys and values), with
+    /// its heads as the attention view reads them: what [`TextModel::run_keeping_heads`] gives,
+    /// for a forward computed elsewhere (in parts, `lab::model_split`).
+    pub fn text_run(
+        &self,
+        text: &str,
+        encoded: Encoded,
+        forward: Forward,
+    ) -> Result<(TextRun, RealHeads), ModelError> {
+        let (run, header, values) = self.run_from(text, encoded, forward);
+        let heads = RealHeads::from_values(header, &values)
+            .map_err(|e| ModelError::Format(e.to_string()))?;
+        Ok((run, heads))
+    }
+
+    /// The run without its heads asset, and the heads' header and values.
+    fn run_parts(&self, text: &str) -> Result<(TextRun, HeadsHeader, Vec<f32>), ModelError> {
+        let encoded = self.encode(text)?;
         let forward = self.weights.forward(&encoded.ids, true)?;
+        Ok(self.run_from(text, encoded, forward))
+    }
+
+    /// [`TextModel::run_parts`] from the tokens and the forward.
+    fn run_from(
+        &self,
+        text: &str,
+        encoded: Encoded,
+        forward: Forward,
+    ) -> (TextRun, HeadsHeader, Vec<f32>) {
         let values = forward.qkv.unwrap_or_default();
         let header = HeadsHeader {
             model: "sentence-transformers/all-MiniLM-L6-v2".into(),
@@ -115,16 +145,24 @@ impl TextModel {
                 "computed_by": "softmax-kernel-lab's f32 forward (src/numerics/bert) on the f16 weights"
             }),
         };
-        let run = TextRun {
+        (
+            self.run_of(text, encoded, forward.embedding),
+            header,
+            values,
+        )
+    }
+
+    /// The run of `text` (without its heads) from its tokens and sentence embedding.
+    pub fn run_of(&self, text: &str, encoded: Encoded, embedding: Vec<f32>) -> TextRun {
+        TextRun {
             text: text.to_string(),
             multiply_adds: self.weights.forward_multiply_adds(encoded.ids.len()),
             ids: encoded.ids,
             tokens: encoded.tokens,
             full_len: encoded.full_len,
-            embedding: forward.embedding,
+            embedding,
             heads_asset: Vec::new(),
-        };
-        Ok((run, header, values))
+        }
     }
 }
 

@@ -17,6 +17,7 @@ use super::{Reply, message_bytes, serve};
 use crate::lab::learned_map::LearnedHeads;
 use crate::lab::model_loader::ModelLoader;
 use crate::lab::model_protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
+use crate::lab::model_split::{PeerMessage, TextPart, worth_splitting};
 use crate::lab::model_worker::ModelWorkspace;
 use crate::lab::scheduler::PartOf;
 use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
@@ -91,12 +92,125 @@ fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Rep
         });
         return;
     }
+    // A text on several workers: each runs its share of the rows, and they swap keys and
+    // values per layer, so that each ends with the whole run and the text's heads.
+    if let WorkerRequest::Model {
+        id,
+        part,
+        request: ModelRequest::Run { text },
+    } = &request
+        && part.slots.len() > 1
+    {
+        let (state, reply) = (state.clone(), reply.clone());
+        let (id, part, text) = (*id, part.clone(), text.clone());
+        wasm_bindgen_futures::spawn_local(async move {
+            if let Err(message) = text_split(&state, &reply, id, &part, &text).await {
+                reply.send(&WorkerResponse::Model {
+                    id,
+                    answer: ModelAnswer::Failed(message),
+                });
+            }
+        });
+        return;
+    }
     let mut update = |response: WorkerResponse| reply.send(&response);
     let response = state
         .borrow_mut()
         .workspace
         .respond(request, now, &mut update);
     reply.send(&response);
+}
+
+/// This worker's part of a text's forward split by rows (see [`on_message`]); answers the
+/// request itself (part 0 with the text's run, the others [`ModelAnswer::Helped`]) as soon as
+/// the run is known, then lays out and keeps the text's heads (the worker takes no other
+/// request meanwhile: this runs on). An error before the answer is returned, for the caller to
+/// answer with.
+async fn text_split(
+    state: &Rc<RefCell<ModelWorker>>,
+    reply: &Reply,
+    id: u64,
+    part: &PartOf,
+    text: &str,
+) -> Result<(), String> {
+    let model = state
+        .borrow()
+        .workspace
+        .model()
+        .ok_or("the model is not loaded yet")?;
+    let start = now();
+    let answer = |answer: ModelAnswer| reply.send(&WorkerResponse::Model { id, answer });
+    let encoded = model.encode(text).map_err(|e| e.to_string())?;
+    if !worth_splitting(encoded.ids.len()) {
+        // The first part runs the short text whole; the others leave it the cores (they
+        // compute its heads if the attention view asks them for a part on it).
+        if part.index > 0 {
+            answer(ModelAnswer::Helped);
+            return Ok(());
+        }
+        let forward = model
+            .weights
+            .forward(&encoded.ids, true)
+            .map_err(|e| e.to_string())?;
+        let run = model.run_of(text, encoded.clone(), forward.embedding.clone());
+        answer(ModelAnswer::Ran {
+            run,
+            forward_ms: now() - start,
+        });
+        match model.text_run(text, encoded, forward) {
+            Ok((_, heads)) => state.borrow_mut().workspace.keep_text_heads(text, heads),
+            Err(error) => web_sys::console::error_1(
+                &format!("model worker: the text's heads: {error}").into(),
+            ),
+        }
+        return Ok(());
+    }
+    let mut share = TextPart::from_encoded(&model, text, encoded, part.index, part.slots.len())
+        .map_err(|e| e.to_string())?;
+    // Step `layer` carries a layer's keys and values, step `layers` the outputs.
+    let exchange = |step: usize, message: PeerMessage| {
+        let state = state.clone();
+        let part = part.clone();
+        async move {
+            let bytes = encode(&message)?;
+            let receive = {
+                let worker = state.borrow();
+                worker
+                    .peers
+                    .send(part.request, step as u32, &part, &bytes)?;
+                worker.peers.receive(part.request, step as u32, &part)
+            };
+            receive
+                .await?
+                .iter()
+                .map(|(_, body)| decode::<PeerMessage>(body))
+                .collect::<Result<Vec<_>, String>>()
+        }
+    };
+    let layers = share.layers();
+    for layer in 0..layers {
+        let mine = share.project().map_err(|e| e.to_string())?;
+        let others = exchange(layer, mine).await?;
+        share.finish_layer(others).map_err(|e| e.to_string())?;
+    }
+    let mine = share.finish().map_err(|e| e.to_string())?;
+    let others = exchange(layers, mine).await?;
+    let run = share.run(&others).map_err(|e| e.to_string())?;
+    answer(if part.index == 0 {
+        ModelAnswer::Ran {
+            run,
+            forward_ms: now() - start,
+        }
+    } else {
+        ModelAnswer::Helped
+    });
+    match share.heads(others) {
+        Ok(heads) => state.borrow_mut().workspace.keep_text_heads(text, heads),
+        Err(error) => web_sys::console::error_1(
+            &format!("model worker: the split text's heads: {error}").into(),
+        ),
+    }
+    Ok(())
 }
 
 /// This worker's part of a training split by heads (see [`on_message`]): its answer (part 0's

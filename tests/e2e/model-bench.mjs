@@ -10,7 +10,10 @@
 //   worker hashes and unpacks the file while it streams in (lab::model_loader), so this is its
 //   last chunk's work and any backlog of a worker slower than the download;
 // - forward_ms[L] at L = 32, 128, 512: tokenizer + forward + every head's Q, K, V in the worker,
-//   median over runs of fresh texts of exactly L tokens; macs_per_s[L] the multiply-adds per
+//   median over runs of fresh texts of exactly L tokens, each typed once the attention view has
+//   followed the one before (the forward timed alone, as the peer's is); the worker's time is
+//   to the text's answer (tokens and embedding; the heads are laid out after it, before the
+//   worker takes the attention view's parts); macs_per_s[L] the multiply-adds per
 //   second; long_task_max_ms: the page's longest main-thread task meanwhile, the attention view
 //   following each text included (0: none over 50 ms), after the view's first render;
 // - swap_ms[L] at L = 32, 128: the model swap with the page's defaults (8 methods at 4 budgets,
@@ -97,6 +100,7 @@ export async function benchModel(browser, server, peer = null) {
       if (i > 0) timedTexts.push(text);
       // Each answer is numbered (data-answer): wait for the next one.
       const previous = Number(await page.getAttribute('[data-forward-ms]', 'data-answer').catch(() => 0)) || 0;
+      const answersBefore = Number(await page.getAttribute('.attention-view', 'data-attention-answers')) || 0;
       await page.$eval('textarea[name="text"]', (area, text) => {
         area.value = text;
         area.dispatchEvent(new Event('input', { bubbles: true }));
@@ -109,6 +113,13 @@ export async function benchModel(browser, server, peer = null) {
       if (tokens !== len) throw new Error(`a text of ${len} tokens gave ${tokens}`);
       if (i > 0) samples.push(Number(await page.getAttribute('[data-forward-ms]', 'data-forward-ms')));
       macs[len] = Number(await page.getAttribute('[data-forward-ms]', 'data-multiply-adds'));
+      // The attention view follows the text on the same workers: the next text is typed once
+      // it has, so that each forward is timed alone (as the peer's are), not beside the last
+      // text's attention parts.
+      await page.waitForFunction((before) => {
+        const view = document.querySelector('.attention-view');
+        return view?.dataset.attentionStatus === 'ready' && Number(view.dataset.attentionAnswers) > before;
+      }, answersBefore, { timeout: 120_000, polling: 20 });
     }
     forward[len] = round(median(samples));
     if (peer?.pages) {
@@ -123,7 +134,8 @@ export async function benchModel(browser, server, peer = null) {
   }
   const longTasks = await page.evaluate(() => window.__longTasks);
   await context.close();
-  const swap = await benchSwap(browser, server);
+  // BENCH_SKIP_SWAP: the forward alone (a quicker run while working on it).
+  const swap = process.env.BENCH_SKIP_SWAP ? { swap_ms: null, page_errors: 0 } : await benchSwap(browser, server);
   const modelFile = join(distDir, 'model', 'minilm-l6-v2-f16.safetensors');
   const workerWasm = join(distDir, 'model-worker_bg.wasm');
   return {

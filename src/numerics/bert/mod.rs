@@ -29,7 +29,7 @@ pub mod tokenizer;
 pub mod weights;
 
 pub use forward_io::{Forward, HeadInputs, Keep, LayerStates, Replacement};
-pub use part::{ForwardPart, KeptLayer, KeyValues, PartOutput, join_parts};
+pub use part::{ForwardPart, KeptLayer, KeyValues, PartOutput, embedding_of_sums, join_parts};
 pub use tokenizer::{Encoded, WordPiece};
 pub use weights::{BertWeights, MODEL_FILE_NAME, MODEL_SHA256};
 

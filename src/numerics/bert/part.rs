@@ -450,8 +450,7 @@ pub fn join_parts(mut parts: Vec<PartOutput>) -> Result<Forward, ModelError> {
             .for_each(|(s, &v)| *s += v);
         hidden.extend_from_slice(&p.hidden);
     }
-    let norm = sums.iter().map(|m| m * m).sum::<f64>().sqrt().max(1e-300);
-    let embedding = sums.iter().map(|m| (m / norm) as f32).collect();
+    let embedding = embedding_of_sums(&sums);
     let layers = if keeps_layers {
         Some(join_layers(&parts, len * h)?)
     } else {
@@ -469,6 +468,13 @@ pub fn join_parts(mut parts: Vec<PartOutput>) -> Result<Forward, ModelError> {
         qkv,
         layers,
     })
+}
+
+/// The sentence embedding from the last layer's column sums over every row (the mean pooling's
+/// sums, normalised: the mean's `1/L` cancels).
+pub fn embedding_of_sums(sums: &[f64]) -> Vec<f32> {
+    let norm = sums.iter().map(|m| m * m).sum::<f64>().sqrt().max(1e-300);
+    sums.iter().map(|m| (m / norm) as f32).collect()
 }
 
 /// Every layer's states, the parts' rows one after the other.
