@@ -14,7 +14,7 @@ use super::controls::{
     CouplingOptions, NumberControl, Slider, commit, estimator_check, with_estimator,
 };
 use super::export::PngButton;
-use super::on_demand::LazyAttentionView;
+use super::lazy_attention::LazyAttentionView;
 use super::results::Charts;
 use super::{ScatterView, Shown, Status};
 use crate::lab::config::{ExperimentConfig, Param, ParamError};

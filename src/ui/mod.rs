@@ -10,11 +10,12 @@ mod data;
 mod embed;
 mod export;
 pub use export::{ExportAction, ExportJob, ExportLoad, export_linked, run_export};
+mod lazy_attention;
 mod math;
-mod on_demand;
-pub use on_demand::{
+pub use lazy_attention::{
     AttentionLoad, AttentionLoading, AttentionMount, attention_linked, mount_attention,
 };
+mod on_demand;
 mod pool;
 pub use pool::{PageRunner, compute_on_page_without_workers};
 mod probe;
@@ -38,7 +39,7 @@ use crate::lab::tour::{STEP_COUNT, step_config};
 use below::{BelowLoader, LazyBelow};
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportActions, ExportBar, Presets};
-use on_demand::{AttentionLoader, LazyAttentionView};
+use lazy_attention::{AttentionLoader, LazyAttentionView};
 use pool::{
     AttentionRunner, DataViewRunner, ExportRunner, ModelPool, Pool, ProbeRunner, WorkerKind,
 };
