@@ -435,3 +435,51 @@ fn a_text_split_by_rows_over_workers_gives_every_worker_one_workers_run() {
     }
     assert_eq!(whole_heads.header().tokens_per_passage, whole.ids.len());
 }
+
+/// The shared boards (`lab::model_board`) are sized for the longest text split in two: every
+/// message of a 512-token text's split, as it travels (postcard), fits one board buffer, and
+/// the bound is not loose by more than a few percent.
+#[test]
+fn every_message_of_the_longest_split_text_fits_a_shared_board() {
+    use softmax_kernel_lab::lab::model_board::{BoardLayout, largest_message_bytes};
+    use softmax_kernel_lab::lab::model_split::TextPart;
+    use softmax_kernel_lab::lab::tasks::encode;
+    let model = TextModel::from_checked_bytes(model_bytes()).expect("the model loads");
+    // One token per word: 510 words and the two special tokens.
+    let words = ["the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "to"];
+    let text = (0..510)
+        .map(|i| words[(i * 7 + i * i % 5) % words.len()])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let layout = BoardLayout::default();
+    let count = 2;
+    let mut parts: Vec<TextPart> = (0..count)
+        .map(|index| TextPart::start(&model, &text, index, count).expect("the part starts"))
+        .collect();
+    let mut largest = 0;
+    for _ in 0..parts[0].layers() {
+        let sent: Vec<_> = parts
+            .iter_mut()
+            .map(|p| p.project().expect("the layer projects"))
+            .collect();
+        for message in &sent {
+            largest = largest.max(encode(message).expect("it encodes").len());
+        }
+        for (me, part) in parts.iter_mut().enumerate() {
+            let others = sent
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != me)
+                .map(|(_, m)| m.clone())
+                .collect();
+            part.finish_layer(others).expect("the layer finishes");
+        }
+    }
+    for part in &mut parts {
+        let output = part.finish().expect("the part finishes");
+        largest = largest.max(encode(&output).expect("it encodes").len());
+    }
+    let bound = largest_message_bytes(512, count);
+    assert!(layout.fits(largest), "{largest} bytes against {}", layout.capacity);
+    assert!(largest <= bound && largest as f64 >= 0.97 * bound as f64, "{largest} of {bound}");
+}

@@ -14,6 +14,7 @@ pub mod job;
 #[cfg(feature = "text-model")]
 pub mod learned_map;
 pub mod mathml;
+pub mod model_board;
 #[cfg(feature = "text-model")]
 pub mod model_loader;
 pub mod model_protocol;

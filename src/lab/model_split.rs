@@ -33,16 +33,6 @@ pub fn part_rows(len: usize, index: usize, count: usize) -> Range<usize> {
     start..start + base + usize::from(index < extra)
 }
 
-/// The fewest tokens worth splitting over workers: below it, each worker runs the whole text
-/// (a forward of a few dozen tokens takes less than the parts' exchanges cost).
-pub const SPLIT_MIN_TOKENS: usize = 64;
-
-/// Whether a text of `tokens` is long enough to split ([`SPLIT_MIN_TOKENS`]); when not, one
-/// worker runs it whole.
-pub fn worth_splitting(tokens: usize) -> bool {
-    tokens >= SPLIT_MIN_TOKENS
-}
-
 /// Floats as they travel between workers: their little-endian bytes, copied in one piece
 /// (postcard would write them one by one).
 #[derive(Clone, Debug, Default, PartialEq)]

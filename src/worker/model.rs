@@ -15,9 +15,10 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 use super::peers::Peers;
 use super::{Reply, message_bytes, serve};
 use crate::lab::learned_map::LearnedHeads;
+use crate::lab::model_board::{BoardLayout, board_holds, worth_splitting};
 use crate::lab::model_loader::ModelLoader;
 use crate::lab::model_protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
-use crate::lab::model_split::{PeerMessage, TextPart, worth_splitting};
+use crate::lab::model_split::{PeerMessage, TextPart};
 use crate::lab::model_worker::ModelWorkspace;
 use crate::lab::scheduler::PartOf;
 use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
@@ -141,7 +142,11 @@ async fn text_split(
     let start = now();
     let answer = |answer: ModelAnswer| reply.send(&WorkerResponse::Model { id, answer });
     let encoded = model.encode(text).map_err(|e| e.to_string())?;
-    if !worth_splitting(encoded.ids.len()) {
+    let count = part.slots.len();
+    // Every part reads the same tokens and the same boards' state, so all take the same path.
+    let shared = state.borrow().peers.share_boards(part)
+        && board_holds(&BoardLayout::default(), encoded.ids.len(), count);
+    if !worth_splitting(encoded.ids.len(), shared) {
         // The first part runs the short text whole; the others leave it the cores (they
         // compute its heads if the attention view asks them for a part on it).
         if part.index > 0 {
@@ -165,7 +170,7 @@ async fn text_split(
         }
         return Ok(());
     }
-    let mut share = TextPart::from_encoded(&model, text, encoded, part.index, part.slots.len())
+    let mut share = TextPart::from_encoded(&model, text, encoded, part.index, count)
         .map_err(|e| e.to_string())?;
     // Step `layer` carries a layer's keys and values, step `layers` the outputs.
     let exchange = |step: usize, message: PeerMessage| {
@@ -173,14 +178,15 @@ async fn text_split(
         let part = part.clone();
         async move {
             let bytes = encode(&message)?;
-            let receive = {
-                let worker = state.borrow();
-                worker
-                    .peers
-                    .send(part.request, step as u32, &part, &bytes)?;
-                worker.peers.receive(part.request, step as u32, &part)
-            };
-            receive
+            let shares = state.borrow().peers.exchange(
+                part.request,
+                step as u32,
+                &part,
+                &bytes,
+                shared,
+                &now,
+            )?;
+            shares
                 .await?
                 .iter()
                 .map(|(_, body)| decode::<PeerMessage>(body))
@@ -241,13 +247,14 @@ async fn train_split(
     let bytes = encode(&mine)?;
     // The request's handle is the same in every part: the shares' tag.
     let request = part.request;
-    let receive = {
-        let worker = state.borrow();
-        worker.peers.send(request, 0, part, &bytes)?;
-        worker.peers.receive(request, 0, part)
-    };
+    // Over the ports: the parts finish their heads at different times, and a worker waiting
+    // for the others keeps its event loop.
+    let shares = state
+        .borrow()
+        .peers
+        .exchange(request, 0, part, &bytes, false, &now)?;
     let mut parts = vec![mine];
-    for (_, body) in receive.await? {
+    for (_, body) in shares.await? {
         parts.push(decode::<LearnedHeads>(&body)?);
     }
     let answer = state.borrow_mut().workspace.keep_trained_parts(&parts);

@@ -27,15 +27,20 @@ export const mimeTypes = {
  * Serves dist/ (or another build's folder, `dir`) on 127.0.0.1 at a free port; resolves to
  * { url, close, requests }.
  */
-export async function serveDist(dir = distDir) {
+export async function serveDist(dir = distDir, { isolated = true } = {}) {
   const requests = [];
+  // As `trunk serve` does (Trunk.toml): the page cross-origin isolated, so that the model
+  // workers share memory; `isolated: false` serves it as a plain static host would.
+  const isolation = isolated
+    ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }
+    : {};
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
     requests.push(path);
     const relative = normalize(path === '/' ? '/index.html' : path).replace(/^(\.\.[/\\])+/, '');
     try {
       const body = await readFile(join(dir, relative));
-      res.writeHead(200, { 'content-type': mimeTypes[extname(relative)] ?? 'application/octet-stream' });
+      res.writeHead(200, { 'content-type': mimeTypes[extname(relative)] ?? 'application/octet-stream', ...isolation });
       res.end(body);
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' });

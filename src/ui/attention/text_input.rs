@@ -8,6 +8,30 @@ use leptos::prelude::*;
 
 use super::model_client::{ModelState, TextModel};
 use crate::lab::config::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES, STORED_PASSAGES};
+use crate::lab::model_board::{SHARED_SPLIT_MIN_TOKENS, SPLIT_MIN_TOKENS};
+
+/// Whether the page is cross-origin isolated (served with COOP and COEP): only then may the
+/// model workers share memory, and a text's parts meet on shared boards.
+fn page_isolated() -> bool {
+    web_sys::window()
+        .and_then(|w| js_sys::Reflect::get(&w, &"crossOriginIsolated".into()).ok())
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}
+
+/// What the status says of how the workers share a text (more than one worker).
+fn sharing_note(workers: usize) -> String {
+    match (workers, page_isolated()) {
+        (0 | 1, _) => String::new(),
+        (_, true) => format!(
+            "; a text of {SHARED_SPLIT_MIN_TOKENS} tokens or more is split over them, which share memory"
+        ),
+        (_, false) => format!(
+            "; this host does not isolate the page (no COOP/COEP headers: see the README), so the \
+             workers pass a text's layers by message and a text under {SPLIT_MIN_TOKENS} tokens runs on one"
+        ),
+    }
+}
 
 fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
@@ -71,10 +95,11 @@ pub(super) fn TextInput(
             workers,
         } => view! {
             <span>{format!(
-                "all-MiniLM-L6-v2 loaded: {:.1} M parameters, {} in f16, checked and unpacked in {load_ms:.0} ms, in {workers} worker{} (one per core)",
+                "all-MiniLM-L6-v2 loaded: {:.1} M parameters, {} in f16, checked and unpacked in {load_ms:.0} ms, in {workers} worker{} (one per core){}.",
                 parameters as f64 / 1e6,
                 megabytes(bytes),
-                if workers == 1 { "" } else { "s" }
+                if workers == 1 { "" } else { "s" },
+                sharing_note(workers)
             )}</span>
         }
         .into_any(),
@@ -162,6 +187,7 @@ pub(super) fn TextInput(
                     ModelState::Ready { load_ms, .. } => Some(format!("{load_ms:.1}")),
                     _ => None,
                 }
+                data-isolated=page_isolated()
                 data-model-state=move || match model.state.get() {
                 ModelState::Idle => "idle",
                 ModelState::Downloading { .. } => "downloading",
