@@ -446,7 +446,9 @@ fn every_message_of_the_longest_split_text_fits_a_shared_board() {
     use softmax_kernel_lab::lab::tasks::encode;
     let model = TextModel::from_checked_bytes(model_bytes()).expect("the model loads");
     // One token per word: 510 words and the two special tokens.
-    let words = ["the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "to"];
+    let words = [
+        "the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "to",
+    ];
     let text = (0..510)
         .map(|i| words[(i * 7 + i * i % 5) % words.len()])
         .collect::<Vec<_>>()
@@ -480,6 +482,13 @@ fn every_message_of_the_longest_split_text_fits_a_shared_board() {
         largest = largest.max(encode(&output).expect("it encodes").len());
     }
     let bound = largest_message_bytes(512, count);
-    assert!(layout.fits(largest), "{largest} bytes against {}", layout.capacity);
-    assert!(largest <= bound && largest as f64 >= 0.97 * bound as f64, "{largest} of {bound}");
+    assert!(
+        layout.fits(largest),
+        "{largest} bytes against {}",
+        layout.capacity
+    );
+    assert!(
+        largest <= bound && largest as f64 >= 0.97 * bound as f64,
+        "{largest} of {bound}"
+    );
 }

@@ -50,6 +50,9 @@ struct Inbox {
 /// How long a part blocked on a shared board waits for another's share.
 const BOARD_TIMEOUT_MS: f64 = 30_000.0;
 
+/// How many times a part looks at a board before it sleeps on it (about a millisecond).
+const BOARD_SPINS: u32 = 20_000;
+
 /// Whether this worker may share memory (the page is cross-origin isolated).
 fn may_share_memory() -> bool {
     js_sys::Reflect::get(&js_sys::global(), &"crossOriginIsolated".into())
@@ -132,10 +135,17 @@ impl Board {
     ) -> Result<Vec<u8>, String> {
         let fail = |_| "cannot read the shared board".to_string();
         let slot = BoardLayout::stamp_slot(step);
+        let mut spins = 0;
         loop {
             let seen = Atomics::load(&self.ints, slot).map_err(fail)?;
             if seen == stamp {
                 break;
+            }
+            // The other part is usually a fraction of a millisecond behind: look again for a
+            // while before sleeping, since a sleeping worker may wake a scheduler slice later.
+            if spins < BOARD_SPINS {
+                spins += 1;
+                continue;
             }
             let left = BOARD_TIMEOUT_MS - (now() - started);
             if left <= 0.0 {

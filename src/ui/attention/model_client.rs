@@ -147,8 +147,25 @@ impl TextModel {
         }
     }
 
-    /// Runs the model on `text` (a newer text supersedes a waiting or running one).
+    /// Runs the model on `text` (a newer text supersedes a waiting or running one), once the
+    /// page has painted the keystroke that changed it: the frame then shows at once, and the
+    /// forward has the cores to itself instead of sharing them with the page's style, layout
+    /// and paint (about 10 ms of a 30 ms forward at 32 tokens, measured with Chromium's trace).
+    /// A hidden page paints no frame: its text is sent at once.
     pub fn submit(self, text: String) {
+        let hidden = web_sys::window()
+            .and_then(|w| w.document())
+            .is_some_and(|d| d.hidden());
+        if hidden {
+            self.ask_text(text);
+        } else {
+            request_animation_frame(move || {
+                set_timeout(move || self.ask_text(text), std::time::Duration::ZERO);
+            });
+        }
+    }
+
+    fn ask_text(self, text: String) {
         let Some(pool) = self.pool.get() else {
             return;
         };

@@ -187,7 +187,7 @@ pub(super) fn TextInput(
                     ModelState::Ready { load_ms, .. } => Some(format!("{load_ms:.1}")),
                     _ => None,
                 }
-                data-isolated=page_isolated()
+                data-isolated=if page_isolated() { "true" } else { "false" }
                 data-model-state=move || match model.state.get() {
                 ModelState::Idle => "idle",
                 ModelState::Downloading { .. } => "downloading",
