@@ -3,7 +3,7 @@
 // scripts/fetch-model.sh before the build). Every test fails on any page error or console error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, sharedServerAndBrowser } from './harness.mjs';
+import { openPage, serveDist, sharedServerAndBrowser } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 
@@ -93,4 +93,31 @@ test('text view: a missing or damaged model file is named, with how to get it', 
     assert.deepEqual(problems.filter((p) => !/404|Failed to load resource/.test(p)), []);
     await context.close();
   }
+});
+
+test('text view: shared boards (isolated page) and message ports (plain host) give the same heads', async () => {
+  // 81 tokens: split over the workers on both paths (ports from 64 tokens, boards from 16).
+  const text = Array.from({ length: 68 }, (_, i) => ['random', 'features', 'estimate', 'the', 'softmax', 'kernel'][i % 6]).join(' ');
+  const plain = await serveDist(undefined, { isolated: false });
+  const tables = {};
+  try {
+    for (const [name, url] of [['isolated', shared.server.url], ['plain', plain.url]]) {
+      const { page, problems, context } = await openPage(shared.browser,
+        `${url}?view=attention&src=text&layer=3&head=7&text=${encodeURIComponent(text)}`);
+      await waitTokens(page);
+      assert.ok(Number(await page.$eval('[data-text-tokens]', (e) => e.dataset.textTokens)) >= 64);
+      const status = await page.$eval('.model-status', (e) => ({ isolated: e.dataset.isolated, text: e.textContent }));
+      assert.equal(status.isolated, name === 'isolated' ? 'true' : 'false', name);
+      if (name === 'plain') assert.match(status.text, /does not isolate the page/);
+      await waitAttentionReady(page);
+      await page.waitForSelector('.heads-table tr.wins', { timeout: 180_000 });
+      tables[name] = await page.$eval('.heads-table', (e) => e.textContent);
+      assert.deepEqual(problems, [], name);
+      await context.close();
+    }
+  } finally {
+    await plain.close();
+  }
+  // The same heads bit for bit, so the same figures to the last digit shown.
+  assert.equal(tables.isolated, tables.plain);
 });
