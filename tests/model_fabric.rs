@@ -17,13 +17,16 @@ use softmax_kernel_lab::lab::attention::{
     AttentionOutput, AttentionPart, AttentionRequest, run_attention,
 };
 use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::learned_map::{KeptTraining, kept_training_key};
 use softmax_kernel_lab::lab::model_loader::ModelLoader;
 use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
 use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
 use softmax_kernel_lab::lab::scheduler::{Channel, Scheduler, SideSend, Spread, Ticket};
 use softmax_kernel_lab::lab::swap_plan::swap_plan;
 use softmax_kernel_lab::lab::tasks::{Ask, WorkerRequest, WorkerResponse};
+use softmax_kernel_lab::lab::tasks::{decode, encode};
 use softmax_kernel_lab::lab::text_model::TextModel;
+use softmax_kernel_lab::numerics::bert::MODEL_SHA256;
 
 fn model_bytes() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
@@ -357,6 +360,47 @@ fn a_training_split_by_heads_over_two_workers_equals_one_workers() {
         .collect();
     assert_eq!(reports[0], reports[2]);
     assert_eq!(reports[1], reports[2]);
+
+    // Kept for a later visit (as the model worker keeps it in Cache Storage): a fresh worker
+    // takes the kept parts, checked, and answers the same record, marked kept, and the same swap.
+    let kept = fabric.workers[0]
+        .kept_training(&shares)
+        .expect("the parts are checked");
+    assert_eq!(kept.check.len(), 72, "one check per head");
+    let bytes = encode(&kept).expect("it encodes");
+    let kept: KeptTraining = decode(&bytes).expect("it decodes");
+    let mut later = Fabric::new(1);
+    match later.workers[0].keep_kept_training(&kept) {
+        Some(ModelAnswer::Trained(Ok(training))) => {
+            assert!(training.kept);
+            assert_eq!(
+                (training.curve.clone(), training.train_tokens),
+                record(&whole)
+            );
+        }
+        other => panic!("the kept training is not taken: {other:?}"),
+    }
+    match later.workers[0].handle(hedgehog.clone(), || 0.0, &mut |_| {}) {
+        ModelAnswer::Swapped {
+            report: Ok(report), ..
+        } => assert_eq!(report.per_layer, reports[2]),
+        other => panic!("{other:?}"),
+    }
+    // A check that another build or a damaged entry would give: trained again instead.
+    let mut damaged = kept.clone();
+    damaged.check[40] = f64::from_bits(damaged.check[40].to_bits() ^ 1);
+    assert!(
+        Fabric::new(1).workers[0]
+            .keep_kept_training(&damaged)
+            .is_none()
+    );
+    // Another job has another place.
+    let mut other = job.clone();
+    other.seed += 1;
+    assert_ne!(
+        kept_training_key(&job, MODEL_SHA256),
+        kept_training_key(&other, MODEL_SHA256)
+    );
 }
 
 /// Runs `text` as `count` parts of one forward, passing each step's messages between them as

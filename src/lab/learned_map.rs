@@ -268,6 +268,7 @@ pub fn merge_learned_heads(
             eval_tokens: first.eval_tokens,
             curve: curve.iter().map(point_of).collect(),
             train_ms: parts.iter().map(|p| p.train_ms).fold(0.0, f64::max),
+            kept: false,
         },
     ))
 }
@@ -283,4 +284,50 @@ pub fn train_learned_maps(
     let c = &model.weights.config;
     let all: Vec<usize> = (0..c.num_hidden_layers * c.num_attention_heads).collect();
     merge_learned_heads(&[train_learned_heads(model, job, &all, on_point, now)?])
+}
+
+/// A training's parts kept from an earlier visit (the model worker keeps them in the browser's
+/// Cache Storage under [`kept_training_key`]), with what checks that this build and this model
+/// still give them: every head's kept (f32) maps' cross-entropy on the training text, in the
+/// parts' order ([`kept_check`]), bit for bit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeptTraining {
+    pub parts: Vec<LearnedHeads>,
+    pub check: Vec<f64>,
+}
+
+/// Where a training's parts are kept: the job, the model file's SHA-256 and the lab's version,
+/// hashed (SHA-256, hex), as a relative address for Cache Storage.
+pub fn kept_training_key(job: &HedgehogJob, model_sha256: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(postcard::to_allocvec(job).unwrap_or_default());
+    hash.update(model_sha256.as_bytes());
+    hash.update(env!("CARGO_PKG_VERSION").as_bytes());
+    let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!("./hedgehog-maps/{hex}.bin")
+}
+
+/// Every kept head's cross-entropy on `parts`' training text with its f32 maps, part by part
+/// and head by head: the same numbers from the same build and model, so a kept training whose
+/// check differs (another build's arithmetic, a damaged entry) is trained again instead.
+pub fn kept_check(model: &TextModel, parts: &[LearnedHeads]) -> Result<Vec<f64>, ModelError> {
+    let reject = |e: String| ModelError::Replacement(format!("the kept Hedgehog maps: {e}"));
+    let first = parts.first().ok_or_else(|| reject("none".into()))?;
+    let samples = head_samples(model, &first.job.train_text)?;
+    let mut check = Vec::new();
+    for part in parts {
+        if part.job != first.job || part.heads.len() != part.maps.len() {
+            return Err(reject("the parts do not match".into()));
+        }
+        for (&head, compact) in part.heads.iter().zip(&part.maps) {
+            let sample = samples
+                .get(head)
+                .ok_or_else(|| reject(format!("no head {head}")))?;
+            let map = HedgehogMap::from_compact(compact).map_err(|e| reject(e.to_string()))?;
+            let loss = map.loss(sample).map_err(|e| reject(e.to_string()))?;
+            check.push(loss.cross_entropy);
+        }
+    }
+    Ok(check)
 }

@@ -241,6 +241,9 @@ pub struct HedgehogTraining {
     pub eval_tokens: usize,
     pub curve: Vec<HedgehogPoint>,
     pub train_ms: f64,
+    /// Kept from an earlier visit (the browser's Cache Storage), checked against this build
+    /// and model, instead of trained again: `train_ms` is that training's.
+    pub kept: bool,
 }
 
 /// What the model worker answers.

@@ -9,7 +9,8 @@ use super::attention::{run_attention, run_attention_on};
 use super::config::HeadSource;
 use super::config::{HEAD_LAYERS, MAX_SWAP_DRAWS};
 use super::learned_map::{
-    LearnedHeads, LearnedMaps, merge_learned_heads, train_learned_heads, train_learned_maps,
+    KeptTraining, LearnedHeads, LearnedMaps, kept_check, merge_learned_heads, train_learned_heads,
+    train_learned_maps,
 };
 use super::model_loader::ModelLoader;
 use super::model_protocol::{
@@ -265,6 +266,32 @@ impl ModelWorkspace {
                 ModelAnswer::Trained(Ok(training))
             }
             Err(e) => ModelAnswer::Trained(Err(e.to_string())),
+        }
+    }
+
+    /// A training's parts to keep for later visits, with their check ([`kept_check`]).
+    pub fn kept_training(&self, parts: &[LearnedHeads]) -> Result<KeptTraining, String> {
+        let model = self.model.as_ref().ok_or("the model is not loaded yet")?;
+        let check = kept_check(model, parts).map_err(|e| e.to_string())?;
+        Ok(KeptTraining {
+            parts: parts.to_vec(),
+            check,
+        })
+    }
+
+    /// Keeps the maps of a training kept from an earlier visit if its check holds with this
+    /// build and model (the training's record, marked kept), or `None` (train it again).
+    pub fn keep_kept_training(&mut self, kept: &KeptTraining) -> Option<ModelAnswer> {
+        let model = self.model.as_ref()?;
+        if kept_check(model, &kept.parts).ok()? != kept.check {
+            return None;
+        }
+        match self.keep_trained_parts(&kept.parts) {
+            ModelAnswer::Trained(Ok(mut training)) => {
+                training.kept = true;
+                Some(ModelAnswer::Trained(Ok(training)))
+            }
+            _ => None,
         }
     }
 

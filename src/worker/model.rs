@@ -3,18 +3,19 @@
 //! posting its progress ([`ModelSetup`]), then answers the text view's requests
 //! ([`ModelWorkspace::respond`]). The model workers of a pool are connected pairwise by
 //! `MessagePort`s ([`WorkerRequest::Connect`]), over which the parts of a split request talk
-//! (`peers`): the Hedgehog training, split by heads ([`train_split`]).
+//! (`peers`): the Hedgehog training, split by heads ([`train_split`]), and kept for later
+//! visits in Cache Storage ([`keep_or_train`]).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 
 use super::peers::Peers;
 use super::{Reply, message_bytes, serve};
-use crate::lab::learned_map::LearnedHeads;
+use crate::lab::learned_map::{KeptTraining, LearnedHeads, kept_training_key};
 use crate::lab::model_board::{BoardLayout, board_holds, worth_splitting};
 use crate::lab::model_loader::ModelLoader;
 use crate::lab::model_protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
@@ -22,6 +23,7 @@ use crate::lab::model_split::{PeerMessage, TextPart};
 use crate::lab::model_worker::ModelWorkspace;
 use crate::lab::scheduler::PartOf;
 use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
+use crate::numerics::bert::MODEL_SHA256;
 
 /// A model worker's state: the model's workspace and the ports to the other model workers.
 #[derive(Default)]
@@ -74,22 +76,19 @@ fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Rep
         }
         return;
     }
-    // The Hedgehog training on several workers: each trains its share of the heads, then the
-    // shares go to every part over the ports, so that each worker holds every map.
+    // The Hedgehog training, kept from an earlier visit or trained: on several workers each
+    // trains its share of the heads, then the shares go to every part over the ports, so that
+    // each worker holds every map.
     if let WorkerRequest::Model {
         id,
         part,
         request: ModelRequest::TrainHedgehog(job),
     } = &request
-        && part.slots.len() > 1
     {
         let (state, reply) = (state.clone(), reply.clone());
         let (id, part, job) = (*id, part.clone(), job.clone());
         wasm_bindgen_futures::spawn_local(async move {
-            let answer = train_split(&state, &reply, id, &part, &job)
-                .await
-                .unwrap_or_else(ModelAnswer::Failed);
-            reply.send(&WorkerResponse::Model { id, answer });
+            keep_or_train(&state, &reply, id, &part, &job).await;
         });
         return;
     }
@@ -219,15 +218,125 @@ async fn text_split(
     Ok(())
 }
 
-/// This worker's part of a training split by heads (see [`on_message`]): its answer (part 0's
-/// is the training's record, the others' [`ModelAnswer::Helped`]).
+/// Answers a Hedgehog training (see [`on_message`]): with the maps kept from an earlier visit
+/// when Cache Storage has them and their check holds with this build and model (part 0 posts
+/// the kept curve's points, then the record), otherwise by training them (split by heads over
+/// the request's parts), after which part 0 keeps them for later visits. A context without
+/// Cache Storage (a page not served from a secure origin) trains every time.
+async fn keep_or_train(
+    state: &Rc<RefCell<ModelWorker>>,
+    reply: &Reply,
+    id: u64,
+    part: &PartOf,
+    job: &HedgehogJob,
+) {
+    let key = kept_training_key(job, MODEL_SHA256);
+    let kept = cache_get(&key)
+        .await
+        .and_then(|bytes| decode::<KeptTraining>(&bytes).ok());
+    let kept_answer = kept.and_then(|kept| state.borrow_mut().workspace.keep_kept_training(&kept));
+    if let Some(answer) = kept_answer {
+        if part.index == 0
+            && let ModelAnswer::Trained(Ok(training)) = &answer
+        {
+            for point in &training.curve {
+                reply.send(&WorkerResponse::Update {
+                    id,
+                    update: ModelAnswer::Training(point.clone()),
+                });
+            }
+        }
+        let answer = if part.index > 0 {
+            ModelAnswer::Helped
+        } else {
+            answer
+        };
+        reply.send(&WorkerResponse::Model { id, answer });
+        return;
+    }
+    let (answer, parts) = match train_split(state, reply, id, part, job).await {
+        Ok(trained) => trained,
+        Err(message) => (ModelAnswer::Failed(message), Vec::new()),
+    };
+    let trained = matches!(answer, ModelAnswer::Trained(Ok(_)));
+    reply.send(&WorkerResponse::Model { id, answer });
+    if trained && part.index == 0 {
+        let kept = state.borrow().workspace.kept_training(&parts);
+        match kept.and_then(|kept| encode(&kept)) {
+            Ok(bytes) => cache_put(&key, bytes).await,
+            Err(message) => web_sys::console::warn_1(
+                &format!("model worker: the Hedgehog maps are not kept: {message}").into(),
+            ),
+        }
+    }
+}
+
+/// Calls `method` of the JavaScript object `target` with `args`, awaiting the promise it gives.
+async fn call_async(target: &JsValue, method: &str, args: &[&JsValue]) -> Option<JsValue> {
+    let function = js_sys::Reflect::get(target, &method.into())
+        .ok()?
+        .dyn_into::<js_sys::Function>()
+        .ok()?;
+    let array = js_sys::Array::new();
+    for arg in args {
+        array.push(arg);
+    }
+    let promise = function
+        .apply(target, &array)
+        .ok()?
+        .dyn_into::<js_sys::Promise>()
+        .ok()?;
+    JsFuture::from(promise).await.ok()
+}
+
+/// The browser's Cache Storage of the kept trainings, when this context has one.
+async fn kept_cache() -> Option<JsValue> {
+    let caches = js_sys::Reflect::get(&js_sys::global(), &"caches".into()).ok()?;
+    if caches.is_undefined() || caches.is_null() {
+        return None;
+    }
+    call_async(&caches, "open", &[&KEPT_CACHE.into()]).await
+}
+
+/// The kept entry `key`, if there is one.
+async fn cache_get(key: &str) -> Option<Vec<u8>> {
+    let cache = kept_cache().await?;
+    let response = call_async(&cache, "match", &[&key.into()]).await?;
+    if response.is_undefined() {
+        return None;
+    }
+    let buffer = call_async(&response, "arrayBuffer", &[]).await?;
+    Some(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+/// Keeps `bytes` as the entry `key` (a quota or a context without Cache Storage: not kept).
+async fn cache_put(key: &str, mut bytes: Vec<u8>) {
+    let Some(cache) = kept_cache().await else {
+        return;
+    };
+    let Ok(response) = web_sys::Response::new_with_opt_u8_array(Some(bytes.as_mut_slice())) else {
+        return;
+    };
+    if call_async(&cache, "put", &[&key.into(), &response])
+        .await
+        .is_none()
+    {
+        web_sys::console::warn_1(&"model worker: the Hedgehog maps could not be kept".into());
+    }
+}
+
+/// The Cache Storage cache of the kept Hedgehog trainings.
+const KEPT_CACHE: &str = "softmax-kernel-lab-hedgehog-maps";
+
+/// This worker's part of a training split by heads (see [`keep_or_train`]): its answer (part
+/// 0's is the training's record, the others' [`ModelAnswer::Helped`]) and every part's maps.
 async fn train_split(
     state: &Rc<RefCell<ModelWorker>>,
     reply: &Reply,
     id: u64,
     part: &PartOf,
     job: &HedgehogJob,
-) -> Result<ModelAnswer, String> {
+) -> Result<(ModelAnswer, Vec<LearnedHeads>), String> {
     let count = part.slots.len();
     let mine = {
         // The points of part 0's heads stand for the curve while it trains.
@@ -258,11 +367,12 @@ async fn train_split(
         parts.push(decode::<LearnedHeads>(&body)?);
     }
     let answer = state.borrow_mut().workspace.keep_trained_parts(&parts);
-    Ok(match answer {
+    let answer = match answer {
         ModelAnswer::Trained(Err(message)) => ModelAnswer::Failed(message),
         _ if part.index > 0 => ModelAnswer::Helped,
         answer => answer,
-    })
+    };
+    Ok((answer, parts))
 }
 
 /// Fetches `url` chunk by chunk into a [`ModelLoader`], which hashes and reads each chunk as it

@@ -59,6 +59,19 @@ test('model swap: the answer, every budget, Hedgehog trained and the retrieval s
   // The charts are drawn from the answers (their text alternatives carry the numbers).
   assert.match(await page.getAttribute('canvas[data-chart="swap-cosine"]', 'aria-label'), /prf-pos: 16 → /);
   assert.match(await page.getAttribute('canvas[data-chart="swap-cost"]', 'aria-label'), /softmax \d\.\d+e\d/);
+  // A later visit (a reload, the same browser): the maps are kept (Cache Storage), checked, not
+  // trained again, and swap in the same.
+  assert.equal(await page.getAttribute('.hedgehog-caption', 'data-train-kept'), 'false');
+  const cosines = async () => (await page.textContent('.swap-table tr[data-method="hedgehog"]')).match(/[01]\.\d{4}/g);
+  const hedgehogRow = await cosines();
+  const curveLabel = await page.getAttribute('canvas[data-chart="hedgehog"]', 'aria-label');
+  await page.waitForTimeout(500);
+  await page.reload();
+  await waitSwapDone(page);
+  assert.equal(await page.getAttribute('.hedgehog-caption', 'data-train-kept'), 'true');
+  assert.match(await page.textContent('.hedgehog-caption'), /^kept from an earlier visit \(trained in \d+\.\d s then/);
+  assert.deepEqual(await cosines(), hedgehogRow);
+  assert.equal(await page.getAttribute('canvas[data-chart="hedgehog"]', 'aria-label'), curveLabel);
   assert.deepEqual(problems, []);
   await context.close();
 });

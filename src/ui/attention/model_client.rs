@@ -234,6 +234,9 @@ impl TextModel {
                     Ok(ModelAnswer::Trained(result)) => {
                         if let Ok(training) = &result {
                             self.trained.set_value(Some(training.job.clone()));
+                            // While it trains split by heads, the points are the first part's
+                            // heads'; the record's curve is every head's mean.
+                            swap.curve.set(training.curve.clone());
                         }
                         swap.training.set(Some(result));
                     }

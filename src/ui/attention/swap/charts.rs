@@ -302,9 +302,16 @@ pub(super) fn HedgehogCurve(
             Some(Ok(t)) => {
                 let first = t.curve.first();
                 let last = t.curve.last();
+                let when = if t.kept {
+                    format!(
+                        "kept from an earlier visit (trained in {:.1} s then; checked against this build and model)",
+                        t.train_ms / 1e3
+                    )
+                } else {
+                    format!("trained in the model worker in {:.1} s", t.train_ms / 1e3)
+                };
                 format!(
-                    "trained in the model worker in {:.1} s: {} Adam steps on a {}-token text, every head's pair of maps (n = {}, so {} features); KL per row on the held-out {}-token text {:.3} → {:.3}.",
-                    t.train_ms / 1e3,
+                    "{when}: {} Adam steps on a {}-token text, every head's pair of maps (n = {}, so {} features); KL per row on the held-out {}-token text {:.3} → {:.3}.",
                     t.job.steps,
                     t.train_tokens,
                     t.job.half_features,
@@ -327,6 +334,7 @@ pub(super) fn HedgehogCurve(
     view! {
         <canvas node_ref=canvas class="chart" data-chart="hedgehog"></canvas>
         <p class="caption hedgehog-caption" data-trained=move || training.with(|t| matches!(t, Some(Ok(_))).to_string())
+            data-train-kept=move || training.with(|t| matches!(t, Some(Ok(t)) if t.kept).to_string())
             data-train-ms=move || training.with(|t| match t {
                 Some(Ok(t)) => Some(format!("{:.0}", t.train_ms)),
                 _ => None,
