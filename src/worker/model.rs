@@ -219,8 +219,8 @@ async fn text_split(
 }
 
 /// Answers a Hedgehog training (see [`on_message`]): with the maps kept from an earlier visit
-/// when Cache Storage has them and their check holds with this build and model (part 0 posts
-/// the kept curve's points, then the record), otherwise by training them (split by heads over
+/// when Cache Storage has them and their check holds with this build and model (part 0
+/// answers the kept record, curve and all), otherwise by training them (split by heads over
 /// the request's parts), after which part 0 keeps them for later visits. A context without
 /// Cache Storage (a page not served from a secure origin) trains every time.
 async fn keep_or_train(
@@ -236,16 +236,8 @@ async fn keep_or_train(
         .and_then(|bytes| decode::<KeptTraining>(&bytes).ok());
     let kept_answer = kept.and_then(|kept| state.borrow_mut().workspace.keep_kept_training(&kept));
     if let Some(answer) = kept_answer {
-        if part.index == 0
-            && let ModelAnswer::Trained(Ok(training)) = &answer
-        {
-            for point in &training.curve {
-                reply.send(&WorkerResponse::Update {
-                    id,
-                    update: ModelAnswer::Training(point.clone()),
-                });
-            }
-        }
+        // The record carries the curve (the page draws a training's record's curve), so no
+        // points are posted one by one.
         let answer = if part.index > 0 {
             ModelAnswer::Helped
         } else {
