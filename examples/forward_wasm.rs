@@ -57,6 +57,36 @@ mod bench {
         })
     }
 
+    /// The Hedgehog maps' training the page asks for by default (`swap_plan::hedgehog_job` of
+    /// the default configuration), on the heads `first..last` of the 72 (a worker's part);
+    /// returns the last point's held-out KL.
+    #[wasm_bindgen]
+    pub fn train(first: usize, last: usize) -> f64 {
+        use softmax_kernel_lab::lab::config::ExperimentConfig;
+        use softmax_kernel_lab::lab::learned_map::train_learned_heads;
+        use softmax_kernel_lab::lab::swap_plan::hedgehog_job;
+        let Some(job) = hedgehog_job(&ExperimentConfig::default()) else {
+            return f64::NAN;
+        };
+        let heads: Vec<usize> = (first..last).collect();
+        let mut eval = f64::NAN;
+        let mut on_point = |p: &softmax_kernel_lab::lab::model_protocol::HedgehogPoint| {
+            if let Some(e) = p.eval_kl {
+                eval = e;
+            }
+        };
+        MODEL
+            .with(|m| {
+                let m = m.borrow();
+                let Some(model) = m.as_ref() else {
+                    return false;
+                };
+                train_learned_heads(model, &job, &heads, &mut on_point, || 0.0).is_ok()
+            })
+            .then_some(eval)
+            .unwrap_or(f64::NAN)
+    }
+
     /// The forward alone (no tokenizer, no heads asset) on the same text's ids, keeping every
     /// head's Q, K, V when `keep_qkv`; returns the first embedding value.
     #[wasm_bindgen]

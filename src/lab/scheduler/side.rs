@@ -45,10 +45,14 @@ pub enum Channel {
 
 impl Channel {
     /// Which queued requests go first when workers are scarce (lower first): what the reader
-    /// is typing or looking at before the long model swap.
+    /// is typing or looking at before the long model swap, and the swap (the text view's
+    /// first screen) before the two parts that read every head of the text, the last
+    /// sections of the page (on the model's workers they would hold the swap back by several
+    /// seconds; a head's own parts stay first, as the reader moves between heads).
     pub fn priority(self) -> u8 {
         match self {
             Channel::Text => 0,
+            Channel::Attention(AttentionPart::HeadsTable | AttentionPart::KernelVsAttention) => 4,
             Channel::Probe | Channel::DataView | Channel::Attention(_) => 1,
             Channel::Export => 2,
             Channel::Swap => 3,

@@ -357,6 +357,58 @@ fn a_capped_pool_serves_the_queue_by_priority_one_request_per_worker() {
 }
 
 #[test]
+fn on_the_model_workers_the_swap_goes_before_the_parts_that_read_every_head() {
+    use crate::lab::attention::AttentionPart;
+    let mut scheduler = ready(1);
+    scheduler.set_side_limit(Some(1));
+    // The text's parts arrive first, then the swap plan; one worker, so the queue decides.
+    let mut queued = Vec::new();
+    for part in AttentionPart::ALL {
+        let ticket = scheduler.ticket(Channel::Attention(part));
+        queued.push((
+            format!("{part:?}"),
+            scheduler.queue_side(ticket, Spread::One),
+        ));
+    }
+    let swap = scheduler.ticket(Channel::Swap);
+    for job in 0..2 {
+        queued.push((
+            format!("swap {job}"),
+            scheduler.queue_side(swap, Spread::One),
+        ));
+    }
+    let mut order = Vec::new();
+    loop {
+        let sent = scheduler.dispatch_side().send;
+        let Some(send) = sent.first() else { break };
+        assert_eq!(sent.len(), 1, "one at a time on a capped worker");
+        order.push(
+            queued
+                .iter()
+                .find(|(_, h)| *h == send.request)
+                .unwrap()
+                .0
+                .clone(),
+        );
+        scheduler.side_request_answered(send.id);
+    }
+    assert_eq!(
+        order,
+        [
+            "Main",
+            "BiasVariance",
+            "Temperature",
+            "Budget",
+            "Lengths",
+            "swap 0",
+            "swap 1",
+            "HeadsTable",
+            "KernelVsAttention"
+        ]
+    );
+}
+
+#[test]
 fn a_request_for_every_worker_waits_for_all_and_holds_the_queue_behind_it() {
     let mut scheduler = ready(2);
     scheduler.set_side_limit(Some(1));

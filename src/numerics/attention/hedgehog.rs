@@ -38,6 +38,7 @@ mod training;
 
 use std::fmt;
 
+use crate::numerics::attention::long::gemm::{MatRef, gemm};
 use crate::numerics::portable::{Libm, StandardNormal};
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
@@ -255,6 +256,7 @@ impl MapParameters {
         }
     }
 
+    #[cfg(test)]
     fn values(&self) -> impl Iterator<Item = &f64> {
         let (q, k) = (&self.query, &self.key);
         q.weights
@@ -264,6 +266,7 @@ impl MapParameters {
             .chain(&k.bias)
     }
 
+    #[cfg(test)]
     fn values_mut(&mut self) -> impl Iterator<Item = &mut f64> {
         let (q, k) = (&mut self.query, &mut self.key);
         let query = q.weights.iter_mut().chain(&mut q.bias);
@@ -290,8 +293,16 @@ struct TokenFeatures {
 }
 
 impl TokenFeatures {
-    /// The features of `tokens` (L × d) with `projection`; false if one is not finite.
-    fn compute(&mut self, projection: &Projection, tokens: &[f64], scale: f64) -> bool {
+    /// The features of `tokens` (L × d) with `projection`, `W x` at `precision`; false if one
+    /// is not finite.
+    fn compute(
+        &mut self,
+        projection: &Projection,
+        tokens: &[f64],
+        scale: f64,
+        precision: Products,
+        single: &mut SingleScratch,
+    ) -> bool {
         let n = projection.bias.len();
         let dim = projection.weights.len() / n;
         let len = tokens.len() / dim;
@@ -300,7 +311,15 @@ impl TokenFeatures {
         zeroed(&mut self.raw, len * 2 * n);
         zeroed(&mut self.floored, len * 2 * n);
         transpose(&projection.weights, &mut self.weights_t, n, dim);
-        multiply(tokens, &self.weights_t, &mut self.projections, dim, n);
+        product(
+            precision,
+            single,
+            tokens,
+            &self.weights_t,
+            &mut self.projections,
+            dim,
+            n,
+        );
         let rows = self.projections.chunks_exact(n);
         for (u, raw) in rows.zip(self.raw.chunks_exact_mut(2 * n)) {
             softmax_pair(u, &projection.bias, scale, raw);
@@ -402,7 +421,8 @@ impl HedgehogMap {
     /// The features (L × 2n) of the rows of `tokens` (L × d, checked) with `projection`.
     fn features(&self, projection: &Projection, tokens: &[f64]) -> Result<Vec<f64>, HedgehogError> {
         let mut features = TokenFeatures::default();
-        match features.compute(projection, tokens, self.input_scale) {
+        let (double, single) = (Products::Double, &mut SingleScratch::default());
+        match features.compute(projection, tokens, self.input_scale, double, single) {
             true => Ok(features.floored),
             false => Err(PROJECTION_OVERFLOW),
         }
@@ -505,6 +525,59 @@ fn transpose(from: &[f64], to: &mut [f64], rows: usize, cols: usize) {
             to[c * rows + r] = *x;
         }
     }
+}
+
+/// The precision of an evaluation's matrix products (see `training.rs`'s documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Products {
+    Double,
+    Single,
+}
+
+/// f32 copies of a product's operands and result ([`Products::Single`]).
+#[derive(Default)]
+pub(super) struct SingleScratch {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c: Vec<f32>,
+}
+
+/// `c = a b` (a `rows × inner`, b `inner × width`, c `rows × width`, row-major) at `precision`.
+pub(super) fn product(
+    precision: Products,
+    scratch: &mut SingleScratch,
+    a: &[f64],
+    b: &[f64],
+    c: &mut [f64],
+    inner: usize,
+    width: usize,
+) {
+    if precision == Products::Double {
+        return multiply(a, b, c, inner, width);
+    }
+    let narrow = |from: &[f64], to: &mut Vec<f32>| {
+        to.clear();
+        to.extend(from.iter().map(|&x| x as f32));
+    };
+    narrow(a, &mut scratch.a);
+    narrow(b, &mut scratch.b);
+    scratch.c.clear();
+    scratch.c.resize(c.len(), 0.0);
+    let rows = c.len() / width;
+    let (a, b) = (
+        MatRef {
+            values: &scratch.a,
+            stride: inner,
+        },
+        MatRef {
+            values: &scratch.b,
+            stride: width,
+        },
+    );
+    gemm(rows, width, inner, a, b, &mut scratch.c, width, false);
+    c.iter_mut()
+        .zip(&scratch.c)
+        .for_each(|(c, x)| *c = f64::from(*x));
 }
 
 /// Columns of `c` that [`multiply_rows`] accumulates together in registers.

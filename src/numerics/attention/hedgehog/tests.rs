@@ -1,6 +1,6 @@
 //! Hedgehog's tests: the analytic gradient, the linear attention, training, validation.
 
-use super::training::{SoftmaxTarget, Workspace, evaluate};
+use super::training::{SoftmaxTarget, Workspace, evaluate, train_heads_at};
 use super::*;
 use crate::numerics::rng::{StreamRng, stream_rng};
 use rand_distr::{Distribution, StandardNormal as Gaussian};
@@ -52,7 +52,15 @@ fn worst_gradient_error(map: &HedgehogMap, sample: &HeadSample) -> f64 {
     let target = SoftmaxTarget::new(sample).unwrap();
     let mut analytic = MapParameters::zeros(map.half_features, map.dim);
     let mut workspace = Workspace::default();
-    evaluate(map, sample, &target, &mut workspace, Some(&mut analytic)).unwrap();
+    evaluate(
+        map,
+        sample,
+        &target,
+        &mut workspace,
+        Some(&mut analytic),
+        Products::Double,
+    )
+    .unwrap();
     let h = 1e-5;
     let mut worst = 0.0_f64;
     for (index, &a) in analytic.values().enumerate() {
@@ -236,7 +244,10 @@ fn training_lowers_the_train_and_the_eval_divergence() {
         .map(|(m, s)| m.loss(s).unwrap().kl)
         .sum::<f64>()
         / heads as f64;
-    assert!((first.eval_kl.unwrap() - initial_eval).abs() < 1e-12);
+    // The training's products are f32, the maps' own loss takes them in f64 (measured: 5e-11
+    // and 1e-9 apart).
+    let f32_products = 1e-7;
+    assert!((first.eval_kl.unwrap() - initial_eval).abs() < f32_products);
     // The last point is the returned maps.
     let final_train = maps
         .iter()
@@ -244,7 +255,7 @@ fn training_lowers_the_train_and_the_eval_divergence() {
         .map(|(m, s)| m.loss(s).unwrap().kl)
         .sum::<f64>()
         / heads as f64;
-    assert!((last.train_kl - final_train).abs() < 1e-12);
+    assert!((last.train_kl - final_train).abs() < f32_products);
     eprintln!(
         "train KL {} → {}, eval KL {} → {}",
         first.train_kl,
@@ -256,6 +267,48 @@ fn training_lowers_the_train_and_the_eval_divergence() {
     assert!(
         last.eval_kl.unwrap() < 0.8 * initial_eval,
         "{first:?} {last:?}"
+    );
+}
+
+/// The training with its products in f32 (the page's) follows the one in f64: over 150 steps
+/// of three heads, every point of the curve and every map's held-out KL within 1e-5 nats
+/// (measured: 4.7e-7 at most, on KLs of 0.09 to 0.56), far below the three digits the page
+/// shows.
+#[test]
+fn f32_products_train_the_maps_that_f64_products_train() {
+    let heads: Vec<HeadSample> = (0..3).map(|h| synthetic_head(64, 8, 10 + h)).collect();
+    let eval: Vec<HeadSample> = (0..3).map(|h| synthetic_head(64, 8, 20 + h)).collect();
+    let settings = HedgehogSettings {
+        half_features: 16,
+        steps: 150,
+        learning_rate: 0.02,
+        seed: 5,
+    };
+    let all = [0, 1, 2];
+    let run = |precision| {
+        train_heads_at(&settings, &heads, &eval, &all, 10, &mut |_| {}, precision).unwrap()
+    };
+    let (single, double) = (run(Products::Single), run(Products::Double));
+    let mut worst: f64 = 0.0;
+    for (a, b) in single
+        .losses
+        .iter()
+        .flatten()
+        .zip(double.losses.iter().flatten())
+    {
+        worst = worst.max((a.train_cross_entropy - b.train_cross_entropy).abs());
+        worst = worst.max((a.train_kl - b.train_kl).abs());
+        if let (Some(x), Some(y)) = (a.eval_kl, b.eval_kl) {
+            worst = worst.max((x - y).abs());
+        }
+    }
+    for ((a, b), sample) in single.maps.iter().zip(&double.maps).zip(&eval) {
+        worst = worst.max((a.loss(sample).unwrap().kl - b.loss(sample).unwrap().kl).abs());
+    }
+    assert!(worst < 1e-5, "{worst:e}");
+    assert_ne!(
+        single.maps, double.maps,
+        "the two precisions are really both run"
     );
 }
 
@@ -277,7 +330,10 @@ fn training_value_stability() {
     })
     .unwrap();
     let last = curve[5];
-    let (cross_entropy, kl, eval_kl) = (1.87597346445271, 0.23337413762890813, 0.4590908036796385);
+    // With f64 products (before the training took them in f32): 1.87597346445271,
+    // 0.23337413762890813, 0.4590908036796385.
+    let (cross_entropy, kl, eval_kl) =
+        (1.8759734658297962, 0.23337413900599435, 0.45909080504546373);
     let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
     assert!(close(last.train_cross_entropy, cross_entropy), "{last:?}");
     assert!(close(last.train_kl, kl), "{last:?}");

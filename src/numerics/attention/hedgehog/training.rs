@@ -15,15 +15,22 @@
 //! **Cost.** A step costs `3 · L² · 2n` multiply-adds per head (s, `A F_k`, `Aᵀ F_q`, as
 //! blocked matrix products), `4 · L · n · d` for the projections and their gradient, `2 · L · n`
 //! exponentials and L² logarithms (the reported loss).
+//!
+//! **Precision.** The training ([`train_heads`]) takes those three products in f32
+//! ([`Products::Single`]: the long-sequence kernels' `gemm`, four lanes with fused multiply-adds
+//! in WebAssembly, where f64 has two lanes and no fused form), every other step in f64; the
+//! features are probabilities and A is of one sign, so each product sums terms of one sign
+//! (relative error about 1e-7), and the model's own arithmetic is f32 anyway. [`loss`] and the
+//! gradient's check against central differences use f64 products ([`Products::Double`]).
 
 use serde::{Deserialize, Serialize};
 
-use crate::numerics::portable::Libm;
+use crate::numerics::portable::{Libm, ln_positive_normal};
 
 use super::{
     HeadSample, HedgehogError, HedgehogMap, HedgehogSettings, Loss, MapParameters,
-    PROJECTION_OVERFLOW, Projection, TokenFeatures, axpy, dot, multiply, require, transpose,
-    zeroed,
+    PROJECTION_OVERFLOW, Products, Projection, SingleScratch, TokenFeatures, axpy, dot, product,
+    require, transpose, zeroed,
 };
 
 const ADAM_BETA1: f64 = 0.9;
@@ -83,6 +90,9 @@ impl SoftmaxTarget {
 /// Buffers of one evaluation, reused from head to head and step to step.
 #[derive(Default)]
 pub(super) struct Workspace {
+    single: SingleScratch,
+    /// One row's `log s_ij`.
+    logs: Vec<f64>,
     queries: TokenFeatures,
     keys: TokenFeatures,
     /// F_kᵀ (2n × L).
@@ -104,7 +114,8 @@ pub(super) struct Workspace {
 /// The loss of `map` on `sample`, on its own.
 pub(super) fn loss(map: &HedgehogMap, sample: &HeadSample) -> Result<Loss, HedgehogError> {
     let target = SoftmaxTarget::new(sample)?;
-    evaluate(map, sample, &target, &mut Workspace::default(), None)
+    let mut workspace = Workspace::default();
+    evaluate(map, sample, &target, &mut workspace, None, Products::Double)
 }
 
 /// The loss of `map` on one head and, if `gradient` is given, its gradient written into it.
@@ -114,10 +125,13 @@ pub(super) fn evaluate(
     target: &SoftmaxTarget,
     ws: &mut Workspace,
     gradient: Option<&mut MapParameters>,
+    precision: Products,
 ) -> Result<Loss, HedgehogError> {
     let (len, m, scale) = (sample.len, 2 * map.half_features, map.input_scale);
     let (query, key) = (&map.parameters.query, &map.parameters.key);
-    if !(ws.queries.compute(query, &sample.q, scale) && ws.keys.compute(key, &sample.k, scale)) {
+    let (single, p) = (&mut ws.single, precision);
+    let queries = ws.queries.compute(query, &sample.q, scale, p, single);
+    if !(queries && ws.keys.compute(key, &sample.k, scale, p, single)) {
         return Err(PROJECTION_OVERFLOW);
     }
     let (features_q, features_k) = (&ws.queries.floored, &ws.keys.floored);
@@ -125,7 +139,16 @@ pub(super) fn evaluate(
     zeroed(&mut ws.scores, len * len);
     zeroed(&mut ws.row_weights, len);
     transpose(features_k, &mut ws.keys_t, len, m);
-    multiply(features_q, &ws.keys_t, &mut ws.scores, m, len);
+    let single = &mut ws.single;
+    product(
+        precision,
+        single,
+        features_q,
+        &ws.keys_t,
+        &mut ws.scores,
+        m,
+        len,
+    );
     let inv_len = 1.0 / len as f64;
     let with_gradient = gradient.is_some();
     let mut cross_entropy = 0.0;
@@ -135,9 +158,13 @@ pub(super) fn evaluate(
         // r_i log S_i − Σ_j P_ij log s_ij, without the P_ij = 0 terms (0 · log = 0).
         let total: f64 = s_row.iter().sum();
         cross_entropy += row_sum * total.libm_ln();
-        for (s, &p) in s_row.iter_mut().zip(p_row) {
+        // The row's logarithms first, in a loop without calls or branches (s_ij ≥ 2n·10⁻²⁴:
+        // positive and normal, where `ln_positive_normal` is libm's log bit for bit).
+        ws.logs.clear();
+        ws.logs.extend(s_row.iter().map(|&s| ln_positive_normal(s)));
+        for ((s, &p), log_s) in s_row.iter_mut().zip(p_row).zip(&ws.logs) {
             if p > 0.0 {
-                cross_entropy -= p * s.libm_ln();
+                cross_entropy -= p * log_s;
             }
             if with_gradient {
                 *s = -inv_len * p / *s;
@@ -152,7 +179,15 @@ pub(super) fn evaluate(
         zeroed(&mut ws.scores_t, len * len);
         zeroed(&mut ws.query_mix, m);
         // ∂F_q = A F_k + w zᵀ.
-        multiply(&ws.scores, features_k, &mut ws.grad_q, len, m);
+        product(
+            precision,
+            single,
+            &ws.scores,
+            features_k,
+            &mut ws.grad_q,
+            len,
+            m,
+        );
         let key_sums = ws.keys_t.chunks_exact(len).map(|r| r.iter().sum::<f64>());
         for (f, z) in key_sums.enumerate() {
             let column = ws.grad_q.iter_mut().skip(f).step_by(m);
@@ -160,7 +195,15 @@ pub(super) fn evaluate(
         }
         // ∂F_k = Aᵀ F_q + 1 (Σ_i w_i F_q,i)ᵀ.
         transpose(&ws.scores, &mut ws.scores_t, len, len);
-        multiply(&ws.scores_t, features_q, &mut ws.grad_k, len, m);
+        product(
+            precision,
+            single,
+            &ws.scores_t,
+            features_q,
+            &mut ws.grad_k,
+            len,
+            m,
+        );
         for (w, f_row) in ws.row_weights.iter().zip(features_q.chunks_exact(m)) {
             axpy(&mut ws.query_mix, *w, f_row);
         }
@@ -169,8 +212,10 @@ pub(super) fn evaluate(
         }
         let grad_u_t = &mut ws.grad_u_t;
         let (raw_q, raw_k) = (&ws.queries.raw, &ws.keys.raw);
-        (gradient.query).backpropagate(raw_q, &mut ws.grad_q, &sample.q, grad_u_t, scale);
-        (gradient.key).backpropagate(raw_k, &mut ws.grad_k, &sample.k, grad_u_t, scale);
+        let (p, single) = (precision, &mut ws.single);
+        let (grad_q, grad_k) = (&mut ws.grad_q, &mut ws.grad_k);
+        (gradient.query).backpropagate(raw_q, grad_q, &sample.q, grad_u_t, scale, p, single);
+        (gradient.key).backpropagate(raw_k, grad_k, &sample.k, grad_u_t, scale, p, single);
     }
     Ok(Loss {
         cross_entropy,
@@ -182,6 +227,7 @@ impl Projection {
     /// Writes into `self` the gradient of one side from its tokens' softmax pairs before the
     /// floor (L × 2n), ∂CE/∂F (L × 2n, overwritten) and the tokens X (L × d); `grad_u_t` is
     /// scratch.
+    #[allow(clippy::too_many_arguments)]
     fn backpropagate(
         &mut self,
         raw: &[f64],
@@ -189,6 +235,8 @@ impl Projection {
         tokens: &[f64],
         grad_u_t: &mut Vec<f64>,
         scale: f64,
+        precision: Products,
+        single: &mut SingleScratch,
     ) {
         let n = self.bias.len();
         let (dim, len) = (self.weights.len() / n, raw.len() / (2 * n));
@@ -212,7 +260,15 @@ impl Projection {
                 grad_u_t[r * len + t] = p_p * (g_p - c_pos) - p_n * (g_n - c_neg);
             }
         }
-        multiply(grad_u_t, tokens, &mut self.weights, len, dim);
+        product(
+            precision,
+            single,
+            grad_u_t,
+            tokens,
+            &mut self.weights,
+            len,
+            dim,
+        );
         self.weights.iter_mut().for_each(|w| *w *= scale);
         for (b, row) in self.bias.iter_mut().zip(grad_u_t.chunks_exact(len)) {
             *b = row.iter().sum();
@@ -242,13 +298,51 @@ impl Adam {
     fn update(&mut self, parameters: &mut MapParameters, gradient: &MapParameters, rate: f64) {
         self.beta1_power *= ADAM_BETA1;
         self.beta2_power *= ADAM_BETA2;
-        let (correction1, correction2) = (1.0 - self.beta1_power, 1.0 - self.beta2_power);
-        let moments = self.first.values_mut().zip(self.second.values_mut());
-        for ((theta, g), (m, v)) in parameters.values_mut().zip(gradient.values()).zip(moments) {
-            *m = ADAM_BETA1 * *m + (1.0 - ADAM_BETA1) * g;
-            *v = ADAM_BETA2 * *v + (1.0 - ADAM_BETA2) * g * g;
-            *theta -= rate * (*m / correction1) / ((*v / correction2).sqrt() + ADAM_EPSILON);
+        let corrections = (1.0 - self.beta1_power, 1.0 - self.beta2_power);
+        // Slice by slice (W and b of each side), so that each loop is one vectorisable pass.
+        let sides = [
+            (&mut parameters.query, &gradient.query),
+            (&mut parameters.key, &gradient.key),
+        ];
+        let moments = [
+            (&mut self.first.query, &mut self.second.query),
+            (&mut self.first.key, &mut self.second.key),
+        ];
+        for ((theta, g), (m, v)) in sides.into_iter().zip(moments) {
+            adam_step(
+                &mut theta.weights,
+                &g.weights,
+                &mut m.weights,
+                &mut v.weights,
+                rate,
+                corrections,
+            );
+            adam_step(
+                &mut theta.bias,
+                &g.bias,
+                &mut m.bias,
+                &mut v.bias,
+                rate,
+                corrections,
+            );
         }
+    }
+}
+
+/// PyTorch's Adam update of one slice of parameters θ with gradient g and moments m, v.
+fn adam_step(
+    theta: &mut [f64],
+    gradient: &[f64],
+    first: &mut [f64],
+    second: &mut [f64],
+    rate: f64,
+    (correction1, correction2): (f64, f64),
+) {
+    let moments = first.iter_mut().zip(second.iter_mut());
+    for ((theta, g), (m, v)) in theta.iter_mut().zip(gradient).zip(moments) {
+        *m = ADAM_BETA1 * *m + (1.0 - ADAM_BETA1) * g;
+        *v = ADAM_BETA2 * *v + (1.0 - ADAM_BETA2) * g * g;
+        *theta -= rate * (*m / correction1) / ((*v / correction2).sqrt() + ADAM_EPSILON);
     }
 }
 
@@ -337,6 +431,21 @@ pub fn train_heads(
     eval_every: usize,
     on_step: &mut dyn FnMut(&TrainingPoint),
 ) -> Result<TrainedHeads, HedgehogError> {
+    let single = Products::Single;
+    train_heads_at(settings, train, eval, heads, eval_every, on_step, single)
+}
+
+/// [`train_heads`] with its products at `precision` (the tests compare the two).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn train_heads_at(
+    settings: &HedgehogSettings,
+    train: &[HeadSample],
+    eval: &[HeadSample],
+    heads: &[usize],
+    eval_every: usize,
+    on_step: &mut dyn FnMut(&TrainingPoint),
+    precision: Products,
+) -> Result<TrainedHeads, HedgehogError> {
     settings.validate()?;
     require(!train.is_empty(), "train", || {
         "needs at least one head".into()
@@ -399,17 +508,24 @@ pub fn train_heads(
                 head: heads[i],
             };
             let gradient = (!last).then_some(gradient);
-            let loss = evaluate(map, sample, target, &mut workspace, gradient)
+            let loss = evaluate(map, sample, target, &mut workspace, gradient, precision)
                 .ok()
                 .filter(|l| l.cross_entropy.is_finite())
                 .ok_or(diverged.clone())?;
             let eval_kl = match evaluated {
                 true => Some(
-                    evaluate(map, &eval[i], &eval_targets[i], &mut workspace, None)
-                        .ok()
-                        .filter(|l| l.kl.is_finite())
-                        .ok_or(diverged)?
-                        .kl,
+                    evaluate(
+                        map,
+                        &eval[i],
+                        &eval_targets[i],
+                        &mut workspace,
+                        None,
+                        precision,
+                    )
+                    .ok()
+                    .filter(|l| l.kl.is_finite())
+                    .ok_or(diverged)?
+                    .kl,
                 ),
                 false => None,
             };
