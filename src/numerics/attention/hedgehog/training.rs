@@ -27,10 +27,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::numerics::portable::{Libm, ln_positive_normal};
 
+use super::products::{Products, SingleScratch, axpy, dot, product, transpose};
 use super::{
     HeadSample, HedgehogError, HedgehogMap, HedgehogSettings, Loss, MapParameters,
-    PROJECTION_OVERFLOW, Products, Projection, SingleScratch, TokenFeatures, axpy, dot, product,
-    require, transpose, zeroed,
+    PROJECTION_OVERFLOW, Projection, TokenFeatures, require, zeroed,
 };
 
 const ADAM_BETA1: f64 = 0.9;
