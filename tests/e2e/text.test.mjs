@@ -35,7 +35,8 @@ async function paste(page, text) {
 
 test('text view: the model is fetched with progress, the tokens are the model\'s, every head computed', async () => {
   const { page, problems, context } = await openPage(shared.browser,
-    `${shared.server.url}?view=attention&src=text&layer=2&head=5&text=${encodeURIComponent('The quick brown fox jumps over the lazy dog.')}`);
+    // No model swap (swap.test.mjs tests it): the heads table goes after a swap's jobs.
+    `${shared.server.url}?view=attention&src=text&swap=none&layer=2&head=5&text=${encodeURIComponent('The quick brown fox jumps over the lazy dog.')}`);
   const requests = [];
   page.on('request', (r) => requests.push(new URL(r.url()).pathname));
   await waitTokens(page);
@@ -103,7 +104,7 @@ test('text view: shared boards (isolated page) and message ports (plain host) gi
   try {
     for (const [name, url] of [['isolated', shared.server.url], ['plain', plain.url]]) {
       const { page, problems, context } = await openPage(shared.browser,
-        `${url}?view=attention&src=text&layer=3&head=7&text=${encodeURIComponent(text)}`);
+        `${url}?view=attention&src=text&swap=none&layer=3&head=7&text=${encodeURIComponent(text)}`);
       await waitTokens(page);
       assert.ok(Number(await page.$eval('[data-text-tokens]', (e) => e.dataset.textTokens)) >= 64);
       const status = await page.$eval('.model-status', (e) => ({ isolated: e.dataset.isolated, text: e.textContent }));
