@@ -16,11 +16,12 @@
 //! blocked matrix products), `4 · L · n · d` for the projections and their gradient, `2 · L · n`
 //! exponentials and L² logarithms (the reported loss).
 //!
-//! **Precision.** The training ([`train_heads`]) takes those three products in f32
-//! ([`Products::Single`]: the long-sequence kernels' `gemm`, four lanes with fused multiply-adds
-//! in WebAssembly, where f64 has two lanes and no fused form), every other step in f64; the
-//! features are probabilities and A is of one sign, so each product sums terms of one sign
-//! (relative error about 1e-7), and the model's own arithmetic is f32 anyway. [`loss`] and the
+//! **Precision.** The training ([`train_heads`]) takes those three products and the projections'
+//! two (`X Wᵀ` and `∂Uᵀ X`) in f32 ([`Products::Single`]: the long-sequence kernels' `gemm`, four
+//! lanes with fused multiply-adds in WebAssembly, where f64 has two lanes and no fused form),
+//! every other step in f64; the features are probabilities and A is of one sign, so each of the
+//! three sums terms of one sign (relative error about 1e-7), and the model's own arithmetic is
+//! f32 anyway. [`loss`] and the
 //! gradient's check against central differences use f64 products ([`Products::Double`]).
 
 use serde::{Deserialize, Serialize};
