@@ -87,6 +87,54 @@ mod bench {
             .unwrap_or(f64::NAN)
     }
 
+    /// The page's default swap plan (`swap_plan::swap_plan`) on the benchmark's text of `tokens`
+    /// tokens, every job through the model worker's own `ModelWorkspace::handle` on this one
+    /// thread: each job's kind and wall milliseconds, a line each (where the swap's time goes
+    /// in V8, job by job).
+    #[wasm_bindgen]
+    pub fn plan(bytes: &[u8], tokens: usize) -> String {
+        use softmax_kernel_lab::lab::config::{ExperimentConfig, HeadSource};
+        use softmax_kernel_lab::lab::model_loader::ModelLoader;
+        use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
+        use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
+        use softmax_kernel_lab::lab::swap_plan::swap_plan;
+        fn now() -> f64 {
+            js_sys::Date::now()
+        }
+        let mut config = ExperimentConfig::default();
+        config.attention.source = HeadSource::Text;
+        config.attention.text = (0..tokens.max(3) - 2)
+            .map(|i| WORDS[(i * 7 + 99 * 13 + (i * i) % 5) % WORDS.len()])
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut workspace = ModelWorkspace::default();
+        let mut loader = ModelLoader::new();
+        loader.push(bytes);
+        if let ModelSetup::Failed(e) = workspace.load(loader, now(), now) {
+            return e.to_string();
+        }
+        let mut lines = Vec::new();
+        let mut total = 0.0;
+        for request in swap_plan(&config, None) {
+            let name = match &request {
+                ModelRequest::Swap(job) => {
+                    format!("swap {} m={}", job.method, job.config.attention.features)
+                }
+                ModelRequest::Retrieve { job, .. } => format!("retrieve {}", job.method),
+                ModelRequest::TrainHedgehog(_) => "train hedgehog".into(),
+                _ => "other".into(),
+            };
+            let start = now();
+            let answer = workspace.handle(request, now, &mut |_| {});
+            let ms = now() - start;
+            total += ms;
+            let failed = matches!(answer, ModelAnswer::Failed(_));
+            lines.push(format!("{name:<28} {ms:8.1} ms{}", if failed { " FAILED" } else { "" }));
+        }
+        lines.push(format!("total {total:.1} ms"));
+        lines.join("\n")
+    }
+
     /// The forward alone (no tokenizer, no heads asset) on the same text's ids, keeping every
     /// head's Q, K, V when `keep_qkv`; returns the first embedding value.
     #[wasm_bindgen]

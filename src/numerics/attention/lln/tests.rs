@@ -186,3 +186,52 @@ fn features_and_log_attention() {
     }
     assert!(lln_log_attention(&[1e308, 0.0], &[1.0, 0.0], 1, 2, 10.0, 1.0).is_err());
 }
+
+/// The log-space matrix with its sums taken side by side equals, bit for bit, the same formula
+/// one pair at a time (the form before the sums were vectorised), on Gaussian queries and keys
+/// at the fit's coefficients and on a case whose shifted products underflow (the exact
+/// log-sum-exp fallback).
+#[test]
+fn log_attention_equals_the_pairwise_sums_bit_for_bit() {
+    fn pairwise(q: &[f64], k: &[f64], len: usize, d: usize, alpha: f64, beta: f64) -> Vec<f64> {
+        let shifted = |m: &[f64], c: f64| {
+            let (mut logs, mut maxima, mut exps) = (Vec::new(), Vec::new(), Vec::new());
+            for row in m.chunks_exact(d) {
+                let l: Vec<f64> = row.iter().map(|x| c * x).collect();
+                let max = l.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                exps.extend(l.iter().map(|x| (x - max).exp()));
+                logs.extend(l);
+                maxima.push(max);
+            }
+            (logs, maxima, exps)
+        };
+        let ((lq, mq, eq), (lk, mk, ek)) = (shifted(q, alpha), shifted(k, beta));
+        let mut out = vec![0.0; len * len];
+        for (i, row) in out.chunks_exact_mut(len).enumerate() {
+            for (j, c) in row.iter_mut().enumerate() {
+                let s: f64 = (0..d).map(|t| eq[i * d + t] * ek[j * d + t]).sum();
+                *c = if s > 0.0 && s.is_finite() {
+                    mq[i] + mk[j] + s.ln()
+                } else {
+                    let terms: Vec<f64> = (0..d).map(|t| lq[i * d + t] + lk[j * d + t]).collect();
+                    crate::numerics::logspace::log_sum_exp(&terms)
+                };
+            }
+            let norm = crate::numerics::logspace::log_sum_exp(row);
+            row.iter_mut().for_each(|c| *c -= norm);
+        }
+        out
+    }
+    let mut rng = stream_rng(5, StreamPurpose::Trial, 0, 0);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for (len, d, coefficient) in [(37, 64, 0.7), (256, 64, 2.8), (9, 3, 1.0)] {
+        let (q, k) = (gaussian(len * d, 1.0, &mut rng), gaussian(len * d, 1.0, &mut rng));
+        let fast = lln_log_attention(&q, &k, len, d, coefficient, coefficient).unwrap();
+        let slow = pairwise(&q, &k, len, d, coefficient, coefficient);
+        assert_eq!(bits(&fast), bits(&slow), "L = {len}, d = {d}");
+    }
+    // Keys whose shifted products all underflow against the first query: the fallback.
+    let (q, k) = ([800.0, -800.0, 0.0, 1.0], [-800.0, 800.0, 0.5, 0.0]);
+    let fast = lln_log_attention(&q, &k, 2, 2, 1.0, 1.0).unwrap();
+    assert_eq!(bits(&fast), bits(&pairwise(&q, &k, 2, 2, 1.0, 1.0)));
+}
