@@ -257,7 +257,7 @@ impl Default for AttentionSettings {
             focus: MethodId::from_id("prf-pos").unwrap_or_else(MethodId::first),
             swap_layers: (0..HEAD_LAYERS).collect(),
             swap_draws: 3,
-            hedgehog_steps: 200,
+            hedgehog_steps: 100,
             retrieval: default_retrieval(),
             length_max: 0,
         }

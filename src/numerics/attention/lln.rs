@@ -313,27 +313,14 @@ pub fn lln_log_attention(
             what: "a log-feature α·q or β·k",
         });
     }
-    // The keys' shifted exponentials transposed (`d × len`), so that a query's L sums run side
-    // by side: each sum is still `Σ_t a_t b_t` added in t order from −0 (what `Iterator::sum`
-    // does), so every entry is bit for bit the one-pair-at-a-time loop's, but the lanes
-    // vectorise and no longer wait on one addition's latency (the LLN fit's 5·10⁸ products went
-    // from most of a second in WebAssembly to about a tenth).
-    let mut ek_columns = vec![0.0; size];
-    for (j, row) in ek.chunks_exact(d).enumerate() {
-        for (t, &value) in row.iter().enumerate() {
-            ek_columns[t * len + j] = value;
-        }
-    }
+    // The sums of a query against every key side by side (`dots`: bit for bit the pairwise
+    // loop, but vectorised; the LLN fit's 5·10⁸ products took most of a second in WebAssembly
+    // one pair at a time).
+    let ek_columns = super::dots::columns(&ek, len, d);
     let mut sums = vec![0.0; len];
     let mut out = vec![0.0; len * len];
     for (i, row) in out.chunks_exact_mut(len).enumerate() {
-        let eqi = &eq[i * d..(i + 1) * d];
-        sums.fill(-0.0);
-        for (&a, column) in eqi.iter().zip(ek_columns.chunks_exact(len)) {
-            for (s, &b) in sums.iter_mut().zip(column) {
-                *s += a * b;
-            }
-        }
+        super::dots::dots_with_columns(&eq[i * d..(i + 1) * d], &ek_columns, &mut sums);
         for (j, (c, &s)) in row.iter_mut().zip(&sums).enumerate() {
             *c = if s > 0.0 && s.is_finite() {
                 mq[i] + mk[j] + s.ln()

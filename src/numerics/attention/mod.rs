@@ -12,6 +12,7 @@
 
 pub mod data;
 pub mod deterministic;
+pub mod dots;
 pub mod exact;
 pub mod gaussian_head;
 pub mod heads;

@@ -147,10 +147,9 @@ pub fn softmax_rows(
     let shape = AttentionShape { len, d, dv: 1 };
     shape.validate(q, k, None)?;
     let mut p = vec![0.0; len * len];
+    let k_columns = super::dots::columns(k, len, d);
     for (row, qi) in p.chunks_exact_mut(len).zip(q.chunks_exact(d)) {
-        for (s, kj) in row.iter_mut().zip(k.chunks_exact(d)) {
-            *s = dot(qi, kj);
-        }
+        super::dots::dots_with_columns(qi, &k_columns, row);
         if row.iter().any(|s| !s.is_finite()) {
             return Err(RandomizedError::Overflow {
                 what: "a score q·k",
@@ -251,6 +250,7 @@ fn randomized_core<R: Rng + ?Sized>(
             what: "a key's squared norm",
         });
     }
+    let k_columns = super::dots::columns(k, len, d);
     let mut out = vec![0.0; len * dv];
     let mut kept: Vec<Vec<f64>> = rows.iter().map(|_| vec![0.0; len]).collect();
     let mut omega = vec![0.0; d];
@@ -269,8 +269,9 @@ fn randomized_core<R: Rng + ?Sized>(
                 let e: f64 = StandardNormal.sample(rng);
                 *w = a + b + e;
             }
-            for ((lw, kl), hs) in log_w.iter_mut().zip(k.chunks_exact(d)).zip(&half_sq) {
-                *lw = dot(&omega, kl) - hs;
+            super::dots::dots_with_columns(&omega, &k_columns, &mut log_w);
+            for (lw, hs) in log_w.iter_mut().zip(&half_sq) {
+                *lw -= hs;
             }
             let max = log_w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             if !log_w.iter().all(|l| l.is_finite()) {

@@ -1,0 +1,58 @@
+//! One vector's dot products with every row of a matrix, taken side by side: the matrix is
+//! laid out by columns once, and the L sums advance together, term by term. Each sum is still
+//! `Σ_t a_t b_jt` added in t order from −0 (what `Iterator::sum` does), so every result is bit
+//! for bit the one-pair-at-a-time `a.iter().zip(b).map(|(x, y)| x * y).sum()`; but the lanes
+//! vectorise, and no sum waits on one addition's latency per term (a 64-term f64 dot product
+//! alone is latency-bound: about four cycles a term).
+
+/// The rows of `m` (`len × d`, row-major) as columns: entry `(j, t)` at `t · len + j`.
+pub fn columns(m: &[f64], len: usize, d: usize) -> Vec<f64> {
+    let mut out = vec![0.0; len * d];
+    for (j, row) in m.chunks_exact(d.max(1)).take(len).enumerate() {
+        for (t, &value) in row.iter().enumerate() {
+            out[t * len + j] = value;
+        }
+    }
+    out
+}
+
+/// `out[j] = Σ_t a[t] · columns[t · L + j]` for every `j < L = out.len()`, with `columns` from
+/// [`columns`] (`a.len() × L`): bit for bit `a · row_j`.
+pub fn dots_with_columns(a: &[f64], columns: &[f64], out: &mut [f64]) {
+    out.fill(-0.0);
+    if out.is_empty() {
+        return;
+    }
+    for (&x, column) in a.iter().zip(columns.chunks_exact(out.len())) {
+        for (s, &y) in out.iter_mut().zip(column) {
+            *s += x * y;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every sum equals the pairwise `Iterator::sum` bit for bit, on values that round
+    /// differently in every order (and with signed zeros).
+    #[test]
+    fn side_by_side_sums_are_the_pairwise_sums_bit_for_bit() {
+        for (len, d) in [(1, 1), (3, 5), (37, 64), (128, 64), (5, 0)] {
+            let value = |i: usize| {
+                let x = ((i * 2654435761) % 1000) as f64 / 97.0 - 5.0;
+                if i % 11 == 0 { -0.0 } else { x * (1.0 + 1e-9 * i as f64) }
+            };
+            let m: Vec<f64> = (0..len * d).map(value).collect();
+            let a: Vec<f64> = (0..d).map(|i| value(i * 7 + 3)).collect();
+            let cols = columns(&m, len, d);
+            let mut fast = vec![1.0; len];
+            dots_with_columns(&a, &cols, &mut fast);
+            for (j, got) in fast.iter().enumerate() {
+                let row = &m[j * d..(j + 1) * d];
+                let want: f64 = a.iter().zip(row).map(|(x, y)| x * y).sum();
+                assert_eq!(got.to_bits(), want.to_bits(), "L {len} d {d} j {j}");
+            }
+        }
+    }
+}
