@@ -129,7 +129,10 @@ mod bench {
             let ms = now() - start;
             total += ms;
             let failed = matches!(answer, ModelAnswer::Failed(_));
-            lines.push(format!("{name:<28} {ms:8.1} ms{}", if failed { " FAILED" } else { "" }));
+            lines.push(format!(
+                "{name:<28} {ms:8.1} ms{}",
+                if failed { " FAILED" } else { "" }
+            ));
         }
         lines.push(format!("total {total:.1} ms"));
         lines.join("\n")

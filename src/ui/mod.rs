@@ -16,6 +16,7 @@ pub use lazy_attention::{
     AttentionLoad, AttentionLoading, AttentionMount, attention_linked, mount_attention,
 };
 mod on_demand;
+mod paced;
 mod pool;
 pub use pool::{PageRunner, compute_on_page_without_workers};
 mod probe;

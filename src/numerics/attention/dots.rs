@@ -41,7 +41,11 @@ mod tests {
         for (len, d) in [(1, 1), (3, 5), (37, 64), (128, 64), (5, 0)] {
             let value = |i: usize| {
                 let x = ((i * 2654435761) % 1000) as f64 / 97.0 - 5.0;
-                if i % 11 == 0 { -0.0 } else { x * (1.0 + 1e-9 * i as f64) }
+                if i % 11 == 0 {
+                    -0.0
+                } else {
+                    x * (1.0 + 1e-9 * i as f64)
+                }
             };
             let m: Vec<f64> = (0..len * d).map(value).collect();
             let a: Vec<f64> = (0..d).map(|i| value(i * 7 + 3)).collect();

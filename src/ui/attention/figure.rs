@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use crate::lab::config::ExperimentConfig;
 use crate::ui::export::PngButton;
 use crate::ui::math::Math;
+use crate::ui::paced::paced_effect;
 
 /// Redraw trigger on window resizes (the canvases follow their CSS size).
 pub(in crate::ui) fn resize_counter() -> ReadSignal<u32> {
@@ -19,14 +20,15 @@ pub(in crate::ui) fn resize_counter() -> ReadSignal<u32> {
 }
 
 /// Draws `part`'s report with `draw` whenever it (or anything `draw` reads) changes and when
-/// the window is resized; returns the error to show under the chart.
+/// the window is resized, each chart in a task of its own (`paced_effect`); returns the error
+/// to show under the chart.
 pub(super) fn draw_when<T: 'static>(
     part: RwSignal<Option<Result<T, String>>, LocalStorage>,
     draw: impl Fn(&T) -> Result<(), String> + 'static,
 ) -> RwSignal<Option<String>> {
     let error = RwSignal::new(None::<String>);
     let resized = resize_counter();
-    Effect::new(move |_| {
+    paced_effect(move || {
         resized.track();
         part.with(|p| {
             if let Some(Ok(report)) = p {

@@ -225,7 +225,10 @@ fn log_attention_equals_the_pairwise_sums_bit_for_bit() {
     let mut rng = stream_rng(5, StreamPurpose::Trial, 0, 0);
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     for (len, d, coefficient) in [(37, 64, 0.7), (256, 64, 2.8), (9, 3, 1.0)] {
-        let (q, k) = (gaussian(len * d, 1.0, &mut rng), gaussian(len * d, 1.0, &mut rng));
+        let (q, k) = (
+            gaussian(len * d, 1.0, &mut rng),
+            gaussian(len * d, 1.0, &mut rng),
+        );
         let fast = lln_log_attention(&q, &k, len, d, coefficient, coefficient).unwrap();
         let slow = pairwise(&q, &k, len, d, coefficient, coefficient);
         assert_eq!(bits(&fast), bits(&slow), "L = {len}, d = {d}");
