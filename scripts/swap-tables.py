@@ -6,7 +6,7 @@
       kernel-lab swap --methods $ALL --features $m --swapdraws 4 --layers $layers --rank > m$m-$layers.json
     done; done
     for layers in all each; do   # the Hedgehog maps (m = 2n = 64 features), if present
-      kernel-lab swap --methods window --hedgehog --swapdraws 4 --layers $layers --rank > hh-$layers.json
+      kernel-lab swap --methods window --hedgehog --hhsteps 200 --swapdraws 4 --layers $layers --rank > hh-$layers.json
     done
     python3 scripts/swap-tables.py DIR   # DIR holds the four (or six) files
 
