@@ -41,7 +41,7 @@ mod tests {
         for (len, d) in [(1, 1), (3, 5), (37, 64), (128, 64), (5, 0)] {
             let value = |i: usize| {
                 let x = ((i * 2654435761) % 1000) as f64 / 97.0 - 5.0;
-                if i % 11 == 0 {
+                if i.is_multiple_of(11) {
                     -0.0
                 } else {
                     x * (1.0 + 1e-9 * i as f64)
