@@ -5,19 +5,30 @@
 //! vectorise, and no sum waits on one addition's latency per term (a 64-term f64 dot product
 //! alone is latency-bound: about four cycles a term).
 
-/// The rows of `m` (`len × d`, row-major) as columns: entry `(j, t)` at `t · len + j`.
-pub fn columns(m: &[f64], len: usize, d: usize) -> Vec<f64> {
-    let mut out = vec![0.0; len * d];
-    for (j, row) in m.chunks_exact(d.max(1)).take(len).enumerate() {
-        for (t, &value) in row.iter().enumerate() {
-            out[t * len + j] = value;
+/// `to = fromᵀ`: `from` is `rows × cols` and `to` `cols × rows`, both row-major (so the rows of
+/// `from` become `to`'s columns: entry `(r, c)` at `c · rows + r`). Writes into a buffer the
+/// caller keeps (the Hedgehog training transposes in every step).
+pub fn transpose_into(from: &[f64], to: &mut [f64], rows: usize, cols: usize) {
+    if cols == 0 {
+        return;
+    }
+    for (r, row) in from.chunks_exact(cols).take(rows).enumerate() {
+        for (c, x) in row.iter().enumerate() {
+            to[c * rows + r] = *x;
         }
     }
-    out
+}
+
+/// `fromᵀ` in a new buffer ([`transpose_into`]): for [`dots_with_columns`], the keys
+/// (`len × d`) as `d × len`.
+pub fn transpose(from: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    let mut to = vec![0.0; rows * cols];
+    transpose_into(from, &mut to, rows, cols);
+    to
 }
 
 /// `out[j] = Σ_t a[t] · columns[t · L + j]` for every `j < L = out.len()`, with `columns` from
-/// [`columns`] (`a.len() × L`): bit for bit `a · row_j`.
+/// [`transpose`] (`a.len() × L`): bit for bit `a · row_j`.
 pub fn dots_with_columns(a: &[f64], columns: &[f64], out: &mut [f64]) {
     out.fill(-0.0);
     if out.is_empty() {
@@ -49,7 +60,7 @@ mod tests {
             };
             let m: Vec<f64> = (0..len * d).map(value).collect();
             let a: Vec<f64> = (0..d).map(|i| value(i * 7 + 3)).collect();
-            let cols = columns(&m, len, d);
+            let cols = transpose(&m, len, d);
             let mut fast = vec![1.0; len];
             dots_with_columns(&a, &cols, &mut fast);
             for (j, got) in fast.iter().enumerate() {

@@ -42,8 +42,9 @@ use std::fmt;
 use crate::numerics::portable::{Libm, StandardNormal};
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
+use super::dots::transpose_into;
 pub use merge::{CompactMap, merge_heads};
-use products::{Products, SingleScratch, dot, multiply, product, transpose};
+use products::{Products, SingleScratch, dot, multiply, product};
 pub use training::{HeadLoss, TrainedHeads, TrainingPoint, train, train_heads};
 
 /// Features below this are raised to it (LoLCATs' `clamp(min = 1e-12)`).
@@ -311,7 +312,7 @@ impl TokenFeatures {
         zeroed(&mut self.projections, len * n);
         zeroed(&mut self.raw, len * 2 * n);
         zeroed(&mut self.floored, len * 2 * n);
-        transpose(&projection.weights, &mut self.weights_t, n, dim);
+        transpose_into(&projection.weights, &mut self.weights_t, n, dim);
         product(
             precision,
             single,
@@ -467,7 +468,7 @@ impl HedgehogMap {
         let m = 2 * self.half_features;
         let keys = self.features(&self.parameters.key, k)?;
         let mut keys_t = vec![0.0; m * len];
-        transpose(&keys, &mut keys_t, len, m);
+        transpose_into(&keys, &mut keys_t, len, m);
         // Σ_j φ_k(k_j) v_jᵀ (2n × dv) and Σ_j φ_k(k_j) (2n).
         let mut key_values = vec![0.0; m * dv];
         multiply(&keys_t, v, &mut key_values, len, dv);

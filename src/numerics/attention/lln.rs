@@ -316,7 +316,7 @@ pub fn lln_log_attention(
     // The sums of a query against every key side by side (`dots`: bit for bit the pairwise
     // loop, but vectorised; the LLN fit's 5·10⁸ products took most of a second in WebAssembly
     // one pair at a time).
-    let ek_columns = super::dots::columns(&ek, len, d);
+    let ek_columns = super::dots::transpose(&ek, len, d);
     let mut sums = vec![0.0; len];
     let mut out = vec![0.0; len * len];
     for (i, row) in out.chunks_exact_mut(len).enumerate() {

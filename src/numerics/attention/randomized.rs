@@ -147,7 +147,7 @@ pub fn softmax_rows(
     let shape = AttentionShape { len, d, dv: 1 };
     shape.validate(q, k, None)?;
     let mut p = vec![0.0; len * len];
-    let k_columns = super::dots::columns(k, len, d);
+    let k_columns = super::dots::transpose(k, len, d);
     for (row, qi) in p.chunks_exact_mut(len).zip(q.chunks_exact(d)) {
         super::dots::dots_with_columns(qi, &k_columns, row);
         if row.iter().any(|s| !s.is_finite()) {
@@ -250,7 +250,7 @@ fn randomized_core<R: Rng + ?Sized>(
             what: "a key's squared norm",
         });
     }
-    let k_columns = super::dots::columns(k, len, d);
+    let k_columns = super::dots::transpose(k, len, d);
     let mut out = vec![0.0; len * dv];
     let mut kept: Vec<Vec<f64>> = rows.iter().map(|_| vec![0.0; len]).collect();
     let mut omega = vec![0.0; d];

@@ -19,6 +19,8 @@
 
 use std::fmt;
 
+use super::dots::transpose;
+
 /// Why a tensorised example could not be computed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TensorisedError {
@@ -187,17 +189,6 @@ fn matmul(a: &[f64], b: &[f64], n: usize, m: usize, p: usize) -> Vec<f64> {
             for (o, bkj) in row.iter_mut().zip(brow) {
                 *o += aik * bkj;
             }
-        }
-    }
-    out
-}
-
-/// `Aᵀ` for row-major `A` (`n × m`).
-fn transpose(a: &[f64], n: usize, m: usize) -> Vec<f64> {
-    let mut out = vec![0.0; n * m];
-    for i in 0..n {
-        for j in 0..m {
-            out[j * n + i] = a[i * m + j];
         }
     }
     out

@@ -1,4 +1,4 @@
-//! The Hedgehog maps' matrix arithmetic: dot products, transposes and row-major products in
+//! The Hedgehog maps' matrix arithmetic: dot products and row-major products in
 //! f64 ([`multiply`]), or in f32 through the long-sequence kernels' `gemm` ([`product`] at
 //! [`Products::Single`], what the training uses).
 
@@ -25,15 +25,6 @@ pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// `y += a x`.
 pub(super) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     y.iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
-}
-
-/// `to = fromᵀ`: `from` rows × cols, `to` cols × rows.
-pub(super) fn transpose(from: &[f64], to: &mut [f64], rows: usize, cols: usize) {
-    for (r, row) in from.chunks_exact(cols).enumerate() {
-        for (c, x) in row.iter().enumerate() {
-            to[c * rows + r] = *x;
-        }
-    }
 }
 
 /// The precision of an evaluation's matrix products (see `training.rs`'s documentation).

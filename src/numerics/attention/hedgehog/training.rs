@@ -28,11 +28,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::numerics::portable::{Libm, ln_positive_normal};
 
-use super::products::{Products, SingleScratch, axpy, dot, product, transpose};
+use super::products::{Products, SingleScratch, axpy, dot, product};
 use super::{
     HeadSample, HedgehogError, HedgehogMap, HedgehogSettings, Loss, MapParameters,
     PROJECTION_OVERFLOW, Projection, TokenFeatures, require, zeroed,
 };
+use crate::numerics::attention::dots::transpose_into;
 
 const ADAM_BETA1: f64 = 0.9;
 const ADAM_BETA2: f64 = 0.999;
@@ -139,7 +140,7 @@ pub(super) fn evaluate(
     zeroed(&mut ws.keys_t, m * len);
     zeroed(&mut ws.scores, len * len);
     zeroed(&mut ws.row_weights, len);
-    transpose(features_k, &mut ws.keys_t, len, m);
+    transpose_into(features_k, &mut ws.keys_t, len, m);
     let single = &mut ws.single;
     product(
         precision,
@@ -195,7 +196,7 @@ pub(super) fn evaluate(
             column.zip(&ws.row_weights).for_each(|(g, w)| *g += w * z);
         }
         // ∂F_k = Aᵀ F_q + 1 (Σ_i w_i F_q,i)ᵀ.
-        transpose(&ws.scores, &mut ws.scores_t, len, len);
+        transpose_into(&ws.scores, &mut ws.scores_t, len, len);
         product(
             precision,
             single,
