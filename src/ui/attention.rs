@@ -49,7 +49,7 @@ use controls::AttentionControls;
 use embed::AttentionEmbed;
 use errors::{BiasVarianceChart, RowErrors};
 use figure::ConfirmRun;
-pub(super) use figure::{Figure, TableScroll, chart_error, resize_counter};
+pub(super) use figure::{Figure, TableScroll, chart_error, paced_chart, resize_counter};
 use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;

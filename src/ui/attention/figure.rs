@@ -19,24 +19,35 @@ pub(in crate::ui) fn resize_counter() -> ReadSignal<u32> {
     resized
 }
 
-/// Draws `part`'s report with `draw` whenever it (or anything `draw` reads) changes and when
-/// the window is resized, each chart in a task of its own (`paced_effect`); returns the error
-/// to show under the chart.
-pub(super) fn draw_when<T: 'static>(
-    part: RwSignal<Option<Result<T, String>>, LocalStorage>,
-    draw: impl Fn(&T) -> Result<(), String> + 'static,
+/// A chart drawn by `draw` (`None`: nothing to draw yet) whenever anything it reads changes
+/// and when the window is resized, each chart in a task of its own (`paced_effect`); returns
+/// the error to show under the chart.
+pub(in crate::ui) fn paced_chart(
+    draw: impl Fn() -> Option<Result<(), String>> + 'static,
 ) -> RwSignal<Option<String>> {
     let error = RwSignal::new(None::<String>);
     let resized = resize_counter();
     paced_effect(move || {
         resized.track();
-        part.with(|p| {
-            if let Some(Ok(report)) = p {
-                error.set(draw(report).err());
-            }
-        });
+        if let Some(drawn) = draw() {
+            error.set(drawn.err());
+        }
     });
     error
+}
+
+/// Draws `part`'s report with `draw` whenever it (or anything `draw` reads) changes and when
+/// the window is resized ([`paced_chart`]); returns the error to show under the chart.
+pub(super) fn draw_when<T: 'static>(
+    part: RwSignal<Option<Result<T, String>>, LocalStorage>,
+    draw: impl Fn(&T) -> Result<(), String> + 'static,
+) -> RwSignal<Option<String>> {
+    paced_chart(move || {
+        part.with(|p| match p {
+            Some(Ok(report)) => Some(draw(report)),
+            _ => None,
+        })
+    })
 }
 
 /// One figure of the view: its title, its formula, its charts and tables, and what to notice.

@@ -11,24 +11,15 @@ use crate::lab::config::SWAP_BUDGETS;
 use crate::lab::model_protocol::{HedgehogPoint, HedgehogTraining, SwapReport};
 use crate::lab::swap_plan::KEEPS_COSINE;
 use crate::ui::attention::model_client::SwapCell;
-use crate::ui::attention::{TableScroll, resize_counter};
-use crate::ui::paced::paced_effect;
+use crate::ui::attention::{TableScroll, paced_chart};
 
-/// Redraws `canvas` with `draw` when anything it reads changes or the window is resized, each
-/// chart in a task of its own (`paced_effect`); the error to show under the chart.
+/// Redraws `canvas` with `draw` when anything it reads changes or the window is resized
+/// ([`paced_chart`]); the error to show under the chart.
 fn redraw(
     canvas: NodeRef<Canvas>,
     draw: impl Fn(&web_sys::HtmlCanvasElement) -> Result<(), String> + 'static,
 ) -> RwSignal<Option<String>> {
-    let error = RwSignal::new(None::<String>);
-    let resized = resize_counter();
-    paced_effect(move || {
-        resized.track();
-        if let Some(c) = canvas.get() {
-            error.set(draw(&c).err());
-        }
-    });
-    error
+    paced_chart(move || canvas.get().map(|c| draw(&c)))
 }
 
 /// `1 − cos` of a report that went through.
