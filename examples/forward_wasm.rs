@@ -90,9 +90,9 @@ mod bench {
     /// The page's default swap plan (`swap_plan::swap_plan`) on the benchmark's text of `tokens`
     /// tokens, every job through the model worker's own `ModelWorkspace::handle` on this one
     /// thread: each job's kind and wall milliseconds, a line each (where the swap's time goes
-    /// in V8, job by job).
+    /// in V8, job by job). Only the jobs whose line starts with `only` run (all when empty).
     #[wasm_bindgen]
-    pub fn plan(bytes: &[u8], tokens: usize) -> String {
+    pub fn plan(bytes: &[u8], tokens: usize, only: &str) -> String {
         use softmax_kernel_lab::lab::config::{ExperimentConfig, HeadSource};
         use softmax_kernel_lab::lab::model_loader::ModelLoader;
         use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
@@ -124,6 +124,9 @@ mod bench {
                 ModelRequest::TrainHedgehog(_) => "train hedgehog".into(),
                 _ => "other".into(),
             };
+            if !name.starts_with(only) {
+                continue;
+            }
             let start = now();
             let answer = workspace.handle(request, now, &mut |_| {});
             let ms = now() - start;

@@ -200,6 +200,22 @@ fn registry_output(
     Ok(run.attention.output.iter().map(|x| *x as f32).collect())
 }
 
+/// The settings a swap's registry method reads, prepared once per forward (or batch).
+fn registry_of(
+    swap: &Swap,
+    config: &ExperimentConfig,
+    model: &TextModel,
+) -> Option<RegistryContext> {
+    match &swap.method {
+        SwapMethod::Registry(method) => Some(RegistryContext::new(
+            *method,
+            config,
+            model.weights.config.head_dim(),
+        )),
+        SwapMethod::Learned(_) => None,
+    }
+}
+
 /// The forward with `swap` in place, draw `draw`, every layer's states kept if `keep_layers`.
 fn swapped_forward(
     model: &TextModel,
@@ -208,14 +224,7 @@ fn swapped_forward(
     swap: &Swap,
     (draw, keep_layers): (usize, bool),
 ) -> Result<Forward, ModelError> {
-    let registry = match &swap.method {
-        SwapMethod::Registry(method) => Some(RegistryContext::new(
-            *method,
-            config,
-            model.weights.config.head_dim(),
-        )),
-        SwapMethod::Learned(_) => None,
-    };
+    let registry = registry_of(swap, config, model);
     let mut replace = |head: &HeadInputs| {
         swap.layers
             .contains(&head.layer)
@@ -229,6 +238,28 @@ fn swapped_forward(
         },
         Some(&mut replace),
     )
+}
+
+/// The sentence embeddings of `texts` with `swap` in place, draw `draw`: one batch
+/// ([`BertWeights::forward_batch`], each text's own forward bit for bit), each head of a
+/// random method drawing the same ω for every text, as one model would.
+///
+/// [`BertWeights::forward_batch`]: crate::numerics::bert::BertWeights::forward_batch
+fn swapped_embeddings(
+    model: &TextModel,
+    texts: &[&[u32]],
+    config: &ExperimentConfig,
+    swap: &Swap,
+    draw: usize,
+) -> Result<Vec<Vec<f32>>, ModelError> {
+    let registry = registry_of(swap, config, model);
+    let mut replace = |head: &HeadInputs| {
+        swap.layers
+            .contains(&head.layer)
+            .then(|| approximate(swap, registry.as_ref(), draw, head))
+    };
+    let forwards = model.weights.forward_batch(texts, Some(&mut replace))?;
+    Ok(forwards.into_iter().map(|f| f.embedding).collect())
 }
 
 fn draws_of(swap: &Swap) -> usize {
@@ -438,10 +469,13 @@ pub fn exact_retrieval(
         .iter()
         .map(|t| Ok(model.tokenizer.encode(t, MODEL_MAX_TOKENS)?.ids))
         .collect::<Result<Vec<_>, ModelError>>()?;
-    let exact: Vec<Vec<f32>> = ids
-        .iter()
-        .map(|i| Ok(model.weights.forward(i, false)?.embedding))
-        .collect::<Result<_, ModelError>>()?;
+    let texts: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+    let exact: Vec<Vec<f32>> = model
+        .weights
+        .forward_batch(&texts, None)?
+        .into_iter()
+        .map(|f| f.embedding)
+        .collect();
     Ok(ExactRetrieval {
         query: query.to_string(),
         candidates: candidates.iter().map(|c| c.to_string()).collect(),
@@ -474,12 +508,9 @@ pub fn retrieval_report_on(
     let draws = draws_of(swap);
     let mut rankings = Vec::new();
     let mut failure = None;
+    let texts: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
     for draw in 0..draws {
-        let embedded: Result<Vec<Vec<f32>>, ModelError> = ids
-            .iter()
-            .map(|i| Ok(swapped_forward(model, i, config, swap, (draw, false))?.embedding))
-            .collect();
-        match embedded {
+        match swapped_embeddings(model, &texts, config, swap, draw) {
             Ok(e) => rankings.push(ranking_of(&e[0], &e[1..])),
             Err(ModelError::Replacement(reason)) => {
                 failure.get_or_insert(reason);

@@ -60,6 +60,10 @@ fn job(config: &ExperimentConfig, method: &str, features: usize) -> SwapJob {
     if let Some(id) = MethodId::from_id(method) {
         to.methods = vec![id];
     }
+    if method == HEDGEHOG {
+        // The maps it reads are the ones trained with these steps.
+        to.hedgehog_steps = from.hedgehog_steps;
+    }
     SwapJob {
         text: from.text.clone(),
         method: method.to_string(),
@@ -83,8 +87,9 @@ pub fn uses_features(config: &ExperimentConfig, method: MethodId) -> bool {
 /// The jobs of the model swap for `config`, in the order the page sends them: every chosen
 /// method at every budget (budget by budget, so that the table fills column by column; a
 /// method without a budget once), then the Hedgehog maps (trained unless `trained` is the same
-/// training) and their swap, then the retrieval set under every method at the view's m. Empty
-/// unless the data are the user's text.
+/// training) and their swap, then the retrieval set under every method at the view's m (jobs
+/// that do not depend on the text: their `text` is empty). Empty unless the data are the
+/// user's text.
 pub fn swap_plan(config: &ExperimentConfig, trained: Option<&HedgehogJob>) -> Vec<ModelRequest> {
     if config.attention.source != HeadSource::Text || config.attention.swap_layers.is_empty() {
         return Vec::new();
@@ -113,7 +118,12 @@ pub fn swap_plan(config: &ExperimentConfig, trained: Option<&HedgehogJob>) -> Ve
         let methods = config.attention.methods.iter().map(|m| m.id());
         for method in methods.chain(hedgehog.as_ref().map(|_| HEDGEHOG)) {
             plan.push(ModelRequest::Retrieve {
-                job: job(config, method, m),
+                // The retrieval set is not the text: a new text leaves these jobs as they are
+                // (and the page keeps their answers).
+                job: SwapJob {
+                    text: String::new(),
+                    ..job(config, method, m)
+                },
                 query: query.clone(),
                 candidates: candidates.clone(),
             });
@@ -329,6 +339,47 @@ mod tests {
             plan,
             "the retrieval runs at the view's m"
         );
+    }
+
+    /// Another text changes every swap job and no retrieval job; other Hedgehog steps change
+    /// the Hedgehog retrieval (its maps), and only it.
+    #[test]
+    fn the_retrieval_jobs_do_not_depend_on_the_text() {
+        let retrievals = |c: &ExperimentConfig| -> Vec<ModelRequest> {
+            swap_plan(c, None)
+                .into_iter()
+                .filter(|r| matches!(r, ModelRequest::Retrieve { .. }))
+                .collect()
+        };
+        let swaps = |c: &ExperimentConfig| -> Vec<ModelRequest> {
+            swap_plan(c, None)
+                .into_iter()
+                .filter(|r| matches!(r, ModelRequest::Swap(_)))
+                .collect()
+        };
+        let config = text_config();
+        let mut other = config.clone();
+        other.attention.text = "Another text entirely, about the sea.".into();
+        assert_eq!(retrievals(&other), retrievals(&config));
+        assert_eq!(
+            retrievals(&config).len(),
+            config.attention.methods.len() + 1
+        );
+        let (a, b) = (swaps(&config), swaps(&other));
+        assert_eq!(a.len(), b.len());
+        assert!(a.iter().zip(&b).all(|(x, y)| x != y));
+        let mut steps = config.clone();
+        steps.attention.hedgehog_steps = 50;
+        let changed: Vec<String> = retrievals(&steps)
+            .iter()
+            .zip(&retrievals(&config))
+            .filter(|(x, y)| x != y)
+            .map(|(x, _)| match x {
+                ModelRequest::Retrieve { job, .. } => job.method.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(changed, vec![HEDGEHOG.to_string()]);
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! - `tokenizer`: Hugging Face `tokenizers` on the stored `tokenizer.json`;
 //! - `linear`: the packed dense layers (the forward's multiply-adds);
 //! - `forward`: the forward pass and the sentence embedding;
+//! - `batch`: several texts at once, their rows stacked for the dense layers (each text's
+//!   forward bit for bit);
 //! - `part`: the forward split by rows (two workers each run some of a text's rows and swap
 //!   only keys and values per layer); the whole forward is one part;
 //! - `rows`, `head_attention`: the row-wise steps (embeddings, layer norm, GELU) and one head's
@@ -16,6 +18,7 @@
 
 use std::fmt;
 
+mod batch;
 pub mod forward;
 mod forward_io;
 mod head_attention;

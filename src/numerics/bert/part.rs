@@ -119,6 +119,28 @@ fn cover_order(ranges: &[Range<usize>], len: usize) -> Result<Vec<usize>, ModelE
 }
 
 impl BertWeights {
+    /// Why the model cannot run on `ids` (none, more than its positions, outside its
+    /// vocabulary), if it cannot.
+    pub(super) fn check_ids(&self, ids: &[u32]) -> Result<(), ModelError> {
+        let c = &self.config;
+        if ids.is_empty() {
+            return Err(ModelError::NoTokens);
+        }
+        if ids.len() > c.max_position_embeddings {
+            return Err(ModelError::TooManyTokens {
+                tokens: ids.len(),
+                limit: c.max_position_embeddings,
+            });
+        }
+        if let Some(&id) = ids.iter().find(|&&id| id as usize >= c.vocab_size) {
+            return Err(ModelError::Tokenizer(format!(
+                "token id {id} is outside the vocabulary of {}",
+                c.vocab_size
+            )));
+        }
+        Ok(())
+    }
+
     /// This worker's share of a forward: rows `rows` of the text `ids` (all the ids: the
     /// positions and the attention need them), keeping what `keep` asks.
     pub fn forward_part(
@@ -129,21 +151,7 @@ impl BertWeights {
     ) -> Result<ForwardPart<'_>, ModelError> {
         let c = &self.config;
         let len = ids.len();
-        if len == 0 {
-            return Err(ModelError::NoTokens);
-        }
-        if len > c.max_position_embeddings {
-            return Err(ModelError::TooManyTokens {
-                tokens: len,
-                limit: c.max_position_embeddings,
-            });
-        }
-        if let Some(&id) = ids.iter().find(|&&id| id as usize >= c.vocab_size) {
-            return Err(ModelError::Tokenizer(format!(
-                "token id {id} is outside the vocabulary of {}",
-                c.vocab_size
-            )));
-        }
+        self.check_ids(ids)?;
         if rows.start >= rows.end || rows.end > len {
             return Err(parts_error(format!(
                 "rows {rows:?} are not a non-empty part of the text's {len} tokens"
@@ -370,7 +378,7 @@ impl ForwardPart<'_> {
 
 /// What `replace` gives for one head (`None`: softmax), checked; `q` is the head's raw queries,
 /// `keys` and `values` its rows in the layer's.
-fn replacement(
+pub(super) fn replacement(
     replace: &mut Replacement,
     (layer, head, len, dh): (usize, usize, usize, usize),
     q: &[f32],

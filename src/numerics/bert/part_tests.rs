@@ -2,7 +2,8 @@
 //! structure (2 layers, hidden 16, 2 heads of 8, feed-forward 24) and pseudo-random weights:
 //! every row-wise step and each query's attention depend on that row alone, so the parts give
 //! the whole forward's hidden states, kept projections and layer states bit for bit; only the
-//! embedding's f64 column sums are grouped otherwise.
+//! embedding's f64 column sums are grouped otherwise. Texts run as a batch (`batch.rs`) give
+//! each text's own forward bit for bit, embedding included.
 
 use std::ops::Range;
 
@@ -167,6 +168,114 @@ fn a_replacement_that_keeps_softmax_changes_nothing() {
         .expect("runs");
     assert_eq!(seen, 4);
     assert_eq!(replaced, whole);
+}
+
+/// A replacement that answers head (layer 0, head 1) with each query's own value scaled by the
+/// mean of its query (a deterministic function of the head's inputs alone) and keeps softmax
+/// elsewhere; counts its calls.
+fn own_value_replacement(
+    calls: &mut Vec<(usize, usize, usize)>,
+) -> impl FnMut(&super::HeadInputs) -> Option<Result<Vec<f32>, String>> + '_ {
+    move |head: &super::HeadInputs| {
+        calls.push((head.layer, head.head, head.len));
+        (head.layer == 0 && head.head == 1).then(|| {
+            Ok(head
+                .v
+                .chunks_exact(head.dim)
+                .zip(head.q.chunks_exact(head.dim))
+                .flat_map(|(v, q)| {
+                    let mean = q.iter().sum::<f32>() / head.dim as f32;
+                    v.iter().map(move |x| x * mean)
+                })
+                .collect())
+        })
+    }
+}
+
+/// Texts run together give each text's own forward bit for bit (hidden states and embedding),
+/// with softmax everywhere and with a replacement, which sees each text's head on its own
+/// (layer by layer, head by head, text by text).
+#[test]
+fn a_batch_of_texts_equals_each_text_alone() {
+    let model = tiny_model();
+    let texts: Vec<Vec<u32>> = [9usize, 1, 14, 4]
+        .iter()
+        .enumerate()
+        .map(|(t, &len)| {
+            (0..len)
+                .map(|i| ((i * 5 + t * 3 + 1) % 30) as u32)
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[u32]> = texts.iter().map(Vec::as_slice).collect();
+    let alone = |ids: &[u32], replaced: bool| {
+        let mut calls = Vec::new();
+        let mut replace = own_value_replacement(&mut calls);
+        let forward = model
+            .forward_with(
+                ids,
+                Keep::default(),
+                replaced.then_some(&mut replace as super::Replacement),
+            )
+            .expect("runs");
+        (forward.hidden, forward.embedding)
+    };
+    for replaced in [false, true] {
+        let mut calls = Vec::new();
+        let mut replace = own_value_replacement(&mut calls);
+        let batch = model
+            .forward_batch(
+                &refs,
+                replaced.then_some(&mut replace as super::Replacement),
+            )
+            .expect("runs");
+        drop(replace);
+        assert_eq!(batch.len(), texts.len());
+        for (ids, forward) in refs.iter().zip(&batch) {
+            assert_eq!(forward.len, ids.len());
+            assert_eq!(
+                (forward.hidden.clone(), forward.embedding.clone()),
+                alone(ids, replaced)
+            );
+        }
+        if replaced {
+            let expected: Vec<(usize, usize, usize)> = (0..2)
+                .flat_map(|layer| {
+                    (0..2).flat_map(move |head| [9, 1, 14, 4].map(|len| (layer, head, len)))
+                })
+                .collect();
+            assert_eq!(calls, expected);
+        }
+    }
+    // The replacement changes the batch (so the comparison above can fail).
+    let plain = model.forward_batch(&refs, None).expect("runs");
+    let mut calls = Vec::new();
+    let mut replace = own_value_replacement(&mut calls);
+    let replaced = model
+        .forward_batch(&refs, Some(&mut replace))
+        .expect("runs");
+    assert_ne!(plain[0].embedding, replaced[0].embedding);
+}
+
+/// A batch with a text that cannot run, or whose replacement fails, is an error that says why.
+#[test]
+fn a_batch_says_why_it_cannot_run() {
+    let model = tiny_model();
+    let good: &[u32] = &[1, 2, 3];
+    assert_eq!(
+        model.forward_batch(&[good, &[]], None),
+        Err(ModelError::NoTokens)
+    );
+    assert!(matches!(
+        model.forward_batch(&[good, &[1, 99]], None),
+        Err(ModelError::Tokenizer(_))
+    ));
+    let mut fail = |_: &super::HeadInputs| Some(Err("no".to_string()));
+    assert_eq!(
+        model.forward_batch(&[good], Some(&mut fail)),
+        Err(ModelError::Replacement("no".into()))
+    );
+    assert_eq!(model.forward_batch(&[], None), Ok(Vec::new()));
 }
 
 fn parts_error<T: std::fmt::Debug>(result: Result<T, ModelError>) -> String {

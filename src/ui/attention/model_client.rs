@@ -59,6 +59,9 @@ pub(super) struct SwapCell {
 pub(super) struct RetrievalCell {
     pub job: SwapJob,
     pub report: Result<RetrievalReport, String>,
+    /// The request it answers: a later plan with the same request keeps this answer (the
+    /// retrieval set does not depend on the text).
+    pub request: ModelRequest,
 }
 
 /// The model swap's answers for the current plan, as they arrive.
@@ -196,11 +199,24 @@ impl TextModel {
     }
 
     /// Replaces the model swap's plan: the older plan's answers are no longer delivered and
-    /// its jobs not yet sent are dropped; the results are cleared.
+    /// its jobs not yet sent are dropped; the results are cleared, except the retrievals the
+    /// new plan asks for again (answered, they are not sent again).
     pub fn plan(self, jobs: Vec<ModelRequest>) {
-        self.swap.progress.set((0, jobs.len()));
+        let kept: Vec<RetrievalCell> = self.swap.retrieval.with_untracked(|cells| {
+            cells
+                .iter()
+                .filter(|c| c.report.is_ok() && jobs.contains(&c.request))
+                .cloned()
+                .collect()
+        });
+        let total = jobs.len();
+        let jobs: Vec<ModelRequest> = jobs
+            .into_iter()
+            .filter(|j| !kept.iter().any(|c| &c.request == j))
+            .collect();
+        self.swap.progress.set((total - jobs.len(), total));
         self.swap.cells.set(Vec::new());
-        self.swap.retrieval.set(Vec::new());
+        self.swap.retrieval.set(kept);
         if jobs
             .iter()
             .any(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
@@ -217,6 +233,7 @@ impl TextModel {
         let ticket = Pool::ticket(&pool, Channel::Swap);
         let swap = self.swap;
         for job in jobs {
+            let request = job.clone();
             let on_point = move |update: ModelAnswer| {
                 if let ModelAnswer::Training(point) = update {
                     swap.curve.update(|c| c.push(point));
@@ -228,8 +245,13 @@ impl TextModel {
                         swap.cells.update(|c| c.push(SwapCell { job, report }));
                     }
                     Ok(ModelAnswer::Retrieved { job, report, .. }) => {
-                        swap.retrieval
-                            .update(|c| c.push(RetrievalCell { job, report }));
+                        swap.retrieval.update(|c| {
+                            c.push(RetrievalCell {
+                                job,
+                                report,
+                                request,
+                            })
+                        });
                     }
                     Ok(ModelAnswer::Trained(result)) => {
                         if let Ok(training) = &result {

@@ -321,3 +321,42 @@ fn elementwise_exponential_features_in_every_form() {
         assert!(gap < 5e-5, "{form:?}: {gap}");
     }
 }
+
+/// `draw_features` keeps its last ω: drawn again from the same stream state it gives the same
+/// ω and leaves the stream where the first draw did; from any other state (or at another m)
+/// it draws what `Projections::sample_coupled` draws.
+#[test]
+fn draw_features_reuses_only_the_same_draw() {
+    use crate::numerics::estimators::Projections;
+    let data = problem(16, 8, 4, 0.5, 3);
+    let estimator = EstimatorId::from_id("prf-pos").expect("registry estimator");
+    let settings = settings(24);
+    let fit = fit_estimator(estimator, &data, &settings).expect("fit");
+    let start = stream_rng(5, StreamPurpose::Attention, 99, 0);
+    let fresh = |m: usize, rng: &mut crate::numerics::rng::StreamRng| {
+        Projections::sample_coupled(settings.coupling, m, data.d, rng).expect("draw")
+    };
+    let (mut first_rng, mut again_rng) = (start.clone(), start.clone());
+    let first = draw_features(estimator, &fit, &settings, data.d, &mut first_rng).expect("draw");
+    let again = draw_features(estimator, &fit, &settings, data.d, &mut again_rng).expect("draw");
+    let mut direct_rng = start.clone();
+    assert_eq!(first.omega, fresh(24, &mut direct_rng));
+    assert_eq!(again.omega, first.omega);
+    assert_eq!((&first_rng, &again_rng), (&direct_rng, &direct_rng));
+    // The stream moved on: the next draw is a new one.
+    let next = draw_features(estimator, &fit, &settings, data.d, &mut first_rng).expect("draw");
+    assert_eq!(next.omega, fresh(24, &mut direct_rng));
+    assert_ne!(next.omega, first.omega);
+    // Another m from the first state: not the kept ω.
+    let mut other = start.clone();
+    let wider = settings_with_features(&settings, 40);
+    let drawn = draw_features(estimator, &fit, &wider, data.d, &mut other).expect("draw");
+    assert_eq!(drawn.omega, fresh(40, &mut start.clone()));
+}
+
+fn settings_with_features(settings: &MethodSettings, m: usize) -> MethodSettings {
+    MethodSettings {
+        features: m,
+        ..settings.clone()
+    }
+}
