@@ -216,6 +216,20 @@ fn registry_of(
     }
 }
 
+/// What replaces softmax in a forward with `swap`, draw `draw`: the method in the swapped
+/// layers' heads, softmax elsewhere.
+fn replacement_of<'a>(
+    swap: &'a Swap,
+    registry: Option<&'a RegistryContext>,
+    draw: usize,
+) -> impl FnMut(&HeadInputs) -> Option<Result<Vec<f32>, String>> + 'a {
+    move |head: &HeadInputs| {
+        swap.layers
+            .contains(&head.layer)
+            .then(|| approximate(swap, registry, draw, head))
+    }
+}
+
 /// The forward with `swap` in place, draw `draw`, every layer's states kept if `keep_layers`.
 fn swapped_forward(
     model: &TextModel,
@@ -225,11 +239,7 @@ fn swapped_forward(
     (draw, keep_layers): (usize, bool),
 ) -> Result<Forward, ModelError> {
     let registry = registry_of(swap, config, model);
-    let mut replace = |head: &HeadInputs| {
-        swap.layers
-            .contains(&head.layer)
-            .then(|| approximate(swap, registry.as_ref(), draw, head))
-    };
+    let mut replace = replacement_of(swap, registry.as_ref(), draw);
     model.weights.forward_with(
         ids,
         Keep {
@@ -253,11 +263,7 @@ fn swapped_embeddings(
     draw: usize,
 ) -> Result<Vec<Vec<f32>>, ModelError> {
     let registry = registry_of(swap, config, model);
-    let mut replace = |head: &HeadInputs| {
-        swap.layers
-            .contains(&head.layer)
-            .then(|| approximate(swap, registry.as_ref(), draw, head))
-    };
+    let mut replace = replacement_of(swap, registry.as_ref(), draw);
     let forwards = model.weights.forward_batch(texts, Some(&mut replace))?;
     Ok(forwards.into_iter().map(|f| f.embedding).collect())
 }

@@ -12,7 +12,7 @@ use super::ModelError;
 use super::forward_io::{Forward, Replacement};
 use super::head_attention::{HeadAttention, Rows};
 use super::part::{embedding_of_sums, replacement};
-use super::rows::{add_in_place, embed, gelu_in_place, layer_norm};
+use super::rows::{embed, finish_rows, layer_norm};
 use super::weights::BertWeights;
 
 impl BertWeights {
@@ -91,14 +91,14 @@ impl BertWeights {
                     }
                 }
             }
-            weights.attention_output.apply(&context, n, &mut projected);
-            add_in_place(&mut x, &projected);
-            layer_norm(&mut x, &weights.attention_norm, eps);
-            weights.intermediate.apply(&x, n, &mut inner);
-            gelu_in_place(&mut inner);
-            weights.output.apply(&inner, n, &mut projected);
-            add_in_place(&mut x, &projected);
-            layer_norm(&mut x, &weights.output_norm, eps);
+            finish_rows(
+                weights,
+                eps,
+                n,
+                &context,
+                &mut x,
+                (&mut projected, &mut inner),
+            );
         }
         Ok(spans
             .iter()

@@ -16,7 +16,7 @@ use std::ops::Range;
 use super::ModelError;
 use super::forward_io::{Forward, HeadInputs, Keep, LayerStates, Replacement};
 use super::head_attention::{HeadAttention, Rows};
-use super::rows::{add_in_place, embed, gelu_in_place, layer_norm};
+use super::rows::{embed, finish_rows, layer_norm};
 use super::weights::BertWeights;
 
 /// One part's keys and values of one layer: rows `rows` of the text, each `rows.len() × hidden`
@@ -324,20 +324,14 @@ impl ForwardPart<'_> {
                 self.context[i * h + head * dh..i * h + (head + 1) * dh].copy_from_slice(row);
             }
         }
-        let weights = &self.weights.layers[layer];
-        let eps = c.layer_norm_eps as f32;
-        weights
-            .attention_output
-            .apply(&self.context, n, &mut self.projected_rows);
-        add_in_place(&mut self.x, &self.projected_rows);
-        layer_norm(&mut self.x, &weights.attention_norm, eps);
-        weights.intermediate.apply(&self.x, n, &mut self.inner);
-        gelu_in_place(&mut self.inner);
-        weights
-            .output
-            .apply(&self.inner, n, &mut self.projected_rows);
-        add_in_place(&mut self.x, &self.projected_rows);
-        layer_norm(&mut self.x, &weights.output_norm, eps);
+        finish_rows(
+            &self.weights.layers[layer],
+            c.layer_norm_eps as f32,
+            n,
+            &self.context,
+            &mut self.x,
+            (&mut self.projected_rows, &mut self.inner),
+        );
         if let Some(states) = self.states.as_mut() {
             states.push(LayerStates {
                 attention: self.context.clone(),

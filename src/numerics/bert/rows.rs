@@ -4,7 +4,7 @@
 
 use half::f16;
 
-use super::weights::{BertWeights, LayerNorm};
+use super::weights::{BertWeights, EncoderLayer, LayerNorm};
 
 /// Rows `first .. first + out.len() / hidden` of the embeddings (word + position + token type
 /// 0) before their layer norm; `ids` are those rows' tokens (checked against the vocabulary by
@@ -23,6 +23,28 @@ pub(crate) fn embed(weights: &BertWeights, ids: &[u32], first: usize, out: &mut 
             *v = f16::to_f32(*w) + p + t;
         }
     }
+}
+
+/// The rest of a layer after its attention, row by row: `x ← LN(x + context Wₒ)`, then
+/// `x ← LN(x + GELU(x W₁) W₂)`, for `rows` rows (`projected` and `inner` are scratch of
+/// `rows × hidden` and `rows × intermediate`). The whole forward, its parts and a batch of
+/// texts all end a layer here.
+pub(crate) fn finish_rows(
+    layer: &EncoderLayer,
+    eps: f32,
+    rows: usize,
+    context: &[f32],
+    x: &mut [f32],
+    (projected, inner): (&mut [f32], &mut [f32]),
+) {
+    layer.attention_output.apply(context, rows, projected);
+    add_in_place(x, projected);
+    layer_norm(x, &layer.attention_norm, eps);
+    layer.intermediate.apply(x, rows, inner);
+    gelu_in_place(inner);
+    layer.output.apply(inner, rows, projected);
+    add_in_place(x, projected);
+    layer_norm(x, &layer.output_norm, eps);
 }
 
 /// Lanes of the layer norm's sums: independent accumulators, so that the sums vectorise (an
