@@ -166,9 +166,22 @@ function chartNumber(text) {
 
 const near = (a, b, relative) => Math.abs(a - b) <= relative * Math.max(Math.abs(a), Math.abs(b));
 
-/** The page's own JSON export (the numbers behind the charts). */
+/**
+ * The page's own JSON export (the numbers behind the charts). The export computes the experiment
+ * again in the page's workers, behind whatever they still have queued (the curve's tasks): on a
+ * busy two-core CI machine that can take longer than Playwright's default 30 s, so it waits as
+ * long as the page's own readiness (90 s), and a failure the bar reports ends the wait with it.
+ */
 async function exported(page) {
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('button.export-json')]);
+  const failed = page.waitForFunction(
+    () => /export failed/.test(document.querySelector('.export-status')?.textContent ?? ''),
+    null, { timeout: 90_000, polling: 100 },
+  ).then(async () => { throw new Error(`the export bar says: ${await page.textContent('.export-status')}`); });
+  failed.catch(() => {});
+  const downloaded = page.waitForEvent('download', { timeout: 90_000 }).catch(async (error) => {
+    throw new Error(`${error.message}; the export bar says: "${await page.textContent('.export-status').catch(() => '?')}"`);
+  });
+  const [download] = await Promise.all([Promise.race([downloaded, failed]), page.click('button.export-json')]);
   return JSON.parse(readFileSync(await download.path(), 'utf8'));
 }
 
