@@ -59,8 +59,10 @@ cp -r "$work/split/." "$work/bindgen/"
 if [[ "$profile" == "release" ]]; then
   # The features the page is compiled with (.cargo/config.toml: simd128; Rust's defaults):
   # the split parts carry no target-features section for wasm-opt to read them from.
+  # PAGE_WASM_OPT_LEVEL (default -Oz, for the first view's size): scripts/test.sh's build
+  # takes -O1, as for the workers.
   for wasm in "$work/bindgen"/*.wasm; do
-    wasm-opt -Oz --enable-simd --enable-bulk-memory --enable-bulk-memory-opt --enable-sign-ext \
+    wasm-opt "${PAGE_WASM_OPT_LEVEL:--Oz}" --enable-simd --enable-bulk-memory --enable-bulk-memory-opt --enable-sign-ext \
       --enable-nontrapping-float-to-int --enable-mutable-globals --enable-reference-types \
       --enable-multivalue -o "$wasm" "$wasm"
   done
