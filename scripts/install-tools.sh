@@ -115,21 +115,28 @@ for component in rustfmt clippy; do
   fi
 done
 
+# The tools are compiled with a lighter release profile than their own (Trunk's is fat LTO and
+# one codegen unit): opt-level 1, no LTO, 16 codegen units. They only drive the build (Trunk,
+# geckodriver) or rewrite a few modules once per build (wasm-bindgen, wasm-split-cli), a few
+# seconds at most either way, while compiling them was most of a fresh machine's setup.
+light_profile=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false
+  CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=false)
+
 if [[ "$(version_of trunk --version)" != "trunk $TRUNK_VERSION" ]]; then
-  install_step "installing trunk $TRUNK_VERSION (about 8 minutes on two cores)" \
-    cargo install trunk --version "$TRUNK_VERSION" --locked
+  install_step "installing trunk $TRUNK_VERSION (about 7 minutes on two cores)" \
+    "${light_profile[@]}" cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
 
 if [[ "$(version_of wasm-bindgen --version)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]]; then
   # --locked fails for this version (a locked dependency is missing from the index).
   install_step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 3 minutes)" \
-    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+    "${light_profile[@]}" cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
 
 # The tool has no --version: cargo's list of installed crates says which one is there.
 if [[ "$(version_of cargo install --list)" != *"wasm_split_cli_support v$WASM_SPLIT_CLI_VERSION:"* ]]; then
   install_step "installing wasm-split-cli $WASM_SPLIT_CLI_VERSION (about 9 minutes on a busy two-core machine, 2 of CPU)" \
-    cargo install wasm_split_cli_support --version "$WASM_SPLIT_CLI_VERSION" --features build-binary --locked --force
+    "${light_profile[@]}" cargo install wasm_split_cli_support --version "$WASM_SPLIT_CLI_VERSION" --features build-binary --locked --force
 fi
 
 if ! has npm; then
@@ -152,7 +159,7 @@ if [[ $with_browser == true ]]; then
   geckodriver_version="$(word_of_first_line 2 "$(version_of geckodriver --version)")"
   if [[ "$geckodriver_version" != "$GECKODRIVER_VERSION" ]]; then
     install_step "installing geckodriver $GECKODRIVER_VERSION (about 2 minutes; Debian has none)" \
-      cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
+      "${light_profile[@]}" cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
   fi
   # npm ci again whenever the lockfile is newer than the installed tree (a new or bumped package).
   if [[ ! -f tests/e2e/node_modules/.package-lock.json ||
