@@ -54,14 +54,12 @@ test('exports: CSV and JSON are byte for byte what kernel-lab experiment prints 
     new MutationObserver(() => window.exportStatuses.push(bar.querySelector('.export-status')?.textContent ?? ''))
       .observe(bar, { subtree: true, childList: true, characterData: true });
   });
-  const [json] = await Promise.all([page.waitForEvent('download'), page.click('button.export-json')]);
-  const pageJson = readFileSync(await json.path(), 'utf8');
+  const pageJson = await exportedText(page, 'button.export-json');
   assert.equal(pageJson, cli(['experiment', '--query', query]), 'the JSON, byte for byte');
   const said = await page.evaluate(() => window.exportStatuses);
   assert.ok(said.some((t) => /computing the export as the command line does: \d+ of \d+ tasks/.test(t)), JSON.stringify(said));
   await page.waitForFunction(() => !document.querySelector('button.export-csv').disabled);
-  const [csv] = await Promise.all([page.waitForEvent('download'), page.click('button.export-csv')]);
-  const pageCsv = readFileSync(await csv.path(), 'utf8');
+  const pageCsv = await exportedText(page, 'button.export-csv');
   assert.equal(pageCsv, cli(['experiment', '--query', query, '--csv']), 'the CSV, byte for byte');
   assert.equal(await page.textContent('.export-status'), '', 'nothing left to say');
   // PNG: one file per figure, its charts laid out as on screen at device resolution.
@@ -167,12 +165,12 @@ function chartNumber(text) {
 const near = (a, b, relative) => Math.abs(a - b) <= relative * Math.max(Math.abs(a), Math.abs(b));
 
 /**
- * The page's own JSON export (the numbers behind the charts). The export computes the experiment
+ * The file the export bar's `button` downloads, as text. The export computes the experiment
  * again in the page's workers, behind whatever they still have queued (the curve's tasks): on a
  * busy two-core CI machine that can take longer than Playwright's default 30 s, so it waits as
  * long as the page's own readiness (90 s), and a failure the bar reports ends the wait with it.
  */
-async function exported(page) {
+async function exportedText(page, button) {
   const failed = page.waitForFunction(
     () => /export failed/.test(document.querySelector('.export-status')?.textContent ?? ''),
     null, { timeout: 90_000, polling: 100 },
@@ -181,8 +179,13 @@ async function exported(page) {
   const downloaded = page.waitForEvent('download', { timeout: 90_000 }).catch(async (error) => {
     throw new Error(`${error.message}; the export bar says: "${await page.textContent('.export-status').catch(() => '?')}"`);
   });
-  const [download] = await Promise.all([Promise.race([downloaded, failed]), page.click('button.export-json')]);
-  return JSON.parse(readFileSync(await download.path(), 'utf8'));
+  const [download] = await Promise.all([Promise.race([downloaded, failed]), page.click(button)]);
+  return readFileSync(await download.path(), 'utf8');
+}
+
+/** The page's own JSON export (the numbers behind the charts). */
+async function exported(page) {
+  return JSON.parse(await exportedText(page, 'button.export-json'));
 }
 
 /**
