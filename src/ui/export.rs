@@ -245,6 +245,9 @@ pub fn PngButton() -> impl IntoView {
     }
 }
 
+/// How long "Copy link" waits for the browser's clipboard before saying it did not answer.
+const CLIPBOARD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(4);
+
 /// "Copy link", "Download CSV" and "Download JSON".
 ///
 /// - `result`: the kernel view's results on screen (the exports are disabled until they are in).
@@ -256,9 +259,25 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
             return;
         };
         let href = window.location().href().unwrap_or_default();
+        set_copied.set(None);
         let promise = window.navigator().clipboard().write_text(&href);
+        // A browser may leave the clipboard's promise pending (headless Firefox does, now and
+        // then): the bar then says so after a few seconds instead of saying nothing.
+        let answered = std::rc::Rc::new(std::cell::Cell::new(false));
+        let answered_in_time = answered.clone();
+        leptos::prelude::set_timeout(
+            move || {
+                if !answered_in_time.get() {
+                    set_copied.set(Some(
+                        "the browser did not answer the clipboard: copy the address bar",
+                    ));
+                }
+            },
+            CLIPBOARD_PATIENCE,
+        );
         leptos::task::spawn_local(async move {
             let outcome = wasm_bindgen_futures::JsFuture::from(promise).await;
+            answered.set(true);
             set_copied.set(Some(if outcome.is_ok() {
                 "link copied"
             } else {
