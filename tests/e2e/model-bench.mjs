@@ -31,8 +31,10 @@
 //   the same weights (bench/peer/make_onnx.py's ONNX files), in the same Chromium, on a page served
 //   cross-origin isolated (COOP + COEP), for fp32 and q8 with one and two threads:
 //   peer.forward_ms[dtype]['threads' + n][L] the median over the texts the worker was timed on
-//   (same texts, same token count, after BENCH_PEER_WARMUP warm-up runs at each L), timed right
-//   after the worker's texts of that L once its page is quiet; peer.threads_in_effect what ONNX
+//   (same texts, same token count, after BENCH_PEER_WARMUP warm-up runs at each L), text by text
+//   in turn with the worker (its forward, its page quiet again, then the peer's four
+//   configurations on the same text), so that a slower stretch of a shared host weighs on both
+//   sides of the ratio; peer.threads_in_effect what ONNX
 //   Runtime used (it falls back to one thread silently when the page is not isolated);
 //   peer.check the embeddings' agreement with the lab's forward (ids and cosines);
 //   ratio_to_peer[L] = forward_ms[L] / the peer's faster fp32 thread count at L, ratio_to_peer_q8
@@ -97,18 +99,18 @@ export async function benchModel(browser, server, peer = null) {
   let seed = 1;
   for (const len of LENGTHS) {
     const samples = [];
-    const timedTexts = [];
-    const attentionAnswers = Number(await page.getAttribute('.attention-view', 'data-attention-answers')) || 0;
+    // Text 0 warms the worker up; texts 1..runs are timed, each by the lab and then by the peer
+    // (round by round, so that a slower stretch of a shared host falls on both, not on one).
+    const texts = Array.from({ length: runs + 1 }, (_, i) => textOf(len, seed + i));
+    seed += runs + 1;
     for (let i = 0; i < runs + 1; i += 1) {
-      const text = textOf(len, seed++);
-      if (i > 0) timedTexts.push(text);
       // Each answer is numbered (data-answer): wait for the next one.
       const previous = Number(await page.getAttribute('[data-forward-ms]', 'data-answer').catch(() => 0)) || 0;
       const answersBefore = Number(await page.getAttribute('.attention-view', 'data-attention-answers')) || 0;
       await page.$eval('textarea[name="text"]', (area, text) => {
         area.value = text;
         area.dispatchEvent(new Event('input', { bubbles: true }));
-      }, text);
+      }, texts[i]);
       await page.waitForFunction((previous) => {
         const c = document.querySelector('[data-forward-ms]');
         return c && Number(c.dataset.answer) > previous;
@@ -117,24 +119,19 @@ export async function benchModel(browser, server, peer = null) {
       if (tokens !== len) throw new Error(`a text of ${len} tokens gave ${tokens}`);
       if (i > 0) samples.push(Number(await page.getAttribute('[data-forward-ms]', 'data-forward-ms')));
       macs[len] = Number(await page.getAttribute('[data-forward-ms]', 'data-multiply-adds'));
-      // The attention view follows the text on the same workers: the next text is typed once
-      // it has, so that each forward is timed alone (as the peer's are), not beside the last
-      // text's attention parts.
+      // The attention view follows the text on the same workers: the next text (and the
+      // peer's turn) waits until it has, so that each forward is timed alone, not beside the
+      // last text's attention parts.
       await page.waitForFunction((before) => {
         const view = document.querySelector('.attention-view');
         return view?.dataset.attentionStatus === 'ready' && Number(view.dataset.attentionAnswers) > before;
       }, answersBefore, { timeout: 120_000, polling: 20 });
+      if (peer?.pages) {
+        await peerStep(peer, len, () => (i === 0 ? warmPeer(peer, len, texts.slice(1)) : peerRound(peer, texts[i])));
+      }
     }
     forward[len] = round(median(samples));
-    if (peer?.pages) {
-      // The peer on the same texts, once the worker's page is quiet (the attention view has
-      // followed the last text), so that neither times the other's work.
-      await page.waitForFunction((before) => {
-        const view = document.querySelector('.attention-view');
-        return view?.dataset.attentionStatus === 'ready' && Number(view.dataset.attentionAnswers) > before;
-      }, attentionAnswers, { timeout: 120_000, polling: 50 });
-      await timePeer(peer, len, timedTexts);
-    }
+    if (peer?.pages) await peerStep(peer, len, async () => finishPeer(peer, len));
   }
   const longTasks = await page.evaluate(() => window.__longTasks);
   await context.close();
@@ -296,7 +293,7 @@ const cosine = (a, b) => {
  * The peer's four pages (fp32 and q8, one and two threads), each loaded in its own context and
  * checked against the lab's forward on make_onnx.py's check texts (the same token ids, the
  * embeddings' cosines). Resolves to { skipped } when the peer is missing, else to the state
- * timePeer() fills and peerReport() reads.
+ * warmPeer(), peerRound() and finishPeer() fill and peerReport() reads.
  */
 export async function openPeer(browser) {
   const missing = await peerMissing();
@@ -331,9 +328,10 @@ export async function openPeer(browser) {
  * Times the peer's pages on the worker's texts of `len` tokens, round by round. A failure ends
  * the peer (peer.error) but not the worker's benchmark.
  */
-async function timePeer(peer, len, texts) {
+/** Runs one step of the peer's timing at `len`; a step that fails closes the peer and says why. */
+async function peerStep(peer, len, step) {
   try {
-    await timePeerPages(peer, len, texts);
+    await step();
   } catch (error) {
     peer.error = `the peer failed at L = ${len}: ${error.message.split('\n')[0]}`;
     console.error(`peer: ${peer.error}`);
@@ -342,24 +340,34 @@ async function timePeer(peer, len, texts) {
   }
 }
 
-async function timePeerPages(peer, len, texts) {
+/** Checks that the peer's tokenizer gives `len` tokens for the timed texts, warms every page
+ * up on other texts of that length, and starts the length's samples. */
+async function warmPeer(peer, len, texts) {
   for (const { page } of peer.pages) {
     const counts = await page.evaluate((texts) => texts.map((t) => window.peer.ids(t).length), texts);
     if (counts.some((n) => n !== len)) throw new Error(`the peer's tokenizer gave ${counts} tokens for texts of ${len}`);
     for (let i = 0; i < peerWarmup; i += 1) await page.evaluate((text) => window.peer.embed(text), textOf(len, 1000 + i));
   }
-  const samples = peer.pages.map(() => []);
-  for (let round = 0; round < texts.length; round += 1) {
-    // Each round in another order, so that no configuration always follows the same one.
-    for (let j = 0; j < peer.pages.length; j += 1) {
-      const k = (j + round) % peer.pages.length;
-      samples[k].push((await peer.pages[k].page.evaluate((text) => window.peer.embed(text), texts[round])).ms);
-    }
+  peer.samples = peer.pages.map(() => []);
+  peer.round = 0;
+}
+
+/** Every configuration of the peer on `text` once, in another order each round, so that no
+ * configuration always follows the same one. */
+async function peerRound(peer, text) {
+  for (let j = 0; j < peer.pages.length; j += 1) {
+    const k = (j + peer.round) % peer.pages.length;
+    peer.samples[k].push((await peer.pages[k].page.evaluate((text) => window.peer.embed(text), text)).ms);
   }
+  peer.round += 1;
+}
+
+/** The medians of the length's rounds. */
+function finishPeer(peer, len) {
   peer.pages.forEach(({ dtype, key }, k) => {
     peer.forward[dtype] ??= {};
     peer.forward[dtype][key] ??= {};
-    peer.forward[dtype][key][len] = round(median(samples[k]));
+    peer.forward[dtype][key][len] = round(median(peer.samples[k]));
   });
 }
 
