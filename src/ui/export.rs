@@ -262,12 +262,11 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
         set_copied.set(None);
         let promise = window.navigator().clipboard().write_text(&href);
         // A browser may leave the clipboard's promise pending (headless Firefox does, now and
-        // then): the bar then says so after a few seconds instead of saying nothing.
-        let answered = std::rc::Rc::new(std::cell::Cell::new(false));
-        let answered_in_time = answered.clone();
+        // then): the bar then says so after a few seconds instead of saying nothing. The note
+        // was cleared above, so one still empty means no click's clipboard has answered since.
         leptos::prelude::set_timeout(
             move || {
-                if !answered_in_time.get() {
+                if copied.try_get_untracked() == Some(None) {
                     set_copied.set(Some(
                         "the browser did not answer the clipboard: copy the address bar",
                     ));
@@ -277,7 +276,6 @@ pub fn ExportBar(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoView
         );
         leptos::task::spawn_local(async move {
             let outcome = wasm_bindgen_futures::JsFuture::from(promise).await;
-            answered.set(true);
             set_copied.set(Some(if outcome.is_ok() {
                 "link copied"
             } else {

@@ -325,10 +325,9 @@ export async function openPeer(browser) {
 }
 
 /**
- * Times the peer's pages on the worker's texts of `len` tokens, round by round. A failure ends
- * the peer (peer.error) but not the worker's benchmark.
+ * Runs one step of the peer's timing at `len` (warmPeer, peerRound or finishPeer). A failure
+ * ends the peer (peer.error, its pages closed) but not the worker's benchmark.
  */
-/** Runs one step of the peer's timing at `len`; a step that fails closes the peer and says why. */
 async function peerStep(peer, len, step) {
   try {
     await step();
