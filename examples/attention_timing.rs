@@ -20,6 +20,7 @@ fn main() {
             config: config.clone(),
             part,
             heads: None,
+            share: None,
         };
         let outcome = run_attention(&request).map(|_| ());
         println!(
@@ -35,6 +36,7 @@ fn main() {
             config: c,
             part: AttentionPart::Main,
             heads: None,
+            share: None,
         });
         println!(
             "  main, {}: {:.1} ms",

@@ -90,7 +90,8 @@ mod bench {
     /// The page's default swap plan (`swap_plan::swap_plan`) on the benchmark's text of `tokens`
     /// tokens, every job through the model worker's own `ModelWorkspace::handle` on this one
     /// thread: each job's kind and wall milliseconds, a line each (where the swap's time goes
-    /// in V8, job by job). Only the jobs whose line starts with `only` run (all when empty).
+    /// in V8, job by job). Only the jobs whose line starts with `only` run (all when empty);
+    /// `only = "part"` times the attention view's parts on the text instead.
     #[wasm_bindgen]
     pub fn plan(bytes: &[u8], tokens: usize, only: &str) -> String {
         use softmax_kernel_lab::lab::config::{ExperimentConfig, HeadSource};
@@ -136,6 +137,38 @@ mod bench {
                 "{name:<28} {ms:8.1} ms{}",
                 if failed { " FAILED" } else { "" }
             ));
+        }
+        // The attention view's parts on the same text, each whole on this thread (the page
+        // asks them after the swap, the two that read every head in shares over its workers).
+        if only.starts_with("part") {
+            use softmax_kernel_lab::lab::attention::{AttentionPart, AttentionRequest};
+            use softmax_kernel_lab::lab::tasks::WorkerRequest;
+            for part in AttentionPart::ALL {
+                if !part.applies(&config) {
+                    continue;
+                }
+                let request = WorkerRequest::Attention {
+                    id: 0,
+                    request: AttentionRequest {
+                        config: config.clone(),
+                        part,
+                        heads: None,
+                        share: None,
+                    },
+                };
+                let start = now();
+                let response = workspace.respond(request, now, &mut |_| {});
+                let ms = now() - start;
+                total += ms;
+                if let softmax_kernel_lab::lab::tasks::WorkerResponse::Attention {
+                    output: Err(e),
+                    ..
+                } = &response
+                {
+                    lines.push(format!("  error: {e}"));
+                }
+                lines.push(format!("{:<28} {ms:8.1} ms", format!("part {part:?}")));
+            }
         }
         lines.push(format!("total {total:.1} ms"));
         lines.join("\n")

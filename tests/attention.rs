@@ -24,6 +24,7 @@ fn part(config: &ExperimentConfig, part: AttentionPart) -> AttentionOutput {
         config: config.clone(),
         part,
         heads: None,
+        share: None,
     })
     .unwrap_or_else(|e| panic!("{part:?}: {e}"))
 }
@@ -450,4 +451,52 @@ fn kernel_error_against_attention_error_on_synthetic_problems() {
     let wins: usize = report.attention_wins().iter().sum();
     assert_eq!(wins, SYNTHETIC_PROBLEMS);
     println!("{}", report.summary());
+}
+
+/// The two parts that read every head, run in shares of the heads as the page runs them over
+/// its workers (some shares uneven, one empty) and merged in order: bit for bit the part run
+/// whole on the 72 stored heads (compared by their printed form, NaN included).
+#[test]
+fn parts_over_every_head_merge_from_shares() {
+    use softmax_kernel_lab::lab::attention::ProblemShare;
+    use softmax_kernel_lab::numerics::attention::heads::HEADS_ASSET_PATH;
+    let path = format!("{}/{HEADS_ASSET_PATH}", env!("CARGO_MANIFEST_DIR"));
+    let heads = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let config = config("view=attention&src=minilm&features=16&methods=prf-pos,hcexp-var,ra");
+    for part in [AttentionPart::HeadsTable, AttentionPart::KernelVsAttention] {
+        assert!(part.splits_in_shares());
+        let ask = |share| {
+            run_attention(&AttentionRequest {
+                config: config.clone(),
+                part,
+                heads: Some(heads.clone()),
+                share,
+            })
+            .unwrap_or_else(|e| panic!("{part:?} {share:?}: {e}"))
+        };
+        let whole = format!("{:?}", ask(None));
+        for count in [2, 5, 73] {
+            let shares = (0..count)
+                .map(|index| ask(Some(ProblemShare { index, count })))
+                .collect();
+            let merged = AttentionOutput::merge_shares(shares).unwrap();
+            assert_eq!(format!("{merged:?}"), whole, "{part:?} in {count} shares");
+        }
+    }
+    // Answers of two parts, or of a part that is not split, do not merge.
+    let with_heads = |part| {
+        run_attention(&AttentionRequest {
+            config: config.clone(),
+            part,
+            heads: Some(heads.clone()),
+            share: None,
+        })
+        .unwrap()
+    };
+    let table = with_heads(AttentionPart::HeadsTable);
+    let main = with_heads(AttentionPart::Main);
+    assert!(AttentionOutput::merge_shares(vec![table.clone(), main.clone()]).is_err());
+    assert!(AttentionOutput::merge_shares(vec![main]).is_err());
+    assert!(AttentionOutput::merge_shares(Vec::new()).is_err());
+    assert!(!AttentionPart::Main.splits_in_shares());
 }

@@ -771,6 +771,7 @@ fn attention_on_a_text_reports_the_default_methods_on_its_heads() {
             config: config.clone(),
             part,
             heads: Some(run.heads_asset.clone()),
+            share: None,
         })
         .expect("the library runs the same request")
     };

@@ -182,9 +182,11 @@ fn the_newest_text_wins_and_every_worker_then_holds_its_heads() {
         config: config.clone(),
         part: AttentionPart::Main,
         heads: None,
+        share: None,
     };
     let reference = run_attention(&AttentionRequest {
         heads: Some(alone.heads_asset.clone()),
+        share: None,
         ..request.clone()
     })
     .unwrap();

@@ -248,6 +248,7 @@ pub fn run_attention_command(command: &AttentionCommand) -> Result<String, CliEr
             config: command.config.clone(),
             part,
             heads: heads.clone(),
+            share: None,
         })
         .map_err(|e| CliError::new("attention", e.to_string()))
     };

@@ -238,6 +238,7 @@ pub fn AttentionView(
                 config: config.clone(),
                 part,
                 heads: bytes.as_ref().map(|b| b.as_ref().clone()),
+                share: None,
             };
             submit(runner, requested.clone(), parts, request);
         }

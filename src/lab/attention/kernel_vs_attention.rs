@@ -20,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::methods::{lln_constants, method_settings, prepare_with, run_with};
+use super::share::ProblemShare;
 use crate::lab::attention::data::attention_data;
 use crate::lab::config::{BUDGETS, ExperimentConfig, HeadSource};
 use crate::numerics::attention::AttentionError;
@@ -182,6 +183,62 @@ impl KernelVsAttention {
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
     }
 
+    /// The shares' reports of one request, in share order, as the whole request's report:
+    /// the problems' columns side by side, the unusable rows summed, a method without a kernel
+    /// error from the first problem where one had none (as the whole run marks it). An error if
+    /// the shares do not belong together.
+    pub fn merge(shares: Vec<KernelVsAttention>) -> Result<KernelVsAttention, AttentionError> {
+        // A share without problems (more workers than problems) knows nothing of their d, so
+        // its settings may differ: it adds nothing.
+        let any = shares.iter().any(|s| !s.problems.is_empty());
+        let mut shares = shares
+            .into_iter()
+            .filter(|s| !any || !s.problems.is_empty());
+        let mut whole = shares
+            .next()
+            .ok_or_else(|| AttentionError::Data("no share of the problems".into()))?;
+        for share in shares {
+            let same = share.budget == whole.budget
+                && share.methods == whole.methods
+                && share.feature_sizes == whole.feature_sizes
+                && share.off_budget == whole.off_budget;
+            if !same {
+                return Err(AttentionError::Data(
+                    "the shares of the problems were computed with other settings".into(),
+                ));
+            }
+            whole.tokens = match (whole.tokens, share.tokens) {
+                (0, t) | (t, 0) => t,
+                (a, b) => a.min(b),
+            };
+            whole.problems.extend(share.problems);
+            for (i, method) in whole.methods.iter().enumerate() {
+                // The whole run stops reading a method's kernel error at its first problem
+                // without one: every later problem's is NaN.
+                let kernel = if whole.without_kernel.contains(method) {
+                    vec![f64::NAN; share.kernel[i].len()]
+                } else {
+                    share.kernel[i].clone()
+                };
+                whole.kernel[i].extend(kernel);
+                whole.attention[i].extend(&share.attention[i]);
+                whole.bad_rows[i] += share.bad_rows[i];
+            }
+            let newly: Vec<MethodId> = share
+                .without_kernel
+                .into_iter()
+                .filter(|m| !whole.without_kernel.contains(m))
+                .collect();
+            whole.without_kernel.extend(newly);
+            // In the methods' order, as one run lists them.
+            let order = |m: &MethodId| whole.methods.iter().position(|x| x == m);
+            let mut without = std::mem::take(&mut whole.without_kernel);
+            without.sort_by_key(order);
+            whole.without_kernel = without;
+        }
+        Ok(whole)
+    }
+
     /// The sentence under the chart: who wins on attention, whether the kernel's winner is the
     /// same, and the rank correlation, from the numbers.
     pub fn summary(&self) -> String {
@@ -298,6 +355,7 @@ impl Passage {
 fn problems(
     config: &ExperimentConfig,
     heads: Option<&RealHeads>,
+    share: ProblemShare,
 ) -> Result<Vec<(String, Vec<Passage>)>, AttentionError> {
     match config.attention.source {
         HeadSource::Minilm | HeadSource::Text => {
@@ -305,24 +363,26 @@ fn problems(
                 .ok_or_else(|| AttentionError::Data("the real heads are not loaded yet".into()))?;
             let header = heads.header();
             let mut out = Vec::new();
-            for layer in 0..header.layers {
-                for head in 0..header.heads {
-                    let mut passages = Vec::new();
-                    for passage in 0..header.passages.len() {
-                        let qkv = heads
-                            .head(passage, layer, head)
-                            .map_err(|e| AttentionError::Data(e.to_string()))?
-                            .model_scaled();
-                        passages.push(Passage::new(AttentionData::new(
-                            qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v,
-                        )?));
-                    }
-                    out.push((format!("L{layer} H{head}"), passages));
+            let all: Vec<(usize, usize)> = (0..header.layers)
+                .flat_map(|layer| (0..header.heads).map(move |head| (layer, head)))
+                .collect();
+            for &(layer, head) in &all[share.range(all.len())?] {
+                let mut passages = Vec::new();
+                for passage in 0..header.passages.len() {
+                    let qkv = heads
+                        .head(passage, layer, head)
+                        .map_err(|e| AttentionError::Data(e.to_string()))?
+                        .model_scaled();
+                    passages.push(Passage::new(AttentionData::new(
+                        qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v,
+                    )?));
                 }
+                out.push((format!("L{layer} H{head}"), passages));
             }
             Ok(out)
         }
-        HeadSource::Synthetic => (0..SYNTHETIC_PROBLEMS)
+        HeadSource::Synthetic => share
+            .range(SYNTHETIC_PROBLEMS)?
             .map(|s| {
                 let mut c = config.clone();
                 c.seed = config.seed.wrapping_add(s as u64);
@@ -356,7 +416,17 @@ pub fn kernel_vs_attention(
     config: &ExperimentConfig,
     heads: Option<&RealHeads>,
 ) -> Result<KernelVsAttention, AttentionError> {
-    let problems = problems(config, heads)?;
+    kernel_vs_attention_share(config, heads, ProblemShare::WHOLE)
+}
+
+/// [`kernel_vs_attention`] on one share of the problems (a worker's, when the page splits the
+/// part over its workers).
+pub fn kernel_vs_attention_share(
+    config: &ExperimentConfig,
+    heads: Option<&RealHeads>,
+    share: ProblemShare,
+) -> Result<KernelVsAttention, AttentionError> {
+    let problems = problems(config, heads, share)?;
     let budget = config.attention.features;
     let settings = method_settings(config);
     let d = problems
@@ -431,71 +501,4 @@ pub fn kernel_vs_attention(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spearman_of_orders() {
-        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), Some(1.0));
-        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), Some(-1.0));
-        // Ties share a rank; a constant list has no order.
-        assert_eq!(spearman(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]), None);
-        let rho = spearman(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]).unwrap();
-        assert!((rho - 0.8).abs() < 1e-12, "{rho}");
-        assert_eq!(spearman(&[1.0, 2.0], &[1.0, 2.0]), None);
-    }
-
-    #[test]
-    fn wins_and_agreement_count_problems() {
-        let id = |s: &str| MethodId::from_id(s).unwrap();
-        let report = KernelVsAttention {
-            budget: 64,
-            tokens: 128,
-            problems: vec!["a".into(), "b".into(), "c".into()],
-            methods: vec![id("prf-pos"), id("hcexp-var"), id("oprf")],
-            feature_sizes: vec![64, 64, 64],
-            // Kernel: hcexp-var best on a and b, oprf on c.
-            kernel: vec![
-                vec![3.0, 3.0, 3.0],
-                vec![1.0, 1.0, 2.0],
-                vec![2.0, 2.0, 1.0],
-            ],
-            // Attention: hcexp-var best on a, oprf on b and c.
-            attention: vec![
-                vec![0.3, 0.3, 0.3],
-                vec![0.1, 0.2, 0.2],
-                vec![0.2, 0.1, 0.1],
-            ],
-            bad_rows: vec![0, 0, 0],
-            without_kernel: Vec::new(),
-            off_budget: Vec::new(),
-        };
-        assert_eq!(report.attention_wins(), vec![0, 1, 2]);
-        assert_eq!(report.kernel_wins(), vec![0, 2, 1]);
-        assert_eq!(report.agreement(), 2);
-        // ρ = 1, 0.5, 1 on the three problems.
-        let rho = report.mean_spearman().unwrap();
-        assert!((rho - 2.5 / 3.0).abs() < 1e-12, "{rho}");
-        let summary = report.summary();
-        assert!(
-            summary.starts_with("Lowest attention error: oprf on 2 of 3 problems."),
-            "{summary}"
-        );
-        assert!(
-            summary.contains("lowest kernel MSE is hcexp-var's on 2 of 3"),
-            "{summary}"
-        );
-        assert!(summary.contains("same method's on 2 of 3"), "{summary}");
-        // A method without a kernel error joins the attention wins, not the kernel order.
-        let mut with_nystrom = report.clone();
-        with_nystrom.methods.push(id("nystrom"));
-        with_nystrom.feature_sizes.push(16);
-        with_nystrom.kernel.push(vec![f64::NAN; 3]);
-        with_nystrom.attention.push(vec![0.05, 0.5, 0.5]);
-        with_nystrom.bad_rows.push(0);
-        assert_eq!(with_nystrom.attention_wins(), vec![0, 0, 2, 1]);
-        assert_eq!(with_nystrom.kernel_wins(), vec![0, 2, 1, 0]);
-        assert_eq!(with_nystrom.agreement(), 2);
-        assert_eq!(with_nystrom.mean_spearman(), report.mean_spearman());
-    }
-}
+mod tests;

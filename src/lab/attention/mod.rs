@@ -9,9 +9,11 @@ pub mod methods;
 mod outputs;
 mod parts;
 pub mod report;
+mod share;
 pub mod timing_notes;
 pub mod trend;
 
 pub use report::{
-    AttentionOutput, AttentionPart, AttentionRequest, run_attention, run_attention_on,
+    AttentionOutput, AttentionPart, AttentionRequest, KernelVsAttention, ProblemShare,
+    run_attention, run_attention_on,
 };

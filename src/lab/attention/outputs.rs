@@ -4,12 +4,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::lab::config::ExperimentConfig;
-use crate::numerics::attention::Evaluation;
 use crate::numerics::attention::methods::MethodId;
+use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::stats::{mean_and_standard_error, median};
 
 pub use super::kernel_vs_attention::KernelVsAttention;
 pub use super::lengths::LengthsReport;
+pub use super::share::ProblemShare;
 
 /// The parts of the view, computed separately (in parallel in the pool) and shown as they
 /// arrive.
@@ -53,6 +54,16 @@ impl AttentionPart {
         }
     }
 
+    /// Whether the part reads every head (or every synthetic dataset) one after another, so
+    /// that the page splits it over its workers in [`ProblemShare`]s and merges their answers
+    /// ([`AttentionOutput::merge_shares`]).
+    pub fn splits_in_shares(self) -> bool {
+        matches!(
+            self,
+            AttentionPart::HeadsTable | AttentionPart::KernelVsAttention
+        )
+    }
+
     /// Whether the part reads the real heads' asset whatever the source (the length study
     /// fits its sequences to a real head).
     pub fn needs_heads(self) -> bool {
@@ -69,6 +80,11 @@ pub struct AttentionRequest {
     /// piece, where a plain `Vec<u8>` is written byte by byte, 3.5 MB for a 512-token text).
     #[serde(with = "serde_bytes")]
     pub heads: Option<Vec<u8>>,
+    /// The share of the problems this request computes (`None`: all); only the part that
+    /// reads every head ([`AttentionPart::KernelVsAttention`]) is split, one share per worker,
+    /// and the page merges the answers ([`KernelVsAttention::merge`]).
+    #[serde(default)]
+    pub share: Option<ProblemShare>,
 }
 
 /// One method's measurements on one draw.
@@ -219,6 +235,47 @@ pub struct HeadsTable {
 }
 
 impl HeadsTable {
+    /// The table of `rows` (one per head): each method's wins against Performer (the first
+    /// method) and its median error ratio to it, counted over the rows.
+    pub fn from_rows(methods: Vec<MethodId>, features: usize, rows: Vec<HeadRow>) -> Self {
+        let wins = (0..methods.len())
+            .map(|k| rows.iter().filter(|r| r.errors[k] < r.errors[0]).count())
+            .collect();
+        let median_ratio = (0..methods.len())
+            .map(|k| {
+                let ratios: Vec<f64> = rows.iter().map(|r| r.errors[k] / r.errors[0]).collect();
+                median(&ratios).unwrap_or(f64::NAN)
+            })
+            .collect();
+        HeadsTable {
+            methods,
+            features,
+            rows,
+            wins,
+            median_ratio,
+        }
+    }
+
+    /// The shares' tables of one request, in share order, as the whole request's table: the
+    /// rows one after another, the wins and medians counted again over all of them. An error if
+    /// the shares do not belong together.
+    pub fn merge(shares: Vec<HeadsTable>) -> Result<HeadsTable, AttentionError> {
+        let first = shares
+            .first()
+            .ok_or_else(|| AttentionError::Data("no share of the heads".into()))?;
+        let (methods, features) = (first.methods.clone(), first.features);
+        if shares
+            .iter()
+            .any(|s| s.methods != methods || s.features != features)
+        {
+            return Err(AttentionError::Data(
+                "the shares of the heads were computed with other settings".into(),
+            ));
+        }
+        let rows = shares.into_iter().flat_map(|s| s.rows).collect();
+        Ok(HeadsTable::from_rows(methods, features, rows))
+    }
+
     /// The table as CSV: `layer,head,<method>…`, then the wins and median ratios.
     pub fn to_csv(&self) -> String {
         let ids: Vec<&str> = self.methods.iter().map(|m| m.id()).collect();
@@ -257,4 +314,41 @@ pub enum AttentionOutput {
     HeadsTable(HeadsTable),
     KernelVsAttention(KernelVsAttention),
     Lengths(LengthsReport),
+}
+
+impl AttentionOutput {
+    /// The answers to the shares of one part ([`AttentionPart::splits_in_shares`]), in share
+    /// order, as the whole part's answer; an error for answers of any other part, or of two.
+    pub fn merge_shares(shares: Vec<AttentionOutput>) -> Result<AttentionOutput, AttentionError> {
+        // Every answer as the first one's report, or an error.
+        fn reports<T>(
+            shares: Vec<AttentionOutput>,
+            report: fn(AttentionOutput) -> Option<T>,
+        ) -> Result<Vec<T>, AttentionError> {
+            shares
+                .into_iter()
+                .map(|s| report(s).ok_or_else(not_one_part))
+                .collect()
+        }
+        fn not_one_part() -> AttentionError {
+            AttentionError::Data("the shares' answers are not of one split part".into())
+        }
+        match shares.first() {
+            Some(AttentionOutput::HeadsTable(_)) => {
+                let tables = reports(shares, |s| match s {
+                    AttentionOutput::HeadsTable(table) => Some(table),
+                    _ => None,
+                })?;
+                HeadsTable::merge(tables).map(AttentionOutput::HeadsTable)
+            }
+            Some(AttentionOutput::KernelVsAttention(_)) => {
+                let parts = reports(shares, |s| match s {
+                    AttentionOutput::KernelVsAttention(report) => Some(report),
+                    _ => None,
+                })?;
+                KernelVsAttention::merge(parts).map(AttentionOutput::KernelVsAttention)
+            }
+            _ => Err(not_one_part()),
+        }
+    }
 }

@@ -4,12 +4,12 @@
 //! ([`heads_table`]). [`super::report`] holds what they return and dispatches a request.
 
 use crate::lab::config::{BLOCK, BUDGETS, ExperimentConfig, TEMPERATURES, TV_ROWS};
-use crate::numerics::stats::{mean_and_standard_error, median};
+use crate::numerics::stats::mean_and_standard_error;
 
 use super::methods::{Prepared, method_settings, prepare, prepare_with, run, run_with};
 use super::outputs::{
     BiasVariance, BiasVarianceReport, BudgetCurve, BudgetReport, HeadRow, HeadsTable, MainReport,
-    MethodReport, TABLE_DRAWS, TABLE_METHODS, TemperatureCurve, TemperatureReport,
+    MethodReport, ProblemShare, TABLE_DRAWS, TABLE_METHODS, TemperatureCurve, TemperatureReport,
 };
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
@@ -254,59 +254,52 @@ pub(super) fn budget(
     })
 }
 
+/// The real-head table on `share` of the heads (in layer-then-head order); the shares'
+/// tables merge into the whole one ([`HeadsTable::merge`]).
 pub(super) fn heads_table(
     config: &ExperimentConfig,
     heads: &RealHeads,
+    share: ProblemShare,
 ) -> Result<HeadsTable, AttentionError> {
     let methods: Vec<MethodId> = TABLE_METHODS
         .iter()
         .filter_map(|id| MethodId::from_id(id))
         .collect();
     let header = heads.header();
+    let all: Vec<(usize, usize)> = (0..header.layers)
+        .flat_map(|layer| (0..header.heads).map(move |head| (layer, head)))
+        .collect();
     let mut rows = Vec::new();
-    for layer in 0..header.layers {
-        for head in 0..header.heads {
-            let mut errors = vec![0.0; methods.len()];
-            for passage in 0..header.passages.len() {
-                let qkv = heads
-                    .head(passage, layer, head)
-                    .map_err(|e| AttentionError::Data(e.to_string()))?
-                    .model_scaled();
-                let data = AttentionData::new(qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v)?;
-                let exact = softmax_output(&data);
-                for (e, &method) in errors.iter_mut().zip(&methods) {
-                    let prepared: Prepared = prepare(method, &data, config, None)?;
-                    for r in 0..TABLE_DRAWS {
-                        let draw = run(method, &prepared, &data, config, 1_000 + r as u64, &[])?;
-                        let errs = output_errors(&draw.attention.output, &exact, data.dv);
-                        *e += mean_and_standard_error(&errs).0
-                            / (TABLE_DRAWS * header.passages.len()) as f64;
-                    }
+    for &(layer, head) in &all[share.range(all.len())?] {
+        let mut errors = vec![0.0; methods.len()];
+        for passage in 0..header.passages.len() {
+            let qkv = heads
+                .head(passage, layer, head)
+                .map_err(|e| AttentionError::Data(e.to_string()))?
+                .model_scaled();
+            let data = AttentionData::new(qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v)?;
+            let exact = softmax_output(&data);
+            for (e, &method) in errors.iter_mut().zip(&methods) {
+                let prepared: Prepared = prepare(method, &data, config, None)?;
+                for r in 0..TABLE_DRAWS {
+                    let draw = run(method, &prepared, &data, config, 1_000 + r as u64, &[])?;
+                    let errs = output_errors(&draw.attention.output, &exact, data.dv);
+                    *e += mean_and_standard_error(&errs).0
+                        / (TABLE_DRAWS * header.passages.len()) as f64;
                 }
             }
-            rows.push(HeadRow {
-                layer,
-                head,
-                errors,
-            });
         }
+        rows.push(HeadRow {
+            layer,
+            head,
+            errors,
+        });
     }
-    let wins = (0..methods.len())
-        .map(|k| rows.iter().filter(|r| r.errors[k] < r.errors[0]).count())
-        .collect();
-    let median_ratio = (0..methods.len())
-        .map(|k| {
-            let ratios: Vec<f64> = rows.iter().map(|r| r.errors[k] / r.errors[0]).collect();
-            median(&ratios).unwrap_or(f64::NAN)
-        })
-        .collect();
-    Ok(HeadsTable {
+    Ok(HeadsTable::from_rows(
         methods,
-        features: config.attention.features,
+        config.attention.features,
         rows,
-        wins,
-        median_ratio,
-    })
+    ))
 }
 
 /// The TV rows: `min(L, TV_ROWS)` rows spread evenly over the sequence.

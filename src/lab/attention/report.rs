@@ -2,7 +2,7 @@
 //! a method needs them, then the part's computation ([`super::parts`]). The parts' results are
 //! in [`super::outputs`] (re-exported here).
 
-use super::kernel_vs_attention::kernel_vs_attention;
+use super::kernel_vs_attention::kernel_vs_attention_share;
 use super::lengths::length_study;
 use super::methods::lln_constants;
 pub use super::outputs::*;
@@ -71,10 +71,12 @@ pub fn run_attention_on(
             let heads = heads.ok_or_else(|| {
                 AttentionError::Data("the real-head table needs the real heads".into())
             })?;
-            AttentionOutput::HeadsTable(heads_table(config, heads)?)
+            let share = request.share.unwrap_or(ProblemShare::WHOLE);
+            AttentionOutput::HeadsTable(heads_table(config, heads, share)?)
         }
         AttentionPart::KernelVsAttention => {
-            AttentionOutput::KernelVsAttention(kernel_vs_attention(config, heads)?)
+            let share = request.share.unwrap_or(ProblemShare::WHOLE);
+            AttentionOutput::KernelVsAttention(kernel_vs_attention_share(config, heads, share)?)
         }
         AttentionPart::Lengths => {
             let heads = heads.ok_or_else(|| {

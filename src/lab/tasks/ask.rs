@@ -275,6 +275,7 @@ mod tests {
             config: config_with(&[("view", "attention")]),
             part: crate::lab::attention::AttentionPart::Main,
             heads: None,
+            share: None,
         };
         let part = PartOf::whole(1);
         assert_eq!(

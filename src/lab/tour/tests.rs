@@ -365,6 +365,7 @@ fn attention_run(step: &TourStep, part: AttentionPart) -> AttentionOutput {
         config,
         part,
         heads,
+        share: None,
     })
     .expect("the part runs")
 }

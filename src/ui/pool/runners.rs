@@ -8,7 +8,7 @@ use std::rc::Rc;
 use leptos::prelude::{LocalStorage, StoredValue, UpdateValue, WithValue};
 
 use super::{Channel, NO_WORKER, Pool, PoolEvent, Ticket, WorkerKind};
-use crate::lab::attention::{AttentionOutput, AttentionPart, AttentionRequest};
+use crate::lab::attention::{AttentionOutput, AttentionPart, AttentionRequest, ProblemShare};
 use crate::lab::config::HeadSource;
 use crate::lab::data_view::DataView;
 use crate::lab::tasks::{
@@ -110,10 +110,64 @@ impl AttentionRunner {
             Some(pool) => {
                 let part: AttentionPart = request.part;
                 let ticket = Pool::ticket(&pool, Channel::Attention(part));
-                Pool::ask(&pool, ticket, request, done);
+                if part.splits_in_shares() {
+                    ask_in_shares(&pool, ticket, request, done);
+                } else {
+                    Pool::ask(&pool, ticket, request, done);
+                }
             }
             None => done(Err(NO_WORKER.into())),
         }
+    }
+}
+
+/// The most shares a part is split into.
+const MAX_SHARES: usize = 8;
+
+/// Asks for a part that reads every head ([`AttentionPart::splits_in_shares`]) in shares of
+/// its problems, one per worker of `pool` (at 128 tokens the real-head table took 16 s of one
+/// model worker while the other idled), under one ticket; `done` is told the shares' answers
+/// merged in order (the whole part's, bit for bit), or the first error.
+fn ask_in_shares(
+    pool: &Rc<RefCell<Pool>>,
+    ticket: Ticket,
+    request: AttentionRequest,
+    done: impl FnOnce(Result<AttentionOutput, String>) + 'static,
+) {
+    let count = pool.borrow().workers().clamp(1, MAX_SHARES);
+    if count == 1 {
+        Pool::ask(pool, ticket, request, done);
+        return;
+    }
+    type Done = Box<dyn FnOnce(Result<AttentionOutput, String>)>;
+    let done: Rc<RefCell<Option<Done>>> = Rc::new(RefCell::new(Some(Box::new(done))));
+    let answers: Rc<RefCell<Vec<Option<AttentionOutput>>>> =
+        Rc::new(RefCell::new(vec![None; count]));
+    for index in 0..count {
+        let share = AttentionRequest {
+            share: Some(ProblemShare { index, count }),
+            ..request.clone()
+        };
+        let (done, answers) = (done.clone(), answers.clone());
+        Pool::ask(pool, ticket, share, move |answer| {
+            let merged = match answer {
+                Ok(output) => {
+                    let mut answers = answers.borrow_mut();
+                    answers[index] = Some(output);
+                    if answers.iter().any(Option::is_none) {
+                        return;
+                    }
+                    let shares = answers.iter_mut().filter_map(Option::take).collect();
+                    AttentionOutput::merge_shares(shares).map_err(|e| e.to_string())
+                }
+                Err(message) => Err(message),
+            };
+            // The first error, or the merged answer, once.
+            let done = done.borrow_mut().take();
+            if let Some(done) = done {
+                done(merged);
+            }
+        });
     }
 }
 
