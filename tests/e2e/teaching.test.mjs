@@ -176,13 +176,16 @@ const near = (a, b, relative) => Math.abs(a - b) <= relative * Math.max(Math.abs
  * long as the page's own readiness (90 s), and a failure the bar reports ends the wait with it.
  */
 async function exportedText(page, button) {
+  // A bar that never says "failed" leaves the wait to the download's, which names what the bar
+  // and its button show (CI's Firefox ESR run once waited the whole 90 s with no word of why).
   const failed = page.waitForFunction(
     () => /export failed/.test(document.querySelector('.export-status')?.textContent ?? ''),
     null, { timeout: 90_000, polling: 100 },
-  ).then(async () => { throw new Error(`the export bar says: ${await page.textContent('.export-status')}`); });
+  ).then(async () => { throw new Error(`the export bar says: ${await page.textContent('.export-status')}`); }, () => new Promise(() => {}));
   failed.catch(() => {});
   const downloaded = page.waitForEvent('download', { timeout: 90_000 }).catch(async (error) => {
-    throw new Error(`${error.message}; the export bar says: "${await page.textContent('.export-status').catch(() => '?')}"`);
+    const disabled = await page.isDisabled(button).catch(() => '?');
+    throw new Error(`${error.message}; the export bar says: "${await page.textContent('.export-status').catch(() => '?')}"; ${button} disabled: ${disabled}`);
   });
   const [download] = await Promise.all([Promise.race([downloaded, failed]), page.click(button)]);
   return readFileSync(await download.path(), 'utf8');
