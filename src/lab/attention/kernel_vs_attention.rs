@@ -224,18 +224,16 @@ impl KernelVsAttention {
                 whole.attention[i].extend(&share.attention[i]);
                 whole.bad_rows[i] += share.bad_rows[i];
             }
-            let newly: Vec<MethodId> = share
-                .without_kernel
-                .into_iter()
-                .filter(|m| !whole.without_kernel.contains(m))
-                .collect();
-            whole.without_kernel.extend(newly);
-            // In the methods' order, as one run lists them.
-            let order = |m: &MethodId| whole.methods.iter().position(|x| x == m);
-            let mut without = std::mem::take(&mut whole.without_kernel);
-            without.sort_by_key(order);
-            whole.without_kernel = without;
+            whole.without_kernel.extend(share.without_kernel);
         }
+        // Once each, in the methods' order, as one run lists them.
+        let without = std::mem::take(&mut whole.without_kernel);
+        whole.without_kernel = whole
+            .methods
+            .iter()
+            .copied()
+            .filter(|m| without.contains(m))
+            .collect();
         Ok(whole)
     }
 
@@ -363,10 +361,7 @@ fn problems(
                 .ok_or_else(|| AttentionError::Data("the real heads are not loaded yet".into()))?;
             let header = heads.header();
             let mut out = Vec::new();
-            let all: Vec<(usize, usize)> = (0..header.layers)
-                .flat_map(|layer| (0..header.heads).map(move |head| (layer, head)))
-                .collect();
-            for &(layer, head) in &all[share.range(all.len())?] {
+            for (layer, head) in share.heads(header.layers, header.heads)? {
                 let mut passages = Vec::new();
                 for passage in 0..header.passages.len() {
                     let qkv = heads

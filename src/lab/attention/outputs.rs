@@ -80,9 +80,9 @@ pub struct AttentionRequest {
     /// piece, where a plain `Vec<u8>` is written byte by byte, 3.5 MB for a 512-token text).
     #[serde(with = "serde_bytes")]
     pub heads: Option<Vec<u8>>,
-    /// The share of the problems this request computes (`None`: all); only the part that
-    /// reads every head ([`AttentionPart::KernelVsAttention`]) is split, one share per worker,
-    /// and the page merges the answers ([`KernelVsAttention::merge`]).
+    /// The share of the problems this request computes (`None`: all); only the parts that
+    /// read every head ([`AttentionPart::splits_in_shares`]) are split, one share per worker,
+    /// and the page merges the answers ([`AttentionOutput::merge_shares`]).
     #[serde(default)]
     pub share: Option<ProblemShare>,
 }

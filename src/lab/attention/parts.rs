@@ -266,11 +266,8 @@ pub(super) fn heads_table(
         .filter_map(|id| MethodId::from_id(id))
         .collect();
     let header = heads.header();
-    let all: Vec<(usize, usize)> = (0..header.layers)
-        .flat_map(|layer| (0..header.heads).map(move |head| (layer, head)))
-        .collect();
     let mut rows = Vec::new();
-    for &(layer, head) in &all[share.range(all.len())?] {
+    for (layer, head) in share.heads(header.layers, header.heads)? {
         let mut errors = vec![0.0; methods.len()];
         for passage in 0..header.passages.len() {
             let qkv = heads

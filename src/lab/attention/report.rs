@@ -39,6 +39,8 @@ pub fn run_attention_on(
     config
         .validate()
         .map_err(|e| AttentionError::Data(e.to_string()))?;
+    // The parts that read every head compute only this share of them.
+    let share = request.share.unwrap_or(ProblemShare::WHOLE);
     let problem = || -> Result<(AttentionData, Option<LlnConstants>), AttentionError> {
         let data = attention_data(config, heads)?;
         let lln = lln_constants(config, data.d)?;
@@ -71,11 +73,9 @@ pub fn run_attention_on(
             let heads = heads.ok_or_else(|| {
                 AttentionError::Data("the real-head table needs the real heads".into())
             })?;
-            let share = request.share.unwrap_or(ProblemShare::WHOLE);
             AttentionOutput::HeadsTable(heads_table(config, heads, share)?)
         }
         AttentionPart::KernelVsAttention => {
-            let share = request.share.unwrap_or(ProblemShare::WHOLE);
             AttentionOutput::KernelVsAttention(kernel_vs_attention_share(config, heads, share)?)
         }
         AttentionPart::Lengths => {

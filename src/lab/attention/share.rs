@@ -33,4 +33,11 @@ impl ProblemShare {
         let at = |i: usize| (i as u128 * problems as u128 / self.count as u128) as usize;
         Ok(at(self.index)..at(self.index + 1))
     }
+
+    /// This share's `(layer, head)` pairs of a model with `layers` layers of `heads` heads, in
+    /// layer-then-head order (the real heads' problems).
+    pub fn heads(self, layers: usize, heads: usize) -> Result<Vec<(usize, usize)>, AttentionError> {
+        let range = self.range(layers * heads)?;
+        Ok(range.map(|i| (i / heads, i % heads)).collect())
+    }
 }
