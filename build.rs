@@ -1,10 +1,10 @@
 //! Build script: every formula of the lab rendered from LaTeX to MathML by pulldown-latex, at
-//! build time, into `OUT_DIR/formulas_mathml.rs`, a table that `src/lab/mathml.rs` includes.
+//! build time, into `OUT_DIR/formulas_mathml.rs`, a table that `src/lab/page/mathml.rs` includes.
 //!
 //! The page links the table, not the LaTeX parser: the page module and the first worker are
 //! held to a download budget, and a formula never changes at run time. The formulas are the raw
 //! string literals (`r"…"`) of the files in [`SOURCES`]: in those files a raw string is LaTeX and
-//! a plain string is prose. `src/lab/mathml.rs` tests that every formula the page can show is
+//! a plain string is prose. `src/lab/page/mathml.rs` tests that every formula the page can show is
 //! in the table and rendered without error.
 
 use std::collections::BTreeMap;
@@ -15,13 +15,13 @@ use std::{env, fs};
 use pulldown_latex::{Parser, RenderConfig, Storage, push_mathml};
 
 /// The text functions shared with the crate's tests (raw strings, parts).
-#[path = "src/lab/mathml/source.rs"]
+#[path = "src/lab/page/mathml/source.rs"]
 mod source;
 
 /// Files, and folders whose `.rs` files (at any depth), hold formulas. A new estimator or
 /// attention method is a new file in one of these folders, found without editing this list.
 const SOURCES: [&str; 4] = [
-    "src/lab/formulas.rs",
+    "src/lab/page/formulas.rs",
     "src/numerics/heuristics.rs",
     "src/numerics/estimators",
     "src/numerics/attention/methods",
@@ -29,7 +29,7 @@ const SOURCES: [&str; 4] = [
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=src/lab/mathml/source.rs");
+    println!("cargo:rerun-if-changed=src/lab/page/mathml/source.rs");
     let mut files = Vec::new();
     for source in SOURCES {
         // A folder as well as its files: cargo then notices a file added to it.

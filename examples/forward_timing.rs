@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use softmax_kernel_lab::cli::default_model_path;
-use softmax_kernel_lab::lab::text_model::TextModel;
+use softmax_kernel_lab::lab::models::text_model::TextModel;
 
 const WORDS: [&str; 20] = [
     "the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "to", "house", "with", "red",

@@ -17,7 +17,7 @@
 mod bench {
     use std::cell::RefCell;
 
-    use softmax_kernel_lab::lab::text_model::TextModel;
+    use softmax_kernel_lab::lab::models::text_model::TextModel;
     use wasm_bindgen::prelude::*;
 
     thread_local! {
@@ -63,14 +63,14 @@ mod bench {
     #[wasm_bindgen]
     pub fn train(first: usize, last: usize) -> f64 {
         use softmax_kernel_lab::lab::config::ExperimentConfig;
-        use softmax_kernel_lab::lab::learned_map::train_learned_heads;
-        use softmax_kernel_lab::lab::swap_plan::hedgehog_job;
+        use softmax_kernel_lab::lab::models::learned_map::train_learned_heads;
+        use softmax_kernel_lab::lab::models::swap_plan::hedgehog_job;
         let Some(job) = hedgehog_job(&ExperimentConfig::default()) else {
             return f64::NAN;
         };
         let heads: Vec<usize> = (first..last).collect();
         let mut eval = f64::NAN;
-        let mut on_point = |p: &softmax_kernel_lab::lab::model_protocol::HedgehogPoint| {
+        let mut on_point = |p: &softmax_kernel_lab::lab::models::protocol::HedgehogPoint| {
             if let Some(e) = p.eval_kl {
                 eval = e;
             }
@@ -95,10 +95,10 @@ mod bench {
     #[wasm_bindgen]
     pub fn plan(bytes: &[u8], tokens: usize, only: &str) -> String {
         use softmax_kernel_lab::lab::config::{ExperimentConfig, HeadSource};
-        use softmax_kernel_lab::lab::model_loader::ModelLoader;
-        use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
-        use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
-        use softmax_kernel_lab::lab::swap_plan::swap_plan;
+        use softmax_kernel_lab::lab::models::loader::ModelLoader;
+        use softmax_kernel_lab::lab::models::protocol::{ModelAnswer, ModelRequest, ModelSetup};
+        use softmax_kernel_lab::lab::models::swap_plan::swap_plan;
+        use softmax_kernel_lab::lab::pool::model_worker::ModelWorkspace;
         fn now() -> f64 {
             js_sys::Date::now()
         }
@@ -142,7 +142,7 @@ mod bench {
         // asks them after the swap, the two that read every head in shares over its workers).
         if only.starts_with("part") {
             use softmax_kernel_lab::lab::attention::{AttentionPart, AttentionRequest};
-            use softmax_kernel_lab::lab::tasks::WorkerRequest;
+            use softmax_kernel_lab::lab::pool::WorkerRequest;
             for part in AttentionPart::ALL {
                 if !part.applies(&config) {
                     continue;
@@ -160,7 +160,7 @@ mod bench {
                 let response = workspace.respond(request, now, &mut |_| {});
                 let ms = now() - start;
                 total += ms;
-                if let softmax_kernel_lab::lab::tasks::WorkerResponse::Attention {
+                if let softmax_kernel_lab::lab::pool::WorkerResponse::Attention {
                     output: Err(e),
                     ..
                 } = &response

@@ -42,7 +42,7 @@ mod bench {
     #[wasm_bindgen]
     pub fn full(seed: u64, m: usize, d: usize) -> String {
         use softmax_kernel_lab::lab::config::ExperimentConfig;
-        use softmax_kernel_lab::lab::tasks::{Piece, Workspace, plan};
+        use softmax_kernel_lab::lab::kernel::tasks::{Piece, Workspace, plan};
         let now = || js_sys::Date::now();
         let config = ExperimentConfig {
             seed,

@@ -10,7 +10,7 @@ use std::time::Instant;
 use half::f16;
 use safetensors::{Dtype, SafeTensors};
 use softmax_kernel_lab::cli::default_model_path;
-use softmax_kernel_lab::lab::model_loader::ModelLoader;
+use softmax_kernel_lab::lab::models::loader::ModelLoader;
 use softmax_kernel_lab::numerics::bert::weights::sha256_hex;
 use softmax_kernel_lab::numerics::bert::{BertWeights, WordPiece};
 use softmax_kernel_lab::numerics::packed_linear::PackedLinear;

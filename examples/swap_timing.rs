@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use softmax_kernel_lab::cli::default_model_path;
 use softmax_kernel_lab::lab::config::{ExperimentConfig, HeadSource};
-use softmax_kernel_lab::lab::model_loader::ModelLoader;
-use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
-use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
-use softmax_kernel_lab::lab::swap_plan::swap_plan;
+use softmax_kernel_lab::lab::models::loader::ModelLoader;
+use softmax_kernel_lab::lab::models::protocol::{ModelAnswer, ModelRequest, ModelSetup};
+use softmax_kernel_lab::lab::models::swap_plan::swap_plan;
+use softmax_kernel_lab::lab::pool::model_worker::ModelWorkspace;
 
 /// Words that are one token each (tests/e2e/model-bench.mjs): a text of n is n + 2 tokens.
 const WORDS: [&str; 20] = [
@@ -77,8 +77,8 @@ fn fingerprint(answer: &ModelAnswer) -> serde_json::Value {
 /// worker keeps them (`model_swap::exact_retrieval`).
 fn exact_retrieval_cost(bytes: &[u8], config: &ExperimentConfig) {
     use softmax_kernel_lab::lab::config::parse_retrieval;
-    use softmax_kernel_lab::lab::model_swap::exact_retrieval;
-    use softmax_kernel_lab::lab::text_model::TextModel;
+    use softmax_kernel_lab::lab::models::swap::exact_retrieval;
+    use softmax_kernel_lab::lab::models::text_model::TextModel;
     let model = TextModel::from_checked_bytes(bytes).expect("model");
     let (query, candidates) = parse_retrieval(&config.attention.retrieval).expect("retrieval");
     let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();

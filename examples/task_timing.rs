@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use softmax_kernel_lab::lab::config::ExperimentConfig;
-use softmax_kernel_lab::lab::tasks::{Piece, Workspace, plan};
+use softmax_kernel_lab::lab::kernel::tasks::{Piece, Workspace, plan};
 
 fn main() {
     let config = ExperimentConfig::default();

@@ -12,7 +12,7 @@ pub mod timings;
 
 use std::ops::Range;
 
-use crate::lab::experiment::{CurvePoint, DatasetMetrics, PairEstimates, ScatterSeries};
+use crate::lab::kernel::experiment::{CurvePoint, DatasetMetrics, PairEstimates, ScatterSeries};
 use crate::numerics::logspace::SignedLog;
 use crate::numerics::stats::{format_from_log, quantile};
 

@@ -1,5 +1,5 @@
 //! The worker side of the pools (WebAssembly only): one way to serve for every worker. Each
-//! message is a postcard-encoded [`WorkerRequest`](crate::lab::tasks::WorkerRequest); each
+//! message is a postcard-encoded [`WorkerRequest`](crate::lab::pool::WorkerRequest); each
 //! answer, and each update before it, goes back the same way, its buffer transferred. Three
 //! workers: `kernel-worker` ([`start`]: the kernel view's tasks, the probe, the data panel,
 //! [`handle_kernel_request`], built without the optimised A), `full-worker` ([`start_full`]:
@@ -15,7 +15,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::lab::tasks::{Workspace, handle_kernel_request, handle_request};
+use crate::lab::kernel::tasks::Workspace;
+use crate::lab::pool::{handle_kernel_request, handle_request};
 
 /// The word a worker posts once it listens, so that the page never sends into the void.
 pub const READY: &str = "ready";
@@ -56,8 +57,8 @@ impl Reply {
 
     /// Encodes and posts a response.
     #[cfg(feature = "text-model")]
-    pub(crate) fn send(&self, response: &crate::lab::tasks::WorkerResponse) {
-        match crate::lab::tasks::encode(response) {
+    pub(crate) fn send(&self, response: &crate::lab::pool::WorkerResponse) {
+        match crate::lab::pool::encode(response) {
             Ok(bytes) => self.bytes(&bytes),
             Err(error) => web_sys::console::error_1(&error.into()),
         }

@@ -5,7 +5,8 @@
 #![cfg(target_arch = "wasm32")]
 
 use softmax_kernel_lab::lab::config::{ExperimentConfig, Param};
-use softmax_kernel_lab::lab::tasks::{Workspace, handle_request};
+use softmax_kernel_lab::lab::kernel::tasks::Workspace;
+use softmax_kernel_lab::lab::pool::handle_request;
 use softmax_kernel_lab::numerics::estimators::REGISTRY;
 use wasm_bindgen_test::*;
 
@@ -21,7 +22,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 /// √MSE/SM.
 #[wasm_bindgen_test]
 fn kernel_in_webassembly_matches_the_f64_path_far_below_the_monte_carlo_error() {
-    use softmax_kernel_lab::lab::tasks::check_kernel_against_f64;
+    use softmax_kernel_lab::lab::kernel::tasks::check_kernel_against_f64;
 
     let mut config = small_config();
     let every: Vec<&str> = REGISTRY.iter().map(|e| e.id()).collect();
@@ -46,8 +47,8 @@ include!("export/pinned.rs");
 /// runs the portable kernel for them, as the page's pool does.
 #[wasm_bindgen_test]
 fn export_path_prints_what_the_command_line_prints() {
-    use softmax_kernel_lab::lab::experiment_export::{experiment_csv, experiment_json};
-    use softmax_kernel_lab::lab::tasks::ExportRun;
+    use softmax_kernel_lab::lab::kernel::export::{experiment_csv, experiment_json};
+    use softmax_kernel_lab::lab::page::ExportRun;
     for (query, csv, json) in PINNED {
         let (config, notices) = ExperimentConfig::from_query(query);
         assert!(notices.is_empty(), "{query}: {notices:?}");

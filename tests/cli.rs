@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 use softmax_kernel_lab::lab::config::ExperimentConfig;
-use softmax_kernel_lab::lab::experiment::run_experiment;
+use softmax_kernel_lab::lab::kernel::experiment::run_experiment;
 
 fn kernel_lab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kernel-lab"))

@@ -3,7 +3,7 @@
 //! mean of 4 independent draws of ω, ± its standard error), on the default data.
 
 use softmax_kernel_lab::lab::config::ExperimentConfig;
-use softmax_kernel_lab::lab::experiment::mse_against_m;
+use softmax_kernel_lab::lab::kernel::experiment::mse_against_m;
 
 #[test]
 fn the_positive_derf_theory_lines_sit_on_the_measurement() {

@@ -13,9 +13,11 @@
 use std::process::Command;
 
 use softmax_kernel_lab::lab::config::ExperimentConfig;
-use softmax_kernel_lab::lab::experiment::run_experiment;
-use softmax_kernel_lab::lab::experiment_export::{experiment_csv, experiment_json};
-use softmax_kernel_lab::lab::tasks::{ExportRun, Workspace, handle_request};
+use softmax_kernel_lab::lab::kernel::experiment::run_experiment;
+use softmax_kernel_lab::lab::kernel::export::{experiment_csv, experiment_json};
+use softmax_kernel_lab::lab::kernel::tasks::Workspace;
+use softmax_kernel_lab::lab::page::ExportRun;
+use softmax_kernel_lab::lab::pool::handle_request;
 
 include!("export/pinned.rs");
 

@@ -12,7 +12,7 @@
 //! prints the table below.
 
 use softmax_kernel_lab::lab::config::ExperimentConfig;
-use softmax_kernel_lab::lab::experiment::{mse_against_m, run_experiment};
+use softmax_kernel_lab::lab::kernel::experiment::{mse_against_m, run_experiment};
 
 /// The links pinned: the default page, a small one, the scale reading of the Laplace
 /// parameter, fresh ω per pair, large norms (overflow handled), and every estimator.

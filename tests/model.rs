@@ -31,7 +31,7 @@ use softmax_kernel_lab::lab::attention::{AttentionOutput, AttentionPart, Attenti
 use softmax_kernel_lab::lab::config::{
     ExperimentConfig, HeadSource, MAX_TEXT_BYTES, MODEL_MAX_TOKENS,
 };
-use softmax_kernel_lab::lab::text_model::TextModel;
+use softmax_kernel_lab::lab::models::text_model::TextModel;
 use softmax_kernel_lab::numerics::attention::heads::{HEADS_ASSET_PATH, RealHeads};
 use softmax_kernel_lab::numerics::attention::methods::{DEFAULT_METHODS, MethodId};
 use softmax_kernel_lab::numerics::bert::{BertWeights, MODEL_SHA256, ModelError};

@@ -17,15 +17,15 @@ use softmax_kernel_lab::lab::attention::{
     AttentionOutput, AttentionPart, AttentionRequest, run_attention,
 };
 use softmax_kernel_lab::lab::config::ExperimentConfig;
-use softmax_kernel_lab::lab::learned_map::{KeptTraining, kept_training_key};
-use softmax_kernel_lab::lab::model_loader::ModelLoader;
-use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
-use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
-use softmax_kernel_lab::lab::scheduler::{Channel, Scheduler, SideSend, Spread, Ticket};
-use softmax_kernel_lab::lab::swap_plan::swap_plan;
-use softmax_kernel_lab::lab::tasks::{Ask, WorkerRequest, WorkerResponse};
-use softmax_kernel_lab::lab::tasks::{decode, encode};
-use softmax_kernel_lab::lab::text_model::TextModel;
+use softmax_kernel_lab::lab::models::learned_map::{KeptTraining, kept_training_key};
+use softmax_kernel_lab::lab::models::loader::ModelLoader;
+use softmax_kernel_lab::lab::models::protocol::{ModelAnswer, ModelRequest, ModelSetup};
+use softmax_kernel_lab::lab::models::swap_plan::swap_plan;
+use softmax_kernel_lab::lab::models::text_model::TextModel;
+use softmax_kernel_lab::lab::pool::model_worker::ModelWorkspace;
+use softmax_kernel_lab::lab::pool::{Ask, WorkerRequest, WorkerResponse};
+use softmax_kernel_lab::lab::pool::{Channel, Reach, Scheduler, SideSend, Ticket};
+use softmax_kernel_lab::lab::pool::{decode, encode};
 use softmax_kernel_lab::numerics::bert::MODEL_SHA256;
 
 fn model_bytes() -> &'static [u8] {
@@ -81,14 +81,14 @@ impl Fabric {
     }
 
     fn ask(&mut self, ticket: Ticket, request: ModelRequest) -> u64 {
-        let handle = self.scheduler.queue_side(ticket, request.spread());
+        let handle = self.scheduler.queue_side(ticket, request.reach());
         self.requests
             .insert(handle, WorkerRequestMaker::Model(Box::new(request)));
         handle
     }
 
     fn ask_attention(&mut self, ticket: Ticket, request: AttentionRequest) -> u64 {
-        let handle = self.scheduler.queue_side(ticket, Spread::One);
+        let handle = self.scheduler.queue_side(ticket, Reach::One);
         self.requests
             .insert(handle, WorkerRequestMaker::Attention(Box::new(request)));
         handle
@@ -412,10 +412,10 @@ fn split_run(
     text: &str,
     count: usize,
 ) -> Vec<(
-    softmax_kernel_lab::lab::model_protocol::TextRun,
+    softmax_kernel_lab::lab::models::protocol::TextRun,
     softmax_kernel_lab::numerics::attention::heads::RealHeads,
 )> {
-    use softmax_kernel_lab::lab::model_split::TextPart;
+    use softmax_kernel_lab::lab::models::split::TextPart;
     let mut parts: Vec<TextPart> = (0..count)
         .map(|index| TextPart::start(model, text, index, count).expect("the part starts"))
         .collect();
@@ -424,7 +424,7 @@ fn split_run(
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != me)
-            .map(|(_, m): (usize, &softmax_kernel_lab::lab::model_split::PeerMessage)| m.clone())
+            .map(|(_, m): (usize, &softmax_kernel_lab::lab::models::split::PeerMessage)| m.clone())
             .collect();
         rest.reverse();
         rest
@@ -487,9 +487,9 @@ fn a_text_split_by_rows_over_workers_gives_every_worker_one_workers_run() {
 /// the bound is not loose by more than a few percent.
 #[test]
 fn every_message_of_the_longest_split_text_fits_a_shared_board() {
-    use softmax_kernel_lab::lab::model_board::{BoardLayout, largest_message_bytes};
-    use softmax_kernel_lab::lab::model_split::TextPart;
-    use softmax_kernel_lab::lab::tasks::encode;
+    use softmax_kernel_lab::lab::models::board::{BoardLayout, largest_message_bytes};
+    use softmax_kernel_lab::lab::models::split::TextPart;
+    use softmax_kernel_lab::lab::pool::encode;
     let model = TextModel::from_checked_bytes(model_bytes()).expect("the model loads");
     // One token per word: 510 words and the two special tokens.
     let words = [

@@ -1,4 +1,4 @@
-//! The model worker's loader (src/lab/model_loader.rs) on the converted model: it hashes the
+//! The model worker's loader (src/lab/models/loader.rs) on the converted model: it hashes the
 //! file as the chunks arrive and unpacks it at the end. Checked here: the weights it gives are
 //! bit for bit those of the reader before the loader (each tensor widened with `half`, then
 //! packed by `PackedLinear::new`, written out again below as that reference), whatever the chunk
@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use half::f16;
 use safetensors::{Dtype, SafeTensors};
 use softmax_kernel_lab::cli::default_model_path;
-use softmax_kernel_lab::lab::model_loader::ModelLoader;
+use softmax_kernel_lab::lab::models::loader::ModelLoader;
 use softmax_kernel_lab::numerics::bert::reader::FileHeader;
 use softmax_kernel_lab::numerics::bert::weights::{MODEL_BYTES, MODEL_HEADER_SHA256, sha256_hex};
 use softmax_kernel_lab::numerics::bert::{BertWeights, MODEL_SHA256, ModelError};

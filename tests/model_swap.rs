@@ -14,11 +14,11 @@ use std::time::Instant;
 
 use softmax_kernel_lab::cli::{self, default_model_path};
 use softmax_kernel_lab::lab::config::ExperimentConfig;
-use softmax_kernel_lab::lab::model_swap::{
+use softmax_kernel_lab::lab::models::swap::{
     RETRIEVAL_CANDIDATES, RETRIEVAL_QUERY, Swap, SwapMethod, kendall_tau, retrieval_report,
     swap_report,
 };
-use softmax_kernel_lab::lab::text_model::TextModel;
+use softmax_kernel_lab::lab::models::text_model::TextModel;
 use softmax_kernel_lab::numerics::attention::methods::MethodId;
 
 static MODEL: OnceLock<TextModel> = OnceLock::new();
@@ -221,8 +221,8 @@ fn kernel_lab_swap_prints_a_report_per_method_and_layer() {
 /// 0.61 ± 0.06 per draw on this text); the cost counts 2n = 64 features.
 #[test]
 fn learned_hedgehog_maps_beat_performer_at_their_size() {
-    use softmax_kernel_lab::lab::learned_map::train_learned_maps;
-    use softmax_kernel_lab::lab::model_protocol::{HEDGEHOG_TRAINING_TEXT, HedgehogJob};
+    use softmax_kernel_lab::lab::models::learned_map::train_learned_maps;
+    use softmax_kernel_lab::lab::models::protocol::{HEDGEHOG_TRAINING_TEXT, HedgehogJob};
     use std::sync::Arc;
 
     let job = HedgehogJob {
@@ -287,10 +287,10 @@ fn learned_hedgehog_maps_beat_performer_at_their_size() {
 /// sizes) and swap in as the originals do.
 #[test]
 fn hedgehog_training_splits_by_heads_and_the_maps_travel() {
-    use softmax_kernel_lab::lab::learned_map::{
+    use softmax_kernel_lab::lab::models::learned_map::{
         LearnedHeads, LearnedMaps, merge_learned_heads, train_learned_heads, train_learned_maps,
     };
-    use softmax_kernel_lab::lab::model_protocol::{HEDGEHOG_TRAINING_TEXT, HedgehogJob};
+    use softmax_kernel_lab::lab::models::protocol::{HEDGEHOG_TRAINING_TEXT, HedgehogJob};
     use std::sync::Arc;
 
     let job = HedgehogJob {
@@ -342,7 +342,7 @@ fn hedgehog_training_splits_by_heads_and_the_maps_travel() {
 /// A retrieval against the set's exact run computed once equals the retrieval that runs it.
 #[test]
 fn a_retrieval_against_a_kept_exact_run_is_the_same() {
-    use softmax_kernel_lab::lab::model_swap::{exact_retrieval, retrieval_report_on};
+    use softmax_kernel_lab::lab::models::swap::{exact_retrieval, retrieval_report_on};
 
     let config = ExperimentConfig::default();
     let swap = Swap {

@@ -1,17 +1,17 @@
-//! The guided tour's last step (src/lab/tour/model_step.rs) on its own state: the model swap
+//! The guided tour's last step (src/lab/page/tour/model_step.rs) on its own state: the model swap
 //! run as the page's model worker runs it (the same plan of jobs, answered by the worker's
 //! own state machine), and the step's claim checked against the reports. Needs the converted
 //! model, like tests/model_swap.rs (scripts/fetch-model.sh; a missing file fails with that
-//! sentence). The other steps are checked in src/lab/tour/tests.rs.
+//! sentence). The other steps are checked in src/lab/page/tour/tests.rs.
 #![cfg(all(not(target_arch = "wasm32"), feature = "text-model", feature = "page"))]
 
 use softmax_kernel_lab::cli::default_model_path;
 use softmax_kernel_lab::lab::config::SWAP_BUDGETS;
-use softmax_kernel_lab::lab::model_loader::ModelLoader;
-use softmax_kernel_lab::lab::model_protocol::{ModelAnswer, ModelRequest, ModelSetup};
-use softmax_kernel_lab::lab::model_worker::ModelWorkspace;
-use softmax_kernel_lab::lab::swap_plan::swap_plan;
-use softmax_kernel_lab::lab::tour::{Evidence, STEPS};
+use softmax_kernel_lab::lab::models::loader::ModelLoader;
+use softmax_kernel_lab::lab::models::protocol::{ModelAnswer, ModelRequest, ModelSetup};
+use softmax_kernel_lab::lab::models::swap_plan::swap_plan;
+use softmax_kernel_lab::lab::page::tour::{Evidence, STEPS};
+use softmax_kernel_lab::lab::pool::model_worker::ModelWorkspace;
 
 /// A value as the tour writes it (three significant digits, a typographic minus).
 fn plain(value: f64) -> String {

@@ -5,7 +5,7 @@
 
 use super::attention::{Axis, LEGEND_LINE};
 use super::tick;
-use crate::lab::data_view::{BinRule, DataView, HistogramSet, KEY_COLOUR, QUERY_COLOUR};
+use crate::lab::kernel::data_view::{BinRule, DataView, HistogramSet, KEY_COLOUR, QUERY_COLOUR};
 
 /// One series of the per-component chart (drawn by `crate::charts::draw_xy`).
 #[derive(Clone, Debug, PartialEq)]

@@ -10,7 +10,7 @@ use super::attention::{INK, KeyAxis, Series, css_size, draw_message, draw_xy};
 use super::{ChartError, backend, prepare, styled_mesh};
 use crate::chart_geometry::attention::{LEGEND_LINE, legend_width};
 use crate::chart_geometry::data::{ComponentSeries, HistogramPlan};
-use crate::lab::data_view::HistogramSet;
+use crate::lab::kernel::data_view::HistogramSet;
 
 /// The per-component chart: each series against the component index on a log y axis (values
 /// ≤ 0 left out).

@@ -10,7 +10,7 @@ use super::{
     ChartError, backend, estimator_color, prepare, right_margin_for, styled_mesh, wrap_at,
 };
 use crate::chart_geometry::{PixelBounds, ScatterLayout, ScatterPlan};
-use crate::lab::experiment::ScatterSeries;
+use crate::lab::kernel::experiment::ScatterSeries;
 
 /// Fills a dot of `radius` pixels at each of `centres` (canvas pixels) in one path.
 fn fill_dots(

@@ -1,6 +1,6 @@
 //! `kernel-lab experiment`: the page's parameters, as flags named by their URL keys or as one
 //! URL query, through the page's own parser. What it prints, as JSON or CSV, is written by the
-//! page's own export ([`crate::lab::experiment_export`]).
+//! page's own export ([`crate::lab::kernel::export`]).
 
 use super::CliError;
 use super::args::{Flag, FlagKind, Flags};

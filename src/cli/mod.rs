@@ -21,8 +21,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::lab::experiment::run_experiment;
-use crate::lab::experiment_export::{experiment_csv, experiment_json};
+use crate::lab::kernel::experiment::run_experiment;
+use crate::lab::kernel::export::{experiment_csv, experiment_json};
 
 mod args;
 mod attention;

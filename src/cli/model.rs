@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::args::{FlagKind, Flags};
 use super::{CliError, quote};
 use crate::lab::config::{HEAD_LAYERS, HEADS_PER_LAYER};
-use crate::lab::text_model::TextModel;
+use crate::lab::models::text_model::TextModel;
 use crate::numerics::attention::heads::{HeadQkv, RealHeads};
 use crate::numerics::bert::MODEL_FILE_NAME;
 

@@ -19,13 +19,13 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use crate::lab::config::{ExperimentConfig, HEAD_LAYERS, Param, parse_retrieval};
-use crate::lab::learned_map::train_learned_maps;
-use crate::lab::model_protocol::HedgehogTraining;
-use crate::lab::model_swap::{
+use crate::lab::models::learned_map::train_learned_maps;
+use crate::lab::models::protocol::HedgehogTraining;
+use crate::lab::models::swap::{
     RetrievalReport, Swap, SwapMethod, SwapReport, retrieval_report, swap_report,
 };
-use crate::lab::swap_plan::hedgehog_job_on;
-use crate::lab::text_model::TextModel;
+use crate::lab::models::swap_plan::hedgehog_job_on;
+use crate::lab::models::text_model::TextModel;
 use crate::numerics::attention::heads::RealHeads;
 
 /// The stored passages' texts (from the heads asset's header), the default texts.

@@ -1,6 +1,6 @@
 //! Helpers shared by the unit tests of `src/numerics` and `src/lab` (compiled for tests only).
 
-use super::config::{ExperimentConfig, Param};
+use crate::lab::config::{ExperimentConfig, Param};
 use crate::numerics::estimators::EstimatorId;
 
 /// The default configuration with the given URL keys set (panics on a bad one: a test's typo).

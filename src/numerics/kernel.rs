@@ -6,7 +6,7 @@
 //! Why `f32` is enough: the projection `ω·z` carries a relative rounding error near
 //! `d · 2^-24 ≈ 3e-6`, and the sum over `m` terms about as much again; both are orders of
 //! magnitude below the Monte Carlo error of the estimate itself (a relative RMSE of `1/√m`
-//! or more, REFERENCE.md Lemma 3.1). `lab::tasks::check_kernel_against_f64` checks it
+//! or more, REFERENCE.md Lemma 3.1). `lab::kernel::tasks::check_kernel_against_f64` checks it
 //! against the f64 reference ([`super::estimators::reference_estimate`]) for every registered
 //! estimator, with a tolerance derived from that error. The prefactor and the log of the true
 //! value stay in f64. [`block_sums`] runs `exp` and `cosh` sums in simd128; the other sums

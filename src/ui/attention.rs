@@ -39,7 +39,7 @@ use wasm_bindgen::JsCast;
 
 use crate::lab::attention::report::{AttentionPart, AttentionRequest};
 use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource};
-use crate::lab::page_mode::EmbedFigure;
+use crate::lab::page::mode::EmbedFigure;
 use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 
 use super::pool::{AttentionRunner, ModelPool};

@@ -17,7 +17,7 @@ use super::on_demand::{Load, LoadState, Loader, Loading};
 use super::probe::ProbePanel;
 use super::results::Formulas;
 use crate::lab::config::ExperimentConfig;
-use crate::lab::experiment::ExperimentResult;
+use crate::lab::kernel::experiment::ExperimentResult;
 
 /// How near the window's bottom edge (in CSS pixels) a panel's box starts its load.
 const NEAR_PX: f64 = 300.0;

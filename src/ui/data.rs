@@ -2,7 +2,7 @@
 //! scatter dataset's query and key means and standard deviations beside each heuristic's
 //! diagonal A; histograms of `|x|`, `|y|` and `x·y`; and per chosen estimator histograms of
 //! `|Ax|`, `|A⁻¹y|` and `|z|`, whose spread is what the MSE `∝ e^{|z|²}` punishes. Computed in
-//! a worker from the configuration ([`crate::lab::data_view::data_view`], one dataset: it
+//! a worker from the configuration ([`crate::lab::kernel::data_view::data_view`], one dataset: it
 //! fits every chosen estimator, which the page's module does not link), drawn here next to the
 //! data controls; the panel keeps its last view until the next one arrives
 //! (`data-status` on the section: `computing`, then `ready` or `error`). It asks once the
@@ -17,8 +17,8 @@ use crate::chart_geometry::data::{
 };
 use crate::charts::{draw_components, draw_heatmap, draw_histogram};
 use crate::lab::config::{ExperimentConfig, Param};
-use crate::lab::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS};
-use crate::lab::tasks::DataViewAsk;
+use crate::lab::kernel::data_view::{DataView, HistogramSet, MAX_HISTOGRAM_PAIRS};
+use crate::lab::pool::DataViewAsk;
 use crate::numerics::estimators::off_diagonal_share;
 
 use super::attention::{chart_error, resize_counter};
@@ -26,7 +26,7 @@ use super::controls::{NumberControl, SeedControl};
 use super::export::PngButton;
 use super::math::Math;
 use super::pool::DataViewRunner;
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 
 /// The panel's view: none yet, or the worker's answer.
 type ViewState = Signal<Option<Result<DataView, String>>>;

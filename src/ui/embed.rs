@@ -18,9 +18,9 @@ use super::lazy_attention::LazyAttentionView;
 use super::results::Charts;
 use super::{ScatterView, Shown, Status};
 use crate::lab::config::{ExperimentConfig, Param, ParamError};
-use crate::lab::experiment::{ExperimentResult, MseCurve};
-use crate::lab::page_mode::{EmbedFigure, PageMode};
-use crate::lab::tasks::Part;
+use crate::lab::kernel::experiment::{ExperimentResult, MseCurve};
+use crate::lab::kernel::tasks::Part;
+use crate::lab::page::mode::{EmbedFigure, PageMode};
 use crate::numerics::estimators::{EstimatorId, Family};
 
 /// The kernel view's job as the full page holds it (App's signals and callbacks), for a kernel

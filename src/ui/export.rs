@@ -18,10 +18,10 @@ use wasm_bindgen::JsCast;
 use super::pool::ExportRunner;
 
 use crate::lab::config::ExperimentConfig;
-use crate::lab::experiment::ExperimentResult;
-use crate::lab::experiment_export::{experiment_csv, experiment_json};
-use crate::lab::presets::{PRESETS, Preset};
-use crate::lab::tasks::ExportRun;
+use crate::lab::config::presets::{PRESETS, Preset};
+use crate::lab::kernel::experiment::ExperimentResult;
+use crate::lab::kernel::export::{experiment_csv, experiment_json};
+use crate::lab::page::ExportRun;
 
 /// Starts a download of `href` (a data URL) as `filename`.
 pub(in crate::ui) fn download(filename: &str, href: &str) -> Option<()> {
@@ -51,7 +51,7 @@ fn download_export(format: &str, result: &ExperimentResult) {
 }
 
 /// Computes `config`'s experiment (without the curve) in the page's pool, task by task, with
-/// unfused arithmetic ([`ExportTaskAsk`](crate::lab::tasks::ExportTaskAsk)): the native build's numbers bit for bit, in every
+/// unfused arithmetic ([`ExportTaskAsk`](crate::lab::pool::ExportTaskAsk)): the native build's numbers bit for bit, in every
 /// build of the workers, and with the datasets and ω they already hold. `progress(done,
 /// total)` after each task, then `done` once (unless a newer export superseded this one).
 fn compute_exactly(

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use super::attention::AttentionView;
 use super::on_demand::{Load, LoadState, Loader, Loading};
 use crate::lab::config::ExperimentConfig;
-use crate::lab::page_mode::EmbedFigure;
+use crate::lab::page::mode::EmbedFigure;
 
 /// Builds the attention view for the page's configuration, or one of its figures alone for an
 /// `<iframe>` (`embed`).

@@ -1,9 +1,9 @@
-//! A formula on the page: its LaTeX (the single source, see [`crate::lab::mathml`]) as the
+//! A formula on the page: its LaTeX (the single source, see [`crate::lab::page::mathml`]) as the
 //! native MathML that the build script rendered from it.
 
 use leptos::prelude::*;
 
-use crate::lab::mathml::to_mathml;
+use crate::lab::page::mathml::to_mathml;
 
 /// A formula as MathML.
 ///

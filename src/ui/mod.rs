@@ -32,11 +32,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::lab::config::{ExperimentConfig, Param, ParamError, View};
-use crate::lab::experiment::{ExperimentResult, MseCurve};
-use crate::lab::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
-use crate::lab::page_mode::PageMode;
-use crate::lab::tasks::Part;
-use crate::lab::tour::{STEP_COUNT, step_config};
+use crate::lab::kernel::experiment::{ExperimentResult, MseCurve};
+use crate::lab::kernel::tasks::Part;
+use crate::lab::page::job::{Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
+use crate::lab::page::mode::PageMode;
+use crate::lab::page::tour::{STEP_COUNT, step_config};
 use below::{BelowLoader, LazyBelow};
 use controls::{EstimatorControls, NumberControl, SeedControl, Slider};
 use export::{ExportActions, ExportBar, Presets};
@@ -143,9 +143,9 @@ pub struct PageModeContext {
     pub set_mode: WriteSignal<PageMode>,
 }
 
-pub use crate::lab::job::{BUDGET_BYTES, BUDGET_WORK, ScatterView, Shown, Status};
+pub use crate::lab::page::job::{BUDGET_BYTES, BUDGET_WORK, ScatterView, Shown, Status};
 
-/// See [`crate::lab::job::PROGRESS_DELAY_MS`].
+/// See [`crate::lab::page::job::PROGRESS_DELAY_MS`].
 const PROGRESS_DELAY: Duration = Duration::from_millis(PROGRESS_DELAY_MS);
 
 /// The query string of the page's URL, without the `?`.

@@ -1,6 +1,6 @@
 //! The Web Worker pool that computes the page's results off the main thread: the transport
 //! for [`Scheduler`], which decides everything (queue, supersede, in-flight limits, affinity,
-//! reuse, progress, worker loss) and is tested natively (`src/lab/scheduler.rs`). This module
+//! reuse, progress, worker loss) and is tested natively (`src/lab/pool/scheduler.rs`). This module
 //! only starts and stops workers, posts the messages the scheduler dispatches and hands it the
 //! answers. **The page itself computes nothing**: it does not link the math that the workers
 //! run (the page's module is a third of its former size), so without a worker there is only
@@ -50,9 +50,9 @@ use leptos::prelude::set_timeout;
 use wasm_bindgen::prelude::*;
 
 use crate::lab::config::ExperimentConfig;
-pub use crate::lab::scheduler::SchedulerEvent as PoolEvent;
-use crate::lab::scheduler::{Dispatch, Scheduler};
-use crate::lab::tasks::{
+pub use crate::lab::pool::SchedulerEvent as PoolEvent;
+use crate::lab::pool::{Dispatch, Scheduler};
+use crate::lab::pool::{
     ResponseHead, WorkerRequest, decode, encode_request, request_kind, response_value,
 };
 #[cfg(doc)]
@@ -62,7 +62,7 @@ mod runners;
 mod side;
 mod workers;
 
-pub use crate::lab::scheduler::{Channel, Ticket};
+pub use crate::lab::pool::{Channel, Ticket};
 pub use runners::{AttentionRunner, DataViewRunner, ExportRunner, ModelPool, ProbeRunner};
 use side::SideEntry;
 use workers::post_transferred;
@@ -315,7 +315,7 @@ impl Pool {
 
     /// Reads a response's kind and id only ([`ResponseHead`]): a job's task goes to the
     /// scheduler, a model worker's setup to [`Pool::on_setup`], every other answer's bytes to
-    /// the side request that asked, whose own [`crate::lab::tasks::Ask::answer`] decodes them.
+    /// the side request that asked, whose own [`crate::lab::pool::Ask::answer`] decodes them.
     fn on_answer(pool: &Rc<RefCell<Pool>>, slot: Option<usize>, bytes: &[u8]) {
         let head = match decode::<ResponseHead>(bytes) {
             Ok(head) => head,

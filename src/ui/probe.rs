@@ -15,8 +15,9 @@ use super::controls::NumberControl;
 use super::pool::{ProbeRunner, Ticket};
 use crate::charts::{PROBE_ROW_HEIGHT, ProbeEntry, describe, draw_probe, probe_grid};
 use crate::lab::config::{ExperimentConfig, Param};
-use crate::lab::experiment::{EstimatorId, ExperimentResult};
-use crate::lab::tasks::{ProbeRequest, ScatterPairAsk};
+use crate::lab::kernel::experiment::{EstimatorId, ExperimentResult};
+use crate::lab::kernel::tasks::ProbeRequest;
+use crate::lab::pool::ScatterPairAsk;
 use crate::numerics::probe::{ProbeResult, probe_draws};
 
 /// Longest vector the probe form accepts.

@@ -1,4 +1,4 @@
-//! The guided tour on the page ([`crate::lab::tour`] holds the steps): the "Start the tour"
+//! The guided tour on the page ([`crate::lab::page::tour`] holds the steps): the "Start the tour"
 //! entry, the presenter mode's keys, what the attention view publishes for a step that reads
 //! it, and the step's panel ([`step`]: the question first, then what the lab measured, what
 //! to notice and the formula). Only a `?tour=N` page shows a step, so the panel, with every
@@ -12,10 +12,10 @@ use wasm_bindgen::JsCast;
 
 use crate::lab::attention::report::{KernelVsAttention, MainReport};
 use crate::lab::config::ExperimentConfig;
-use crate::lab::experiment::{ExperimentResult, MseCurve};
-use crate::lab::model_protocol::SwapReport;
-use crate::lab::page_mode::PageMode;
-use crate::lab::tour::{STEP_COUNT, step_config};
+use crate::lab::kernel::experiment::{ExperimentResult, MseCurve};
+use crate::lab::models::protocol::SwapReport;
+use crate::lab::page::mode::PageMode;
+use crate::lab::page::tour::{STEP_COUNT, step_config};
 use crate::ui::PageModeContext;
 use crate::ui::Shown;
 use crate::ui::on_demand::{Load, LoadState, Loader, Loading};

@@ -15,14 +15,14 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 
 use super::peers::Peers;
 use super::{Reply, message_bytes, serve};
-use crate::lab::learned_map::{KeptTraining, LearnedHeads, kept_training_key};
-use crate::lab::model_board::{BoardLayout, board_holds, worth_splitting};
-use crate::lab::model_loader::ModelLoader;
-use crate::lab::model_protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
-use crate::lab::model_split::{PeerMessage, TextPart};
-use crate::lab::model_worker::ModelWorkspace;
-use crate::lab::scheduler::PartOf;
-use crate::lab::tasks::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
+use crate::lab::models::board::{BoardLayout, board_holds, worth_splitting};
+use crate::lab::models::learned_map::{KeptTraining, LearnedHeads, kept_training_key};
+use crate::lab::models::loader::ModelLoader;
+use crate::lab::models::protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
+use crate::lab::models::split::{PeerMessage, TextPart};
+use crate::lab::pool::PartOf;
+use crate::lab::pool::model_worker::ModelWorkspace;
+use crate::lab::pool::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
 use crate::numerics::bert::MODEL_SHA256;
 
 /// A model worker's state: the model's workspace and the ports to the other model workers.

@@ -23,9 +23,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, MessagePort};
 
-use crate::lab::model_board::{BoardLayout, HOLDERS};
-use crate::lab::scheduler::PartOf;
-use crate::lab::tasks::{decode, encode};
+use crate::lab::models::board::{BoardLayout, HOLDERS};
+use crate::lab::pool::PartOf;
+use crate::lab::pool::{decode, encode};
 
 /// How long a part waits for another's share.
 pub(super) const PEER_TIMEOUT_MS: i32 = 60_000;

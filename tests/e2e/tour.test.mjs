@@ -1,6 +1,6 @@
 // End-to-end: the guided tour (src/lab/tour, src/ui/tour.rs), start to end, in the browser of
 // E2E_BROWSER: every step covers the results until the reader answers, then says which answer
-// the results support (the same one the native tests in src/lab/tour/tests.rs and tests/tour_model.rs check on the
+// the results support (the same one the native tests in src/lab/page/tour/tests.rs and tests/tour_model.rs check on the
 // step's state) with its numbers; no page error and no axe violation on any step, before or
 // after the answer; each step's address, opened afresh, gives the same step, state and numbers;
 // presenter mode's keys step through it.

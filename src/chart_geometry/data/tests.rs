@@ -1,7 +1,7 @@
 //! Native tests of the data panel's chart geometry.
 
 use super::*;
-use crate::lab::data_view::{HistogramSeries, data_view_of, histogram_set};
+use crate::lab::kernel::data_view::{HistogramSeries, data_view_of, histogram_set};
 use crate::numerics::dataset::Dataset;
 use crate::numerics::estimators::{EstimatorId, EstimatorParams};
 

@@ -11,7 +11,7 @@ use crate::charts::{
     ChartError, backend, estimator_color, legend, prepare, right_margin_for, styled_mesh,
     y_label_area,
 };
-use crate::lab::experiment::MseCurve;
+use crate::lab::kernel::experiment::MseCurve;
 
 /// MSE against m on log-log axes: Lemma 3.1's mean over the pairs (line) and the measured
 /// MSE with ±1 standard error over repeated draws of ω (points with bars). Returns where the

@@ -1,5 +1,5 @@
 //! Does a lower kernel MSE give a lower attention error? ([`kernel_vs_attention`], the part
-//! [`super::report::AttentionPart::KernelVsAttention`].)
+//! [`crate::lab::attention::report::AttentionPart::KernelVsAttention`].)
 //!
 //! For every chosen method and every problem (each of the 72 real heads, both passages averaged; or, on synthetic data,
 //! [`SYNTHETIC_PROBLEMS`] datasets of [`SYNTHETIC_TOKENS`] tokens from the configured
@@ -19,9 +19,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::methods::{lln_constants, method_settings, prepare_with, run_with};
-use super::share::ProblemShare;
 use crate::lab::attention::data::attention_data;
+use crate::lab::attention::methods::{lln_constants, method_settings, prepare_with, run_with};
+use crate::lab::attention::share::ProblemShare;
 use crate::lab::config::{BUDGETS, ExperimentConfig, HeadSource};
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;

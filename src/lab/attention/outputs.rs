@@ -8,9 +8,9 @@ use crate::numerics::attention::methods::MethodId;
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::stats::{mean_and_standard_error, median};
 
-pub use super::kernel_vs_attention::KernelVsAttention;
-pub use super::lengths::LengthsReport;
-pub use super::share::ProblemShare;
+pub use crate::lab::attention::kernel_vs_attention::KernelVsAttention;
+pub use crate::lab::attention::lengths::LengthsReport;
+pub use crate::lab::attention::share::ProblemShare;
 
 /// The parts of the view, computed separately (in parallel in the pool) and shown as they
 /// arrive.
@@ -49,7 +49,9 @@ impl AttentionPart {
     pub fn applies(self, config: &ExperimentConfig) -> bool {
         match self {
             AttentionPart::HeadsTable => config.attention.source.is_real(),
-            AttentionPart::Lengths => config.attention.length_max >= super::lengths::FIRST_LENGTH,
+            AttentionPart::Lengths => {
+                config.attention.length_max >= crate::lab::attention::lengths::FIRST_LENGTH
+            }
             _ => true,
         }
     }

@@ -1,13 +1,15 @@
 //! The computations behind the attention view's parts: one draw of every method
 //! ([`main_report`]), bias and variance over R draws ([`bias_variance`]), the temperature sweep
 //! ([`temperature`]), the equal-budget chart ([`budget`]) and the table over the 72 real heads
-//! ([`heads_table`]). [`super::report`] holds what they return and dispatches a request.
+//! ([`heads_table`]). [`crate::lab::attention::report`] holds what they return and dispatches a request.
 
 use crate::lab::config::{BLOCK, BUDGETS, ExperimentConfig, TEMPERATURES, TV_ROWS};
 use crate::numerics::stats::mean_and_standard_error;
 
-use super::methods::{Prepared, method_settings, prepare, prepare_with, run, run_with};
-use super::outputs::{
+use crate::lab::attention::methods::{
+    Prepared, method_settings, prepare, prepare_with, run, run_with,
+};
+use crate::lab::attention::outputs::{
     BiasVariance, BiasVarianceReport, BudgetCurve, BudgetReport, HeadRow, HeadsTable, MainReport,
     MethodReport, ProblemShare, TABLE_DRAWS, TABLE_METHODS, TemperatureCurve, TemperatureReport,
 };

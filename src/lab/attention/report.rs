@@ -1,14 +1,14 @@
 //! One request of the attention view run ([`run_attention`]): the data, LLN's constants when
-//! a method needs them, then the part's computation ([`super::parts`]). The parts' results are
-//! in [`super::outputs`] (re-exported here).
+//! a method needs them, then the part's computation ([`crate::lab::attention::parts`]). The parts' results are
+//! in [`crate::lab::attention::outputs`] (re-exported here).
 
-use super::kernel_vs_attention::kernel_vs_attention_share;
-use super::lengths::length_study;
-use super::methods::lln_constants;
-pub use super::outputs::*;
-pub use super::parts::BUDGET_TOKENS;
-use super::parts::{bias_variance, budget, heads_table, main_report, temperature};
 use crate::lab::attention::data::attention_data;
+use crate::lab::attention::kernel_vs_attention::kernel_vs_attention_share;
+use crate::lab::attention::lengths::length_study;
+use crate::lab::attention::methods::lln_constants;
+pub use crate::lab::attention::outputs::*;
+pub use crate::lab::attention::parts::BUDGET_TOKENS;
+use crate::lab::attention::parts::{bias_variance, budget, heads_table, main_report, temperature};
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::heads::RealHeads;

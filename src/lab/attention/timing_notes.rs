@@ -1,8 +1,10 @@
-//! The length study as the page writes it ([`super::lengths`]): the crossover table's rows and
+//! The length study as the page writes it ([`crate::lab::attention::lengths`]): the crossover table's rows and
 //! the sentences beside the charts, every number read from a [`LengthsReport`] (none typed in).
 //! Plain text, so it builds and is tested natively; `ui::attention::lengths` shows it.
 
-use super::lengths::{CrossoverLength, Kernel, LengthSeries, LengthsReport, form_name};
+use crate::lab::attention::lengths::{
+    CrossoverLength, Kernel, LengthSeries, LengthsReport, form_name,
+};
 use crate::numerics::attention::long::{LinearForm, flash_memory_bytes};
 use crate::numerics::attention::methods::MethodId;
 

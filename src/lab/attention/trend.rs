@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::outputs::BudgetReport;
+use crate::lab::attention::outputs::BudgetReport;
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::stats::least_squares_slope;
 

@@ -1,6 +1,6 @@
 //! The attention view's part of the configuration: which data (synthetic, or a real head of
 //! all-MiniLM-L6-v2), the sequence and feature sizes, the methods compared and how often they
-//! are redrawn. [`super::ExperimentConfig`] holds it in `attention` and parses its URL keys.
+//! are redrawn. [`crate::lab::config::ExperimentConfig`] holds it in `attention` and parses its URL keys.
 
 use serde::{Deserialize, Serialize};
 
@@ -299,7 +299,7 @@ pub fn parse_methods(text: &str) -> Result<Vec<MethodId>, String> {
         let method = MethodId::from_id(name).ok_or_else(|| {
             format!(
                 "unknown method {} (expected {})",
-                super::quote(name),
+                super::values::quote(name),
                 crate::numerics::attention::methods::all_method_ids()
             )
         })?;

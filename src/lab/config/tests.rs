@@ -1,6 +1,7 @@
 //! The configuration's text: links, bad values, the work limit, validation.
 
 use super::*;
+use crate::numerics::estimators::EstimatorId;
 
 #[test]
 fn per_side_mean_scales_follow_scale_until_set_and_round_trip_through_a_link() {

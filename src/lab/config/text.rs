@@ -1,13 +1,14 @@
 //! A configuration as text: one parameter read and written ([`ExperimentConfig::get`],
 //! [`ExperimentConfig::set`]), checked ([`ExperimentConfig::validate`]) and a whole link
 //! ([`ExperimentConfig::from_query`], [`ExperimentConfig::to_query`]), all through the table of
-//! [`super::params`].
+//! [`crate::lab::config::params`].
 
 use std::fmt;
 
+use super::attention::{self, MAX_LINK_TEXT_CHARS, View};
+use super::experiment::{ExperimentConfig, MAX_WORK};
 use super::params::{CHECKS, Param, Rule, Section, Value};
 use super::values::{number_text, parse_in_range, quote};
-use super::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_WORK, View, attention};
 
 /// Longest parameter text considered; longer text is rejected without being parsed.
 const MAX_VALUE_LEN: usize = 256;

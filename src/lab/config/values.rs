@@ -1,8 +1,7 @@
 //! Single values as text: numbers within a range, switches, a side's own mean scale, lists of
 //! estimator ids (old names included), and user text quoted for a message. The parameter table
-//! ([`super::params`]) builds its entries from these; nothing here knows the table.
+//! ([`crate::lab::config::params`]) builds its entries from these; nothing here knows the table.
 
-use super::ExperimentConfig;
 use crate::numerics::estimators::{EstimatorId, all_ids};
 
 /// The allowed range of a numeric parameter.
@@ -179,11 +178,6 @@ impl NumericRange {
             && value <= self.max
             && (!self.integer || value.fract() == 0.0)
     }
-}
-
-/// The `check` of a parameter whose type holds only values it accepts (an enum, a switch).
-pub(super) fn every_value_allowed(_: &ExperimentConfig) -> bool {
-    true
 }
 
 /// The `check` of a list: non-empty, in registry order (the ids' order), no repeats.

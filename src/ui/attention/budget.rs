@@ -8,7 +8,7 @@ use super::{Figure, chart_error};
 use crate::charts::{ErrorBarSeries, describe, draw_xy_with_errors};
 use crate::lab::attention::report::BudgetReport;
 use crate::lab::attention::trend::budget_notice;
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 
 /// Output error against the feature budget D.
 #[component]

@@ -12,7 +12,7 @@ use super::matrices::Heatmaps;
 use super::parts::Parts;
 use crate::lab::attention::report::AttentionPart;
 use crate::lab::config::{ExperimentConfig, HeadSource, Param, ParamError};
-use crate::lab::page_mode::EmbedFigure;
+use crate::lab::page::mode::EmbedFigure;
 use crate::numerics::attention::methods::MethodId;
 use crate::ui::controls::{NumberControl, Slider, commit};
 

@@ -9,7 +9,7 @@ use super::text::{css_colour, mean_of, sci, summary};
 use super::{Figure, TableScroll, chart_error};
 use crate::charts::{Distribution, Series, describe, draw_distributions, draw_xy};
 use crate::lab::attention::report::{BiasVarianceReport, MainReport};
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 
 /// Distributions over rows of the total variation and the output error.
 #[component]

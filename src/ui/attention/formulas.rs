@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::text::css_colour;
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 use crate::numerics::attention::methods::MethodId;
 use crate::ui::math::Math;
 

@@ -7,7 +7,7 @@ use super::TableScroll;
 use super::text::sci;
 use crate::lab::attention::report::{HeadsTable, TABLE_DRAWS};
 use crate::lab::config::ExperimentConfig;
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 use crate::ui::math::Math;
 
 /// The real-head table: data-chosen A and OPRF against Performer's PRF at equal m.

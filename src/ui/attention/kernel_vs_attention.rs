@@ -10,7 +10,7 @@ use super::text::sci;
 use super::{Figure, TableScroll, chart_error};
 use crate::charts::{Series, describe, draw_xy};
 use crate::lab::attention::report::KernelVsAttention;
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 use crate::numerics::stats::median;
 
 /// Kernel error against attention error, one point per method and problem.

@@ -21,7 +21,7 @@ use crate::lab::attention::timing_notes::{
     skipped_sentence, stopped_sentences, threshold_note, threshold_text,
 };
 use crate::lab::config::{ExperimentConfig, HeadSource, Param};
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 use crate::numerics::attention::gaussian_head::GaussianHead;
 use crate::numerics::attention::long::LinearForm;
 use crate::ui::controls::{NumberControl, commit};

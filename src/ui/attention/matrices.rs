@@ -13,7 +13,7 @@ use crate::chart_geometry::attention::HeatmapLayout;
 use crate::charts::{HeatScale, Series, describe, draw_heatmap, draw_xy};
 use crate::lab::attention::report::MainReport;
 use crate::lab::config::ExperimentConfig;
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 
 /// P, P̂ and P̂ − P on the first tokens, for the chosen method.
 ///

@@ -10,11 +10,11 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
-use crate::lab::model_protocol::{
+use crate::lab::models::protocol::{
     HedgehogJob, HedgehogPoint, HedgehogTraining, ModelAnswer, ModelRequest, ModelSetup,
     RetrievalReport, SwapJob, SwapReport, TextRun,
 };
-use crate::lab::scheduler::{Channel, SchedulerEvent};
+use crate::lab::pool::{Channel, SchedulerEvent};
 use crate::ui::pool::{ModelPool, NO_WORKER, Pool};
 
 /// Where the model stands.

@@ -1,6 +1,6 @@
 //! The model swap under the text view: each chosen method (and the Hedgehog maps) replaces
 //! softmax in every head of the chosen layers of all-MiniLM-L6-v2 on the user's text, in the
-//! model worker, one job at a time ([`crate::lab::swap_plan`]); the figures fill in as the
+//! model worker, one job at a time ([`crate::lab::models::swap_plan`]); the figures fill in as the
 //! answers arrive. The answer line says which method, at which m, keeps the sentence embedding
 //! within cosine 0.99 and at what cost, and whether the retrieval ranking survives.
 //!
@@ -17,11 +17,11 @@ use leptos::prelude::*;
 use super::Figure;
 use super::model_client::{SwapCell, TextModel};
 use crate::lab::config::{ExperimentConfig, HEAD_LAYERS, Param, SWAP_BUDGETS};
-use crate::lab::formulas;
-use crate::lab::model_protocol::{HEDGEHOG, SwapReport};
-use crate::lab::swap_plan::{
+use crate::lab::models::protocol::{HEDGEHOG, SwapReport};
+use crate::lab::models::swap_plan::{
     KEEPS_COSINE, learned_against_random, retrieval_summary, swap_plan, verdict,
 };
+use crate::lab::page::formulas;
 use crate::numerics::attention::methods::MethodId;
 use crate::ui::controls::{NumberControl, commit};
 use charts::{CosineChart, CostChart, HedgehogCurve};

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::text::{css_colour, sci};
 use super::{Figure, TableScroll};
 use crate::lab::attention::report::MainReport;
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 use crate::numerics::stats::order_by_key;
 
 /// The per-method numbers, sorted by mean output error.

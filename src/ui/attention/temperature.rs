@@ -7,7 +7,7 @@ use super::figure::draw_when;
 use super::{Figure, chart_error};
 use crate::charts::{Series, describe, draw_xy};
 use crate::lab::attention::report::TemperatureReport;
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 use crate::numerics::attention::methods::MethodId;
 
 /// Row entropy and spectral gap against the temperature.

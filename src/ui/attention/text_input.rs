@@ -8,7 +8,7 @@ use leptos::prelude::*;
 
 use super::model_client::{ModelState, TextModel};
 use crate::lab::config::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES, STORED_PASSAGES};
-use crate::lab::model_board::{SHARED_SPLIT_MIN_TOKENS, SPLIT_MIN_TOKENS};
+use crate::lab::models::board::{SHARED_SPLIT_MIN_TOKENS, SPLIT_MIN_TOKENS};
 
 /// Whether the page is cross-origin isolated (served with COOP and COEP): only then may the
 /// model workers share memory, and a text's parts meet on shared boards.

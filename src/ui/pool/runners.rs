@@ -10,10 +10,9 @@ use leptos::prelude::{LocalStorage, StoredValue, UpdateValue, WithValue};
 use super::{Channel, NO_WORKER, Pool, PoolEvent, Ticket, WorkerKind};
 use crate::lab::attention::{AttentionOutput, AttentionPart, AttentionRequest, ProblemShare};
 use crate::lab::config::HeadSource;
-use crate::lab::data_view::DataView;
-use crate::lab::tasks::{
-    Ask, DataViewAsk, ExportTaskAsk, ProbeRequest, ScatterPairAsk, TaskOutput,
-};
+use crate::lab::kernel::data_view::DataView;
+use crate::lab::kernel::tasks::{ProbeRequest, TaskOutput};
+use crate::lab::pool::{Ask, DataViewAsk, ExportTaskAsk, ScatterPairAsk};
 use crate::numerics::probe::{PairVectors, ProbeResult};
 
 /// The probe panel's handle: probes and the probed pair of the scatter dataset, on the

@@ -12,9 +12,9 @@ use std::time::Duration;
 use leptos::prelude::set_timeout;
 
 use super::{NO_WORKER, Pool, WorkerKind};
-use crate::lab::model_protocol::ModelAnswer;
-use crate::lab::scheduler::{PartOf, Ticket};
-use crate::lab::tasks::{Ask, decode, response_failed};
+use crate::lab::models::protocol::ModelAnswer;
+use crate::lab::pool::{Ask, decode, response_failed};
+use crate::lab::pool::{PartOf, Ticket};
 
 /// Whom to tell a side request's outcome (the typed `done` of [`Pool::ask`], behind the
 /// decoding of its answer): the worker's encoded response, which only the request's own
@@ -42,7 +42,7 @@ pub(super) struct SideEntry {
 
 impl Pool {
     /// A new ticket of `channel`: requests made with it supersede the channel's older ones.
-    pub fn ticket(pool: &Rc<RefCell<Pool>>, channel: crate::lab::scheduler::Channel) -> Ticket {
+    pub fn ticket(pool: &Rc<RefCell<Pool>>, channel: crate::lab::pool::Channel) -> Ticket {
         pool.borrow_mut().scheduler.ticket(channel)
     }
 
@@ -88,7 +88,7 @@ impl Pool {
         }
         {
             let mut p = pool.borrow_mut();
-            let request = p.scheduler.queue_side(ticket, ask.spread());
+            let request = p.scheduler.queue_side(ticket, ask.reach());
             p.side.insert(
                 request,
                 SideEntry {

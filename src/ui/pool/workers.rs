@@ -10,8 +10,8 @@ use std::rc::Rc;
 
 use super::{Pool, PoolEvent};
 use crate::lab::config::ExperimentConfig;
-use crate::lab::model_protocol::ModelSetup;
-use crate::lab::tasks::{encode_request, request_kind};
+use crate::lab::models::protocol::ModelSetup;
+use crate::lab::pool::{encode_request, request_kind};
 use crate::numerics::estimators::EstimatorId;
 
 /// Which worker a pool runs (`scripts/build-worker.sh` builds each twice).

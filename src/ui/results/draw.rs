@@ -12,7 +12,7 @@ use crate::charts::{
     BoxplotEntry, ScatterLayout, SweepEntry, TheoremEntry, describe, draw_boxplots, draw_highlight,
     draw_lemma_3_2, draw_parameter_sweep, draw_scatter, draw_theorem_3_3,
 };
-use crate::lab::experiment::{DatasetMetrics, ExperimentResult, ScatterSeries};
+use crate::lab::kernel::experiment::{DatasetMetrics, ExperimentResult, ScatterSeries};
 use crate::numerics::estimators::DESCRIPTIONS;
 use crate::ui::ScatterView;
 
@@ -183,7 +183,7 @@ pub(super) fn draw_boxplot_part(
     result: &ExperimentResult,
     canvases: Canvases,
 ) -> Result<(), String> {
-    type Median = fn(&crate::lab::experiment::EstimatorSummary) -> f64;
+    type Median = fn(&crate::lab::kernel::experiment::EstimatorSummary) -> f64;
     let entries = |metric: fn(&DatasetMetrics) -> f64,
                    log_median: Median,
                    with_theory: bool|
@@ -207,7 +207,7 @@ pub(super) fn draw_boxplot_part(
             .collect()
     };
     let datasets = result.config.datasets;
-    let medians = |log_median: fn(&crate::lab::experiment::EstimatorSummary) -> f64| {
+    let medians = |log_median: fn(&crate::lab::kernel::experiment::EstimatorSummary) -> f64| {
         result
             .summaries
             .iter()

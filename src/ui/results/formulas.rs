@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::lab::formulas;
+use crate::lab::page::formulas;
 use crate::numerics::estimators::DESCRIPTIONS;
 use crate::ui::math::Math;
 

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use super::number_text;
 use crate::charts::estimator_css_color;
 use crate::lab::config::OmegaMode;
-use crate::lab::experiment::{ExperimentResult, ScatterSeries};
+use crate::lab::kernel::experiment::{ExperimentResult, ScatterSeries};
 use crate::numerics::stats::order_by_key;
 use crate::ui::attention::TableScroll;
 
@@ -121,7 +121,7 @@ pub fn ResultsTable(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoV
 
 /// "Variance-adjusted A has the lower MSE in k of N datasets", when both heuristics ran.
 fn paired_comparison(r: &ExperimentResult) -> Option<String> {
-    let paired = crate::lab::experiment_export::paired_comparison(r)?;
+    let paired = crate::lab::kernel::export::paired_comparison(r)?;
     Some(format!(
         "Paired by dataset (same data and ω): variance-adjusted A has the lower MSE in {} of {} datasets.",
         paired.variance_adjusted_lower_mse, paired.datasets

@@ -7,7 +7,7 @@ use wasm_bindgen::JsCast;
 
 use super::{TourAttentionEvidence, TourStepInputs, step_link};
 use crate::lab::config::ExperimentConfig;
-use crate::lab::tour::{Evidence, EvidenceKind, STEPS, TourError, Verdict, step_config};
+use crate::lab::page::tour::{Evidence, EvidenceKind, STEPS, TourError, Verdict, step_config};
 use crate::ui::math::Math;
 use crate::ui::{PageModeContext, same_experiment};
 

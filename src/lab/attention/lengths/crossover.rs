@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Kernel, LengthSeries};
+use super::series::{Kernel, LengthSeries};
 use crate::numerics::attention::long::LinearForm;
 use crate::numerics::attention::methods::MethodId;
 
@@ -132,7 +132,7 @@ fn model_length(method: &LengthSeries, exact: &LengthSeries) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::LengthPoint;
+    use super::super::series::LengthPoint;
     use super::*;
 
     fn series(

@@ -1,7 +1,9 @@
 //! The length study as CSV: one row per measured point, with its series' crossover (the
 //! command line's `attention --lengths --csv` and the page's download).
 
-use super::{CrossoverLength, Kernel, LengthsReport};
+use super::crossover::CrossoverLength;
+use super::report::LengthsReport;
+use super::series::Kernel;
 use crate::numerics::attention::long::LinearForm;
 
 /// The header of [`lengths_csv`].

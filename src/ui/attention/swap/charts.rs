@@ -8,8 +8,8 @@ use super::summary::methods_of;
 use super::{colour_of, label_of};
 use crate::charts::{Series, describe, draw_xy};
 use crate::lab::config::SWAP_BUDGETS;
-use crate::lab::model_protocol::{HedgehogPoint, HedgehogTraining, SwapReport};
-use crate::lab::swap_plan::KEEPS_COSINE;
+use crate::lab::models::protocol::{HedgehogPoint, HedgehogTraining, SwapReport};
+use crate::lab::models::swap_plan::KEEPS_COSINE;
 use crate::ui::attention::model_client::SwapCell;
 use crate::ui::attention::{TableScroll, paced_chart};
 

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::{css_colour_of, label_of};
 use crate::lab::config::{ExperimentConfig, Param};
-use crate::lab::model_protocol::{Ranking, RetrievalReport};
+use crate::lab::models::protocol::{Ranking, RetrievalReport};
 use crate::ui::attention::TableScroll;
 use crate::ui::attention::model_client::RetrievalCell;
 use crate::ui::controls::commit;

@@ -5,8 +5,8 @@ use leptos::prelude::*;
 
 use super::{css_colour_of, label_of};
 use crate::lab::config::{ExperimentConfig, SWAP_BUDGETS};
-use crate::lab::model_protocol::SwapReport;
-use crate::lab::swap_plan::KEEPS_COSINE;
+use crate::lab::models::protocol::SwapReport;
+use crate::lab::models::swap_plan::KEEPS_COSINE;
 use crate::ui::attention::TableScroll;
 use crate::ui::attention::model_client::SwapCell;
 

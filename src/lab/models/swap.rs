@@ -1,0 +1,547 @@
+//! Approximate attention inside the model: every head of the chosen layers of all-MiniLM-L6-v2
+//! runs one of the lab's attention methods instead of softmax, the forward goes on with the
+//! approximated outputs, and the other layers stay exact. What moves ([`swap_report`]): per
+//! layer, the attention outputs and the hidden states against the exact model's same layer
+//! (relative Frobenius norm of the difference); the sentence embedding's cosine to the exact
+//! one, over several draws of a random method. And the task the model exists for
+//! ([`retrieval_report`]): a query and candidates ranked by cosine, exactly and with the method
+//! (top-1 kept, Kendall's τ).
+//!
+//! A method sees each head as the attention view sees a real head: the raw projections with the
+//! model's scaling `q/dh^{1/4}`, `k/dh^{1/4}`, the configuration's settings (m, coupling,
+//! degree, landmarks, window, top-k, …), and a stream of its own per (draw, layer, head).
+//! Where the method's map has a batched f32 form it runs in the long-sequence f32 kernels (the
+//! same ω; figures within about 1e-6 of its f64 draw), the model's own arithmetic being f32.
+
+use std::sync::Arc;
+
+use crate::lab::attention::methods::{
+    draw_rng, lln_constants, method_settings, prepare_with, run_with,
+};
+use crate::lab::config::{ExperimentConfig, MODEL_MAX_TOKENS};
+use crate::lab::models::learned_map::LearnedMaps;
+pub use crate::lab::models::protocol::{
+    LayerMovement, Ranking, RetrievalReport, Spread, SwapCost, SwapReport,
+};
+use crate::lab::models::text_model::TextModel;
+use crate::numerics::attention::AttentionError;
+use crate::numerics::attention::data::AttentionData;
+use crate::numerics::attention::lln::LlnConstants;
+use crate::numerics::attention::long::{LinearForm, Sequence, linear_attention_f32};
+use crate::numerics::attention::method::MethodSettings;
+use crate::numerics::attention::methods::MethodId;
+use crate::numerics::bert::{Forward, HeadInputs, Keep, ModelError};
+
+/// What replaces softmax: a method of the registry, or the Hedgehog maps learned for every head.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SwapMethod {
+    Registry(MethodId),
+    Learned(Arc<LearnedMaps>),
+}
+
+impl SwapMethod {
+    fn id(&self) -> &'static str {
+        match self {
+            SwapMethod::Registry(m) => m.id(),
+            SwapMethod::Learned(_) => crate::lab::models::protocol::HEDGEHOG,
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        match self {
+            SwapMethod::Registry(m) => m.label(),
+            SwapMethod::Learned(_) => "Hedgehog (learned map)",
+        }
+    }
+
+    fn is_random(&self) -> bool {
+        matches!(self, SwapMethod::Registry(m) if m.is_random())
+    }
+}
+
+/// What is swapped in, where, and how often it is drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Swap {
+    pub method: SwapMethod,
+    /// The layers whose every head runs the method (the others keep softmax).
+    pub layers: Vec<usize>,
+    /// Independent draws of a random method (a deterministic one is run once).
+    pub draws: usize,
+}
+
+/// Relative Frobenius norm of `a − b` against `b`.
+fn relative(a: &[f32], b: &[f32]) -> f64 {
+    let (mut diff, mut base) = (0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        diff += (f64::from(*x) - f64::from(*y)).powi(2);
+        base += f64::from(*y).powi(2);
+    }
+    (diff / base.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b)).max(f64::MIN_POSITIVE)
+}
+
+/// What a registry method reads, prepared once per swap rather than once per head: its
+/// settings and LLN's constants (for the heads' dimension).
+struct RegistryContext {
+    method: MethodId,
+    settings: MethodSettings,
+    seed: u64,
+    lln: Result<Option<LlnConstants>, String>,
+}
+
+impl RegistryContext {
+    fn new(method: MethodId, config: &ExperimentConfig, dim: usize) -> Self {
+        let mut one = config.clone();
+        one.attention.methods = vec![method];
+        Self {
+            method,
+            settings: method_settings(config),
+            seed: config.seed,
+            lln: lln_constants(&one, dim).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// The method's output for one head, or why it has none.
+fn approximate(
+    swap: &Swap,
+    registry: Option<&RegistryContext>,
+    draw: usize,
+    head: &HeadInputs,
+) -> Result<Vec<f32>, String> {
+    let scale = (head.dim as f64).powf(-0.25);
+    let widen = |v: &[f32], s: f64| v.iter().map(|x| f64::from(*x) * s).collect::<Vec<f64>>();
+    let describe = |e: String| format!("layer {} head {}: {e}", head.layer, head.head);
+    let (q, k) = (widen(head.q, scale), widen(head.k, scale));
+    let output = match (&swap.method, registry) {
+        (SwapMethod::Registry(_), Some(context)) => {
+            registry_output(context, draw, head, q, k).map_err(describe)?
+        }
+        (SwapMethod::Registry(m), None) => {
+            return Err(describe(format!("{}: no settings prepared", m.id())));
+        }
+        (SwapMethod::Learned(maps), _) => maps
+            .attention(
+                head.layer,
+                head.head,
+                &q,
+                &k,
+                &widen(head.v, 1.0),
+                head.len,
+                head.dim,
+            )
+            .map_err(describe)?
+            .iter()
+            .map(|x| *x as f32)
+            .collect(),
+    };
+    if let Some(row) = output
+        .chunks_exact(head.dim)
+        .position(|r| r.iter().any(|x| !x.is_finite()))
+    {
+        return Err(format!(
+            "layer {} head {}: row {row} of {} has no usable normaliser (the estimated sum of \
+             its weights is ≤ 0 or not finite), so the forward cannot go on",
+            head.layer,
+            head.head,
+            swap.method.id()
+        ));
+    }
+    Ok(output)
+}
+
+/// A registry method's output for one head (queries and keys already scaled by `dh^{-1/4}`).
+/// A method with a batched f32 form of its map (the random features, Taylor, LLN, `elu + 1`)
+/// runs in the long-sequence kernels ([`linear_attention_f32`]) with the same ω the f64 draw
+/// would take (the same stream, drawn the same way); the others (randomized attention, a
+/// polynomial map over its feature budget, Nyström, the window, sparse) run their f64 draw.
+fn registry_output(
+    context: &RegistryContext,
+    draw: usize,
+    head: &HeadInputs,
+    q: Vec<f64>,
+    k: Vec<f64>,
+) -> Result<Vec<f32>, String> {
+    let text = |e: AttentionError| e.to_string();
+    let (method, settings) = (context.method, &context.settings);
+    let v = head.v.iter().map(|x| f64::from(*x)).collect();
+    let data = AttentionData::new(head.len, head.dim, head.dim, q, k, v).map_err(text)?;
+    let lln = context.lln.clone()?;
+    let prepared = prepare_with(method, &data, settings, lln.as_ref()).map_err(text)?;
+    // A stream per (draw, layer, head): 72 heads share no draw.
+    let stream = (draw * 1_000 + head.layer * 100 + head.head) as u64;
+    let mut rng = draw_rng(context.seed, method, stream);
+    if let Some(Ok(map)) = prepared.batched_map(head.dim, settings, &mut rng) {
+        let narrow = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        let (q32, k32) = (narrow(&data.q), narrow(&data.k));
+        let sequence = Sequence::new(head.len, head.dim, head.dim, &q32, &k32, head.v)
+            .ok_or_else(|| format!("{}: shapes do not match", method.id()))?;
+        return Ok(linear_attention_f32(&map, &sequence, LinearForm::Bidirectional).output);
+    }
+    let run = run_with(
+        method,
+        &prepared,
+        &data,
+        settings,
+        context.seed,
+        stream,
+        &[],
+    )
+    .map_err(text)?;
+    Ok(run.attention.output.iter().map(|x| *x as f32).collect())
+}
+
+/// The settings a swap's registry method reads, prepared once per forward (or batch).
+fn registry_of(
+    swap: &Swap,
+    config: &ExperimentConfig,
+    model: &TextModel,
+) -> Option<RegistryContext> {
+    match &swap.method {
+        SwapMethod::Registry(method) => Some(RegistryContext::new(
+            *method,
+            config,
+            model.weights.config.head_dim(),
+        )),
+        SwapMethod::Learned(_) => None,
+    }
+}
+
+/// What replaces softmax in a forward with `swap`, draw `draw`: the method in the swapped
+/// layers' heads, softmax elsewhere.
+fn replacement_of<'a>(
+    swap: &'a Swap,
+    registry: Option<&'a RegistryContext>,
+    draw: usize,
+) -> impl FnMut(&HeadInputs) -> Option<Result<Vec<f32>, String>> + 'a {
+    move |head: &HeadInputs| {
+        swap.layers
+            .contains(&head.layer)
+            .then(|| approximate(swap, registry, draw, head))
+    }
+}
+
+/// The forward with `swap` in place, draw `draw`, every layer's states kept if `keep_layers`.
+fn swapped_forward(
+    model: &TextModel,
+    ids: &[u32],
+    config: &ExperimentConfig,
+    swap: &Swap,
+    (draw, keep_layers): (usize, bool),
+) -> Result<Forward, ModelError> {
+    let registry = registry_of(swap, config, model);
+    let mut replace = replacement_of(swap, registry.as_ref(), draw);
+    model.weights.forward_with(
+        ids,
+        Keep {
+            qkv: false,
+            layers: keep_layers,
+        },
+        Some(&mut replace),
+    )
+}
+
+/// The sentence embeddings of `texts` with `swap` in place, draw `draw`: one batch
+/// ([`BertWeights::forward_batch`], each text's own forward bit for bit), each head of a
+/// random method drawing the same ω for every text, as one model would.
+///
+/// [`BertWeights::forward_batch`]: crate::numerics::bert::BertWeights::forward_batch
+fn swapped_embeddings(
+    model: &TextModel,
+    texts: &[&[u32]],
+    config: &ExperimentConfig,
+    swap: &Swap,
+    draw: usize,
+) -> Result<Vec<Vec<f32>>, ModelError> {
+    let registry = registry_of(swap, config, model);
+    let mut replace = replacement_of(swap, registry.as_ref(), draw);
+    let forwards = model.weights.forward_batch(texts, Some(&mut replace))?;
+    Ok(forwards.into_iter().map(|f| f.embedding).collect())
+}
+
+fn draws_of(swap: &Swap) -> usize {
+    if swap.method.is_random() {
+        swap.draws.max(1)
+    } else {
+        1
+    }
+}
+
+/// Multiply-adds of one forward's swapped heads: the method's, and softmax's in the same heads.
+fn attention_cost(
+    swap: &Swap,
+    config: &ExperimentConfig,
+    len: usize,
+    model: &TextModel,
+) -> (f64, f64) {
+    let c = &model.weights.config;
+    let (dh, heads) = (
+        c.head_dim(),
+        (c.num_attention_heads * swap.layers.len()) as f64,
+    );
+    let softmax = crate::lab::config::softmax_work(len, dh, dh);
+    let method = match &swap.method {
+        SwapMethod::Registry(m) => config.attention.output_work(*m, len, dh, dh),
+        SwapMethod::Learned(maps) => maps.multiply_adds(len, dh),
+    };
+    (heads * method, heads * softmax)
+}
+
+/// The method's budget m shown beside its results: the random projections of a method that
+/// has them, the learned maps' features.
+fn features_of(swap: &Swap, config: &ExperimentConfig) -> Option<usize> {
+    match &swap.method {
+        SwapMethod::Registry(m) => crate::lab::models::swap_plan::uses_features(config, *m)
+            .then_some(config.attention.features),
+        SwapMethod::Learned(maps) => Some(maps.features()),
+    }
+}
+
+/// The exact model on one text, what every swap of that text is compared with: its tokens
+/// (cut to 512), its forward with every layer kept, and that forward's measured time. The
+/// model worker keeps the last one, so the jobs of one plan do not run it again.
+#[derive(Clone, Debug)]
+pub struct ExactRun {
+    pub text: String,
+    ids: Vec<u32>,
+    forward: Forward,
+    ms: f64,
+}
+
+/// The exact run of `text`; `now` is a clock in milliseconds.
+pub fn exact_run(model: &TextModel, text: &str, now: fn() -> f64) -> Result<ExactRun, ModelError> {
+    let ids = model.tokenizer.encode(text, MODEL_MAX_TOKENS)?.ids;
+    let start = now();
+    let forward = model.weights.forward_with(
+        &ids,
+        Keep {
+            qkv: false,
+            layers: true,
+        },
+        None,
+    )?;
+    Ok(ExactRun {
+        text: text.to_string(),
+        ids,
+        forward,
+        ms: now() - start,
+    })
+}
+
+/// What `swap` does to `text` (cut to 512 tokens); `now` is a clock in milliseconds, for the
+/// forwards' measured times.
+pub fn swap_report(
+    model: &TextModel,
+    text: &str,
+    config: &ExperimentConfig,
+    swap: &Swap,
+    now: fn() -> f64,
+) -> Result<SwapReport, ModelError> {
+    swap_report_on(model, &exact_run(model, text, now)?, config, swap, now)
+}
+
+/// [`swap_report`] against a text's exact run already computed.
+pub fn swap_report_on(
+    model: &TextModel,
+    exact_run: &ExactRun,
+    config: &ExperimentConfig,
+    swap: &Swap,
+    now: fn() -> f64,
+) -> Result<SwapReport, ModelError> {
+    let (ids, exact, exact_forward_ms) = (&exact_run.ids, &exact_run.forward, exact_run.ms);
+    let exact_layers = exact.layers.as_deref().unwrap_or_default();
+    let draws = draws_of(swap);
+    let mut cosines = Vec::new();
+    let mut movements = vec![(Vec::new(), Vec::new()); exact_layers.len()];
+    let mut failure = None;
+    let swapped_start = now();
+    for draw in 0..draws {
+        match swapped_forward(model, ids, config, swap, (draw, true)) {
+            Ok(forward) => {
+                cosines.push(cosine(&forward.embedding, &exact.embedding));
+                for ((a, h), (mine, theirs)) in movements.iter_mut().zip(
+                    forward
+                        .layers
+                        .as_deref()
+                        .unwrap_or_default()
+                        .iter()
+                        .zip(exact_layers),
+                ) {
+                    a.push(relative(&mine.attention, &theirs.attention));
+                    h.push(relative(&mine.hidden, &theirs.hidden));
+                }
+            }
+            Err(ModelError::Replacement(reason)) => {
+                failure.get_or_insert(reason);
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    let forward_ms = (now() - swapped_start) / draws as f64;
+    let len = ids.len();
+    let (attention_multiply_adds, softmax_multiply_adds) = attention_cost(swap, config, len, model);
+    let per_layer = movements
+        .iter()
+        .enumerate()
+        .filter_map(|(layer, (a, h))| {
+            Some(LayerMovement {
+                layer,
+                swapped: swap.layers.contains(&layer),
+                attention_error: Spread::of(a)?,
+                hidden_drift: Spread::of(h)?,
+            })
+        })
+        .collect();
+    Ok(SwapReport {
+        method: swap.method.id().to_string(),
+        label: swap.method.label().to_string(),
+        features: features_of(swap, config),
+        layers: swap.layers.clone(),
+        tokens: len,
+        draws,
+        failed_draws: draws - cosines.len(),
+        failure,
+        per_layer,
+        cosine: Spread::of(&cosines),
+        cost: SwapCost {
+            forward_ms,
+            exact_forward_ms,
+            attention_multiply_adds,
+            softmax_multiply_adds,
+            model_multiply_adds: model.weights.forward_multiply_adds(len) as f64,
+        },
+    })
+}
+
+pub use crate::lab::config::{RETRIEVAL_CANDIDATES, RETRIEVAL_QUERY};
+
+/// The candidates ranked by cosine to the query.
+fn ranking_of(query: &[f32], candidates: &[Vec<f32>]) -> Ranking {
+    let cosines: Vec<f64> = candidates.iter().map(|c| cosine(query, c)).collect();
+    let mut order: Vec<usize> = (0..cosines.len()).collect();
+    order.sort_by(|&a, &b| cosines[b].total_cmp(&cosines[a]));
+    Ranking { order, cosines }
+}
+
+/// Kendall's τ between two score lists (τ-a: pairs tied in either count as neither).
+pub fn kendall_tau(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (mut concordant, mut discordant) = (0i64, 0i64);
+    for i in 0..n {
+        for j in i + 1..n {
+            let s = (a[i] - a[j]).signum() * (b[i] - b[j]).signum();
+            if s > 0.0 {
+                concordant += 1;
+            } else if s < 0.0 {
+                discordant += 1;
+            }
+        }
+    }
+    let pairs = (n * n.saturating_sub(1) / 2).max(1) as f64;
+    (concordant - discordant) as f64 / pairs
+}
+
+/// The exact model on a retrieval set, what every method's retrieval of that set is compared
+/// with: the texts' tokens (query first) and exact embeddings. A worker that keeps it runs
+/// the exact forwards once per set instead of once per method.
+#[derive(Clone, Debug)]
+pub struct ExactRetrieval {
+    pub query: String,
+    pub candidates: Vec<String>,
+    ids: Vec<Vec<u32>>,
+    ranking: Ranking,
+}
+
+/// The exact run of a retrieval set.
+pub fn exact_retrieval(
+    model: &TextModel,
+    query: &str,
+    candidates: &[&str],
+) -> Result<ExactRetrieval, ModelError> {
+    let texts: Vec<&str> = std::iter::once(query)
+        .chain(candidates.iter().copied())
+        .collect();
+    let ids = texts
+        .iter()
+        .map(|t| Ok(model.tokenizer.encode(t, MODEL_MAX_TOKENS)?.ids))
+        .collect::<Result<Vec<_>, ModelError>>()?;
+    let texts: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+    let exact: Vec<Vec<f32>> = model
+        .weights
+        .forward_batch(&texts, None)?
+        .into_iter()
+        .map(|f| f.embedding)
+        .collect();
+    Ok(ExactRetrieval {
+        query: query.to_string(),
+        candidates: candidates.iter().map(|c| c.to_string()).collect(),
+        ranking: ranking_of(&exact[0], &exact[1..]),
+        ids,
+    })
+}
+
+/// Ranks `candidates` by cosine to `query`, exactly and with `swap` (query and candidates both
+/// through the swapped model).
+pub fn retrieval_report(
+    model: &TextModel,
+    query: &str,
+    candidates: &[&str],
+    config: &ExperimentConfig,
+    swap: &Swap,
+) -> Result<RetrievalReport, ModelError> {
+    let exact = exact_retrieval(model, query, candidates)?;
+    retrieval_report_on(model, &exact, config, swap)
+}
+
+/// [`retrieval_report`] against a retrieval set's exact run already computed.
+pub fn retrieval_report_on(
+    model: &TextModel,
+    exact: &ExactRetrieval,
+    config: &ExperimentConfig,
+    swap: &Swap,
+) -> Result<RetrievalReport, ModelError> {
+    let (ids, exact_ranking) = (&exact.ids, exact.ranking.clone());
+    let draws = draws_of(swap);
+    let mut rankings = Vec::new();
+    let mut failure = None;
+    let texts: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+    for draw in 0..draws {
+        match swapped_embeddings(model, &texts, config, swap, draw) {
+            Ok(e) => rankings.push(ranking_of(&e[0], &e[1..])),
+            Err(ModelError::Replacement(reason)) => {
+                failure.get_or_insert(reason);
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    let taus: Vec<f64> = rankings
+        .iter()
+        .map(|r| kendall_tau(&r.cosines, &exact_ranking.cosines))
+        .collect();
+    let kept = rankings
+        .iter()
+        .filter(|r| r.order.first() == exact_ranking.order.first())
+        .count();
+    Ok(RetrievalReport {
+        method: swap.method.id().to_string(),
+        layers: swap.layers.clone(),
+        query: exact.query.clone(),
+        candidates: exact.candidates.clone(),
+        exact: exact_ranking,
+        top1_kept: (!rankings.is_empty()).then(|| kept as f64 / rankings.len() as f64),
+        kendall_tau: Spread::of(&taus),
+        approximate: rankings.into_iter().next(),
+        draws,
+        failed_draws: draws - taus.len(),
+        failure,
+    })
+}

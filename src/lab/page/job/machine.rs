@@ -1,0 +1,248 @@
+//! The job's state, its inputs and commands, and how it takes a new configuration, a timer and
+//! a chart drawn (the scheduler's events: `parts.rs`).
+
+use std::sync::Arc;
+
+use crate::lab::config::ExperimentConfig;
+use crate::lab::kernel::results::{ExperimentResult, MseCurve};
+use crate::lab::kernel::tasks::Part;
+use crate::lab::pool::SchedulerEvent;
+
+use super::held::Held;
+use super::shown::{ScatterView, Shown, Status};
+
+/// Above this many multiply-adds the page asks before starting (about two seconds on two
+/// cores at the measured speed).
+pub const BUDGET_WORK: f64 = 1e10;
+/// Above this many bytes of working memory (all workers together) the page asks too.
+pub const BUDGET_BYTES: f64 = 512e6;
+/// Progress and the cancel button appear when a job runs longer than this. Until then the
+/// finished parts are held and drawn together when the job ends: a quick recompute redraws
+/// once, without a moment where the scatter is new and the boxplots old, and on a two-core
+/// machine the drawing does not take the CPU from the workers while they compute. Longer jobs
+/// show each part as it lands.
+pub const PROGRESS_DELAY_MS: u64 = 200;
+
+/// What happens to the page.
+#[derive(Clone, Debug)]
+pub enum JobInput {
+    /// The configuration changed (or the page started): `workers` is the pool's size, for the
+    /// memory budget.
+    Configured {
+        config: Box<ExperimentConfig>,
+        workers: usize,
+    },
+    /// The scheduler reports.
+    Pool(SchedulerEvent),
+    /// The progress timer of request `generation` fired.
+    ProgressDelay { generation: u64 },
+    /// A chart of request `generation` was drawn (or failed to draw).
+    Drawn {
+        generation: u64,
+        part: Part,
+        outcome: Result<(), String>,
+    },
+    /// The user confirmed a configuration above the budget.
+    RunAnyway,
+    /// The user cancelled the running job.
+    Cancel,
+}
+
+/// What the page must do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobCommand {
+    /// Start computing request `generation`.
+    Submit {
+        generation: u64,
+        config: Arc<ExperimentConfig>,
+    },
+    /// Drop the scheduler's queue, keep its workers.
+    Pause,
+    /// Stop everything now (replace the workers).
+    Cancel,
+    /// Call back with [`JobInput::ProgressDelay`] after [`PROGRESS_DELAY_MS`].
+    StartProgressTimer { generation: u64 },
+    /// Show (draw) this part: its value is [`Job::scatter`], [`Job::summaries`] or
+    /// [`Job::curves`].
+    Show(Part),
+}
+
+/// The page's job state.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub(super) generation: u64,
+    pub(super) request: Arc<ExperimentConfig>,
+    pub(super) status: Status,
+    pub(super) progress: Option<f64>,
+    pub(super) progressive: bool,
+    pub(super) held: Held,
+    pub(super) drawn: [bool; 3],
+    pub(super) finished: bool,
+    pub(super) confirmed: Option<ExperimentConfig>,
+    /// The pool's size at the last configuration (the memory budget depends on it).
+    pub(super) workers: usize,
+    pub(super) elapsed: Option<(u64, f64)>,
+    pub(super) scatter: Option<Shown<ScatterView>>,
+    pub(super) summaries: Option<Shown<ExperimentResult>>,
+    pub(super) curves: Option<Shown<Vec<MseCurve>>>,
+}
+
+fn part_index(part: Part) -> usize {
+    match part {
+        Part::Scatter => 0,
+        Part::Boxplots => 1,
+        Part::Curves => 2,
+    }
+}
+
+impl Default for Job {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Job {
+    /// Nothing requested yet.
+    pub fn new() -> Self {
+        Self {
+            generation: 0,
+            request: Arc::new(ExperimentConfig::default()),
+            status: Status::Computing,
+            progress: None,
+            progressive: false,
+            held: Held::default(),
+            drawn: [false; 3],
+            finished: false,
+            confirmed: None,
+            workers: 1,
+            elapsed: None,
+            scatter: None,
+            summaries: None,
+            curves: None,
+        }
+    }
+
+    /// What the page is doing.
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+
+    /// The progress bar's fraction, once the job has run longer than [`PROGRESS_DELAY_MS`].
+    pub fn progress(&self) -> Option<f64> {
+        self.progress
+    }
+
+    /// The request whose computation finished last and how long it took.
+    pub fn elapsed(&self) -> Option<(u64, f64)> {
+        self.elapsed
+    }
+
+    /// The request being computed (or waiting for confirmation).
+    pub fn request(&self) -> &ExperimentConfig {
+        &self.request
+    }
+
+    /// The scatter on screen.
+    pub fn scatter(&self) -> Option<&Shown<ScatterView>> {
+        self.scatter.as_ref()
+    }
+
+    /// The whole result on screen (boxplots, table).
+    pub fn summaries(&self) -> Option<&Shown<ExperimentResult>> {
+        self.summaries.as_ref()
+    }
+
+    /// The curves on screen.
+    pub fn curves(&self) -> Option<&Shown<Vec<MseCurve>>> {
+        self.curves.as_ref()
+    }
+
+    /// The configuration whose full results are on screen (where "go back" returns).
+    pub fn shown_config(&self) -> Option<&ExperimentConfig> {
+        self.summaries.as_ref().map(|s| &s.value.config)
+    }
+
+    /// Handles one input; returns what the page must do, in order.
+    pub fn handle(&mut self, input: JobInput) -> Vec<JobCommand> {
+        match input {
+            JobInput::Configured { config, workers } => self.configure(*config, workers),
+            JobInput::Pool(event) => self.on_pool(event),
+            JobInput::ProgressDelay { generation } => {
+                if generation == self.generation && self.status == Status::Computing {
+                    self.progressive = true;
+                    self.progress = Some(0.0);
+                    self.show_held()
+                } else {
+                    Vec::new()
+                }
+            }
+            JobInput::Drawn {
+                generation,
+                part,
+                outcome,
+            } => {
+                if generation != self.generation {
+                    return Vec::new();
+                }
+                match outcome {
+                    Err(message) => self.status = Status::Error(message),
+                    Ok(()) => {
+                        self.drawn[part_index(part)] = true;
+                        self.mark_ready_if_done();
+                    }
+                }
+                Vec::new()
+            }
+            JobInput::RunAnyway => {
+                if self.status != Status::Confirm {
+                    return Vec::new();
+                }
+                self.confirmed = Some((*self.request).clone());
+                let config = (*self.request).clone();
+                self.configure(config, self.workers)
+            }
+            JobInput::Cancel => {
+                if self.status != Status::Computing {
+                    return Vec::new();
+                }
+                self.progress = None;
+                self.status = Status::Cancelled;
+                vec![JobCommand::Cancel]
+            }
+        }
+    }
+
+    fn configure(&mut self, config: ExperimentConfig, workers: usize) -> Vec<JobCommand> {
+        self.generation += 1;
+        self.workers = workers;
+        self.request = Arc::new(config);
+        self.drawn = [false; 3];
+        self.finished = false;
+        self.held = Held::default();
+        self.progressive = false;
+        self.progress = None;
+        let over_budget =
+            self.request.work() > BUDGET_WORK || self.request.memory_bytes(workers) > BUDGET_BYTES;
+        if over_budget && self.confirmed.as_ref() != Some(&*self.request) {
+            self.status = Status::Confirm;
+            return vec![JobCommand::Pause];
+        }
+        self.status = Status::Computing;
+        vec![
+            JobCommand::Submit {
+                generation: self.generation,
+                config: self.request.clone(),
+            },
+            JobCommand::StartProgressTimer {
+                generation: self.generation,
+            },
+        ]
+    }
+
+    pub(super) fn mark_ready_if_done(&mut self) {
+        if self.finished && self.drawn.iter().all(|d| *d) && self.status == Status::Computing {
+            self.progress = None;
+            self.status = Status::Ready;
+        }
+    }
+}

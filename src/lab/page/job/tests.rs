@@ -1,0 +1,236 @@
+//! The job state machine's native tests: a page in miniature (a job, a scheduler with one
+//! worker, a log of what was drawn) through quick and long jobs, the budget, stale answers,
+//! cancel and a chart that fails to draw.
+
+use super::*;
+use crate::lab::config::ExperimentConfig;
+use crate::lab::config::Param;
+use crate::lab::kernel::tasks::Part;
+use crate::lab::kernel::tasks::Workspace;
+use crate::lab::pool::{Scheduler, SchedulerEvent};
+use crate::lab::pool::{WorkerResponse, decode, encode, handle_request};
+use crate::lab::test_support::small;
+
+/// The page in miniature: a job state, a scheduler with one worker computing in a
+/// workspace, and a log of what was drawn. Commands are carried out as the app does.
+struct Page {
+    job: Job,
+    scheduler: Scheduler,
+    workspace: Workspace,
+    shown: Vec<(u64, Part)>,
+    timers: Vec<u64>,
+    cancelled: usize,
+}
+
+impl Page {
+    fn new() -> Self {
+        let mut scheduler = Scheduler::new(1);
+        scheduler.worker_ready(0);
+        Self {
+            job: Job::new(),
+            scheduler,
+            workspace: Workspace::new(),
+            shown: Vec::new(),
+            timers: Vec::new(),
+            cancelled: 0,
+        }
+    }
+
+    fn send(&mut self, input: JobInput) {
+        let mut inputs = vec![input];
+        while let Some(input) = inputs.pop() {
+            for command in self.job.handle(input) {
+                match command {
+                    JobCommand::Submit { generation, config } => {
+                        let events = self.scheduler.submit(generation, &config, 0.0);
+                        inputs.extend(events.into_iter().map(JobInput::Pool).rev());
+                    }
+                    JobCommand::Pause => self.scheduler.pause(),
+                    JobCommand::Cancel => {
+                        self.cancelled += 1;
+                        self.scheduler.cancel(1);
+                        self.scheduler.worker_ready(0);
+                    }
+                    JobCommand::StartProgressTimer { generation } => self.timers.push(generation),
+                    JobCommand::Show(part) => {
+                        let generation = self.job.generation;
+                        self.shown.push((generation, part));
+                        // The app draws the part and reports it drawn.
+                        inputs.push(JobInput::Drawn {
+                            generation,
+                            part,
+                            outcome: Ok(()),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The worker computes `limit` dispatched tasks (all when `None`).
+    fn compute(&mut self, limit: Option<usize>) {
+        let mut done = 0;
+        loop {
+            if limit.is_some_and(|l| done >= l) {
+                return;
+            }
+            // Every dispatched message is answered: none is left in flight.
+            let messages = self.scheduler.dispatch();
+            if messages.is_empty() {
+                return;
+            }
+            for message in messages {
+                let bytes = handle_request(&mut self.workspace, &encode(&message.request).unwrap());
+                let Ok(WorkerResponse::Task(response)) = decode(&bytes) else {
+                    panic!("a task answer");
+                };
+                for event in self.scheduler.answer(message.slot, response, 5.0) {
+                    self.send(JobInput::Pool(event));
+                }
+                done += 1;
+            }
+        }
+    }
+
+    fn configure(&mut self, config: ExperimentConfig) {
+        self.send(JobInput::Configured {
+            config: Box::new(config),
+            workers: 1,
+        });
+    }
+}
+
+#[test]
+fn a_quick_job_shows_every_part_once_at_its_end_and_is_ready() {
+    let mut page = Page::new();
+    page.configure(small("32"));
+    assert_eq!(page.job.status(), &Status::Computing);
+    assert_eq!(page.timers, vec![1]);
+    page.compute(Some(3));
+    assert!(
+        page.shown.is_empty(),
+        "parts are held before the progress delay"
+    );
+    page.compute(None);
+    assert_eq!(
+        page.shown,
+        vec![(1, Part::Scatter), (1, Part::Boxplots), (1, Part::Curves)]
+    );
+    assert_eq!(page.job.status(), &Status::Ready);
+    assert_eq!(page.job.progress(), None);
+    assert_eq!(page.job.elapsed().map(|e| e.0), Some(1));
+}
+
+#[test]
+fn a_long_job_streams_its_parts_and_shows_monotone_progress() {
+    let mut page = Page::new();
+    page.configure(small("32"));
+    page.send(JobInput::ProgressDelay { generation: 1 });
+    assert_eq!(page.job.progress(), Some(0.0));
+    let mut seen = Vec::new();
+    while let Some(now) = page.job.progress() {
+        seen.push(now);
+        page.compute(Some(1));
+    }
+    assert!(seen.len() > 2, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert_eq!(page.shown.first(), Some(&(1, Part::Scatter)));
+    assert_eq!(page.job.status(), &Status::Ready);
+}
+
+#[test]
+fn dragging_a_slider_across_the_budget_pauses_and_one_state_names_one_configuration() {
+    // The bug report's sequence: m to its right end, then d to its right end, one
+    // configuration per slider step; some steps are above the budget.
+    let mut page = Page::new();
+    let mut config = ExperimentConfig::default();
+    page.configure(config.clone());
+    page.compute(None);
+    assert_eq!(page.job.status(), &Status::Ready);
+    for m in (1024..=4096).step_by(512) {
+        config.set(Param::M, &m.to_string()).unwrap();
+        page.configure(config.clone());
+    }
+    for d in (50..=200).step_by(10) {
+        let _ = config
+            .set_within_work_limit(Param::D, &d.to_string())
+            .unwrap();
+        page.configure(config.clone());
+        // The state names the configuration just set, whatever its budget.
+        assert_eq!(page.job.request(), &config);
+        let over = config.work() > BUDGET_WORK;
+        assert_eq!(
+            page.job.status() == &Status::Confirm,
+            over,
+            "d = {}",
+            config.d
+        );
+    }
+    assert!(config.work() <= crate::lab::config::MAX_WORK);
+    assert_eq!(
+        page.cancelled, 0,
+        "a budget prompt never replaces the workers"
+    );
+    assert_eq!(page.job.status(), &Status::Confirm);
+    // Running it anyway submits exactly this configuration.
+    let generation = page.job.generation;
+    page.send(JobInput::RunAnyway);
+    assert_eq!(page.job.status(), &Status::Computing);
+    assert_eq!(page.job.request(), &config);
+    assert_eq!(page.timers.last(), Some(&(generation + 1)));
+    // Going back to what is on screen (the default page) reuses its stored results.
+    let previous = page.job.shown_config().cloned().unwrap();
+    assert_eq!(previous, ExperimentConfig::default());
+    page.configure(previous);
+    assert_eq!(page.job.status(), &Status::Ready, "everything was stored");
+}
+
+#[test]
+fn answers_to_older_requests_change_nothing() {
+    let mut page = Page::new();
+    page.configure(small("32"));
+    page.configure(small("48"));
+    page.send(JobInput::Pool(SchedulerEvent::Failed {
+        generation: 1,
+        message: "old".into(),
+    }));
+    page.send(JobInput::Drawn {
+        generation: 1,
+        part: Part::Scatter,
+        outcome: Err("old".into()),
+    });
+    page.send(JobInput::ProgressDelay { generation: 1 });
+    assert_eq!(page.job.status(), &Status::Computing);
+    assert_eq!(page.job.progress(), None);
+    page.compute(None);
+    assert_eq!(page.job.status(), &Status::Ready);
+    assert!(page.shown.iter().all(|(g, _)| *g == 2));
+}
+
+#[test]
+fn cancel_stops_a_running_job_and_keeps_what_is_shown() {
+    let mut page = Page::new();
+    page.configure(small("32"));
+    page.compute(None);
+    let shown = page.job.summaries().cloned();
+    page.configure(small("64"));
+    page.send(JobInput::Cancel);
+    assert_eq!(page.job.status(), &Status::Cancelled);
+    assert_eq!(page.cancelled, 1);
+    assert_eq!(page.job.summaries().cloned(), shown);
+    // Cancel when nothing runs does nothing.
+    page.send(JobInput::Cancel);
+    assert_eq!(page.cancelled, 1);
+}
+
+#[test]
+fn a_chart_that_fails_to_draw_is_an_error() {
+    let mut page = Page::new();
+    page.configure(small("32"));
+    page.send(JobInput::Drawn {
+        generation: 1,
+        part: Part::Curves,
+        outcome: Err("no canvas".into()),
+    });
+    assert_eq!(page.job.status(), &Status::Error("no canvas".into()));
+}

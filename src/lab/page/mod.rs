@@ -1,0 +1,15 @@
+//! How the page runs and presents the lab, without the web: the kernel view's job as a state
+//! machine ([`job`]), the export's bookkeeping ([`export_run`]), the formulas beside the charts
+//! ([`formulas`], [`mathml`]), the guided tour ([`tour`]) and presenter and embed modes
+//! ([`mode`]).
+
+pub mod export_run;
+pub mod formulas;
+pub mod job;
+pub mod mathml;
+#[cfg(feature = "page")]
+pub mod mode;
+#[cfg(feature = "page")]
+pub mod tour;
+
+pub use export_run::ExportRun;
