@@ -152,7 +152,6 @@ mod bench {
                     request: AttentionRequest {
                         config: config.clone(),
                         part,
-                        heads: None,
                         share: None,
                     },
                 };

@@ -78,6 +78,9 @@ run bash tests/scripts/install-from-nothing.sh
 step "cargo fmt --check"
 run cargo fmt --all --check
 
+step "the layout of src/lab" "scripts/check-layout.py: no arrow back up, no circle among rooms"
+run python3 scripts/check-layout.py src
+
 step "the model for the text view" "scripts/fetch-model.sh: once, then cached"
 run scripts/fetch-model.sh
 

@@ -3,9 +3,9 @@
 //! answer, and each update before it, goes back the same way, its buffer transferred. Three
 //! workers: `kernel-worker` ([`start`]: the kernel view's tasks, the probe, the data panel,
 //! [`handle_kernel_request`], built without the optimised A), `full-worker` ([`start_full`]:
-//! every request, [`handle_request`]) and `model-worker` ([`start_model`], feature
+//! every request, [`handle_request_with`]) and `model-worker` ([`start_model`], feature
 //! `text-model`: it fetches and checks the model itself, then answers the text view's
-//! requests, `lab::model_worker`). All the work is in those handlers; this file only wires one
+//! requests, `lab::pool::model_worker`). All the work is in those handlers; this file only wires one
 //! to `onmessage`.
 
 use std::cell::RefCell;
@@ -15,8 +15,10 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+use crate::lab::attention::StoredHeads;
 use crate::lab::kernel::tasks::Workspace;
-use crate::lab::pool::{handle_kernel_request, handle_request};
+use crate::lab::pool::{handle_kernel_request, handle_request_with};
+use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 
 /// The word a worker posts once it listens, so that the page never sends into the void.
 pub const READY: &str = "ready";
@@ -31,14 +33,43 @@ pub fn start() {
     });
 }
 
-/// The full worker: installs its message handler and tells the page it is ready.
+/// The full worker: installs its message handler and tells the page it is ready. It reads the
+/// stored heads itself the first time a part needs them ([`stored_heads`]): no request
+/// carries them.
 pub fn start_full() {
-    serve(Workspace::new(), |workspace, event, reply| {
-        reply.bytes(&handle_request(
-            &mut workspace.borrow_mut(),
+    let state = (Workspace::new(), stored_heads());
+    serve(state, |state, event, reply| {
+        let (workspace, stored) = &mut *state.borrow_mut();
+        reply.bytes(&handle_request_with(
+            workspace,
+            stored,
             &message_bytes(&event),
         ));
     });
+}
+
+/// The stored heads as a worker reads them: the asset beside the page (the workers' scripts
+/// are there too), fetched once, synchronously (a worker may block itself; the part that
+/// needs them waits for them anyway).
+pub(crate) fn stored_heads() -> StoredHeads {
+    StoredHeads::read_by(|| fetch_now(HEADS_ASSET_PATH))
+}
+
+/// The bytes at `path` (relative to the worker's script), fetched synchronously.
+fn fetch_now(path: &str) -> Result<Vec<u8>, String> {
+    let failed = |what: &str| format!("cannot fetch {path}: {what}");
+    let request = web_sys::XmlHttpRequest::new().map_err(|_| failed("no XMLHttpRequest"))?;
+    request
+        .open_with_async("GET", path, false)
+        .map_err(|_| failed("cannot open the request"))?;
+    request.set_response_type(web_sys::XmlHttpRequestResponseType::Arraybuffer);
+    request.send().map_err(|_| failed("the request failed"))?;
+    let status = request.status().map_err(|_| failed("no status"))?;
+    if status != 200 {
+        return Err(format!("{path}: HTTP status {status}"));
+    }
+    let body = request.response().map_err(|_| failed("no body"))?;
+    Ok(js_sys::Uint8Array::new(&body).to_vec())
 }
 
 /// Where answers go: the worker's scope, each answer's buffer transferred.

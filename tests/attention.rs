@@ -3,14 +3,16 @@
 //! is biased where theory says it is (large norms, few features) while randomized attention is
 //! not, the error of a random map falls like 1/√m, and the numbers of a fixed link are pinned.
 
+use softmax_kernel_lab::lab::attention::StoredHeads;
 use softmax_kernel_lab::lab::attention::data::attention_data;
 use softmax_kernel_lab::lab::attention::methods::{prepare, run};
 use softmax_kernel_lab::lab::attention::report::{
-    AttentionOutput, AttentionPart, AttentionRequest, run_attention,
+    AttentionOutput, AttentionPart, AttentionRequest, run_attention, run_attention_on,
 };
 use softmax_kernel_lab::lab::config::{BUDGETS, ExperimentConfig};
 use softmax_kernel_lab::numerics::attention::data::AttentionData;
 use softmax_kernel_lab::numerics::attention::exact::softmax_output;
+use softmax_kernel_lab::numerics::attention::heads::RealHeads;
 use softmax_kernel_lab::numerics::attention::methods::MethodId;
 
 fn config(query: &str) -> ExperimentConfig {
@@ -20,13 +22,12 @@ fn config(query: &str) -> ExperimentConfig {
 }
 
 fn part(config: &ExperimentConfig, part: AttentionPart) -> AttentionOutput {
-    run_attention(&AttentionRequest {
+    let request = AttentionRequest {
         config: config.clone(),
         part,
-        heads: None,
         share: None,
-    })
-    .unwrap_or_else(|e| panic!("{part:?}: {e}"))
+    };
+    run_attention(&request, &mut StoredHeads::none()).unwrap_or_else(|e| panic!("{part:?}: {e}"))
 }
 
 /// The mean and standard error of coordinate c of row i of ô over `draws` draws.
@@ -461,18 +462,19 @@ fn parts_over_every_head_merge_from_shares() {
     use softmax_kernel_lab::lab::attention::ProblemShare;
     use softmax_kernel_lab::numerics::attention::heads::HEADS_ASSET_PATH;
     let path = format!("{}/{HEADS_ASSET_PATH}", env!("CARGO_MANIFEST_DIR"));
-    let heads = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let heads = RealHeads::parse(&bytes).expect("the committed asset parses");
     let config = config("view=attention&src=minilm&features=16&methods=prf-pos,hcexp-var,ra");
     for part in [AttentionPart::HeadsTable, AttentionPart::KernelVsAttention] {
         assert!(part.splits_in_shares());
         let ask = |share| {
-            run_attention(&AttentionRequest {
+            let request = AttentionRequest {
                 config: config.clone(),
                 part,
-                heads: Some(heads.clone()),
                 share,
-            })
-            .unwrap_or_else(|e| panic!("{part:?} {share:?}: {e}"))
+            };
+            run_attention_on(&request, Some(&heads))
+                .unwrap_or_else(|e| panic!("{part:?} {share:?}: {e}"))
         };
         let whole = format!("{:?}", ask(None));
         for count in [2, 5, 73] {
@@ -485,13 +487,12 @@ fn parts_over_every_head_merge_from_shares() {
     }
     // Answers of two parts, or of a part that is not split, do not merge.
     let with_heads = |part| {
-        run_attention(&AttentionRequest {
+        let request = AttentionRequest {
             config: config.clone(),
             part,
-            heads: Some(heads.clone()),
             share: None,
-        })
-        .unwrap()
+        };
+        run_attention_on(&request, Some(&heads)).unwrap()
     };
     let table = with_heads(AttentionPart::HeadsTable);
     let main = with_heads(AttentionPart::Main);

@@ -545,9 +545,9 @@ fn attention_prints_the_library_numbers_as_json_and_csv() {
             &softmax_kernel_lab::lab::attention::AttentionRequest {
                 config,
                 part: softmax_kernel_lab::lab::attention::AttentionPart::Main,
-                heads: None,
                 share: None,
             },
+            &mut softmax_kernel_lab::lab::attention::StoredHeads::none(),
         )
     else {
         panic!("main part")

@@ -1,4 +1,4 @@
-//! The real all-MiniLM-L6-v2 on any text (src/numerics/bert, `lab::text_model`, `kernel-lab
+//! The real all-MiniLM-L6-v2 on any text (src/numerics/bert, `lab::models::text_model`, `kernel-lab
 //! model`) against an independent reference: tests/fixtures/minilm-reference.json, written by
 //! scripts/minilm-reference.py with Python `tokenizers` 0.23.3 and a float64 NumPy forward.
 //!
@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::Value;
 use softmax_kernel_lab::cli::{self, attention_report, default_model_path};
-use softmax_kernel_lab::lab::attention::run_attention;
+use softmax_kernel_lab::lab::attention::run_attention_on;
 use softmax_kernel_lab::lab::attention::{AttentionOutput, AttentionPart, AttentionRequest};
 use softmax_kernel_lab::lab::config::{
     ExperimentConfig, HeadSource, MAX_TEXT_BYTES, MODEL_MAX_TOKENS,
@@ -303,11 +303,11 @@ fn every_head_matches_the_stored_asset_within_f16_rounding() {
     let passages = &asset.header().passages;
     assert_eq!(passages.len(), 2);
     for (p, passage) in passages.iter().enumerate() {
-        let run = model
-            .run(&passage.text)
+        let (run, written) = model
+            .run_with_asset(&passage.text)
             .unwrap_or_else(|e| panic!("passage {p}: {e}"));
         assert_eq!(run.tokens, passage.tokens, "passage {p}: tokens");
-        let ours = RealHeads::parse(&run.heads_asset).expect("the run's heads parse");
+        let ours = RealHeads::parse(&written).expect("the run's heads parse");
         let h = ours.header();
         assert_eq!(
             (
@@ -368,10 +368,12 @@ fn a_head_of_the_short_sentence_matches_the_f64_reference() {
         .find_map(|e| e.qkv.as_ref().filter(|_| e.name == "short"))
         .expect("the fixture has the short sentence's Q, K, V");
     assert_eq!(fixture_string(&reference, "short").text, SHORT);
-    let run = model().run(SHORT).expect("the short sentence runs");
+    let (run, asset) = model()
+        .run_with_asset(SHORT)
+        .expect("the short sentence runs");
     let tokens = run.tokens.len();
     assert_eq!(fixture.shape, [tokens, 32]);
-    let ours = RealHeads::parse(&run.heads_asset).expect("the run's heads parse");
+    let ours = RealHeads::parse(&asset).expect("the run's heads parse");
     let head = ours.head(0, fixture.layer, fixture.head).expect("in range");
     let mut worst = [0.0f64; 3];
     for (p, (x, y)) in [
@@ -611,7 +613,9 @@ fn the_short_sentence_embedding_is_pinned() {
 #[test]
 fn the_model_command_prints_the_tokens_embedding_and_the_chosen_head() {
     // The model first: when its file is missing, this is the message that says what to run.
-    let run = model().run(SHORT).expect("the short sentence runs");
+    let (run, asset) = model()
+        .run_with_asset(SHORT)
+        .expect("the short sentence runs");
     let reference = reference();
     let short = fixture_string(&reference, "short");
     let text = cli::run(&args(&[
@@ -660,7 +664,7 @@ fn the_model_command_prints_the_tokens_embedding_and_the_chosen_head() {
         .iter()
         .find_map(|e| e.qkv.as_ref().filter(|_| e.name == "short"))
         .expect("the fixture's head");
-    let ours = RealHeads::parse(&run.heads_asset).expect("the run's heads parse");
+    let ours = RealHeads::parse(&asset).expect("the run's heads parse");
     let head = ours.head(0, 2, 5).expect("in range");
     for (part, values) in [("q", &head.q), ("k", &head.k), ("v", &head.v)] {
         let rows = heads[0][part].as_array().expect("rows");
@@ -686,7 +690,9 @@ fn the_model_command_prints_the_tokens_embedding_and_the_chosen_head() {
 /// equal to the library's report on the same heads (so the command used `TextModel::run`'s).
 #[test]
 fn attention_on_a_text_reports_the_default_methods_on_its_heads() {
-    let run = model().run(SHORT).expect("the short sentence runs");
+    let (run, asset) = model()
+        .run_with_asset(SHORT)
+        .expect("the short sentence runs");
     let text = cli::run(&args(&["attention", "--src", "text", "--text", SHORT]))
         .unwrap_or_else(|e| panic!("{e}"));
     let report: Value = serde_json::from_str(&text).expect("JSON");
@@ -730,7 +736,7 @@ fn attention_on_a_text_reports_the_default_methods_on_its_heads() {
     assert!(report["exact_rank_of_block"].as_u64().expect("rank") <= len as u64);
 
     // The exact output's mean norm, from the run's layer-0 head-0 with the model's scaling.
-    let heads = RealHeads::parse(&run.heads_asset).expect("the run's heads parse");
+    let heads = RealHeads::parse(&asset).expect("the run's heads parse");
     let head = heads.head(0, 0, 0).expect("in range").model_scaled();
     let mut norms = 0.0;
     for qi in head.q.chunks_exact(32) {
@@ -767,13 +773,12 @@ fn attention_on_a_text_reports_the_default_methods_on_its_heads() {
     assert_eq!(config.attention.source, HeadSource::Text);
     assert_eq!(config.attention.text, SHORT);
     let part = |part| {
-        run_attention(&AttentionRequest {
+        let request = AttentionRequest {
             config: config.clone(),
             part,
-            heads: Some(run.heads_asset.clone()),
             share: None,
-        })
-        .expect("the library runs the same request")
+        };
+        run_attention_on(&request, Some(&heads)).expect("the library runs the same request")
     };
     let (AttentionOutput::Main(main), AttentionOutput::BiasVariance(bias)) =
         (part(AttentionPart::Main), part(AttentionPart::BiasVariance))

@@ -1,4 +1,4 @@
-//! The model workers' fabric, natively: the page's scheduler (`lab::scheduler`, the one the
+//! The model workers' fabric, natively: the page's scheduler (`lab::pool::scheduler`, the one the
 //! pool runs) driving two model workspaces with the model workers' own handler
 //! (`ModelWorkspace::respond`), as the pool drives two model workers. Needs the converted model
 //! (scripts/fetch-model.sh).
@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use softmax_kernel_lab::cli::default_model_path;
 use softmax_kernel_lab::lab::attention::{
-    AttentionOutput, AttentionPart, AttentionRequest, run_attention,
+    AttentionOutput, AttentionPart, AttentionRequest, run_attention_on,
 };
 use softmax_kernel_lab::lab::config::ExperimentConfig;
 use softmax_kernel_lab::lab::models::learned_map::{KeptTraining, kept_training_key};
@@ -26,6 +26,7 @@ use softmax_kernel_lab::lab::pool::model_worker::ModelWorkspace;
 use softmax_kernel_lab::lab::pool::{Ask, WorkerRequest, WorkerResponse};
 use softmax_kernel_lab::lab::pool::{Channel, Reach, Scheduler, SideSend, Ticket};
 use softmax_kernel_lab::lab::pool::{decode, encode};
+use softmax_kernel_lab::numerics::attention::heads::RealHeads;
 use softmax_kernel_lab::numerics::bert::MODEL_SHA256;
 
 fn model_bytes() -> &'static [u8] {
@@ -168,28 +169,22 @@ fn the_newest_text_wins_and_every_worker_then_holds_its_heads() {
         panic!("{answer:?}");
     };
     // The same as one model on the text (the command line's path), without the heads.
-    let alone = TextModel::from_checked_bytes(model_bytes())
+    let (alone, asset) = TextModel::from_checked_bytes(model_bytes())
         .unwrap()
-        .run(SECOND)
+        .run_with_asset(SECOND)
         .unwrap();
     assert_eq!(run.embedding, alone.embedding);
     assert_eq!(run.ids, alone.ids);
-    assert!(run.heads_asset.is_empty(), "no heads travel to the page");
     // Each worker computes the attention view's main part on the text's heads as the stored
     // asset's path does on the same heads.
     let config = text_config(SECOND);
     let request = AttentionRequest {
         config: config.clone(),
         part: AttentionPart::Main,
-        heads: None,
         share: None,
     };
-    let reference = run_attention(&AttentionRequest {
-        heads: Some(alone.heads_asset.clone()),
-        share: None,
-        ..request.clone()
-    })
-    .unwrap();
+    let asset_heads = RealHeads::parse(&asset).unwrap();
+    let reference = run_attention_on(&request, Some(&asset_heads)).unwrap();
     assert!(matches!(reference, AttentionOutput::Main(_)));
     for slot in 0..2 {
         let ticket = fabric
@@ -482,7 +477,7 @@ fn a_text_split_by_rows_over_workers_gives_every_worker_one_workers_run() {
     assert_eq!(whole_heads.header().tokens_per_passage, whole.ids.len());
 }
 
-/// The shared boards (`lab::model_board`) are sized for the longest text split in two: every
+/// The shared boards (`lab::models::board`) are sized for the longest text split in two: every
 /// message of a 512-token text's split, as it travels (postcard), fits one board buffer, and
 /// the bound is not loose by more than a few percent.
 #[test]

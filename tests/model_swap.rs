@@ -1,4 +1,4 @@
-//! Approximate attention inside the model (`lab::model_swap`, `kernel-lab swap`): the exact path
+//! Approximate attention inside the model (`lab::models::swap`, `kernel-lab swap`): the exact path
 //! pinned (a method that is exact in a limit, swapped into every layer, leaves the model as it
 //! is), a random method checked statistically (more features move the embedding less, by more
 //! than the draws' standard errors), Kendall's τ, the retrieval preset's exact ranking, and a

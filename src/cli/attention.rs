@@ -11,11 +11,11 @@ use super::experiment::config_of;
 use super::{CliError, finite, quote};
 use crate::lab::attention::report::{
     AttentionOutput, AttentionPart, AttentionRequest, BiasVarianceReport, BudgetReport, HeadsTable,
-    KernelVsAttention, MainReport, run_attention,
+    KernelVsAttention, MainReport, run_attention_on,
 };
 use crate::lab::attention::trend::{budget_notice, log_log_slope};
 use crate::lab::config::{ExperimentConfig, HeadSource, Param, View};
-use crate::numerics::attention::heads::HEADS_ASSET_PATH;
+use crate::numerics::attention::heads::{HEADS_ASSET_PATH, RealHeads};
 use crate::numerics::stats::{mean_and_standard_error, median};
 
 /// The stored heads' asset in this checkout (`--heads-file`'s default).
@@ -102,41 +102,44 @@ impl AttentionCommand {
         })
     }
 
-    /// The real heads' bytes, when they are the data (the length study fits its sequences to
-    /// a real head whatever the source: the text's with `--src text`, else the stored ones).
-    fn heads_bytes(&self) -> Result<Option<Vec<u8>>, CliError> {
+    /// The real heads, when they are the data (the length study fits its sequences to a real
+    /// head whatever the source: the text's with `--src text`, else the stored ones).
+    fn heads(&self) -> Result<Option<RealHeads>, CliError> {
         match self.config.attention.source {
             HeadSource::Synthetic if self.part != CliPart::Lengths => return Ok(None),
             HeadSource::Synthetic => {}
             HeadSource::Minilm => {}
             HeadSource::Text => return self.text_heads(),
         }
-        std::fs::read(&self.heads).map(Some).map_err(|e| {
+        let bytes = std::fs::read(&self.heads).map_err(|e| {
             CliError::new(
                 "--heads-file",
                 format!("cannot read {}: {e}", quote(&self.heads.to_string_lossy())),
             )
-        })
+        })?;
+        RealHeads::parse(&bytes)
+            .map(Some)
+            .map_err(|e| CliError::new("--heads-file", e.to_string()))
     }
 }
 
 impl AttentionCommand {
-    /// The heads of the model run on `--text` (the same bytes the model worker sends the page).
+    /// The heads of the model run on `--text` (those the model workers keep).
     #[cfg(feature = "text-model")]
-    fn text_heads(&self) -> Result<Option<Vec<u8>>, CliError> {
+    fn text_heads(&self) -> Result<Option<RealHeads>, CliError> {
         let path = self
             .model_file
             .clone()
             .unwrap_or_else(super::default_model_path);
         let model = super::load_model(&path, "--model-file")?;
-        let run = model
-            .run(&self.config.attention.text)
+        let (_, heads) = model
+            .run_keeping_heads(&self.config.attention.text)
             .map_err(|e| CliError::new("--text", e.to_string()))?;
-        Ok(Some(run.heads_asset))
+        Ok(Some(heads))
     }
 
     #[cfg(not(feature = "text-model"))]
-    fn text_heads(&self) -> Result<Option<Vec<u8>>, CliError> {
+    fn text_heads(&self) -> Result<Option<RealHeads>, CliError> {
         Err(CliError::new(
             "--src",
             "text needs the model: build kernel-lab with the feature text-model",
@@ -242,15 +245,15 @@ pub fn attention_csv(report: &AttentionReport) -> String {
 
 /// Runs `attention`: the text to print.
 pub fn run_attention_command(command: &AttentionCommand) -> Result<String, CliError> {
-    let heads = command.heads_bytes()?;
+    let heads = command.heads()?;
     let part = |part: AttentionPart| {
-        run_attention(&AttentionRequest {
+        let request = AttentionRequest {
             config: command.config.clone(),
             part,
-            heads: heads.clone(),
             share: None,
-        })
-        .map_err(|e| CliError::new("attention", e.to_string()))
+        };
+        run_attention_on(&request, heads.as_ref())
+            .map_err(|e| CliError::new("attention", e.to_string()))
     };
     match command.part {
         CliPart::Main => {}

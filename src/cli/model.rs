@@ -12,7 +12,7 @@ use super::args::{FlagKind, Flags};
 use super::{CliError, quote};
 use crate::lab::config::{HEAD_LAYERS, HEADS_PER_LAYER};
 use crate::lab::models::text_model::TextModel;
-use crate::numerics::attention::heads::{HeadQkv, RealHeads};
+use crate::numerics::attention::heads::HeadQkv;
 use crate::numerics::bert::MODEL_FILE_NAME;
 
 /// Where scripts/fetch-model.sh caches the converted model: `$SKL_MODEL_CACHE`, else
@@ -109,13 +109,11 @@ pub fn run_model_command(args: &[String]) -> Result<String, CliError> {
         .map_or_else(default_model_path, PathBuf::from);
     let model = load_model(&path, "--model-file")?;
     let start = Instant::now();
-    let run = model
-        .run(text)
+    let (run, parsed) = model
+        .run_keeping_heads(text)
         .map_err(|e| CliError::new("--text", e.to_string()))?;
     let forward_ms = start.elapsed().as_secs_f64() * 1e3;
     let heads = if flags.has("--qkv") {
-        let parsed = RealHeads::parse(&run.heads_asset)
-            .map_err(|e| CliError::new("model", e.to_string()))?;
         let mut chosen = Vec::new();
         for l in (0..HEAD_LAYERS).filter(|l| layer.is_none_or(|x| x == *l)) {
             for h in (0..HEADS_PER_LAYER).filter(|h| head.is_none_or(|x| x == *h)) {

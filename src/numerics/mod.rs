@@ -8,6 +8,7 @@ pub mod bert;
 pub mod dataset;
 pub mod estimators;
 pub mod heuristics;
+pub mod input;
 pub mod kernel;
 pub mod logspace;
 #[cfg(feature = "optimised-a")]

@@ -2,10 +2,11 @@
 //! or a real head of all-MiniLM-L6-v2. Its parts are computed in the worker pool
 //! ([`AttentionRunner`]), each shown as it arrives; each part is a channel of the pool, so a
 //! part's newer request waits for the one in flight and replaces any older waiting one, and
-//! dragging a slider never queues stale work.
+//! dragging a slider never queues stale work. Which parts to ask for, and which answers to
+//! show, is `lab::page::attention_dispatch`'s; the workers read the stored heads themselves.
 //!
-//! The files: this one (the view, its loading of the real heads and its status), `parts` (the
-//! parts' signals and what was asked), `controls`, `figure` (what every figure shares), `text` (numbers
+//! The files: this one (the view and its status), `parts` (the parts' signals, a request sent
+//! and its answer shown), `controls`, `figure` (what every figure shares), `text` (numbers
 //! and colours as text), and one file per figure or group of figures: `table`, `matrices`,
 //! `errors`, `temperature`, `budget`, `heads_table`, `kernel_vs_attention`, `lengths` (the
 //! length study: time against sequence length), `tensorised` and `formulas`; `embed` lays out
@@ -35,12 +36,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
-use crate::lab::attention::report::{AttentionPart, AttentionRequest};
 use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource};
+use crate::lab::page::attention_dispatch::{AttentionDispatch, ViewState};
 use crate::lab::page::mode::EmbedFigure;
-use crate::numerics::attention::heads::HEADS_ASSET_PATH;
 
 use super::pool::{AttentionRunner, ModelPool};
 use super::tour::TourAttentionEvidence;
@@ -55,23 +54,13 @@ use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;
 use lengths::LengthsView;
 use matrices::{Heatmaps, SingularValues};
-use model_client::TextModel;
-use parts::{Parts, Requested, part_key, submit};
+use model_client::ModelClient;
+use parts::{Parts, submit};
 use swap::ModelSwap;
 use table::MethodTable;
 use temperature::TemperatureCharts;
 use tensorised::Tensorised;
 use text_input::TextInput;
-
-/// Where the real heads stand.
-#[derive(Clone, Debug, PartialEq)]
-enum HeadsState {
-    /// Not asked for yet (synthetic data).
-    NotLoaded,
-    Loading,
-    Ready(Rc<Vec<u8>>),
-    Failed(String),
-}
 
 /// A part's report for the tour: only once no part is in flight, and only a success.
 fn settled_ok<T: Clone>(part: &Option<Result<T, String>>, settled: bool) -> Option<T> {
@@ -79,32 +68,6 @@ fn settled_ok<T: Clone>(part: &Option<Result<T, String>>, settled: bool) -> Opti
         .filter(|_| settled)
         .and_then(|r| r.as_ref().ok())
         .cloned()
-}
-
-/// Fetches the real heads' asset (served beside the page, never inside the wasm).
-async fn fetch_heads() -> Result<Vec<u8>, String> {
-    use wasm_bindgen_futures::JsFuture;
-    let window = web_sys::window().ok_or("no window")?;
-    let response = JsFuture::from(window.fetch_with_str(HEADS_ASSET_PATH))
-        .await
-        .map_err(|_| format!("cannot fetch {HEADS_ASSET_PATH}"))?;
-    let response: web_sys::Response = response
-        .dyn_into()
-        .map_err(|_| "the fetch did not give a response".to_string())?;
-    if !response.ok() {
-        return Err(format!(
-            "{HEADS_ASSET_PATH}: HTTP status {}",
-            response.status()
-        ));
-    }
-    let buffer = JsFuture::from(
-        response
-            .array_buffer()
-            .map_err(|_| "cannot read the response".to_string())?,
-    )
-    .await
-    .map_err(|_| "cannot read the response".to_string())?;
-    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
 /// The attention view: its controls beside its charts.
@@ -130,8 +93,7 @@ pub fn AttentionView(
                 .set(parts.kernel_vs_attention.with(|k| settled_ok(k, settled)));
         });
     }
-    let heads = RwSignal::new_local(HeadsState::NotLoaded);
-    let text_model = TextModel::new(use_context::<ModelPool>().unwrap_or_else(ModelPool::idle));
+    let text_model = ModelClient::new(use_context::<ModelPool>().unwrap_or_else(ModelPool::idle));
     // The model swap's reports, once its whole plan is answered.
     if let Some(tour) = use_context::<TourAttentionEvidence>() {
         Effect::new(move |_| {
@@ -158,8 +120,8 @@ pub fn AttentionView(
             text_model.submit(text);
         }
     });
-    let requested: Rc<RefCell<Requested>> = Rc::default();
-    let requested = StoredValue::new_local(requested);
+    let dispatch: Rc<RefCell<AttentionDispatch>> = Rc::default();
+    let dispatch = StoredValue::new_local(dispatch);
     // A configuration above the ask-first budget waits for a click; this is the last one
     // confirmed (its query).
     let confirmed = RwSignal::new(None::<String>);
@@ -171,38 +133,13 @@ pub fn AttentionView(
         })
     });
 
-    // Load the real heads when they are chosen, or when the length study fits its sequences to
-    // one of them (once).
-    Effect::new(move |_| {
-        let wanted = config.with(|c| {
-            c.attention.source == HeadSource::Minilm
-                || (c.attention.source == HeadSource::Synthetic
-                    && AttentionPart::Lengths.applies(c))
-        });
-        if wanted && heads.get_untracked() == HeadsState::NotLoaded {
-            heads.set(HeadsState::Loading);
-            leptos::task::spawn_local(async move {
-                heads.set(match fetch_heads().await {
-                    Ok(bytes) => HeadsState::Ready(Rc::new(bytes)),
-                    Err(message) => HeadsState::Failed(message),
-                });
-            });
-        }
-    });
-
-    // Every part follows the configuration (a part whose inputs did not change is kept).
+    // Every part follows the configuration: the dispatch says which to ask for
+    // (lab::page::attention_dispatch); this only sends them.
     Effect::new(move |_| {
         let config = config.get();
-        if large.get().is_some() {
-            return;
-        }
-        // The stored heads (waiting for the asset, or it failed: the view says so).
-        let stored = match heads.get() {
-            HeadsState::Ready(bytes) => Some(bytes),
-            _ => None,
-        };
-        // The model workers hold this very text's heads once it ran (the parts wait for it; an
-        // older text's answer does not count).
+        let awaiting_confirmation = large.get().is_some();
+        // The model workers hold this very text's heads once it ran (an older text's answer
+        // does not count).
         let text_ran = config.attention.source == HeadSource::Text
             && text_model.outcome.with(
                 |o| matches!(o, Some(Ok(outcome)) if outcome.run.text == config.attention.text),
@@ -210,55 +147,19 @@ pub fn AttentionView(
         let Some(runner) = runner else {
             return;
         };
-        let requested = requested.get_value();
-        for part in AttentionPart::ALL {
-            if !part.applies(&config) || embed.is_some_and(|f| !f.attention_parts().contains(&part))
-            {
-                continue;
-            }
-            // Synthetic data needs no heads, but the length study fits its sequences to a
-            // stored head; a part that waits for its heads is asked once they are in.
-            let bytes = match (config.attention.source, part.needs_heads()) {
-                (HeadSource::Synthetic, false) => None,
-                (HeadSource::Synthetic, true) | (HeadSource::Minilm, _) => match &stored {
-                    Some(bytes) => Some(bytes.clone()),
-                    None => continue,
-                },
-                // The parts on the reader's text run where its heads are, in the model workers.
-                (HeadSource::Text, _) if text_ran => None,
-                (HeadSource::Text, _) => continue,
-            };
-            if !requested.borrow_mut().is_new(part, part_key(part, &config)) {
-                continue;
-            }
-            // Every part carries the whole asset: cutting it to the one head a part reads
-            // would need the asset's JSON header read here, which links serde_json's parser
-            // into the first view (26 KB gzipped; docs/text-view.md).
-            let request = AttentionRequest {
-                config: config.clone(),
-                part,
-                heads: bytes.as_ref().map(|b| b.as_ref().clone()),
-                share: None,
-            };
-            submit(runner, requested.clone(), parts, request);
+        let embedded = embed.map(|figure| figure.attention_parts());
+        let view = ViewState {
+            awaiting_confirmation,
+            text_ran,
+            embedded,
+        };
+        let asks = dispatch.get_value().borrow_mut().on_change(&config, view);
+        for ask in asks {
+            submit(runner, dispatch, parts, ask);
         }
     });
 
-    // The real heads matter to the view's own status only when they are its data.
-    let heads_are_data = move || config.with(|c| c.attention.source == HeadSource::Minilm);
-    let heads_error = Signal::derive(move || match heads.get() {
-        HeadsState::Failed(message) => {
-            Some(format!("the real heads could not be loaded: {message}"))
-        }
-        _ => None,
-    });
     let status = move || {
-        if let Some(message) = heads_error.get() {
-            return message;
-        }
-        if heads.get() == HeadsState::Loading {
-            return "loading the real heads (860 KB)…".to_string();
-        }
         let parts_status = match (parts.busy.get(), parts.main_ms.get()) {
             (0, Some(ms)) => format!("attention recomputed; main part in {ms:.0} ms"),
             (0, None) => String::new(),
@@ -276,9 +177,7 @@ pub fn AttentionView(
         }
     };
     let status_attr = move || {
-        if heads_error.with(Option::is_some) && heads_are_data() {
-            "error"
-        } else if parts.busy.get() > 0 || (heads_are_data() && heads.get() == HeadsState::Loading) {
+        if parts.busy.get() > 0 {
             "computing"
         } else if parts.main.with(|m| matches!(m, Some(Err(_)))) {
             "error"
@@ -300,7 +199,6 @@ pub fn AttentionView(
                 status_attr=Signal::derive(status_attr)
                 large
                 confirmed
-                heads_error
             />
         }
         .into_any();
@@ -334,7 +232,7 @@ pub fn AttentionView(
                 <BudgetChart budget=parts.budget/>
                 <HeadsTableView config table=parts.table/>
                 <KernelVsAttentionChart report=parts.kernel_vs_attention/>
-                <LengthsView config set_config report=parts.lengths running=parts.lengths_busy heads_error/>
+                <LengthsView config set_config report=parts.lengths running=parts.lengths_busy/>
                 <Tensorised/>
                 <AttentionFormulas/>
             </section>

@@ -21,7 +21,7 @@ use crate::lab::config::ExperimentConfig;
 use crate::lab::config::presets::{PRESETS, Preset};
 use crate::lab::kernel::experiment::ExperimentResult;
 use crate::lab::kernel::export::{experiment_csv, experiment_json};
-use crate::lab::page::ExportRun;
+use crate::lab::page::{ExportRun, ExportStep};
 
 /// Starts a download of `href` (a data URL) as `filename`.
 pub(in crate::ui) fn download(filename: &str, href: &str) -> Option<()> {
@@ -70,28 +70,20 @@ fn compute_exactly(
     let asks: Vec<_> = (0..run.len()).filter_map(|i| run.ask(i)).collect();
     let run = Rc::new(RefCell::new(run));
     let progress = Rc::new(progress);
-    // Told once: the first error, or the result.
+    // Told once (ExportRun says when): the first error, or the result.
     let done: Rc<RefCell<Option<ExportDone>>> = Rc::new(RefCell::new(Some(Box::new(done))));
     for (index, ask) in asks.into_iter().enumerate() {
         let (run, progress, done) = (run.clone(), progress.clone(), done.clone());
         runner.run(ticket, ask, move |output| {
-            let stored = run.borrow_mut().store_output(index, output);
-            let (answered, total, result) = {
-                let run = run.borrow();
-                (run.done(), run.len(), run.result())
-            };
-            let outcome = match (stored, result) {
-                (Err(message), _) => Some(Err(message)),
-                (Ok(()), Some(result)) => Some(Ok(result)),
-                (Ok(()), None) => {
-                    progress(answered, total);
-                    None
+            let step = run.borrow_mut().take_answer(index, output);
+            match step {
+                ExportStep::Progress { done, total } => progress(done, total),
+                ExportStep::Finished(outcome) => {
+                    if let Some(done) = done.borrow_mut().take() {
+                        done(outcome.map(|result| *result));
+                    }
                 }
-            };
-            if let Some(outcome) = outcome
-                && let Some(done) = done.borrow_mut().take()
-            {
-                done(outcome);
+                ExportStep::Over => {}
             }
         });
     }

@@ -42,7 +42,9 @@ fn now() -> f64 {
 
 /// The model worker: listens, then fetches and loads the model, saying how far it got.
 pub fn start_model() {
-    let Some((state, reply)) = serve(ModelWorker::default(), on_message) else {
+    let mut worker = ModelWorker::default();
+    worker.workspace.set_stored_heads(super::stored_heads());
+    let Some((state, reply)) = serve(worker, on_message) else {
         return;
     };
     wasm_bindgen_futures::spawn_local(async move {

@@ -6,7 +6,7 @@
 //! (its worker died) fails the request instead of holding the worker forever.
 //!
 //! When the page is cross-origin isolated, each model worker also owns a shared board (a
-//! `SharedArrayBuffer`, laid out by `lab::model_board`) that it sends every peer once over the
+//! `SharedArrayBuffer`, laid out by `lab::models::board`) that it sends every peer once over the
 //! port; a text's parts then post their per-layer shares on their boards and wait for the
 //! others' with `Atomics.wait` ([`Peers::exchange`] with `shared`), microseconds instead of a
 //! trip through each worker's event loop.

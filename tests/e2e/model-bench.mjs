@@ -7,7 +7,7 @@
 // - model_ready_ms: from opening the text view (a fresh context, nothing cached) to the model
 //   checked and unpacked (download from localhost, SHA-256, f16 → f32, packing), median;
 //   model_load_ms: what is left after the last byte arrived (the fetch's responseEnd): the
-//   worker hashes and unpacks the file while it streams in (lab::model_loader), so this is its
+//   worker hashes and unpacks the file while it streams in (lab::models::loader), so this is its
 //   last chunk's work and any backlog of a worker slower than the download;
 // - forward_ms[L] at L = 32, 128, 512: tokenizer + forward + every head's Q, K, V in the worker,
 //   median over runs of fresh texts of exactly L tokens, each typed once the attention view has

@@ -176,19 +176,40 @@ const near = (a, b, relative) => Math.abs(a - b) <= relative * Math.max(Math.abs
  * long as the page's own readiness (90 s), and a failure the bar reports ends the wait with it.
  */
 async function exportedText(page, button) {
-  // A bar that never says "failed" leaves the wait to the download's, which names what the bar
-  // and its button show (CI's Firefox ESR run once waited the whole 90 s with no word of why).
+  // A bar that never says "failed" leaves the wait to the download's, which then names every
+  // text the bar showed, whether its button is disabled and what the page logged meanwhile
+  // (CI's Firefox ESR run once waited the whole 90 s with no word of why: a failure that later
+  // progress wrote over, mended in ExportRun::take_answer).
+  const logged = [];
+  const onConsole = (message) => { if (message.type() === 'error') logged.push(message.text()); };
+  const onError = (error) => logged.push(`page error: ${error.message}`);
+  page.on('console', onConsole);
+  page.on('pageerror', onError);
+  await page.evaluate(() => {
+    const bar = document.querySelector('.export-status');
+    window.__exportBarTexts = [];
+    if (!bar) return;
+    new MutationObserver(() => window.__exportBarTexts.push(bar.textContent))
+      .observe(bar, { childList: true, subtree: true, characterData: true });
+  });
   const failed = page.waitForFunction(
-    () => /export failed/.test(document.querySelector('.export-status')?.textContent ?? ''),
+    () => (window.__exportBarTexts ?? []).concat(document.querySelector('.export-status')?.textContent ?? '')
+      .some((text) => /export failed/.test(text)),
     null, { timeout: 90_000, polling: 100 },
-  ).then(async () => { throw new Error(`the export bar says: ${await page.textContent('.export-status')}`); }, () => new Promise(() => {}));
+  ).then(async () => { throw new Error(`the export bar says: ${await page.textContent('.export-status')}; it said: ${JSON.stringify(await page.evaluate(() => window.__exportBarTexts))}`); }, () => new Promise(() => {}));
   failed.catch(() => {});
   const downloaded = page.waitForEvent('download', { timeout: 90_000 }).catch(async (error) => {
     const disabled = await page.isDisabled(button).catch(() => '?');
-    throw new Error(`${error.message}; the export bar says: "${await page.textContent('.export-status').catch(() => '?')}"; ${button} disabled: ${disabled}`);
+    const texts = await page.evaluate(() => window.__exportBarTexts).catch(() => '?');
+    throw new Error(`${error.message}; the export bar says: "${await page.textContent('.export-status').catch(() => '?')}"; ${button} disabled: ${disabled}; the bar said: ${JSON.stringify(texts)}; the page logged: ${JSON.stringify(logged)}`);
   });
-  const [download] = await Promise.all([Promise.race([downloaded, failed]), page.click(button)]);
-  return readFileSync(await download.path(), 'utf8');
+  try {
+    const [download] = await Promise.all([Promise.race([downloaded, failed]), page.click(button)]);
+    return readFileSync(await download.path(), 'utf8');
+  } finally {
+    page.off('console', onConsole);
+    page.off('pageerror', onError);
+  }
 }
 
 /** The page's own JSON export (the numbers behind the charts). */

@@ -1,4 +1,4 @@
-// End-to-end: the guided tour (src/lab/tour, src/ui/tour.rs), start to end, in the browser of
+// End-to-end: the guided tour (src/lab/page/tour, src/ui/tour.rs), start to end, in the browser of
 // E2E_BROWSER: every step covers the results until the reader answers, then says which answer
 // the results support (the same one the native tests in src/lab/page/tour/tests.rs and tests/tour_model.rs check on the
 // step's state) with its numbers; no page error and no axe violation on any step, before or

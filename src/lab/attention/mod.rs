@@ -10,6 +10,7 @@ mod outputs;
 mod parts;
 pub mod report;
 mod share;
+pub mod stored_heads;
 pub mod timing_notes;
 pub mod trend;
 
@@ -17,3 +18,4 @@ pub use report::{
     AttentionOutput, AttentionPart, AttentionRequest, KernelVsAttention, ProblemShare,
     run_attention, run_attention_on,
 };
+pub use stored_heads::StoredHeads;

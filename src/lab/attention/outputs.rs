@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::lab::config::ExperimentConfig;
+use crate::lab::config::{ExperimentConfig, HeadSource};
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::stats::{mean_and_standard_error, median};
@@ -73,20 +73,31 @@ impl AttentionPart {
     }
 }
 
-/// A message to a worker (and the command line's unit of work).
+/// A message to a worker (and the command line's unit of work). The heads it reads are the
+/// worker's own: the stored asset, read once ([`crate::lab::attention::stored_heads`]), or the
+/// reader's text's, kept by the model worker that ran it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AttentionRequest {
     pub config: ExperimentConfig,
     pub part: AttentionPart,
-    /// The real heads' asset, when they are the data (as bytes: postcard copies them in one
-    /// piece, where a plain `Vec<u8>` is written byte by byte, 3.5 MB for a 512-token text).
-    #[serde(with = "serde_bytes")]
-    pub heads: Option<Vec<u8>>,
     /// The share of the problems this request computes (`None`: all); only the parts that
     /// read every head ([`AttentionPart::splits_in_shares`]) are split, one share per worker,
     /// and the page merges the answers ([`AttentionOutput::merge_shares`]).
     #[serde(default)]
     pub share: Option<ProblemShare>,
+}
+
+impl AttentionRequest {
+    /// Whether it reads the stored heads: they are its data, or the length study fits its
+    /// sequences to one of them (on synthetic data). The reader's text's heads are the model
+    /// worker's, not these.
+    pub fn reads_stored_heads(&self) -> bool {
+        match self.config.attention.source {
+            HeadSource::Minilm => true,
+            HeadSource::Synthetic => self.part.needs_heads(),
+            HeadSource::Text => false,
+        }
+    }
 }
 
 /// One method's measurements on one draw.

@@ -9,28 +9,32 @@ use crate::lab::attention::methods::lln_constants;
 pub use crate::lab::attention::outputs::*;
 pub use crate::lab::attention::parts::BUDGET_TOKENS;
 use crate::lab::attention::parts::{bias_variance, budget, heads_table, main_report, temperature};
+use crate::lab::attention::stored_heads::StoredHeads;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::attention::lln::LlnConstants;
 
-/// Runs one part, on the heads the request carries (the stored heads' asset), if any.
-pub fn run_attention(request: &AttentionRequest) -> Result<AttentionOutput, AttentionError> {
+/// Runs one part on synthetic data or the stored heads, read from `stored` (once) when the
+/// part reads them: the real heads as data, or the length study's fitted head.
+pub fn run_attention(
+    request: &AttentionRequest,
+    stored: &mut StoredHeads,
+) -> Result<AttentionOutput, AttentionError> {
     request
         .config
         .validate()
         .map_err(|e| AttentionError::Data(e.to_string()))?;
-    let heads = match &request.heads {
-        Some(bytes) => {
-            Some(RealHeads::parse(bytes).map_err(|e| AttentionError::Data(e.to_string()))?)
-        }
-        None => None,
+    let heads = if request.reads_stored_heads() {
+        Some(stored.get().map_err(AttentionError::Data)?)
+    } else {
+        None
     };
-    run_attention_on(request, heads.as_ref())
+    run_attention_on(request, heads.as_deref())
 }
 
-/// Runs one part on `heads` (the request's own are not read): the model workers' path, which
-/// keep the user's text's heads from its forward.
+/// Runs one part on `heads`: the stored heads, or the user's text's heads that the model
+/// workers keep from its forward.
 pub fn run_attention_on(
     request: &AttentionRequest,
     heads: Option<&RealHeads>,

@@ -17,9 +17,9 @@ use super::attention::{
 };
 use super::experiment::{ExperimentConfig, OmegaMode};
 use super::values::{
-    MEAN_SCALE_RANGE, NumericRange, PROBE_RANGE, Rejection, ascending_without_repeats, int,
-    parse_estimators, parse_in_range, parse_same_or_scale, parse_switch, quote, real,
-    same_or_scale, scale_in_range, scale_text, switch_text, switch_words, with_form,
+    MEAN_SCALE_RANGE, NumericRange, PROBE_RANGE, Rejection, ascending_without_repeats,
+    every_value_allowed, int, parse_estimators, parse_in_range, parse_same_or_scale, parse_switch,
+    quote, real, same_or_scale, scale_in_range, scale_text, switch_text, switch_words, with_form,
 };
 
 /// Which part of a link a parameter belongs to.
@@ -187,12 +187,7 @@ macro_rules! param_table {
 
         pub(super) static CHECKS: &[Check] = &[$(Check::of($key, $spec),)*];
 
-        /// The `check` of a parameter whose type holds only values it accepts (an enum, a switch).
-pub(super) fn every_value_allowed(_: &ExperimentConfig) -> bool {
-    true
-}
-
-#[cfg(test)]
+        #[cfg(test)]
         const TABLE_KEYS: &[(&str, &str)] = &[$((stringify!($name), $key),)*];
     };
 }

@@ -180,6 +180,12 @@ impl NumericRange {
     }
 }
 
+/// The `check` of a parameter whose type holds only values it accepts (an enum, a switch): of
+/// any configuration (generic, so that this file needs no configuration type).
+pub(super) fn every_value_allowed<Config>(_: &Config) -> bool {
+    true
+}
+
 /// The `check` of a list: non-empty, in registry order (the ids' order), no repeats.
 pub(super) fn ascending_without_repeats<T: Ord>(list: &[T]) -> bool {
     !list.is_empty() && list.windows(2).all(|pair| pair[0] < pair[1])

@@ -1,6 +1,6 @@
 //! The model worker's messages (postcard, as the other workers'), and what one text through the
 //! model gives: shared by the page (which never links the model) and the worker
-//! (`lab::text_model`, feature `text-model`).
+//! (`lab::models::text_model`, feature `text-model`).
 
 use serde::{Deserialize, Serialize};
 
@@ -21,12 +21,6 @@ pub struct TextRun {
     pub full_len: Option<usize>,
     /// Mean-pooled, L2-normalised sentence embedding.
     pub embedding: Vec<f32>,
-    /// Every head's raw Q, K, V in the stored heads' format (f16), one passage: the text. For
-    /// the command line and the tests; empty in the model worker's answer to the page (the
-    /// workers keep the text's heads and compute the attention view's parts on them, so no
-    /// heads travel to the page).
-    #[serde(with = "serde_bytes")]
-    pub heads_asset: Vec<u8>,
     /// Multiply-adds of the forward.
     pub multiply_adds: u64,
 }
@@ -54,7 +48,7 @@ pub enum ModelRequest {
     /// Run the loaded model on a text (split by rows over the workers of the request's parts;
     /// every part keeps the text's heads for the attention view).
     Run { text: String },
-    /// Swap a method into the model on a text (`lab::model_swap::swap_report`).
+    /// Swap a method into the model on a text (`lab::models::swap::swap_report`).
     Swap(SwapJob),
     /// Rank candidates by cosine to a query, exactly and with a swap.
     Retrieve {
@@ -63,7 +57,7 @@ pub enum ModelRequest {
         candidates: Vec<String>,
     },
     /// Train the Hedgehog maps of every head on one text, evaluate them on another
-    /// (`lab::learned_map`); every worker keeps them for swaps of [`HEDGEHOG`].
+    /// (`lab::models::learned_map`); every worker keeps them for swaps of [`HEDGEHOG`].
     TrainHedgehog(HedgehogJob),
 }
 

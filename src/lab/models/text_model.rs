@@ -3,7 +3,7 @@
 //! embedding and every head's queries, keys and values ([`TextRun`]), the latter written in the
 //! stored heads' format so that the attention view reads them as it reads the stored passages
 //! (`src=text` is passage 0 of these heads). The model worker's state and its answers are
-//! `lab::model_worker`'s.
+//! `lab::pool::model_worker`'s.
 
 pub use crate::lab::models::protocol::{ModelAnswer, ModelRequest, TextRun};
 
@@ -60,17 +60,24 @@ impl TextModel {
         (c.vocab_size + c.max_position_embeddings + 1) * h + 2 * h + c.num_hidden_layers * per_layer
     }
 
-    /// The text's tokens (cut to 512), its forward, its sentence embedding and every head.
+    /// The text's tokens (cut to 512), its forward and its sentence embedding.
     pub fn run(&self, text: &str) -> Result<TextRun, ModelError> {
-        let (mut run, header, values) = self.run_parts(text)?;
-        run.heads_asset =
-            write_asset(&header, &values).map_err(|e| ModelError::Format(e.to_string()))?;
-        Ok(run)
+        Ok(self.run_parts(text)?.0)
+    }
+
+    /// [`TextModel::run`] and every head's raw Q, K, V written in the stored heads' format (f16,
+    /// one passage: the text): the command line's and the tests' asset of a text. No asset
+    /// travels between the workers and the page: the model workers keep the text's heads
+    /// ([`TextModel::run_keeping_heads`]).
+    pub fn run_with_asset(&self, text: &str) -> Result<(TextRun, Vec<u8>), ModelError> {
+        let (run, header, values) = self.run_parts(text)?;
+        let asset = write_asset(&header, &values).map_err(|e| ModelError::Format(e.to_string()))?;
+        Ok((run, asset))
     }
 
     /// [`TextModel::run`] with the text's heads as the attention view reads them (rounded to
-    /// f16 as the asset stores them) instead of written into `heads_asset` (left empty): what
-    /// the model workers keep, without writing the asset and parsing it back.
+    /// f16 as the asset stores them): what the model workers keep, without writing the asset
+    /// and parsing it back.
     pub fn run_keeping_heads(&self, text: &str) -> Result<(TextRun, RealHeads), ModelError> {
         let (run, header, values) = self.run_parts(text)?;
         let heads = RealHeads::from_values(header, &values)
@@ -91,7 +98,7 @@ impl TextModel {
 
     /// The run of `text` from its tokens and its forward (kept queries, keys and values), with
     /// its heads as the attention view reads them: what [`TextModel::run_keeping_heads`] gives,
-    /// for a forward computed elsewhere (in parts, `lab::model_split`).
+    /// for a forward computed elsewhere (in parts, `lab::models::split`).
     pub fn text_run(
         &self,
         text: &str,
@@ -161,7 +168,6 @@ impl TextModel {
             tokens: encoded.tokens,
             full_len: encoded.full_len,
             embedding,
-            heads_asset: Vec::new(),
         }
     }
 }

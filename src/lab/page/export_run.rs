@@ -24,6 +24,21 @@ pub struct ExportRun {
     tasks: Vec<Task>,
     store: TaskStore,
     answered: Vec<bool>,
+    /// Whether the export's outcome (its result or its first error) has been told: every
+    /// answer after it is ignored, so a late success cannot write progress over a failure.
+    over: bool,
+}
+
+/// What one answer makes of an export ([`ExportRun::take_answer`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExportStep {
+    /// Stored; `done` of `total` tasks answered, the export goes on.
+    Progress { done: usize, total: usize },
+    /// The export's outcome, told once: the result (boxed: the other steps are a few words),
+    /// or the first error.
+    Finished(Result<Box<ExperimentResult>, String>),
+    /// The outcome was told already: nothing to show.
+    Over,
 }
 
 impl ExportRun {
@@ -40,6 +55,7 @@ impl ExportRun {
             answered: vec![false; tasks.len()],
             tasks,
             store: TaskStore::new(),
+            over: false,
         })
     }
 
@@ -114,6 +130,30 @@ impl ExportRun {
         Ok(())
     }
 
+    /// Takes the answer to task `index` and says what the page shows: progress, the outcome
+    /// (once), or nothing once the outcome was told. A failed task ends the export: with the
+    /// first error told, later answers (other workers finishing their tasks) change nothing on
+    /// screen.
+    pub fn take_answer(&mut self, index: usize, output: Result<TaskOutput, String>) -> ExportStep {
+        if self.over {
+            return ExportStep::Over;
+        }
+        let outcome = match self.store_output(index, output) {
+            Err(message) => Err(message),
+            Ok(()) => match self.result() {
+                Some(result) => Ok(Box::new(result)),
+                None => {
+                    return ExportStep::Progress {
+                        done: self.done(),
+                        total: self.len(),
+                    };
+                }
+            },
+        };
+        self.over = true;
+        ExportStep::Finished(outcome)
+    }
+
     /// The experiment's result, once every task is answered.
     pub fn result(&self) -> Option<ExperimentResult> {
         if self.answered.iter().all(|a| *a) {
@@ -130,7 +170,9 @@ mod tests {
     use crate::lab::kernel::experiment::run_experiment;
     use crate::lab::kernel::tasks::Workspace;
     use crate::lab::pool::handle_request;
+    use crate::lab::pool::{Channel, Reach, Scheduler, SideSend};
     use crate::lab::test_support::config_with;
+    use std::collections::{HashMap, VecDeque};
 
     #[test]
     fn answers_in_any_order_give_run_experiment_s_result() {
@@ -152,5 +194,111 @@ mod tests {
         let mut bad = config.clone();
         bad.m = 0;
         assert!(ExportRun::new(&bad).is_err());
+    }
+
+    /// A task that failed ends the export once: its error is the outcome, and the other
+    /// workers' answers that follow show nothing (before, each wrote "k of N tasks" over the
+    /// failure, and the bar said the export was computing, for ever).
+    #[test]
+    fn the_outcome_is_told_once_and_nothing_follows_it() {
+        let config = config_with(&[("n", "30"), ("datasets", "3"), ("pairs", "20"), ("m", "16")]);
+        let mut run = ExportRun::new(&config).unwrap();
+        let mut workspace = Workspace::new();
+        let output = |index: usize, workspace: &mut Workspace| {
+            let answer = handle_request(workspace, &run_request(&config, index));
+            ExportTaskAsk::answer(&answer)
+        };
+        assert_eq!(
+            run.take_answer(0, output(0, &mut workspace)),
+            ExportStep::Progress {
+                done: 1,
+                total: run.len()
+            }
+        );
+        let failed = run.take_answer(1, Err("worker 0 failed during the computation".into()));
+        assert_eq!(
+            failed,
+            ExportStep::Finished(Err("worker 0 failed during the computation".into()))
+        );
+        for index in 2..run.len() {
+            assert_eq!(
+                run.take_answer(index, output(index, &mut workspace)),
+                ExportStep::Over
+            );
+        }
+        assert_eq!(
+            run.take_answer(1, output(1, &mut workspace)),
+            ExportStep::Over
+        );
+        // An answer to a task that does not exist is an error, told once too.
+        let mut run = ExportRun::new(&config).unwrap();
+        assert!(matches!(
+            run.take_answer(run.len(), output(0, &mut workspace)),
+            ExportStep::Finished(Err(_))
+        ));
+    }
+
+    /// The request of task `index` of `config`'s export, as the pool sends it.
+    fn run_request(config: &ExperimentConfig, index: usize) -> Vec<u8> {
+        ExportRun::new(config).unwrap().request(index).unwrap()
+    }
+
+    /// The interleaving CI lost in Firefox ESR, replayed through the scheduler as the page's
+    /// pool plays it: two workers, the data panel's request beside the export's tasks, worker 0
+    /// lost after the first answers with tasks in flight, worker 1 answering on. The export
+    /// ends on the command line's result, told once after progress that only grows.
+    #[test]
+    fn an_export_survives_a_worker_lost_midway() {
+        let config = config_with(&[("n", "30"), ("datasets", "3"), ("pairs", "20"), ("m", "16")]);
+        let mut run = ExportRun::new(&config).unwrap();
+        let mut scheduler = Scheduler::new(2);
+        scheduler.worker_ready(0);
+        scheduler.worker_ready(1);
+        let panel = scheduler.ticket(Channel::DataView);
+        scheduler.queue_side(panel, Reach::One);
+        let ticket = scheduler.ticket(Channel::Export);
+        let index_of: HashMap<u64, usize> = (0..run.len())
+            .map(|index| (scheduler.queue_side(ticket, Reach::One), index))
+            .collect();
+        let mut workspaces = [Workspace::new(), Workspace::new()];
+        let mut in_flight: VecDeque<SideSend> = scheduler.dispatch_side().send.into();
+        assert!(in_flight.iter().any(|s| s.slot == Some(0)));
+        let (mut steps, mut answers) = (Vec::new(), 0);
+        while let Some(send) = in_flight.pop_front() {
+            if answers == 3 {
+                // Worker 0 dies: what it holds is sent again, to worker 1.
+                assert!(scheduler.worker_lost(0).is_empty());
+                in_flight.retain(|s| s.slot != Some(0));
+                in_flight.extend(scheduler.dispatch_side().send);
+                assert!(in_flight.iter().all(|s| s.slot == Some(1)));
+            }
+            if send.slot == Some(0) && answers >= 3 {
+                continue;
+            }
+            answers += 1;
+            let slot = send.slot.unwrap();
+            let answer = scheduler.side_request_answered(send.id).unwrap();
+            assert!(answer.current);
+            if let Some(&index) = index_of.get(&send.request) {
+                let ask = run.ask(index).unwrap();
+                let bytes = encode(&ask.message(send.id, &send.part)).unwrap();
+                let response = handle_request(&mut workspaces[slot], &bytes);
+                steps.push(run.take_answer(index, ExportTaskAsk::answer(&response)));
+            }
+            in_flight.extend(scheduler.dispatch_side().send);
+        }
+        let (last, progress) = steps.split_last().unwrap();
+        assert_eq!(
+            last,
+            &ExportStep::Finished(Ok(Box::new(run_experiment(&config).unwrap())))
+        );
+        let done: Vec<usize> = progress
+            .iter()
+            .map(|step| match step {
+                ExportStep::Progress { done, .. } => *done,
+                other => panic!("{other:?} before the last answer"),
+            })
+            .collect();
+        assert_eq!(done, (1..run.len()).collect::<Vec<_>>());
     }
 }

@@ -1,8 +1,9 @@
 //! How the page runs and presents the lab, without the web: the kernel view's job as a state
-//! machine ([`job`]), the export's bookkeeping ([`export_run`]), the formulas beside the charts
-//! ([`formulas`], [`mathml`]), the guided tour ([`tour`]) and presenter and embed modes
-//! ([`mode`]).
+//! machine ([`job`]), the attention view's requests as another ([`attention_dispatch`]), the
+//! export's bookkeeping ([`export_run`]), the formulas beside the charts ([`formulas`],
+//! [`mathml`]), the guided tour ([`tour`]) and presenter and embed modes ([`mode`]).
 
+pub mod attention_dispatch;
 pub mod export_run;
 pub mod formulas;
 pub mod job;
@@ -12,4 +13,4 @@ pub mod mode;
 #[cfg(feature = "page")]
 pub mod tour;
 
-pub use export_run::ExportRun;
+pub use export_run::{ExportRun, ExportStep};

@@ -278,7 +278,6 @@ mod tests {
         let attention = AttentionRequest {
             config: config_with(&[("view", "attention")]),
             part: crate::lab::attention::AttentionPart::Main,
-            heads: None,
             share: None,
         };
         let part = PartOf::whole(1);

@@ -14,8 +14,8 @@ mod side_requests;
 pub use ask::{Ask, DataViewAsk, ExportTaskAsk, ScatterPairAsk};
 pub use protocol::{
     ResponseHead, TaskRequest, TaskResponse, WorkerRequest, WorkerResponse, decode, encode,
-    encode_request, handle_kernel_request, handle_request, request_kind, response_answer,
-    response_failed, response_kind, response_value,
+    encode_request, handle_kernel_request, handle_request, handle_request_with, request_kind,
+    response_answer, response_failed, response_kind, response_value,
 };
 pub use scheduler::{Dispatch, IN_FLIGHT_PER_WORKER, Scheduler, SchedulerEvent};
 pub use side::{Channel, PartOf, Reach, SideAnswer, SideDispatch, SideSend, Ticket};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::protocol::{TaskResponse, WorkerRequest, WorkerResponse};
-use crate::lab::attention::{run_attention, run_attention_on};
+use crate::lab::attention::{StoredHeads, run_attention, run_attention_on};
 use crate::lab::config::HeadSource;
 use crate::lab::config::{HEAD_LAYERS, MAX_SWAP_DRAWS};
 use crate::lab::models::learned_map::{
@@ -60,9 +60,16 @@ pub struct ModelWorkspace {
     text_heads: Option<(String, Arc<RealHeads>)>,
     /// The exact run of the last retrieval set (every method's retrieval job compares with it).
     exact_retrieval: Option<ExactRetrieval>,
+    /// The stored heads, read when a part on them first comes to this worker.
+    stored: StoredHeads,
 }
 
 impl ModelWorkspace {
+    /// Where this worker reads the stored heads from (none until it is told).
+    pub fn set_stored_heads(&mut self, stored: StoredHeads) {
+        self.stored = stored;
+    }
+
     /// Finishes the fetched file (hashed and mostly unpacked as it streamed in) and keeps the
     /// model; `now` is the worker's clock in milliseconds, `last_byte_at` when the file's last
     /// byte arrived on it, and `load_ms` the time from then to the model ready.
@@ -84,8 +91,7 @@ impl ModelWorkspace {
     }
 
     /// Runs the loaded model on `text`; keeps the text's heads for the attention view's parts
-    /// (the answer carries none: see
-    /// [`TextRun::heads_asset`](crate::lab::models::protocol::TextRun::heads_asset)).
+    /// (the answer carries none: no heads travel to the page).
     pub fn run(&mut self, text: &str, now: fn() -> f64) -> ModelAnswer {
         let Some(model) = &self.model else {
             return ModelAnswer::Failed("the model is not loaded yet".into());
@@ -164,7 +170,7 @@ impl ModelWorkspace {
                             run_attention_on(&request, Some(&heads)).map_err(|e| e.to_string())
                         })
                 } else {
-                    run_attention(&request).map_err(|e| e.to_string())
+                    run_attention(&request, &mut self.stored).map_err(|e| e.to_string())
                 };
                 WorkerResponse::Attention { id, output }
             }

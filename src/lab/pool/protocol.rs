@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::side::PartOf;
-use crate::lab::attention::{AttentionOutput, AttentionRequest, run_attention};
+use crate::lab::attention::{AttentionOutput, AttentionRequest, StoredHeads, run_attention};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::kernel::data_view::{DataView, data_view};
 use crate::lab::kernel::tasks::Workspace;
@@ -237,12 +237,24 @@ pub fn response_answer<T: serde::de::DeserializeOwned>(
 
 /// What a worker does with one message: decode the request, run it (in `workspace` for a
 /// task), encode the answer. A malformed message is answered with an error for task id 0,
-/// never a panic. Every kind of request: `full-worker`, the command line's tests and the
-/// browser tests' page runner. An attention part is answered here; every other message as
-/// [`handle_kernel_request`] answers it (the same bytes).
+/// never a panic. Every kind of request but the parts on the stored heads
+/// ([`handle_request_with`] reads those): the tests and the browser tests' page runner.
 pub fn handle_request(workspace: &mut Workspace, message: &[u8]) -> Vec<u8> {
+    handle_request_with(workspace, &mut StoredHeads::none(), message)
+}
+
+/// [`handle_request`] with the stored heads `stored` (read once, when a part first needs
+/// them): `full-worker` and the command line's tests. An attention part is answered here;
+/// every other message as [`handle_kernel_request`] answers it (the same bytes).
+pub fn handle_request_with(
+    workspace: &mut Workspace,
+    stored: &mut StoredHeads,
+    message: &[u8],
+) -> Vec<u8> {
     match decode::<WorkerRequest>(message) {
-        Ok(WorkerRequest::Attention { id, request }) => encode_or_report(&attention(id, &request)),
+        Ok(WorkerRequest::Attention { id, request }) => {
+            encode_or_report(&attention(id, &request, stored))
+        }
         _ => handle_kernel_request(workspace, message),
     }
 }
@@ -276,10 +288,10 @@ fn encode_or_report<T: Serialize>(response: &T) -> Vec<u8> {
     })
 }
 
-fn attention(id: u64, request: &AttentionRequest) -> WorkerResponse {
+fn attention(id: u64, request: &AttentionRequest, stored: &mut StoredHeads) -> WorkerResponse {
     WorkerResponse::Attention {
         id,
-        output: run_attention(request).map_err(|e| e.to_string()),
+        output: run_attention(request, stored).map_err(|e| e.to_string()),
     }
 }
 

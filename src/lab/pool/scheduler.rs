@@ -130,7 +130,7 @@ pub struct Scheduler {
     pub(super) store: TaskStore,
     pub(super) throughput: Option<f64>,
     /// Side requests in flight (a probe, its pair, the data panel, an attention part: what is
-    /// outside the job) and the worker each went to (`scheduler/side.rs`).
+    /// outside the job) and the worker each went to (`side.rs`).
     pub(super) side_requests: HashMap<u64, SideRequest>,
     /// Each channel's newest ticket.
     pub(super) channels: Channels,
@@ -382,7 +382,8 @@ impl Scheduler {
     }
 
     /// Worker `slot` died: its tasks of the current job go back to the front of the queue.
-    /// Returns the side requests it had, which will never be answered.
+    /// Its side requests go back to the side queue or are lost (`side_requests_of_lost_worker`):
+    /// returns the lost ones, which will never be answered.
     pub fn worker_lost(&mut self, slot: usize) -> Vec<u64> {
         if let Some(s) = self.slots.get_mut(slot) {
             s.alive = false;

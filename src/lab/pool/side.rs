@@ -142,6 +142,9 @@ pub(super) struct SideRequest {
     pub(super) ticket: Ticket,
     pub(super) request: u64,
     pub(super) part: usize,
+    pub(super) reach: Reach,
+    /// Sent again already, its first worker lost: a second loss fails it.
+    pub(super) resent: bool,
 }
 
 /// One side request waiting to be sent.
@@ -150,6 +153,8 @@ pub(super) struct Queued {
     pub(super) request: u64,
     pub(super) ticket: Ticket,
     pub(super) reach: Reach,
+    /// Queued again because the worker it went to was lost.
+    pub(super) resent: bool,
 }
 
 /// The newest generation of each channel (a handful: a list is enough, and the page links no

@@ -38,6 +38,7 @@ impl Scheduler {
             request,
             ticket,
             reach,
+            resent: false,
         });
         request
     }
@@ -151,6 +152,8 @@ impl Scheduler {
                 ticket: queued.ticket,
                 request: queued.request,
                 part: part.index,
+                reach: queued.reach,
+                resent: queued.resent,
             },
         );
         SideSend {
@@ -211,24 +214,41 @@ impl Scheduler {
         }
     }
 
-    /// Forgets the side requests with a part on worker `slot`, which died (their other parts,
-    /// which wait for this one, too); returns their handles.
+    /// Worker `slot` died. A whole request of a current ticket that was on it ([`Reach::One`])
+    /// goes back to the front of the side queue, once, if another worker lives: a worker lost
+    /// in the middle of an export costs its tasks a second computation, not the export (the
+    /// job's tasks go back to the queue the same way). The others (a request sent again
+    /// already, one split over several workers, one of a superseded ticket, or no worker left)
+    /// are forgotten with their parts on other workers; returns their handles.
     pub(super) fn side_requests_of_lost_worker(&mut self, slot: usize) -> Vec<u64> {
-        let mut lost: Vec<u64> = self
+        let another_lives = self
+            .slots
+            .iter()
+            .enumerate()
+            .any(|(i, s)| i != slot && s.alive);
+        let mut on_slot: Vec<SideRequest> = self
             .side_requests
             .values()
             .filter(|r| r.slot == Some(slot))
-            .map(|r| r.request)
+            .copied()
             .collect();
-        lost.sort_unstable();
-        lost.dedup();
-        let parts: Vec<u64> = self
+        on_slot.sort_unstable_by_key(|r| r.request);
+        on_slot.dedup_by_key(|r| r.request);
+        let (again, lost): (Vec<SideRequest>, Vec<SideRequest>) =
+            on_slot.into_iter().partition(|r| {
+                another_lives && r.reach == Reach::One && !r.resent && self.is_current(r.ticket)
+            });
+        let lost: Vec<u64> = lost.iter().map(|r| r.request).collect();
+        let forgotten: Vec<u64> = self
             .side_requests
             .iter()
-            .filter(|(_, r)| lost.contains(&r.request))
+            .filter(|(_, r)| {
+                lost.contains(&r.request)
+                    || (r.slot == Some(slot) && again.iter().any(|a| a.request == r.request))
+            })
             .map(|(id, _)| *id)
             .collect();
-        for id in parts {
+        for id in forgotten {
             if let Some(r) = self.side_requests.remove(&id)
                 && let Some(s) = r.slot.and_then(|i| self.slots.get_mut(i))
             {
@@ -236,6 +256,14 @@ impl Scheduler {
                 s.side_in_flight = s.side_in_flight.saturating_sub(1);
             }
         }
+        // In the order they were asked, before anything queued since.
+        let resent = again.iter().map(|r| Queued {
+            request: r.request,
+            ticket: r.ticket,
+            reach: Reach::One,
+            resent: true,
+        });
+        self.side_queue.splice(0..0, resent);
         lost
     }
 }

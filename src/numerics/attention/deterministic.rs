@@ -21,6 +21,8 @@
 
 use std::fmt;
 
+use crate::numerics::input::InputError;
+
 /// The largest degree the constructors accept (`d^8` features are already astronomically many
 /// for any useful d; the kernel itself works at any degree).
 pub const MAX_DEGREE: usize = 8;
@@ -33,8 +35,8 @@ pub enum DeterministicError {
     /// The explicit feature map would exceed the budget. `size` is `None` when the size does not
     /// even fit in a `usize`.
     TooLarge { size: Option<usize>, budget: usize },
-    /// An input coordinate is NaN or infinite.
-    NonFinite { index: usize },
+    /// An input coordinate is NaN or infinite (`InputError::NonFinite` of `u`).
+    Input(InputError),
 }
 
 impl fmt::Display for DeterministicError {
@@ -55,14 +57,18 @@ impl fmt::Display for DeterministicError {
                 f,
                 "the feature map has more coordinates than a usize can count (budget {budget}): evaluate the kernel as a polynomial in q·k instead"
             ),
-            DeterministicError::NonFinite { index } => {
-                write!(f, "input coordinate {index} is not a finite number")
-            }
+            DeterministicError::Input(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for DeterministicError {}
+
+impl From<InputError> for DeterministicError {
+    fn from(e: InputError) -> Self {
+        DeterministicError::Input(e)
+    }
+}
 
 /// A deterministic polynomial approximation of `e^x`, `x = q·k` (seed 004).
 ///
@@ -166,7 +172,8 @@ impl PolynomialKernel {
     ///
     /// `Err(TooLarge)` when [`feature_size`](Self::feature_size)`(u.len())` exceeds `budget` or
     /// overflows (checked before any allocation, so nothing beyond the budget is ever allocated);
-    /// `Err(NonFinite)` for a NaN or infinite coordinate. An empty `u` (d = 0) gives `[1]`.
+    /// `Err(Input(NonFinite))` for a NaN or infinite coordinate. An empty `u` (d = 0) gives
+    /// `[1]`.
     pub fn features(&self, u: &[f64], budget: usize) -> Result<Vec<f64>, DeterministicError> {
         let size = self.feature_size(u.len());
         match size {
@@ -174,7 +181,7 @@ impl PolynomialKernel {
             _ => return Err(DeterministicError::TooLarge { size, budget }),
         }
         if let Some(index) = u.iter().position(|v| !v.is_finite()) {
-            return Err(DeterministicError::NonFinite { index });
+            return Err(InputError::NonFinite { what: "u", index }.into());
         }
         let size = size.unwrap_or(0);
         let mut out = Vec::with_capacity(size);
@@ -410,7 +417,10 @@ mod tests {
             PolynomialKernel::taylor(2)
                 .unwrap()
                 .features(&[1.0, f64::NAN], 1000),
-            Err(DeterministicError::NonFinite { index: 1 })
+            Err(DeterministicError::Input(InputError::NonFinite {
+                what: "u",
+                index: 1
+            }))
         );
         assert!(PolynomialKernel::Power { degree: 0 }.kernel(-5.0) == 1.0);
         assert_eq!(

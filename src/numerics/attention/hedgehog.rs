@@ -39,6 +39,7 @@ mod training;
 
 use std::fmt;
 
+use crate::numerics::input::{InputError, check_finite};
 use crate::numerics::portable::{Libm, StandardNormal};
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
@@ -66,14 +67,9 @@ const INITIAL_NOISE: f64 = 0.1;
 pub enum HedgehogError {
     /// A size or a setting is outside what the map can use.
     InvalidParameter { name: &'static str, reason: String },
-    /// A matrix has the wrong number of entries, or a list of heads the wrong length.
-    LengthMismatch {
-        name: &'static str,
-        expected: usize,
-        got: usize,
-    },
-    /// An input is NaN or infinite.
-    NonFinite { name: &'static str, index: usize },
+    /// A matrix has the wrong number of entries (or a list of heads the wrong length), or an
+    /// input is NaN or infinite.
+    Input(InputError),
     /// An intermediate overflowed f64 (a score q·k, a projection W x).
     Overflow { what: &'static str },
     /// Training produced a non-finite loss (the learning rate is too large).
@@ -84,12 +80,7 @@ impl fmt::Display for HedgehogError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidParameter { name, reason } => write!(f, "Hedgehog `{name}`: {reason}"),
-            Self::LengthMismatch {
-                name,
-                expected,
-                got,
-            } => write!(f, "{name} should have {expected} entries, got {got}"),
-            Self::NonFinite { name, index } => write!(f, "{name}[{index}] is not a finite number"),
+            Self::Input(e) => write!(f, "{e}"),
             Self::Overflow { what } => write!(f, "{what} overflows double precision"),
             Self::Diverged { step, head } => write!(
                 f,
@@ -100,6 +91,12 @@ impl fmt::Display for HedgehogError {
 }
 
 impl std::error::Error for HedgehogError {}
+
+impl From<InputError> for HedgehogError {
+    fn from(e: InputError) -> Self {
+        HedgehogError::Input(e)
+    }
+}
 
 /// `Ok` if `ok`, else `name` is invalid for `reason`.
 fn require(
@@ -136,21 +133,6 @@ fn matrix_size(
         reason: format!("{rows} × {cols} overflows"),
     };
     rows.checked_mul(cols).ok_or_else(overflow)
-}
-
-fn check_matrix(name: &'static str, m: &[f64], expected: usize) -> Result<(), HedgehogError> {
-    if m.len() != expected {
-        let got = m.len();
-        return Err(HedgehogError::LengthMismatch {
-            name,
-            expected,
-            got,
-        });
-    }
-    match m.iter().position(|x| !x.is_finite()) {
-        Some(index) => Err(HedgehogError::NonFinite { name, index }),
-        None => Ok(()),
-    }
 }
 
 /// What a training run asks for.
@@ -201,8 +183,8 @@ impl HeadSample {
         require(dim <= MAX_DIM, "dim", || {
             format!("at most {MAX_DIM}, got {dim}")
         })?;
-        check_matrix("q", &q, size)?;
-        check_matrix("k", &k, size)?;
+        check_finite("q", &q, size)?;
+        check_finite("k", &k, size)?;
         Ok(Self { len, dim, q, k })
     }
 
@@ -432,13 +414,13 @@ impl HedgehogMap {
 
     /// φ_q(x) (2n features) of one scaled query.
     pub fn features_q(&self, x: &[f64]) -> Result<Vec<f64>, HedgehogError> {
-        check_matrix("x", x, self.dim)?;
+        check_finite("x", x, self.dim)?;
         self.features(&self.parameters.query, x)
     }
 
     /// φ_k(x) (2n features) of one scaled key.
     pub fn features_k(&self, x: &[f64]) -> Result<Vec<f64>, HedgehogError> {
-        check_matrix("x", x, self.dim)?;
+        check_finite("x", x, self.dim)?;
         self.features(&self.parameters.key, x)
     }
 
@@ -462,9 +444,9 @@ impl HedgehogMap {
     ) -> Result<Vec<f64>, HedgehogError> {
         self.check_dim("dim", dim)?;
         let size = matrix_size("len, dim", len, dim, usize::MAX)?;
-        check_matrix("q", q, size)?;
-        check_matrix("k", k, size)?;
-        check_matrix("v", v, matrix_size("len, dv", len, dv, usize::MAX)?)?;
+        check_finite("q", q, size)?;
+        check_finite("k", k, size)?;
+        check_finite("v", v, matrix_size("len, dv", len, dv, usize::MAX)?)?;
         let m = 2 * self.half_features;
         let keys = self.features(&self.parameters.key, k)?;
         let mut keys_t = vec![0.0; m * len];

@@ -26,6 +26,8 @@ use std::fmt;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
+use crate::numerics::input::{InputError, check_finite};
+
 /// The number of tokens of the fit's Gaussian samples (REFERENCE.md's reading of seed 001).
 pub const FIT_TOKENS: usize = 256;
 
@@ -45,14 +47,8 @@ pub const SIGMA_TILDE_FLOOR: f64 = 1e-3;
 pub enum LlnError {
     /// A dimension or a constant is outside what the formulas can use.
     InvalidParameter { name: &'static str, reason: String },
-    /// A matrix has the wrong number of entries.
-    LengthMismatch {
-        name: &'static str,
-        expected: usize,
-        got: usize,
-    },
-    /// An input is NaN or infinite.
-    NonFinite { name: &'static str, index: usize },
+    /// A matrix has the wrong number of entries, or an input is NaN or infinite.
+    Input(InputError),
     /// The entries of q or k do not vary (σ = 0), so α or β would be infinite.
     Degenerate { name: &'static str },
     /// An intermediate overflowed f64 (a feature `exp(c·u)`, a coefficient).
@@ -63,14 +59,7 @@ impl fmt::Display for LlnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LlnError::InvalidParameter { name, reason } => write!(f, "LLN `{name}`: {reason}"),
-            LlnError::LengthMismatch {
-                name,
-                expected,
-                got,
-            } => write!(f, "{name} should have {expected} entries, got {got}"),
-            LlnError::NonFinite { name, index } => {
-                write!(f, "{name}[{index}] is not a finite number")
-            }
+            LlnError::Input(e) => write!(f, "{e}"),
             LlnError::Degenerate { name } => write!(
                 f,
                 "the entries of {name} have zero (or vanishing) spread, so its LLN coefficient is infinite"
@@ -81,6 +70,12 @@ impl fmt::Display for LlnError {
 }
 
 impl std::error::Error for LlnError {}
+
+impl From<InputError> for LlnError {
+    fn from(e: InputError) -> Self {
+        LlnError::Input(e)
+    }
+}
 
 /// The moment-matching constants of `Var(log P^LLN) ≈ a σ̃² + b`, fitted at dimension `d`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -145,20 +140,6 @@ pub struct LlnFit {
     pub clamped: bool,
 }
 
-fn check_matrix(name: &'static str, m: &[f64], expected: usize) -> Result<(), LlnError> {
-    if m.len() != expected {
-        return Err(LlnError::LengthMismatch {
-            name,
-            expected,
-            got: m.len(),
-        });
-    }
-    if let Some(index) = m.iter().position(|x| !x.is_finite()) {
-        return Err(LlnError::NonFinite { name, index });
-    }
-    Ok(())
-}
-
 fn matrix_size(len: usize, d: usize) -> Result<usize, LlnError> {
     if len == 0 || d == 0 {
         return Err(LlnError::InvalidParameter {
@@ -205,8 +186,8 @@ pub fn lln_fit(
             reason: "a standard deviation needs at least 2 entries".into(),
         });
     }
-    check_matrix("q", q, size)?;
-    check_matrix("k", k, size)?;
+    check_finite("q", q, size)?;
+    check_finite("k", k, size)?;
     let constants = LlnConstants::new(constants.a, constants.b, constants.d)?;
     if constants.d != d {
         return Err(LlnError::InvalidParameter {
@@ -252,13 +233,14 @@ pub fn lln_fit(
 /// [`lln_log_attention`], which works in log space.
 pub fn lln_features(u: &[f64], coefficient: f64) -> Result<Vec<f64>, LlnError> {
     if !coefficient.is_finite() {
-        return Err(LlnError::NonFinite {
-            name: "coefficient",
+        return Err(InputError::NonFinite {
+            what: "coefficient",
             index: 0,
-        });
+        }
+        .into());
     }
     if let Some(index) = u.iter().position(|x| !x.is_finite()) {
-        return Err(LlnError::NonFinite { name: "u", index });
+        return Err(InputError::NonFinite { what: "u", index }.into());
     }
     let out: Vec<f64> = u.iter().map(|x| (coefficient * x).exp()).collect();
     if out.iter().any(|x| !x.is_finite()) {
@@ -283,11 +265,11 @@ pub fn lln_log_attention(
     beta: f64,
 ) -> Result<Vec<f64>, LlnError> {
     let size = matrix_size(len, d)?;
-    check_matrix("q", q, size)?;
-    check_matrix("k", k, size)?;
-    for (name, c) in [("alpha", alpha), ("beta", beta)] {
+    check_finite("q", q, size)?;
+    check_finite("k", k, size)?;
+    for (what, c) in [("alpha", alpha), ("beta", beta)] {
         if !c.is_finite() {
-            return Err(LlnError::NonFinite { name, index: 0 });
+            return Err(InputError::NonFinite { what, index: 0 }.into());
         }
     }
     let shifted = |m: &[f64], c: f64| -> (Vec<f64>, Vec<f64>, Vec<f64>) {

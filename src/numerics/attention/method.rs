@@ -15,7 +15,7 @@ use super::lln::LlnConstants;
 use super::long::FeatureMap32;
 use super::{AttentionError, Evaluation};
 
-/// The settings a method may read (each method says which, [`AttentionMethod::parameters`]).
+/// The settings a method may read (each method says which, [`MethodInfo::parameters`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MethodSettings {
     /// Random projections ω per draw (URL `features`).
@@ -108,45 +108,98 @@ pub trait FittedMethod: Send + Sync {
     }
 }
 
+/// What the page, the command line and the view's plan read about a method without computing
+/// with it: one const record in each method's file (`elu::ELU_INFO`), returned by
+/// [`AttentionMethod::info`] and read by its getters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MethodInfo {
+    /// The stable id: URL `methods=`, CSV, `--methods`, `data-method`.
+    pub id: &'static str,
+    /// A short human-readable name.
+    pub label: &'static str,
+    /// How it approximates softmax attention.
+    pub family: MethodFamily,
+    /// The colour of its marks.
+    pub colour: [u8; 3],
+    /// Its formula, in LaTeX (a raw string `r"…"` in the method's file, where build.rs finds it
+    /// and renders it to MathML).
+    pub formula: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+    /// The URL keys of the settings it reads.
+    pub parameters: &'static [&'static str],
+    /// Whether repeated draws differ (bias and variance apply).
+    pub is_random: bool,
+    /// Whether it costs O(L²) by construction.
+    pub is_quadratic: bool,
+    /// Whether it is exact softmax attention once its feature size reaches the sequence's
+    /// length L (every token a landmark, every key exact).
+    pub exact_at_full_length: bool,
+    /// Whether its fit needs LLN's moment-matching constants ([`SharedFits::lln`]).
+    pub needs_lln_constants: bool,
+    /// Whether the equal-budget chart sweeps it over several feature sizes (two draws each).
+    pub sweeps_budget: bool,
+}
+
 /// Everything about one way of computing an attention output. **A new method is one file in
 /// [`super::methods`] implementing this and [`FitMethod`], plus one line in its registry.**
+///
+/// What it is, it declares once, in its [`MethodInfo`]; the getters read that record and are
+/// not overridden. What depends on the settings (its size, work and budget points) it computes.
 pub trait AttentionMethod: Send + Sync {
-    /// The stable id: URL `methods=`, CSV, `--methods`, `data-method`.
-    fn id(&self) -> &'static str;
-    /// A short human-readable name.
-    fn label(&self) -> &'static str;
-    /// How it approximates softmax attention.
-    fn family(&self) -> MethodFamily;
+    /// Its description.
+    fn info(&self) -> &MethodInfo;
+    /// [`MethodInfo::id`].
+    fn id(&self) -> &'static str {
+        self.info().id
+    }
+    /// [`MethodInfo::label`].
+    fn label(&self) -> &'static str {
+        self.info().label
+    }
+    /// [`MethodInfo::family`].
+    fn family(&self) -> MethodFamily {
+        self.info().family
+    }
     /// The registry estimator behind it, for the methods that are one.
     fn estimator(&self) -> Option<EstimatorId> {
         None
     }
-    /// The colour of its marks.
-    fn colour(&self) -> [u8; 3];
-    /// Its formula, in LaTeX.
-    fn formula(&self) -> &'static str;
-    /// Where it comes from.
-    fn source(&self) -> &'static str;
-    /// The URL keys of the settings it reads.
-    fn parameters(&self) -> &'static [&'static str];
-    /// Whether repeated draws differ (bias and variance apply).
-    fn is_random(&self) -> bool;
-    /// Whether it costs O(L²) by construction.
+    /// [`MethodInfo::colour`].
+    fn colour(&self) -> [u8; 3] {
+        self.info().colour
+    }
+    /// [`MethodInfo::formula`].
+    fn formula(&self) -> &'static str {
+        self.info().formula
+    }
+    /// [`MethodInfo::source`].
+    fn source(&self) -> &'static str {
+        self.info().source
+    }
+    /// [`MethodInfo::parameters`].
+    fn parameters(&self) -> &'static [&'static str] {
+        self.info().parameters
+    }
+    /// [`MethodInfo::is_random`].
+    fn is_random(&self) -> bool {
+        self.info().is_random
+    }
+    /// [`MethodInfo::is_quadratic`].
     fn is_quadratic(&self) -> bool {
-        false
+        self.info().is_quadratic
     }
-    /// Whether it is exact softmax attention once its feature size reaches the sequence's
-    /// length L (every token a landmark, every key exact).
+    /// [`MethodInfo::exact_at_full_length`].
     fn exact_at_full_length(&self) -> bool {
-        false
+        self.info().exact_at_full_length
     }
-    /// Whether its fit needs LLN's moment-matching constants ([`SharedFits::lln`]).
+    /// [`MethodInfo::needs_lln_constants`].
     fn needs_lln_constants(&self) -> bool {
-        false
+        self.info().needs_lln_constants
     }
-    /// Whether the equal-budget chart sweeps it over several feature sizes (two draws each).
+    /// [`MethodInfo::sweeps_budget`].
     fn sweeps_budget(&self) -> bool {
-        self.is_random()
+        self.info().sweeps_budget
     }
     /// Its cost in features per token at dimension d (`None` when that overflows).
     fn feature_size(&self, settings: &MethodSettings, d: usize) -> Option<usize>;

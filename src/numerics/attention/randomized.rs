@@ -30,6 +30,7 @@
 use std::fmt;
 
 use super::exact::softmax_in_place;
+use crate::numerics::input::{InputError, check_finite};
 
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, StandardNormal};
@@ -47,16 +48,9 @@ pub struct AttentionShape {
 /// Why randomized attention (or the exact softmax) could not be computed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RandomizedError {
-    /// A dimension is zero or the number of samples is zero.
-    InvalidShape { reason: String },
-    /// A matrix has the wrong number of entries (`len × d` or `len × dv`).
-    LengthMismatch {
-        name: &'static str,
-        expected: usize,
-        got: usize,
-    },
-    /// A matrix has a NaN or infinite entry.
-    NonFinite { name: &'static str, index: usize },
+    /// The inputs: a zero dimension or no samples, a matrix of the wrong length (`len × d` or
+    /// `len × dv`), a NaN or infinite entry.
+    Input(InputError),
     /// An intermediate (a score `q·k`, a squared norm, a log-weight or an output entry) is not
     /// finite: the inputs are too large for f64.
     Overflow { what: &'static str },
@@ -65,15 +59,7 @@ pub enum RandomizedError {
 impl fmt::Display for RandomizedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RandomizedError::InvalidShape { reason } => write!(f, "attention shape: {reason}"),
-            RandomizedError::LengthMismatch {
-                name,
-                expected,
-                got,
-            } => write!(f, "{name} should have {expected} entries, got {got}"),
-            RandomizedError::NonFinite { name, index } => {
-                write!(f, "{name}[{index}] is not a finite number")
-            }
+            RandomizedError::Input(e) => write!(f, "{e}"),
             RandomizedError::Overflow { what } => write!(
                 f,
                 "{what} is not finite: the inputs are too large for double precision"
@@ -84,45 +70,44 @@ impl fmt::Display for RandomizedError {
 
 impl std::error::Error for RandomizedError {}
 
+impl From<InputError> for RandomizedError {
+    fn from(e: InputError) -> Self {
+        RandomizedError::Input(e)
+    }
+}
+
+/// What [`AttentionShape::validate`]'s shape errors are about (their message opens with it).
+const ATTENTION_SHAPE: &str = "attention shape";
+
 impl AttentionShape {
     /// Checks `len, d, dv ≥ 1` (d may not be 0: there is nothing to compare) and that `q`, `k`
     /// have `len·d` and `v` has `len·dv` finite entries (`v` may be `None` when not needed).
-    pub fn validate(&self, q: &[f64], k: &[f64], v: Option<&[f64]>) -> Result<(), RandomizedError> {
+    pub fn validate(&self, q: &[f64], k: &[f64], v: Option<&[f64]>) -> Result<(), InputError> {
         if self.len == 0 || self.d == 0 || self.dv == 0 {
-            return Err(RandomizedError::InvalidShape {
+            return Err(InputError::InvalidShape {
+                what: ATTENTION_SHAPE,
                 reason: format!(
                     "len, d and dv must be at least 1, got {}, {}, {}",
                     self.len, self.d, self.dv
                 ),
             });
         }
+        let overflow = |reason: &str| InputError::InvalidShape {
+            what: ATTENTION_SHAPE,
+            reason: reason.into(),
+        };
         let qk = self
             .len
             .checked_mul(self.d)
-            .ok_or_else(|| RandomizedError::InvalidShape {
-                reason: "len × d overflows".into(),
-            })?;
+            .ok_or_else(|| overflow("len × d overflows"))?;
         let vv = self
             .len
             .checked_mul(self.dv)
-            .ok_or_else(|| RandomizedError::InvalidShape {
-                reason: "len × dv overflows".into(),
-            })?;
-        let mut checks = vec![("q", q, qk), ("k", k, qk)];
+            .ok_or_else(|| overflow("len × dv overflows"))?;
+        check_finite("q", q, qk)?;
+        check_finite("k", k, qk)?;
         if let Some(v) = v {
-            checks.push(("v", v, vv));
-        }
-        for (name, m, expected) in checks {
-            if m.len() != expected {
-                return Err(RandomizedError::LengthMismatch {
-                    name,
-                    expected,
-                    got: m.len(),
-                });
-            }
-            if let Some(index) = m.iter().position(|x| !x.is_finite()) {
-                return Err(RandomizedError::NonFinite { name, index });
-            }
+            check_finite("v", v, vv)?;
         }
         Ok(())
     }
@@ -238,9 +223,11 @@ fn randomized_core<R: Rng + ?Sized>(
 ) -> Result<(Vec<f64>, Vec<Vec<f64>>), RandomizedError> {
     shape.validate(q, k, Some(v))?;
     if samples == 0 {
-        return Err(RandomizedError::InvalidShape {
+        return Err(InputError::InvalidShape {
+            what: ATTENTION_SHAPE,
             reason: "at least one sample per query is needed".into(),
-        });
+        }
+        .into());
     }
     let AttentionShape { len, d, dv } = shape;
     let p = softmax_rows(q, k, len, d)?;

@@ -17,42 +17,8 @@
 //! Scores are taken as given (`softmax(QKᵀ)`): the inputs count as already scaled, as everywhere
 //! in this crate (the paper's `1/√d` is absorbed into α, β).
 
-use std::fmt;
-
 use super::dots::transpose;
-
-/// Why a tensorised example could not be computed.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TensorisedError {
-    /// A dimension is zero.
-    InvalidShape { reason: String },
-    /// A matrix has the wrong number of entries.
-    LengthMismatch {
-        name: &'static str,
-        expected: usize,
-        got: usize,
-    },
-    /// A matrix entry is NaN or infinite.
-    NonFinite { name: &'static str, index: usize },
-}
-
-impl fmt::Display for TensorisedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TensorisedError::InvalidShape { reason } => write!(f, "tensorised example: {reason}"),
-            TensorisedError::LengthMismatch {
-                name,
-                expected,
-                got,
-            } => write!(f, "{name} should have {expected} entries, got {got}"),
-            TensorisedError::NonFinite { name, index } => {
-                write!(f, "{name}[{index}] is not a finite number")
-            }
-        }
-    }
-}
-
-impl std::error::Error for TensorisedError {}
+use crate::numerics::input::{InputError, check_finite};
 
 /// The example's matrices (row-major) and what was measured on them.
 #[derive(Clone, Debug, PartialEq)]
@@ -147,36 +113,28 @@ pub fn tensorised_example_with(
     beta: &[f64],
     v: &[f64],
     v_other: &[f64],
-) -> Result<TensorisedExample, TensorisedError> {
+) -> Result<TensorisedExample, InputError> {
     if len == 0 || d == 0 || dv == 0 {
-        return Err(TensorisedError::InvalidShape {
+        return Err(InputError::InvalidShape {
+            what: "tensorised example",
             reason: format!("len, d and dv must be at least 1, got {len}, {d}, {dv}"),
         });
     }
     let size = |a: usize, b: usize| {
-        a.checked_mul(b)
-            .ok_or_else(|| TensorisedError::InvalidShape {
-                reason: "a matrix size overflows".into(),
-            })
+        a.checked_mul(b).ok_or_else(|| InputError::InvalidShape {
+            what: "tensorised example",
+            reason: "a matrix size overflows".into(),
+        })
     };
     let (uu, ld, lv) = (size(len, len)?, size(len, d)?, size(len, dv)?);
-    for (name, m, expected) in [
+    for (what, m, expected) in [
         ("u", u, uu),
         ("alpha", alpha, ld),
         ("beta", beta, ld),
         ("v", v, lv),
         ("v_other", v_other, lv),
     ] {
-        if m.len() != expected {
-            return Err(TensorisedError::LengthMismatch {
-                name,
-                expected,
-                got: m.len(),
-            });
-        }
-        if let Some(index) = m.iter().position(|x| !x.is_finite()) {
-            return Err(TensorisedError::NonFinite { name, index });
-        }
+        check_finite(what, m, expected)?;
     }
     Ok(compute(len, d, dv, u, alpha, beta, v, v_other))
 }
@@ -352,14 +310,14 @@ mod tests {
         let e = tensorised_example();
         assert!(matches!(
             tensorised_example_with(4, 2, 2, &e.u[..15], &e.alpha, &e.beta, &e.v, &e.v),
-            Err(TensorisedError::LengthMismatch { name: "u", .. })
+            Err(InputError::LengthMismatch { what: "u", .. })
         ));
         let mut bad = e.v.clone();
         bad[3] = f64::NAN;
         assert!(matches!(
             tensorised_example_with(4, 2, 2, &e.u, &e.alpha, &e.beta, &bad, &e.v),
-            Err(TensorisedError::NonFinite {
-                name: "v",
+            Err(InputError::NonFinite {
+                what: "v",
                 index: 3
             })
         ));

@@ -48,7 +48,7 @@ impl WordPiece {
 
     /// The text's tokens with `[CLS]` and `[SEP]`, cut to `limit` tokens (at least 2). An empty
     /// text, or one with nothing but whitespace and control characters, is an error that says so.
-    /// (The caller bounds the text's length: `lab::text_model` refuses one over 100 KB.)
+    /// (The caller bounds the text's length: `lab::models::text_model` refuses one over 100 KB.)
     pub fn encode(&self, text: &str, limit: usize) -> Result<Encoded, ModelError> {
         let encoding = self
             .tokenizer

@@ -88,7 +88,7 @@ fn SourceSelect(
 /// One attention figure alone with its controls.
 ///
 /// - `figure`: [`EmbedFigure::Rows`] or [`EmbedFigure::Lengths`] (any other shows nothing).
-/// - `parts`, `status`, `status_attr`, `large`, `confirmed`, `heads_error`: the view's state,
+/// - `parts`, `status`, `status_attr`, `large`, `confirmed`: the view's state,
 ///   as its full layout shows it.
 #[component]
 pub(super) fn AttentionEmbed(
@@ -100,14 +100,12 @@ pub(super) fn AttentionEmbed(
     status_attr: Signal<&'static str>,
     large: Memo<Option<f64>>,
     confirmed: RwSignal<Option<String>>,
-    heads_error: Signal<Option<String>>,
 ) -> impl IntoView {
     let real = move || config.with(|c| c.attention.source != HeadSource::Synthetic);
     // The view's status is the study's here (nothing to compute is ready).
     let lengths_status = move || {
         let on = config.with(|c| AttentionPart::Lengths.applies(c));
-        let failed = config.with(|c| c.attention.source != HeadSource::Text)
-            && heads_error.with(Option::is_some);
+        let failed = false;
         let running = parts.lengths_busy.get();
         match parts
             .lengths
@@ -150,7 +148,6 @@ pub(super) fn AttentionEmbed(
                     set_config
                     report=parts.lengths
                     running=parts.lengths_busy
-                    heads_error
                     compact=true
                 />
             </div>

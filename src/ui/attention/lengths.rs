@@ -262,8 +262,6 @@ fn LengthsNotes(report: Report, threshold: RwSignal<f64>) -> impl IntoView {
 ///   the study reads the methods, m, the seed, the layer and the head).
 /// - `report`: the study's latest outcome (`None` before the first answer).
 /// - `running`: whether a study is in flight.
-/// - `heads_error`: why the stored heads could not be loaded (the study needs them on
-///   synthetic data and the real heads alike).
 /// - `compact`: the controls, the status and the charts with their legend only (a figure
 ///   embedded alone: its frame gives the title and caption); no notes, table or download.
 #[component]
@@ -272,16 +270,13 @@ pub(super) fn LengthsView(
     set_config: WriteSignal<ExperimentConfig>,
     report: Report,
     running: RwSignal<bool>,
-    heads_error: Signal<Option<String>>,
     #[prop(optional)] compact: bool,
 ) -> impl IntoView {
     let form = RwSignal::new(LinearForm::Bidirectional);
     let threshold = RwSignal::new(0.1);
     let model = RwSignal::new(true);
     let on = move || config.with(|c| AttentionPart::Lengths.applies(c));
-    let stored_heads = move || config.with(|c| c.attention.source != HeadSource::Text);
-    let failed = move || stored_heads() && heads_error.with(Option::is_some);
-    let status = move || report.with(|r| status_of(on(), running.get(), failed(), r.as_ref()));
+    let status = move || report.with(|r| status_of(on(), running.get(), false, r.as_ref()));
     let crossovers = move || {
         report.with(|r| match r {
             Some(Ok(r)) if on() => r.crossovers.len(),
@@ -324,13 +319,10 @@ pub(super) fn LengthsView(
         if !on() {
             return None;
         }
-        if let Some(e) = heads_error.get().filter(|_| stored_heads()) {
-            return Some(view! { <p class="error" role="alert">{format!("The length study needs the stored heads: {e}")}</p> }.into_any());
-        }
         match report.with(|r| r.as_ref().map(|r| r.as_ref().err().cloned())) {
             Some(Some(e)) => Some(view! { <p class="error" role="alert">{e}</p> }.into_any()),
             _ if running.get() => Some(view! { <p class="status-line">"timing exact attention and each method at every length in a worker (10–60 s)…"</p> }.into_any()),
-            None => Some(view! { <p class="status-line">"waiting for the heads…"</p> }.into_any()),
+            None => Some(view! { <p class="status-line">"waiting for the study…"</p> }.into_any()),
             _ => None,
         }
     };

@@ -1,7 +1,7 @@
-//! The text view's client of the model workers ([`TextModel`]): the reader's text, the model
+//! The text view's client of the model workers ([`ModelClient`]): the reader's text, the model
 //! swap's plan and the workers' start-up, all through the page's one worker client
 //! (`ui::pool`: [`Pool::ask`] under the scheduler's rule that a channel's newest ticket wins,
-//! natively tested in `lab::scheduler`). This file only turns answers into signals: a text on
+//! natively tested in `lab::pool::scheduler`). This file only turns answers into signals: a text on
 //! [`Channel::Text`] (split by rows over the free workers), the plan's jobs on
 //! [`Channel::Swap`] (one per worker at a time, after any text), the Hedgehog maps' training on
 //! every worker (each keeps the maps).
@@ -79,7 +79,7 @@ pub(super) struct SwapResults {
 /// The text view's handle on the model workers: their state, the latest text's outcome and
 /// the swap's results (signals), and the pool they run in.
 #[derive(Clone, Copy)]
-pub(super) struct TextModel {
+pub(super) struct ModelClient {
     pub state: RwSignal<ModelState, LocalStorage>,
     pub outcome: RwSignal<Option<Result<Rc<TextOutcome>, String>>, LocalStorage>,
     pub swap: SwapResults,
@@ -91,8 +91,8 @@ pub(super) struct TextModel {
     answers: StoredValue<u32>,
 }
 
-impl TextModel {
-    /// A client of `pool` (started by [`TextModel::start`]).
+impl ModelClient {
+    /// A client of `pool` (started by [`ModelClient::start`]).
     pub fn new(pool: ModelPool) -> Self {
         Self {
             state: RwSignal::new_local(ModelState::Idle),

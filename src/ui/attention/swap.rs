@@ -15,7 +15,7 @@ mod summary;
 use leptos::prelude::*;
 
 use super::Figure;
-use super::model_client::{SwapCell, TextModel};
+use super::model_client::{ModelClient, SwapCell};
 use crate::lab::config::{ExperimentConfig, HEAD_LAYERS, Param, SWAP_BUDGETS};
 use crate::lab::models::protocol::{HEDGEHOG, SwapReport};
 use crate::lab::models::swap_plan::{
@@ -204,7 +204,7 @@ fn SwapControls(
 pub(super) fn ModelSwap(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
-    model: TextModel,
+    model: ModelClient,
 ) -> impl IntoView {
     // The plan without the trained maps: equal plans (another control moved) change nothing.
     let plan = Memo::new(move |_| config.with(|c| swap_plan(c, None)));

@@ -1,12 +1,12 @@
 //! The text view (`src=text`): the user's text, the model worker that runs all-MiniLM-L6-v2 on
-//! it ([`TextModel`]: started, and the 46 MB model fetched, only when this view is first
-//! opened), the download's progress in bytes, the text's tokens and what the forward cost. The
-//! attention view then shows the chosen layer's and head's queries, keys and values of this
-//! text as it shows a stored passage.
+//! it (asked through [`ModelClient`]; started, and the 46 MB model fetched, only when this view
+//! is first opened), the download's progress in bytes, the text's tokens and what the forward
+//! cost. The attention view then shows the chosen layer's and head's queries, keys and values
+//! of this text as it shows a stored passage.
 
 use leptos::prelude::*;
 
-use super::model_client::{ModelState, TextModel};
+use super::model_client::{ModelClient, ModelState};
 use crate::lab::config::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES, STORED_PASSAGES};
 use crate::lab::models::board::{SHARED_SPLIT_MIN_TOKENS, SPLIT_MIN_TOKENS};
 
@@ -45,7 +45,7 @@ fn megabytes(bytes: u64) -> String {
 pub(super) fn TextInput(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
-    model: TextModel,
+    model: ModelClient,
 ) -> impl IntoView {
     let (error, set_error) = signal(None::<String>);
     let on_input = move |ev: leptos::ev::Event| {

@@ -58,7 +58,7 @@ impl ProbeRunner {
 }
 
 /// The model workers' pool (started when the text view is first opened), shared by the text
-/// view's client ([`crate::ui::attention`]'s `TextModel`) and the attention view's parts on
+/// view's client ([`crate::ui::attention`]'s `ModelClient`) and the attention view's parts on
 /// the text's heads, which those workers keep.
 #[derive(Clone, Copy)]
 pub struct ModelPool(pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>);

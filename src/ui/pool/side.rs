@@ -1,7 +1,7 @@
 //! Requests outside the scheduler's job, every kind through one typed function
 //! ([`Pool::ask`], or [`Pool::ask_with_updates`] for one that sends news while it runs): the
 //! scheduler queues each under its ticket and says when to send which part to which worker
-//! (`lab::scheduler::side`: the newest ticket of a channel wins, a capped pool serves by
+//! (`lab::pool::side`: the newest ticket of a channel wins, a capped pool serves by
 //! priority, a request may be split over workers); this file keeps each request's message and
 //! callbacks under the scheduler's handle and moves the bytes.
 

@@ -5,6 +5,7 @@
 
 use super::numbers::{from_log, percent, plain};
 use super::*;
+use crate::lab::attention::StoredHeads;
 use crate::lab::attention::report::{
     AttentionOutput, AttentionPart, AttentionRequest, run_attention,
 };
@@ -359,16 +360,16 @@ fn the_fitted_derf_beats_the_papers_best_on_most_datasets() {
 
 fn attention_run(step: &TourStep, part: AttentionPart) -> AttentionOutput {
     let config = step.config().unwrap();
-    let heads = config.attention.source.is_real().then(|| {
-        std::fs::read(format!("{}/{HEADS_ASSET_PATH}", env!("CARGO_MANIFEST_DIR")))
-            .expect("the committed heads asset")
-    });
-    run_attention(&AttentionRequest {
-        config,
-        part,
-        heads,
-        share: None,
-    })
+    let path = format!("{}/{HEADS_ASSET_PATH}", env!("CARGO_MANIFEST_DIR"));
+    let mut stored = StoredHeads::read_by(move || std::fs::read(&path).map_err(|e| e.to_string()));
+    run_attention(
+        &AttentionRequest {
+            config,
+            part,
+            share: None,
+        },
+        &mut stored,
+    )
     .expect("the part runs")
 }
 

@@ -149,7 +149,6 @@ fn the_kernel_worker_answers_its_requests_and_refuses_attention_parts() {
         request: AttentionRequest {
             config: config_with(&[("view", "attention")]),
             part: crate::lab::attention::AttentionPart::Main,
-            heads: None,
             share: None,
         },
     })
@@ -184,7 +183,6 @@ fn the_kernel_workers_refusals_are_the_bytes_of_the_full_protocols() {
         request: AttentionRequest {
             config: config_with(&[("view", "attention")]),
             part: crate::lab::attention::AttentionPart::Main,
-            heads: None,
             share: None,
         },
     })

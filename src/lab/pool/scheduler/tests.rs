@@ -460,3 +460,91 @@ fn requests_made_before_any_worker_is_ready_wait_and_survive_a_restart() {
     let sent = local.dispatch_side().send;
     assert_eq!((sent[0].request, sent[0].slot), (request, None));
 }
+
+/// The export that never finished (Firefox ESR, CI): a worker lost with export tasks in flight
+/// failed them while the other worker's answers kept coming. Now each of the lost worker's
+/// whole requests goes to the worker left, once, before what was queued since; a second loss
+/// fails it, as does a loss with no worker left.
+#[test]
+fn a_lost_worker_s_side_requests_go_to_the_worker_left_once() {
+    let mut scheduler = ready(2);
+    let panel = scheduler.ticket(Channel::DataView);
+    let (panel_request, panel_sent) = send_one(&mut scheduler, panel, Reach::One);
+    let export = scheduler.ticket(Channel::Export);
+    let handles: Vec<u64> = (0..6)
+        .map(|_| scheduler.queue_side(export, Reach::One))
+        .collect();
+    let sent = scheduler.dispatch_side().send;
+    assert_eq!(sent.len(), 6, "no side limit: every task goes at once");
+    let on = |slot: usize, sends: &[SideSend]| -> Vec<SideSend> {
+        sends
+            .iter()
+            .filter(|s| s.slot == Some(slot))
+            .cloned()
+            .collect()
+    };
+    let (first_0, first_1) = (on(0, &sent), on(1, &sent));
+    assert!(!first_0.is_empty() && !first_1.is_empty());
+    // Worker 0 answers one task, then dies with the rest (and perhaps the data panel).
+    assert!(
+        scheduler
+            .side_request_answered(first_0[0].id)
+            .unwrap()
+            .current
+    );
+    let queued_since = scheduler.queue_side(export, Reach::One);
+    assert_eq!(scheduler.worker_lost(0), Vec::<u64>::new(), "nothing lost");
+    // Its answer to a lost id, if it ever came, is nothing.
+    if first_0.len() > 1 {
+        assert_eq!(scheduler.side_request_answered(first_0[1].id), None);
+    }
+    let resent = scheduler.dispatch_side().send;
+    let mut expected: Vec<u64> = first_0[1..].iter().map(|s| s.request).collect();
+    if panel_sent[0].slot == Some(0) {
+        expected.insert(0, panel_request);
+    }
+    expected.push(queued_since);
+    assert_eq!(
+        resent.iter().map(|s| s.request).collect::<Vec<_>>(),
+        expected,
+        "the lost requests first, in order, then the one queued since"
+    );
+    assert!(resent.iter().all(|s| s.slot == Some(1)));
+    // Every export task is answered exactly once, current.
+    let mut answered = vec![first_0[0].request];
+    for send in first_1.iter().chain(&resent) {
+        let answer = scheduler.side_request_answered(send.id).unwrap();
+        assert!(answer.current && answer.last);
+        answered.push(send.request);
+    }
+    let mut every: Vec<u64> = handles.clone();
+    every.extend([queued_since, panel_request]);
+    every.sort_unstable();
+    answered.sort_unstable();
+    answered.dedup();
+    assert_eq!(answered, every);
+
+    // Sent again once: a second loss fails it; with no worker left, nothing is sent again.
+    let mut scheduler = ready(3);
+    let export = scheduler.ticket(Channel::Export);
+    let handle = scheduler.queue_side(export, Reach::One);
+    let first = scheduler.dispatch_side().send;
+    let slot = first[0].slot.unwrap();
+    assert!(scheduler.worker_lost(slot).is_empty());
+    let second = scheduler.dispatch_side().send;
+    assert_eq!(second.len(), 1);
+    assert_eq!(scheduler.worker_lost(second[0].slot.unwrap()), vec![handle]);
+    assert!(scheduler.dispatch_side().send.is_empty());
+    let mut alone = ready(1);
+    let export = alone.ticket(Channel::Export);
+    let handle = alone.queue_side(export, Reach::One);
+    alone.dispatch_side();
+    assert_eq!(alone.worker_lost(0), vec![handle]);
+    // A superseded ticket's request is not sent again.
+    let mut scheduler = ready(2);
+    let old = scheduler.ticket(Channel::Export);
+    let handle = scheduler.queue_side(old, Reach::One);
+    let sent = scheduler.dispatch_side().send;
+    scheduler.ticket(Channel::Export);
+    assert_eq!(scheduler.worker_lost(sent[0].slot.unwrap()), vec![handle]);
+}

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::training::{TrainedHeads, TrainingPoint, point_of};
 use super::{
-    HedgehogError, HedgehogMap, MAX_DIM, MAX_HALF_FEATURES, MapParameters, Projection,
-    check_matrix, require,
+    HedgehogError, HedgehogMap, MAX_DIM, MAX_HALF_FEATURES, MapParameters, Projection, require,
 };
+use crate::numerics::input::check_finite;
 use crate::numerics::portable::Libm;
 
 /// The parts of a training split by heads as one: every head of `0..heads` in exactly one
@@ -110,7 +110,7 @@ impl HedgehogMap {
         )?;
         let widen = |name: &'static str, v: &[f32], size: usize| {
             let wide: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
-            check_matrix(name, &wide, size).map(|()| wide)
+            check_finite(name, &wide, size).map(|()| wide)
         };
         let side = |weights, bias| -> Result<Projection, HedgehogError> {
             Ok(Projection {

@@ -26,6 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::numerics::input::InputError;
 use crate::numerics::portable::{Libm, ln_positive_normal};
 
 use super::products::{Products, SingleScratch, axpy, dot, product};
@@ -454,11 +455,12 @@ pub(super) fn train_heads_at(
     })?;
     require(eval_every > 0, "eval_every", || "must be at least 1".into())?;
     if !eval.is_empty() && eval.len() != train.len() {
-        return Err(HedgehogError::LengthMismatch {
-            name: "eval heads",
+        return Err(InputError::LengthMismatch {
+            what: "eval heads",
             expected: train.len(),
             got: eval.len(),
-        });
+        }
+        .into());
     }
     let other_dim = train.iter().zip(eval).find(|(t, e)| t.dim != e.dim);
     require(other_dim.is_none(), "eval", || {

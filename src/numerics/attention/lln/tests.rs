@@ -110,14 +110,17 @@ fn fit_clamps_and_rejects() {
     );
     assert!(matches!(
         lln_fit(&q, &k[..3], 2, 2, &ok),
-        Err(LlnError::LengthMismatch { name: "k", .. })
+        Err(LlnError::Input(InputError::LengthMismatch {
+            what: "k",
+            ..
+        }))
     ));
     assert!(matches!(
         lln_fit(&[f64::NAN, 0.0, 0.0, 0.0], &k, 2, 2, &ok),
-        Err(LlnError::NonFinite {
-            name: "q",
+        Err(LlnError::Input(InputError::NonFinite {
+            what: "q",
             index: 0
-        })
+        }))
     ));
     assert!(matches!(
         lln_fit(&[1.0; 4], &k, 2, 2, &ok),

@@ -4,7 +4,8 @@ use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::{FeatureMap, linear_attention};
 use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::attention::method::{
-    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodInfo, MethodRun, MethodSettings,
+    SharedFits,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::estimators::Side;
@@ -33,37 +34,25 @@ pub struct Elu;
 /// The registry's entry.
 pub const ELU: Elu = Elu;
 
+/// Its description: what the page, the command line and the view's plan read of it.
+pub const ELU_INFO: MethodInfo = MethodInfo {
+    id: "elu",
+    label: "elu + 1",
+    family: MethodFamily::Deterministic,
+    colour: [119, 119, 119],
+    formula: r"\phi(u) = \psi(u) = \mathrm{elu}(u) + 1",
+    source: "linear transformer, cited in seed 001",
+    parameters: &[],
+    is_random: false,
+    is_quadratic: false,
+    exact_at_full_length: false,
+    needs_lln_constants: false,
+    sweeps_budget: false,
+};
+
 impl AttentionMethod for Elu {
-    fn id(&self) -> &'static str {
-        "elu"
-    }
-
-    fn label(&self) -> &'static str {
-        "elu + 1"
-    }
-
-    fn family(&self) -> MethodFamily {
-        MethodFamily::Deterministic
-    }
-
-    fn colour(&self) -> [u8; 3] {
-        [119, 119, 119]
-    }
-
-    fn formula(&self) -> &'static str {
-        r"\phi(u) = \psi(u) = \mathrm{elu}(u) + 1"
-    }
-
-    fn source(&self) -> &'static str {
-        "linear transformer, cited in seed 001"
-    }
-
-    fn parameters(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn is_random(&self) -> bool {
-        false
+    fn info(&self) -> &MethodInfo {
+        &ELU_INFO
     }
 
     fn feature_size(&self, _settings: &MethodSettings, d: usize) -> Option<usize> {

@@ -6,8 +6,8 @@ use crate::numerics::attention::linear::linear_attention;
 use crate::numerics::attention::lln::{LogNormalFeatures, lln_fit};
 use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::attention::method::{
-    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
-    method_error,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodInfo, MethodRun, MethodSettings,
+    SharedFits, method_error,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::rng::StreamRng;
@@ -19,41 +19,25 @@ pub struct LinearLogNormal;
 /// The registry's entry.
 pub const LLN: LinearLogNormal = LinearLogNormal;
 
+/// Its description: what the page, the command line and the view's plan read of it.
+pub const LLN_INFO: MethodInfo = MethodInfo {
+    id: "lln",
+    label: "LLN (moment matching)",
+    family: MethodFamily::Deterministic,
+    colour: [51, 34, 136],
+    formula: r"\phi(q) = e^{\alpha q},\ \psi(k) = e^{\beta k},\ \alpha, \beta \text{ matching the spread of } \log P",
+    source: "seed 001",
+    parameters: &[],
+    is_random: false,
+    is_quadratic: false,
+    exact_at_full_length: false,
+    needs_lln_constants: true,
+    sweeps_budget: false,
+};
+
 impl AttentionMethod for LinearLogNormal {
-    fn id(&self) -> &'static str {
-        "lln"
-    }
-
-    fn label(&self) -> &'static str {
-        "LLN (moment matching)"
-    }
-
-    fn family(&self) -> MethodFamily {
-        MethodFamily::Deterministic
-    }
-
-    fn colour(&self) -> [u8; 3] {
-        [51, 34, 136]
-    }
-
-    fn formula(&self) -> &'static str {
-        r"\phi(q) = e^{\alpha q},\ \psi(k) = e^{\beta k},\ \alpha, \beta \text{ matching the spread of } \log P"
-    }
-
-    fn source(&self) -> &'static str {
-        "seed 001"
-    }
-
-    fn parameters(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn is_random(&self) -> bool {
-        false
-    }
-
-    fn needs_lln_constants(&self) -> bool {
-        true
+    fn info(&self) -> &MethodInfo {
+        &LLN_INFO
     }
 
     fn feature_size(&self, _settings: &MethodSettings, d: usize) -> Option<usize> {

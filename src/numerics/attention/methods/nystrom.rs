@@ -33,8 +33,8 @@ use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::exact::softmax_in_place;
 use crate::numerics::attention::linear::ApproximateAttention;
 use crate::numerics::attention::method::{
-    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
-    method_error,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodInfo, MethodRun, MethodSettings,
+    SharedFits, method_error,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::estimators::dot;
@@ -47,46 +47,26 @@ pub struct Nystrom;
 /// The registry's entry.
 pub const NYSTROM: Nystrom = Nystrom;
 
+/// Its description: what the page, the command line and the view's plan read of it.
+pub const NYSTROM_INFO: MethodInfo = MethodInfo {
+    id: "nystrom",
+    label: "Nyström (Nyströmformer)",
+    family: MethodFamily::SparseOrLowRank,
+    colour: [0, 153, 136],
+    formula: r"\hat{P} = \mathrm{softmax}(Q{\tilde{K}}^\top)\, A^{+}\, \mathrm{softmax}(\tilde{Q}K^\top),\ A = \mathrm{softmax}(\tilde{Q}{\tilde{K}}^\top),\ \tilde{Q}, \tilde{K} \text{ the means of } c \text{ segments},\ \hat{o} = \hat{P} V",
+    source: "Nyströmformer (Xiong et al., AAAI 2021), REFERENCE.md",
+    parameters: &["landmarks"],
+    is_random: false,
+    is_quadratic: false,
+    // c = L landmarks are every token: exact softmax.
+    exact_at_full_length: true,
+    needs_lln_constants: false,
+    sweeps_budget: true,
+};
+
 impl AttentionMethod for Nystrom {
-    fn id(&self) -> &'static str {
-        "nystrom"
-    }
-
-    fn label(&self) -> &'static str {
-        "Nyström (Nyströmformer)"
-    }
-
-    fn family(&self) -> MethodFamily {
-        MethodFamily::SparseOrLowRank
-    }
-
-    fn colour(&self) -> [u8; 3] {
-        [0, 153, 136]
-    }
-
-    fn formula(&self) -> &'static str {
-        r"\hat{P} = \mathrm{softmax}(Q{\tilde{K}}^\top)\, A^{+}\, \mathrm{softmax}(\tilde{Q}K^\top),\ A = \mathrm{softmax}(\tilde{Q}{\tilde{K}}^\top),\ \tilde{Q}, \tilde{K} \text{ the means of } c \text{ segments},\ \hat{o} = \hat{P} V"
-    }
-
-    fn source(&self) -> &'static str {
-        "Nyströmformer (Xiong et al., AAAI 2021), REFERENCE.md"
-    }
-
-    fn parameters(&self) -> &'static [&'static str] {
-        &["landmarks"]
-    }
-
-    /// c = L landmarks are every token: exact softmax.
-    fn exact_at_full_length(&self) -> bool {
-        true
-    }
-
-    fn is_random(&self) -> bool {
-        false
-    }
-
-    fn sweeps_budget(&self) -> bool {
-        true
+    fn info(&self) -> &MethodInfo {
+        &NYSTROM_INFO
     }
 
     /// c landmarks per token: each query meets c landmark keys, each key c landmark queries.
@@ -243,7 +223,7 @@ impl FittedMethod for FittedNystrom {
     ) -> Result<MethodRun, AttentionError> {
         if data.len != self.len {
             return Err(method_error(
-                "nystrom",
+                NYSTROM_INFO.id,
                 format!("fitted to L = {}, drawn on L = {}", self.len, data.len),
             ));
         }

@@ -8,7 +8,7 @@ use crate::numerics::attention::deterministic::{DeterministicError, PolynomialKe
 use crate::numerics::attention::linear::{linear_attention, quadratic_attention};
 use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::attention::method::{
-    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
+    AttentionMethod, FitMethod, FittedMethod, MethodInfo, MethodRun, MethodSettings, SharedFits,
     method_error,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
@@ -20,52 +20,17 @@ use crate::numerics::rng::StreamRng;
 pub(super) type MakeKernel = fn(usize) -> Result<PolynomialKernel, DeterministicError>;
 
 /// A polynomial map as an attention method: what tells Taylor and `(1 + x/n)^n` apart is data
-/// (each declares its const in its own file); the trait impls are here, once.
+/// (each declares its const in its own file: its description and its map's constructor); the
+/// trait impls are here, once.
 #[derive(Clone, Copy)]
 pub struct PolynomialMethod {
-    pub(super) id: &'static str,
-    pub(super) label: &'static str,
-    pub(super) colour: [u8; 3],
-    /// LaTeX (a raw string in the method's file, where build.rs finds it).
-    pub(super) formula: &'static str,
+    pub(super) info: MethodInfo,
     pub(super) make: MakeKernel,
 }
 
 impl AttentionMethod for PolynomialMethod {
-    fn id(&self) -> &'static str {
-        self.id
-    }
-
-    fn label(&self) -> &'static str {
-        self.label
-    }
-
-    fn family(&self) -> MethodFamily {
-        MethodFamily::Deterministic
-    }
-
-    fn colour(&self) -> [u8; 3] {
-        self.colour
-    }
-
-    fn formula(&self) -> &'static str {
-        self.formula
-    }
-
-    fn source(&self) -> &'static str {
-        "seed 004"
-    }
-
-    fn parameters(&self) -> &'static [&'static str] {
-        &["degree"]
-    }
-
-    fn is_random(&self) -> bool {
-        false
-    }
-
-    fn sweeps_budget(&self) -> bool {
-        true
+    fn info(&self) -> &MethodInfo {
+        &self.info
     }
 
     fn feature_size(&self, settings: &MethodSettings, d: usize) -> Option<usize> {
@@ -90,7 +55,7 @@ impl FitMethod for PolynomialMethod {
         settings: &MethodSettings,
         _shared: SharedFits<'_>,
     ) -> Result<Box<dyn FittedMethod>, AttentionError> {
-        let kernel = kernel(self.id, self.make, settings)?;
+        let kernel = kernel(self.info.id, self.make, settings)?;
         Ok(fit(kernel, data, settings))
     }
 }

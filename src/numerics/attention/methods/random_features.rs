@@ -8,8 +8,8 @@ use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::{FeatureMap, linear_attention};
 use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::attention::method::{
-    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
-    method_error,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodInfo, MethodRun, MethodSettings,
+    SharedFits, method_error,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::dataset::Dataset;
@@ -57,12 +57,34 @@ impl FeatureMap for EstimatorFeatures {
 #[derive(Clone, Copy, Debug)]
 pub struct RandomFeatureMethod {
     estimator: EstimatorId,
+    info: MethodInfo,
 }
 
 impl RandomFeatureMethod {
-    /// The method of `estimator`.
+    /// The method of `estimator`: its id and colour, and its label but for the two estimators
+    /// the attention literature knows by another name.
     pub fn new(estimator: EstimatorId) -> Self {
-        Self { estimator }
+        let described = estimator.info();
+        let label = match described.id() {
+            "prf-pos" => "Performer (PRF)",
+            "rff" => "RFA (trigonometric)",
+            _ => described.label(),
+        };
+        let info = MethodInfo {
+            id: described.id(),
+            label,
+            family: MethodFamily::RandomFeatures,
+            colour: described.colour(),
+            formula: r"\hat{o}_i = \frac{{\phi(q_i)}^\top \sum_j \psi(k_j)\, v_j^\top}{{\phi(q_i)}^\top \sum_l \psi(k_l)},\ \phi, \psi \text{ the estimator's features}",
+            source: "seed 000 (CEXP, A), seed 002 (PRF, RFA), REFERENCE.md",
+            parameters: &["features", "coupling", "theta", "cplxa"],
+            is_random: true,
+            is_quadratic: false,
+            exact_at_full_length: false,
+            needs_lln_constants: false,
+            sweeps_budget: true,
+        };
+        Self { estimator, info }
     }
 
     fn features_per_projection(&self) -> usize {
@@ -71,45 +93,12 @@ impl RandomFeatureMethod {
 }
 
 impl AttentionMethod for RandomFeatureMethod {
-    fn id(&self) -> &'static str {
-        self.estimator.id()
-    }
-
-    fn label(&self) -> &'static str {
-        // The two estimators the attention literature knows by another name.
-        match self.estimator.id() {
-            "prf-pos" => "Performer (PRF)",
-            "rff" => "RFA (trigonometric)",
-            _ => self.estimator.label(),
-        }
-    }
-
-    fn family(&self) -> MethodFamily {
-        MethodFamily::RandomFeatures
+    fn info(&self) -> &MethodInfo {
+        &self.info
     }
 
     fn estimator(&self) -> Option<EstimatorId> {
         Some(self.estimator)
-    }
-
-    fn colour(&self) -> [u8; 3] {
-        self.estimator.info().colour()
-    }
-
-    fn formula(&self) -> &'static str {
-        r"\hat{o}_i = \frac{{\phi(q_i)}^\top \sum_j \psi(k_j)\, v_j^\top}{{\phi(q_i)}^\top \sum_l \psi(k_l)},\ \phi, \psi \text{ the estimator's features}"
-    }
-
-    fn source(&self) -> &'static str {
-        "seed 000 (CEXP, A), seed 002 (PRF, RFA), REFERENCE.md"
-    }
-
-    fn parameters(&self) -> &'static [&'static str] {
-        &["features", "coupling", "theta", "cplxa"]
-    }
-
-    fn is_random(&self) -> bool {
-        true
     }
 
     fn feature_size(&self, settings: &MethodSettings, _d: usize) -> Option<usize> {

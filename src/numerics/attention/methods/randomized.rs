@@ -4,8 +4,8 @@
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::ApproximateAttention;
 use crate::numerics::attention::method::{
-    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
-    method_error,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodInfo, MethodRun, MethodSettings,
+    SharedFits, method_error,
 };
 use crate::numerics::attention::randomized::randomized_attention_rows;
 use crate::numerics::attention::{AttentionError, Evaluation};
@@ -18,41 +18,25 @@ pub struct Randomized;
 /// The registry's entry.
 pub const RANDOMIZED: Randomized = Randomized;
 
+/// Its description: what the page, the command line and the view's plan read of it.
+pub const RANDOMIZED_INFO: MethodInfo = MethodInfo {
+    id: "ra",
+    label: "randomized attention",
+    family: MethodFamily::Sampled,
+    colour: [17, 119, 51],
+    formula: r"\omega \sim \sum_j P_{ij}\, \mathcal{N}(q_i + k_j, I);\ \hat{o}_i = \frac{\sum_j \xi(k_j, \omega)\, v_j}{\sum_l \xi(k_l, \omega)},\ O(L^2)",
+    source: "seed 003",
+    parameters: &["ra"],
+    is_random: true,
+    is_quadratic: true,
+    exact_at_full_length: false,
+    needs_lln_constants: false,
+    sweeps_budget: true,
+};
+
 impl AttentionMethod for Randomized {
-    fn id(&self) -> &'static str {
-        "ra"
-    }
-
-    fn label(&self) -> &'static str {
-        "randomized attention"
-    }
-
-    fn family(&self) -> MethodFamily {
-        MethodFamily::Sampled
-    }
-
-    fn colour(&self) -> [u8; 3] {
-        [17, 119, 51]
-    }
-
-    fn formula(&self) -> &'static str {
-        r"\omega \sim \sum_j P_{ij}\, \mathcal{N}(q_i + k_j, I);\ \hat{o}_i = \frac{\sum_j \xi(k_j, \omega)\, v_j}{\sum_l \xi(k_l, \omega)},\ O(L^2)"
-    }
-
-    fn source(&self) -> &'static str {
-        "seed 003"
-    }
-
-    fn parameters(&self) -> &'static [&'static str] {
-        &["ra"]
-    }
-
-    fn is_random(&self) -> bool {
-        true
-    }
-
-    fn is_quadratic(&self) -> bool {
-        true
+    fn info(&self) -> &MethodInfo {
+        &RANDOMIZED_INFO
     }
 
     fn feature_size(&self, settings: &MethodSettings, _d: usize) -> Option<usize> {

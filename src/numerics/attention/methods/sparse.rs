@@ -31,8 +31,8 @@
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::linear::{ApproximateAttention, FeatureMap};
 use crate::numerics::attention::method::{
-    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
-    method_error,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodInfo, MethodRun, MethodSettings,
+    SharedFits, method_error,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::estimators::{EstimatorId, Fit, Side, dot};
@@ -46,7 +46,7 @@ const LOW_RANK_ESTIMATOR: &str = "prf-pos";
 fn low_rank_estimator() -> Result<EstimatorId, AttentionError> {
     EstimatorId::from_id(LOW_RANK_ESTIMATOR).ok_or_else(|| {
         method_error(
-            "sparse",
+            SPARSE_INFO.id,
             format!("the estimator {LOW_RANK_ESTIMATOR} is not registered"),
         )
     })
@@ -85,48 +85,28 @@ pub struct Sparse;
 /// The registry's entry.
 pub const SPARSE: Sparse = Sparse;
 
+/// Its description: what the page, the command line and the view's plan read of it.
+pub const SPARSE_INFO: MethodInfo = MethodInfo {
+    id: "sparse",
+    label: "sparse + low-rank (Scatterbrain, top-k)",
+    family: MethodFamily::SparseOrLowRank,
+    // Tol's pear: apart from oprf's olive, which it meets on the same charts.
+    colour: [187, 204, 51],
+    formula: r"\hat{A}_{ij} = {\phi(q_i)}^\top \psi(k_j) + \mathbb{1}[j \in S_i] \big(e^{q_i \cdot k_j} - {\phi(q_i)}^\top \psi(k_j)\big),\ S_i \text{ the top } k \text{ scores},\ \hat{o}_i = \frac{\sum_j \hat{A}_{ij} v_j}{\sum_l \hat{A}_{il}}",
+    source: "Scatterbrain (Chen et al., NeurIPS 2021), REFERENCE.md",
+    parameters: &["topk", "features", "coupling"],
+    is_random: true,
+    // Finding the top-k keys needs every score.
+    is_quadratic: true,
+    // k = L exact keys are every key: exact softmax.
+    exact_at_full_length: true,
+    needs_lln_constants: false,
+    sweeps_budget: true,
+};
+
 impl AttentionMethod for Sparse {
-    fn id(&self) -> &'static str {
-        "sparse"
-    }
-
-    fn label(&self) -> &'static str {
-        "sparse + low-rank (Scatterbrain, top-k)"
-    }
-
-    fn family(&self) -> MethodFamily {
-        MethodFamily::SparseOrLowRank
-    }
-
-    fn colour(&self) -> [u8; 3] {
-        // Tol's pear: apart from oprf's olive, which it meets on the same charts.
-        [187, 204, 51]
-    }
-
-    fn formula(&self) -> &'static str {
-        r"\hat{A}_{ij} = {\phi(q_i)}^\top \psi(k_j) + \mathbb{1}[j \in S_i] \big(e^{q_i \cdot k_j} - {\phi(q_i)}^\top \psi(k_j)\big),\ S_i \text{ the top } k \text{ scores},\ \hat{o}_i = \frac{\sum_j \hat{A}_{ij} v_j}{\sum_l \hat{A}_{il}}"
-    }
-
-    fn source(&self) -> &'static str {
-        "Scatterbrain (Chen et al., NeurIPS 2021), REFERENCE.md"
-    }
-
-    fn parameters(&self) -> &'static [&'static str] {
-        &["topk", "features", "coupling"]
-    }
-
-    /// k = L exact keys are every key: exact softmax.
-    fn exact_at_full_length(&self) -> bool {
-        true
-    }
-
-    fn is_random(&self) -> bool {
-        true
-    }
-
-    /// Finding the top-k keys needs every score.
-    fn is_quadratic(&self) -> bool {
-        true
+    fn info(&self) -> &MethodInfo {
+        &SPARSE_INFO
     }
 
     /// k exact keys plus m positive random features.
@@ -222,7 +202,7 @@ impl FittedMethod for FittedSparse {
     ) -> Result<MethodRun, AttentionError> {
         if data.len != self.len {
             return Err(method_error(
-                "sparse",
+                SPARSE_INFO.id,
                 format!("fitted to L = {}, drawn on L = {}", self.len, data.len),
             ));
         }

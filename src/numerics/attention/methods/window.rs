@@ -34,8 +34,8 @@ use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::deterministic::PolynomialKernel;
 use crate::numerics::attention::linear::{ApproximateAttention, FeatureMap};
 use crate::numerics::attention::method::{
-    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodRun, MethodSettings, SharedFits,
-    method_error,
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodInfo, MethodRun, MethodSettings,
+    SharedFits, method_error,
 };
 use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::estimators::{Side, dot};
@@ -46,7 +46,7 @@ const TAYLOR_DEGREE: usize = 2;
 
 /// The Taylor-2 map, or the method's error.
 fn taylor_two() -> Result<PolynomialKernel, AttentionError> {
-    PolynomialKernel::taylor(TAYLOR_DEGREE).map_err(|e| method_error("window", e))
+    PolynomialKernel::taylor(TAYLOR_DEGREE).map_err(|e| method_error(WINDOW_INFO.id, e))
 }
 
 /// Taylor-2's features per token at dimension d, `1 + d + d²`.
@@ -68,42 +68,26 @@ pub struct Window;
 /// The registry's entry.
 pub const WINDOW: Window = Window;
 
+/// Its description: what the page, the command line and the view's plan read of it.
+pub const WINDOW_INFO: MethodInfo = MethodInfo {
+    id: "window",
+    label: "window + Taylor-2 (Based)",
+    family: MethodFamily::SparseOrLowRank,
+    // Tol's medium blue: apart from rff's wine, which it meets on the same charts.
+    colour: [102, 153, 204],
+    formula: r"\hat{o}_i = \frac{\sum_{j \in W_i} e^{q_i \cdot k_j} v_j + \sum_{j \notin W_i} t(q_i \cdot k_j)\, v_j}{\sum_{j \in W_i} e^{q_i \cdot k_j} + \sum_{j \notin W_i} t(q_i \cdot k_j)},\ t(x) = 1 + x + \frac{x^2}{2},\ |W_i| = w",
+    source: "Based (Arora et al., 2024), REFERENCE.md",
+    parameters: &["window"],
+    is_random: false,
+    is_quadratic: false,
+    exact_at_full_length: false,
+    needs_lln_constants: false,
+    sweeps_budget: true,
+};
+
 impl AttentionMethod for Window {
-    fn id(&self) -> &'static str {
-        "window"
-    }
-
-    fn label(&self) -> &'static str {
-        "window + Taylor-2 (Based)"
-    }
-
-    fn family(&self) -> MethodFamily {
-        MethodFamily::SparseOrLowRank
-    }
-
-    fn colour(&self) -> [u8; 3] {
-        // Tol's medium blue: apart from rff's wine, which it meets on the same charts.
-        [102, 153, 204]
-    }
-
-    fn formula(&self) -> &'static str {
-        r"\hat{o}_i = \frac{\sum_{j \in W_i} e^{q_i \cdot k_j} v_j + \sum_{j \notin W_i} t(q_i \cdot k_j)\, v_j}{\sum_{j \in W_i} e^{q_i \cdot k_j} + \sum_{j \notin W_i} t(q_i \cdot k_j)},\ t(x) = 1 + x + \frac{x^2}{2},\ |W_i| = w"
-    }
-
-    fn source(&self) -> &'static str {
-        "Based (Arora et al., 2024), REFERENCE.md"
-    }
-
-    fn parameters(&self) -> &'static [&'static str] {
-        &["window"]
-    }
-
-    fn is_random(&self) -> bool {
-        false
-    }
-
-    fn sweeps_budget(&self) -> bool {
-        true
+    fn info(&self) -> &MethodInfo {
+        &WINDOW_INFO
     }
 
     /// w exact keys plus Taylor-2's `1 + d + d²` features.

@@ -195,18 +195,21 @@ fn bad_inputs_are_errors_not_panics() {
     };
     assert!(matches!(
         run(&q, &q[..3], &v, shape, 1),
-        Err(RandomizedError::LengthMismatch { name: "k", .. })
+        Err(RandomizedError::Input(InputError::LengthMismatch {
+            what: "k",
+            ..
+        }))
     ));
     assert!(matches!(
         run(&q, &[0.1, f64::NAN, 0.0, 0.0], &v, shape, 1),
-        Err(RandomizedError::NonFinite {
-            name: "k",
+        Err(RandomizedError::Input(InputError::NonFinite {
+            what: "k",
             index: 1
-        })
+        }))
     ));
     assert!(matches!(
         run(&q, &q, &v, shape, 0),
-        Err(RandomizedError::InvalidShape { .. })
+        Err(RandomizedError::Input(InputError::InvalidShape { .. }))
     ));
     assert!(matches!(
         run(
@@ -220,7 +223,7 @@ fn bad_inputs_are_errors_not_panics() {
             },
             1
         ),
-        Err(RandomizedError::InvalidShape { .. })
+        Err(RandomizedError::Input(InputError::InvalidShape { .. }))
     ));
     let huge = [1e200, 1e200, 1e200, 1e200];
     assert!(matches!(
