@@ -3,9 +3,10 @@
 //! probe ([`super::probe::ProbePanel`]) and "What is computed" ([`super::results::Formulas`]).
 //! A fresh visit sees the charts first, so these are fetched when the reader scrolls near one
 //! of them (within [`NEAR_PX`] of the window), or at once when a pair is probed (a click on a
-//! scatter point, or `?probe=` in the address). Until then, and while the part loads, each
-//! keeps its place with an empty box of its class; a failed load says why, with a button to try
-//! again.
+//! scatter point, or `?probe=` in the address). Until then, and while the part loads, each is an
+//! empty box of its class (of no height: a panel mounting pushes down what follows it, so the page
+//! puts nothing the reader clicks after one, `ui/mod.rs`); a failed load says why, with a button
+//! to try again.
 
 use std::sync::Arc;
 

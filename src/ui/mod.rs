@@ -543,10 +543,13 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
                             })
                         })
                     />
-                    // After the figures: a projector's first screen shows Figure 1.
-                    <LazyBelow part=BelowPart::Data inputs=below/>
+                    // What the reader clicks comes before the panels mounted as they near the
+                    // window: a panel mounting above the export bar pushed it down under the
+                    // pointer, and the click landed on the panel (an export that never started).
                     <ExportBar result/>
                     <ResultsTable result/>
+                    // After the figures and the table: a projector's first screen shows Figure 1.
+                    <LazyBelow part=BelowPart::Data inputs=below/>
                     <LazyBelow part=BelowPart::ProbeAndFormulas inputs=below/>
                 </section>
             </div>
