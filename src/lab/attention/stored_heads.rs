@@ -42,20 +42,6 @@ impl StoredHeads {
         }
     }
 
-    /// Heads parsed from `bytes` now (the command line's `--heads`, the tests).
-    pub fn parsed(bytes: &[u8]) -> Result<Self, String> {
-        let heads = RealHeads::parse(bytes).map_err(|e| format!("the stored heads: {e}"))?;
-        Ok(Self::kept(Arc::new(heads)))
-    }
-
-    /// Heads already parsed.
-    pub fn kept(heads: Arc<RealHeads>) -> Self {
-        Self {
-            read: None,
-            kept: Some(heads),
-        }
-    }
-
     /// No stored heads here (a worker that computes only synthetic data, the page's runner in
     /// the browser tests): a part that needs them is refused with a sentence.
     pub fn none() -> Self {
@@ -115,6 +101,5 @@ mod tests {
         );
         let mut damaged = StoredHeads::read_by(|| Ok(vec![1, 2, 3]));
         assert!(damaged.get().unwrap_err().starts_with("the stored heads: "));
-        assert!(StoredHeads::parsed(&[0xff]).is_err());
     }
 }
