@@ -30,6 +30,8 @@ mod estimators;
 mod experiment;
 mod lengths;
 #[cfg(feature = "text-model")]
+mod lm;
+#[cfg(feature = "text-model")]
 mod model;
 mod pair;
 #[cfg(feature = "text-model")]
@@ -42,6 +44,8 @@ pub use attention::{
 };
 pub use estimators::{EstimatorListing, estimator_listing};
 pub use experiment::ExperimentRequest;
+#[cfg(feature = "text-model")]
+pub use lm::{default_lm_path, load_lm, run_lm_command};
 #[cfg(feature = "text-model")]
 pub use model::{ModelReport, default_model_path, load_model, run_model_command};
 pub use pair::{
@@ -135,6 +139,15 @@ retrieval set's ranking (--retrieval: the query, then candidates, one per line; 
 preset) with top-1 kept and Kendall's tau; with --hedgehog the Hedgehog maps are trained
 (--hhsteps Adam steps on a text of their own, evaluated on the first text; the curve is printed)
 and swapped in after the methods.
+
+lm: the causal language model SmolLM2-135M-Instruct on --text: its token ids and pieces, each
+token's loss in nats (the first token has none), the perplexity and the five likeliest next
+tokens at each position, as JSON. At most 1,024 tokens.
+    --method M      also with the attention method M (a causal-capable one: prf-pos, the
+                    hcexp and oprf variants, rfa, elu, lln, taylor) in place of softmax
+    --layers L      where: all (the default), a layer 0..29, a list 1,4 or a range 3-7
+    --lm-file       the GGUF file             [$SKL_MODEL_CACHE or ~/.cache/softmax-kernel-lab/
+                    smollm2-135m-instruct-q4_1.gguf, written by scripts/fetch-model.sh]
 
 Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one
 line on stderr names it), 1 if the output cannot be written.
@@ -264,6 +277,8 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
         "model" => model::run_model_command(rest),
         #[cfg(feature = "text-model")]
         "swap" => swap::run_swap_command(rest),
+        #[cfg(feature = "text-model")]
+        "lm" => lm::run_lm_command(rest),
         other => Err(CliError::new(
             "<command>",
             format!(

@@ -15,17 +15,21 @@ use crate::lab::models::text_model::TextModel;
 use crate::numerics::attention::heads::HeadQkv;
 use crate::numerics::bert::MODEL_FILE_NAME;
 
-/// Where scripts/fetch-model.sh caches the converted model: `$SKL_MODEL_CACHE`, else
+/// Where scripts/fetch-model.sh caches the models: `$SKL_MODEL_CACHE`, else
 /// `$HOME/.cache/softmax-kernel-lab`.
-pub fn default_model_path() -> PathBuf {
-    let dir = std::env::var_os("SKL_MODEL_CACHE")
+pub fn model_cache_dir() -> PathBuf {
+    std::env::var_os("SKL_MODEL_CACHE")
         .map(PathBuf::from)
         .or_else(|| {
             std::env::var_os("HOME")
                 .map(|home| PathBuf::from(home).join(".cache/softmax-kernel-lab"))
         })
-        .unwrap_or_else(|| PathBuf::from("."));
-    dir.join(MODEL_FILE_NAME)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The converted MiniLM file in the cache.
+pub fn default_model_path() -> PathBuf {
+    model_cache_dir().join(MODEL_FILE_NAME)
 }
 
 /// Reads and checks the model file (its SHA-256, then its tensors).

@@ -10,6 +10,8 @@ pub mod estimators;
 pub mod heuristics;
 pub mod input;
 pub mod kernel;
+#[cfg(feature = "text-model")]
+pub mod llama;
 pub mod logspace;
 #[cfg(feature = "optimised-a")]
 pub mod optimise_a;

@@ -192,27 +192,57 @@ pub fn panel_product(m: PanelMatrix, bias: Option<&[f32]>, x: &[f32], rows: usiz
     }
     for (p, panel) in m.panels.chunks_exact(stride).enumerate() {
         let column = p * PANEL;
-        let width = PANEL.min(outputs - column);
-        let mut start = [0.0f32; PANEL];
-        if let Some(bias) = bias {
-            start[..width].copy_from_slice(&bias[column..column + width]);
-        }
-        let mut out = PanelOut {
+        panel_rows(
+            panel,
+            column,
+            PANEL.min(outputs - column),
+            bias,
+            x,
+            rows,
+            inputs,
             y,
             outputs,
-            column,
-            width,
-            bias: start,
-        };
-        let mut row = 0;
-        while row + ROWS <= rows {
-            block::<ROWS>(x, row, inputs, panel, &mut out);
-            row += ROWS;
-        }
-        while row < rows {
-            block::<1>(x, row, inputs, panel, &mut out);
-            row += 1;
-        }
+        );
+    }
+}
+
+/// One panel (`inputs × PANEL`, interleaved as [`PackedLinear`] packs it) against `rows` rows
+/// of `x`: columns `column .. column + width` of `y` (`rows × outputs`), the bias's entries
+/// there first when given. [`panel_product`] runs every panel through it; the language model's
+/// quantised matrices widen one panel at a time and call it directly.
+#[allow(clippy::too_many_arguments)]
+pub fn panel_rows(
+    panel: &[f32],
+    column: usize,
+    width: usize,
+    bias: Option<&[f32]>,
+    x: &[f32],
+    rows: usize,
+    inputs: usize,
+    y: &mut [f32],
+    outputs: usize,
+) {
+    assert!(width <= PANEL && column + width <= outputs, "panel columns");
+    assert_eq!(panel.len(), inputs * PANEL, "panel shape");
+    let mut start = [0.0f32; PANEL];
+    if let Some(bias) = bias {
+        start[..width].copy_from_slice(&bias[column..column + width]);
+    }
+    let mut out = PanelOut {
+        y,
+        outputs,
+        column,
+        width,
+        bias: start,
+    };
+    let mut row = 0;
+    while row + ROWS <= rows {
+        block::<ROWS>(x, row, inputs, panel, &mut out);
+        row += ROWS;
+    }
+    while row < rows {
+        block::<1>(x, row, inputs, panel, &mut out);
+        row += 1;
     }
 }
 

@@ -7,67 +7,17 @@
 //! ([`retrieval_report`]): a query and candidates ranked by cosine, exactly and with the method
 //! (top-1 kept, Kendall's τ).
 //!
-//! A method sees each head as the attention view sees a real head: the raw projections with the
-//! model's scaling `q/dh^{1/4}`, `k/dh^{1/4}`, the configuration's settings (m, coupling,
-//! degree, landmarks, window, top-k, …), and a stream of its own per (draw, layer, head).
-//! Where the method's map has a batched f32 form it runs in the long-sequence f32 kernels (the
-//! same ω; figures within about 1e-6 of its f64 draw), the model's own arithmetic being f32.
+//! How a method replaces one head is [`super::head_swap`]'s, shared with the causal model.
 
-use std::sync::Arc;
-
-use crate::lab::attention::methods::{
-    draw_rng, lln_constants, method_settings, prepare_with, run_with,
-};
 use crate::lab::config::{ExperimentConfig, MODEL_MAX_TOKENS};
-use crate::lab::models::learned_map::LearnedMaps;
+pub use crate::lab::models::head_swap::{Swap, SwapMethod};
+use crate::lab::models::head_swap::{registry_of, replacement_of};
 pub use crate::lab::models::protocol::{
     LayerMovement, Ranking, RetrievalReport, Spread, SwapCost, SwapReport,
 };
 use crate::lab::models::text_model::TextModel;
-use crate::numerics::attention::AttentionError;
-use crate::numerics::attention::data::AttentionData;
-use crate::numerics::attention::lln::LlnConstants;
-use crate::numerics::attention::long::{LinearForm, Sequence, linear_attention_f32};
-use crate::numerics::attention::method::MethodSettings;
-use crate::numerics::attention::methods::MethodId;
-use crate::numerics::bert::{Forward, HeadInputs, Keep, ModelError};
-
-/// What replaces softmax: a method of the registry, or the Hedgehog maps learned for every head.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SwapMethod {
-    Registry(MethodId),
-    Learned(Arc<LearnedMaps>),
-}
-
-impl SwapMethod {
-    fn id(&self) -> &'static str {
-        match self {
-            SwapMethod::Registry(m) => m.id(),
-            SwapMethod::Learned(_) => crate::lab::models::protocol::HEDGEHOG,
-        }
-    }
-
-    fn label(&self) -> &'static str {
-        match self {
-            SwapMethod::Registry(m) => m.label(),
-            SwapMethod::Learned(_) => "Hedgehog (learned map)",
-        }
-    }
-
-    fn is_random(&self) -> bool {
-        matches!(self, SwapMethod::Registry(m) if m.is_random())
-    }
-}
-
-/// What is swapped in, where, and how often it is drawn.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Swap {
-    pub method: SwapMethod,
-    /// The layers whose every head runs the method (the others keep softmax).
-    pub layers: Vec<usize>,
-    /// Independent draws of a random method (a deterministic one is run once).
-    pub draws: usize,
-}
+use crate::numerics::attention::long::LinearForm;
+use crate::numerics::bert::{Forward, Keep, ModelError};
 
 /// Relative Frobenius norm of `a − b` against `b`.
 fn relative(a: &[f32], b: &[f32]) -> f64 {
@@ -89,147 +39,6 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     dot / (norm(a) * norm(b)).max(f64::MIN_POSITIVE)
 }
 
-/// What a registry method reads, prepared once per swap rather than once per head: its
-/// settings and LLN's constants (for the heads' dimension).
-struct RegistryContext {
-    method: MethodId,
-    settings: MethodSettings,
-    seed: u64,
-    lln: Result<Option<LlnConstants>, String>,
-}
-
-impl RegistryContext {
-    fn new(method: MethodId, config: &ExperimentConfig, dim: usize) -> Self {
-        let mut one = config.clone();
-        one.attention.methods = vec![method];
-        Self {
-            method,
-            settings: method_settings(config),
-            seed: config.seed,
-            lln: lln_constants(&one, dim).map_err(|e| e.to_string()),
-        }
-    }
-}
-
-/// The method's output for one head, or why it has none.
-fn approximate(
-    swap: &Swap,
-    registry: Option<&RegistryContext>,
-    draw: usize,
-    head: &HeadInputs,
-) -> Result<Vec<f32>, String> {
-    let scale = (head.dim as f64).powf(-0.25);
-    let widen = |v: &[f32], s: f64| v.iter().map(|x| f64::from(*x) * s).collect::<Vec<f64>>();
-    let describe = |e: String| format!("layer {} head {}: {e}", head.layer, head.head);
-    let (q, k) = (widen(head.q, scale), widen(head.k, scale));
-    let output = match (&swap.method, registry) {
-        (SwapMethod::Registry(_), Some(context)) => {
-            registry_output(context, draw, head, q, k).map_err(describe)?
-        }
-        (SwapMethod::Registry(m), None) => {
-            return Err(describe(format!("{}: no settings prepared", m.id())));
-        }
-        (SwapMethod::Learned(maps), _) => maps
-            .attention(
-                head.layer,
-                head.head,
-                &q,
-                &k,
-                &widen(head.v, 1.0),
-                head.len,
-                head.dim,
-            )
-            .map_err(describe)?
-            .iter()
-            .map(|x| *x as f32)
-            .collect(),
-    };
-    if let Some(row) = output
-        .chunks_exact(head.dim)
-        .position(|r| r.iter().any(|x| !x.is_finite()))
-    {
-        return Err(format!(
-            "layer {} head {}: row {row} of {} has no usable normaliser (the estimated sum of \
-             its weights is ≤ 0 or not finite), so the forward cannot go on",
-            head.layer,
-            head.head,
-            swap.method.id()
-        ));
-    }
-    Ok(output)
-}
-
-/// A registry method's output for one head (queries and keys already scaled by `dh^{-1/4}`).
-/// A method with a batched f32 form of its map (the random features, Taylor, LLN, `elu + 1`)
-/// runs in the long-sequence kernels ([`linear_attention_f32`]) with the same ω the f64 draw
-/// would take (the same stream, drawn the same way); the others (randomized attention, a
-/// polynomial map over its feature budget, Nyström, the window, sparse) run their f64 draw.
-fn registry_output(
-    context: &RegistryContext,
-    draw: usize,
-    head: &HeadInputs,
-    q: Vec<f64>,
-    k: Vec<f64>,
-) -> Result<Vec<f32>, String> {
-    let text = |e: AttentionError| e.to_string();
-    let (method, settings) = (context.method, &context.settings);
-    let v = head.v.iter().map(|x| f64::from(*x)).collect();
-    let data = AttentionData::new(head.len, head.dim, head.dim, q, k, v).map_err(text)?;
-    let lln = context.lln.clone()?;
-    let prepared = prepare_with(method, &data, settings, lln.as_ref()).map_err(text)?;
-    // A stream per (draw, layer, head): 72 heads share no draw.
-    let stream = (draw * 1_000 + head.layer * 100 + head.head) as u64;
-    let mut rng = draw_rng(context.seed, method, stream);
-    if let Some(Ok(map)) = prepared.batched_map(head.dim, settings, &mut rng) {
-        let narrow = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-        let (q32, k32) = (narrow(&data.q), narrow(&data.k));
-        let sequence = Sequence::new(head.len, head.dim, head.dim, &q32, &k32, head.v)
-            .ok_or_else(|| format!("{}: shapes do not match", method.id()))?;
-        return Ok(linear_attention_f32(&map, &sequence, LinearForm::Bidirectional).output);
-    }
-    let run = run_with(
-        method,
-        &prepared,
-        &data,
-        settings,
-        context.seed,
-        stream,
-        &[],
-    )
-    .map_err(text)?;
-    Ok(run.attention.output.iter().map(|x| *x as f32).collect())
-}
-
-/// The settings a swap's registry method reads, prepared once per forward (or batch).
-fn registry_of(
-    swap: &Swap,
-    config: &ExperimentConfig,
-    model: &TextModel,
-) -> Option<RegistryContext> {
-    match &swap.method {
-        SwapMethod::Registry(method) => Some(RegistryContext::new(
-            *method,
-            config,
-            model.weights.config.head_dim(),
-        )),
-        SwapMethod::Learned(_) => None,
-    }
-}
-
-/// What replaces softmax in a forward with `swap`, draw `draw`: the method in the swapped
-/// layers' heads, softmax elsewhere.
-fn replacement_of<'a>(
-    swap: &'a Swap,
-    registry: Option<&'a RegistryContext>,
-    draw: usize,
-) -> impl FnMut(&HeadInputs) -> Option<Result<Vec<f32>, String>> + 'a {
-    move |head: &HeadInputs| {
-        swap.layers
-            .contains(&head.layer)
-            .then(|| approximate(swap, registry, draw, head))
-    }
-}
-
 /// The forward with `swap` in place, draw `draw`, every layer's states kept if `keep_layers`.
 fn swapped_forward(
     model: &TextModel,
@@ -238,8 +47,8 @@ fn swapped_forward(
     swap: &Swap,
     (draw, keep_layers): (usize, bool),
 ) -> Result<Forward, ModelError> {
-    let registry = registry_of(swap, config, model);
-    let mut replace = replacement_of(swap, registry.as_ref(), draw);
+    let registry = registry_of(swap, config, model.weights.config.head_dim());
+    let mut replace = replacement_of(swap, registry.as_ref(), draw, LinearForm::Bidirectional);
     model.weights.forward_with(
         ids,
         Keep {
@@ -262,8 +71,8 @@ fn swapped_embeddings(
     swap: &Swap,
     draw: usize,
 ) -> Result<Vec<Vec<f32>>, ModelError> {
-    let registry = registry_of(swap, config, model);
-    let mut replace = replacement_of(swap, registry.as_ref(), draw);
+    let registry = registry_of(swap, config, model.weights.config.head_dim());
+    let mut replace = replacement_of(swap, registry.as_ref(), draw, LinearForm::Bidirectional);
     let forwards = model.weights.forward_batch(texts, Some(&mut replace))?;
     Ok(forwards.into_iter().map(|f| f.embedding).collect())
 }

@@ -1,0 +1,89 @@
+//! `kernel-lab lm`: the causal language model (SmolLM2-135M-Instruct) on a text, as the page's
+//! "what the model expects" view computes it ([`lm_report`]): the token ids, each token's
+//! loss in nats, the perplexity, the five most likely next tokens at each position, and with
+//! `--method M` the same with M replacing softmax in `--layers` (default all), causally, over
+//! `--swapdraws` draws of a random method (the attention view's `--features`, `--seed`, …
+//! apply). JSON. The GGUF file is the one scripts/fetch-model.sh caches (or `--lm-file`).
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use super::args::{FlagKind, Flags};
+use super::experiment::config_of;
+use super::{CliError, quote};
+use crate::lab::config::Param;
+use crate::lab::models::head_swap::{Swap, SwapMethod};
+use crate::lab::models::smollm::{lm_report, parse_layers};
+use crate::numerics::attention::methods::MethodId;
+use crate::numerics::llama::{LM_FILE_NAME, LlamaModel};
+
+/// Where scripts/fetch-model.sh caches the language model.
+pub fn default_lm_path() -> PathBuf {
+    super::model::model_cache_dir().join(LM_FILE_NAME)
+}
+
+/// Reads and checks the GGUF file (its SHA-256, then its tensors).
+pub fn load_lm(path: &PathBuf, flag: &str) -> Result<LlamaModel, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        CliError::new(
+            flag,
+            format!(
+                "cannot read the language model {}: {e}; scripts/fetch-model.sh fetches it",
+                quote(&path.to_string_lossy())
+            ),
+        )
+    })?;
+    LlamaModel::load(bytes).map_err(|e| CliError::new(flag, e.to_string()))
+}
+
+/// Milliseconds since the first call.
+fn now() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs `lm`.
+pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
+    let flags = Flags::parse("lm", args, |name| match name {
+        "text" | "lm-file" | "method" | "layers" => Some(FlagKind::Value),
+        key => Param::from_key(key).map(|_| FlagKind::Value),
+    })?;
+    let config = config_of(&flags)?;
+    let text = flags
+        .value("--text")
+        .ok_or_else(|| CliError::new("--text", "missing: the text to score"))?;
+    let method = flags
+        .value("--method")
+        .map(|id| {
+            MethodId::from_id(id.trim()).ok_or_else(|| {
+                CliError::new(
+                    "--method",
+                    format!("no attention method is called {}", quote(id)),
+                )
+            })
+        })
+        .transpose()?;
+    let path = flags
+        .value("--lm-file")
+        .map_or_else(default_lm_path, PathBuf::from);
+    let model = load_lm(&path, "--lm-file")?;
+    let layers = match (flags.value("--layers"), method) {
+        (Some(_), None) => {
+            return Err(CliError::new(
+                "--layers",
+                "needs --method: the method to swap in",
+            ));
+        }
+        (layers, _) => parse_layers(layers.unwrap_or("all"), model.config.layers)
+            .map_err(|e| CliError::new("--layers", e))?,
+    };
+    let swap = method.map(|m| Swap {
+        method: SwapMethod::Registry(m),
+        layers,
+        draws: config.attention.swap_draws,
+    });
+    let report = lm_report(&model, text, &config, swap.as_ref(), now)
+        .map_err(|e| CliError::new("--text", e.to_string()))?;
+    super::to_json(&report)
+}

@@ -1,0 +1,403 @@
+//! The decoder's forward over a text, in f32 from the quantised blocks: token embeddings, then
+//! per layer `x += Wo · attention(rope(Wq h), rope(Wk h), Wv h)` with `h = rmsnorm(x)`, and
+//! `x += Wdown (silu(Wgate h) ∘ Wup h)` with `h = rmsnorm(x)`; the tied head on the final norm.
+//!
+//! - RMSNorm: `x / √(mean x² + ε) · w`, the mean accumulated in f64 (as ggml does);
+//! - rotary embeddings as GGUF stores a Llama: adjacent pairs `(x₂ᵢ, x₂ᵢ₊₁)` rotated by
+//!   `pos · base^{−2i/d}` (the converter permuted Wq and Wk for this), angles in f64;
+//! - grouped-query attention: query head `h` reads key/value head `h / (heads / kv_heads)`,
+//!   causal softmax of `q·k / √d` by the tiled exact kernel (`attention::long::flash`);
+//! - the loss of token `t + 1` is `−log softmax(logits_t)[id_{t+1}]` in nats (f64 log-sum-exp
+//!   of the f32 logits); the first token has none (no BOS).
+//!
+//! A [`Replacement`] sees every head's rotated queries and keys (before the `1/√d` scaling) and
+//! its values, and may answer instead of softmax: the swap of the lab's estimators.
+
+use super::LmError;
+use super::quant::QuantMatrix;
+use super::weights::{LlamaModel, Part};
+use crate::numerics::attention::long::Sequence;
+use crate::numerics::attention::long::flash::flash_attention;
+use crate::numerics::bert::{HeadInputs, Replacement};
+
+/// Rows of the head's logits computed at once (32 × 49,152 floats: 6 MB).
+const HEAD_ROWS: usize = 32;
+
+/// One position's prediction of the next token.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// The most likely next tokens with their log-probabilities, most likely first.
+    pub top: Vec<(u32, f64)>,
+    /// The log-sum-exp of the logits (the log of softmax's normaliser).
+    pub log_normaliser: f64,
+}
+
+/// What a forward over a text gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LmScores {
+    /// `losses[t]`: the loss of token `t + 1` in nats (`n − 1` values).
+    pub losses: Vec<f64>,
+    /// Per position, its prediction of the next token (when asked for).
+    pub predictions: Vec<Prediction>,
+}
+
+impl LmScores {
+    /// `exp` of the mean loss; `None` without a loss (a text of one token).
+    pub fn perplexity(&self) -> Option<f64> {
+        (!self.losses.is_empty())
+            .then(|| (self.losses.iter().sum::<f64>() / self.losses.len() as f64).exp())
+    }
+}
+
+/// Buffers a layer reuses.
+#[derive(Default)]
+pub struct Scratch {
+    normed: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    attention: Vec<f32>,
+    head_q: Vec<f32>,
+    head_k: Vec<f32>,
+    head_v: Vec<f32>,
+    gate: Vec<f32>,
+    up: Vec<f32>,
+    out: Vec<f32>,
+    panel: Vec<f32>,
+}
+
+/// Rotation angles of `n` positions: `(cos, sin)`, each `n × d/2`.
+pub struct Rope {
+    cos: Vec<f32>,
+    sin: Vec<f32>,
+    half: usize,
+}
+
+impl Rope {
+    pub fn new(n: usize, head_dim: usize, base: f64) -> Self {
+        let half = head_dim / 2;
+        let mut cos = Vec::with_capacity(n * half);
+        let mut sin = Vec::with_capacity(n * half);
+        for pos in 0..n {
+            for i in 0..half {
+                let angle = pos as f64 * base.powf(-2.0 * i as f64 / head_dim as f64);
+                cos.push(angle.cos() as f32);
+                sin.push(angle.sin() as f32);
+            }
+        }
+        Self { cos, sin, half }
+    }
+
+    /// Rotates every head of `x` (`n × heads·d`) in place.
+    fn apply(&self, x: &mut [f32], n: usize) {
+        let width = x.len() / n.max(1);
+        for (pos, row) in x.chunks_exact_mut(width).enumerate() {
+            let (cos, sin) = (
+                &self.cos[pos * self.half..(pos + 1) * self.half],
+                &self.sin[pos * self.half..(pos + 1) * self.half],
+            );
+            for head in row.chunks_exact_mut(2 * self.half) {
+                for ((pair, &c), &s) in head.chunks_exact_mut(2).zip(cos).zip(sin) {
+                    let (a, b) = (pair[0], pair[1]);
+                    pair[0] = a * c - b * s;
+                    pair[1] = a * s + b * c;
+                }
+            }
+        }
+    }
+}
+
+impl LlamaModel {
+    /// Checks a text's ids: at least one, at most the model's context, each in the vocabulary.
+    pub fn check_ids(&self, ids: &[u32]) -> Result<(), LmError> {
+        if ids.is_empty() {
+            return Err(LmError::NoTokens);
+        }
+        if ids.len() > self.config.context {
+            return Err(LmError::TooManyTokens {
+                tokens: ids.len(),
+                limit: self.config.context,
+            });
+        }
+        if let Some(&id) = ids.iter().find(|&&id| id as usize >= self.config.vocab) {
+            return Err(LmError::UnknownToken(id));
+        }
+        Ok(())
+    }
+
+    /// The tokens' embeddings, `n × width`.
+    pub fn embed(&self, ids: &[u32]) -> Result<Vec<f32>, LmError> {
+        self.check_ids(ids)?;
+        let w = self.config.width;
+        let table = self.embeddings();
+        let mut x = vec![0.0f32; ids.len() * w];
+        for (row, &id) in x.chunks_exact_mut(w).zip(ids) {
+            table.row(id as usize, row);
+        }
+        Ok(x)
+    }
+
+    /// Layer `layer` on the hidden states `x` (`n × width`) in place.
+    pub fn layer(
+        &self,
+        layer: usize,
+        x: &mut [f32],
+        n: usize,
+        rope: &Rope,
+        replace: &mut Option<Replacement>,
+        s: &mut Scratch,
+    ) -> Result<(), LmError> {
+        let c = &self.config;
+        let (w, d, kv) = (c.width, c.head_dim, c.kv_heads * c.head_dim);
+        let group = c.heads / c.kv_heads;
+        let weights = &self.layers[layer];
+        rms_norm(x, &weights.attn_norm, c.rms_eps, &mut s.normed);
+        let apply = |m: QuantMatrix, input: &[f32], out: &mut Vec<f32>, panel: &mut Vec<f32>| {
+            out.resize(n * m.rows, 0.0);
+            m.apply(input, n, out, panel);
+        };
+        apply(
+            self.matrix(layer, Part::Q),
+            &s.normed,
+            &mut s.q,
+            &mut s.panel,
+        );
+        apply(
+            self.matrix(layer, Part::K),
+            &s.normed,
+            &mut s.k,
+            &mut s.panel,
+        );
+        apply(
+            self.matrix(layer, Part::V),
+            &s.normed,
+            &mut s.v,
+            &mut s.panel,
+        );
+        rope.apply(&mut s.q, n);
+        rope.apply(&mut s.k, n);
+        s.attention.resize(n * w, 0.0);
+        for kv_head in 0..c.kv_heads {
+            gather(&s.k, kv, kv_head * d, d, &mut s.head_k);
+            gather(&s.v, kv, kv_head * d, d, &mut s.head_v);
+            for head in kv_head * group..(kv_head + 1) * group {
+                gather(&s.q, w, head * d, d, &mut s.head_q);
+                let inputs = HeadInputs {
+                    layer,
+                    head,
+                    len: n,
+                    dim: d,
+                    q: &s.head_q,
+                    k: &s.head_k,
+                    v: &s.head_v,
+                };
+                let replaced = replace.as_mut().and_then(|r| r(&inputs));
+                let out = match replaced {
+                    Some(Ok(out)) if out.len() == n * d => out,
+                    Some(Ok(out)) => {
+                        return Err(LmError::Replacement(format!(
+                            "layer {layer} head {head}: {} values for {n} × {d}",
+                            out.len()
+                        )));
+                    }
+                    Some(Err(reason)) => return Err(LmError::Replacement(reason)),
+                    None => {
+                        // 1/√d is a power of two for d = 64: the scaling rounds nothing.
+                        let scale = 1.0 / (d as f32).sqrt();
+                        for q in s.head_q.iter_mut() {
+                            *q *= scale;
+                        }
+                        let seq = Sequence::new(n, d, d, &s.head_q, &s.head_k, &s.head_v)
+                            .ok_or_else(|| LmError::Replacement("head shapes".into()))?;
+                        flash_attention(&seq, true)
+                    }
+                };
+                for (row, o) in s.attention.chunks_exact_mut(w).zip(out.chunks_exact(d)) {
+                    row[head * d..(head + 1) * d].copy_from_slice(o);
+                }
+            }
+        }
+        apply(
+            self.matrix(layer, Part::O),
+            &s.attention,
+            &mut s.out,
+            &mut s.panel,
+        );
+        add(x, &s.out);
+        rms_norm(x, &weights.ffn_norm, c.rms_eps, &mut s.normed);
+        apply(
+            self.matrix(layer, Part::Gate),
+            &s.normed,
+            &mut s.gate,
+            &mut s.panel,
+        );
+        apply(
+            self.matrix(layer, Part::Up),
+            &s.normed,
+            &mut s.up,
+            &mut s.panel,
+        );
+        for (g, u) in s.gate.iter_mut().zip(&s.up) {
+            *g = *g / (1.0 + (-*g).exp()) * u;
+        }
+        apply(
+            self.matrix(layer, Part::Down),
+            &s.gate,
+            &mut s.out,
+            &mut s.panel,
+        );
+        add(x, &s.out);
+        Ok(())
+    }
+
+    /// The losses of `ids[1..]` from the last hidden states `x` (`n × width`), and with `top`
+    /// > 0 each position's `top` most likely next tokens.
+    pub fn scores(&self, x: &[f32], ids: &[u32], top: usize) -> LmScores {
+        let (w, vocab) = (self.config.width, self.config.vocab);
+        let n = ids.len();
+        let mut normed = Vec::new();
+        rms_norm(x, &self.output_norm, self.config.rms_eps, &mut normed);
+        let head = self.embeddings();
+        let mut logits = vec![0.0f32; HEAD_ROWS.min(n) * vocab];
+        let mut panel = Vec::new();
+        let mut losses = Vec::with_capacity(n.saturating_sub(1));
+        let mut predictions = Vec::with_capacity(if top > 0 { n } else { 0 });
+        for start in (0..n).step_by(HEAD_ROWS) {
+            let rows = HEAD_ROWS.min(n - start);
+            let block = &mut logits[..rows * vocab];
+            head.apply(
+                &normed[start * w..(start + rows) * w],
+                rows,
+                block,
+                &mut panel,
+            );
+            for (r, row) in block.chunks_exact(vocab).enumerate() {
+                let t = start + r;
+                let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+                let sum: f64 = row.iter().map(|&v| f64::from(v - max).exp()).sum();
+                let log_normaliser = f64::from(max) + sum.ln();
+                if let Some(&next) = ids.get(t + 1) {
+                    losses.push(log_normaliser - f64::from(row[next as usize]));
+                }
+                if top > 0 {
+                    predictions.push(Prediction {
+                        top: top_k(row, top)
+                            .into_iter()
+                            .map(|(id, v)| (id, f64::from(v) - log_normaliser))
+                            .collect(),
+                        log_normaliser,
+                    });
+                }
+            }
+        }
+        LmScores {
+            losses,
+            predictions,
+        }
+    }
+
+    /// The whole forward: embeddings, every layer (softmax unless `replace` answers), scores.
+    pub fn forward(
+        &self,
+        ids: &[u32],
+        top: usize,
+        mut replace: Option<Replacement>,
+    ) -> Result<LmScores, LmError> {
+        let mut x = self.embed(ids)?;
+        let n = ids.len();
+        let rope = self.rope(n);
+        let mut scratch = Scratch::default();
+        for layer in 0..self.config.layers {
+            self.layer(layer, &mut x, n, &rope, &mut replace, &mut scratch)?;
+        }
+        Ok(self.scores(&x, ids, top))
+    }
+
+    /// The rotation angles of `n` positions.
+    pub fn rope(&self, n: usize) -> Rope {
+        Rope::new(n, self.config.head_dim, self.config.rope_base)
+    }
+}
+
+/// `out = x / √(mean x² + ε) · w` row by row.
+fn rms_norm(x: &[f32], w: &[f32], eps: f64, out: &mut Vec<f32>) {
+    out.resize(x.len(), 0.0);
+    for (row, o) in x.chunks_exact(w.len()).zip(out.chunks_exact_mut(w.len())) {
+        let mean = row
+            .iter()
+            .map(|&v| f64::from(v) * f64::from(v))
+            .sum::<f64>()
+            / w.len() as f64;
+        let scale = (1.0 / (mean + eps).sqrt()) as f32;
+        for ((o, &v), &g) in o.iter_mut().zip(row).zip(w) {
+            *o = v * scale * g;
+        }
+    }
+}
+
+fn add(x: &mut [f32], y: &[f32]) {
+    for (a, b) in x.iter_mut().zip(y) {
+        *a += b;
+    }
+}
+
+/// Columns `start .. start + d` of every row of `m` (rows `stride` long) into `out`.
+fn gather(m: &[f32], stride: usize, start: usize, d: usize, out: &mut Vec<f32>) {
+    out.clear();
+    for row in m.chunks_exact(stride) {
+        out.extend_from_slice(&row[start..start + d]);
+    }
+}
+
+/// The `k` largest entries of `row` with their indices, largest first (ties: lower index).
+fn top_k(row: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut best: Vec<(u32, f32)> = Vec::with_capacity(k + 1);
+    for (i, &v) in row.iter().enumerate() {
+        if best.len() == k && best.last().is_some_and(|&(_, low)| v <= low) {
+            continue;
+        }
+        let at = best.partition_point(|&(_, b)| b >= v);
+        best.insert(at, (i as u32, v));
+        best.truncate(k);
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_keeps_the_largest_in_order() {
+        let row = [0.5, 3.0, -1.0, 3.0, 2.0, f32::NEG_INFINITY];
+        assert_eq!(top_k(&row, 3), vec![(1, 3.0), (3, 3.0), (4, 2.0)]);
+        assert_eq!(top_k(&row, 0), vec![]);
+        assert_eq!(top_k(&row[..2], 5), vec![(1, 3.0), (0, 0.5)]);
+    }
+
+    /// Rotating by the table equals rotating each pair by its angle, and position 0 is the
+    /// identity.
+    #[test]
+    fn rope_rotates_adjacent_pairs() {
+        let rope = Rope::new(3, 4, 100.0);
+        let mut x: Vec<f32> = (0..3 * 8).map(|i| i as f32 * 0.25 - 2.0).collect();
+        let before = x.clone();
+        rope.apply(&mut x, 3);
+        assert_eq!(&x[..8], &before[..8]);
+        for pos in 0..3 {
+            for head in 0..2 {
+                for i in 0..2 {
+                    let angle = pos as f64 * 100f64.powf(-2.0 * i as f64 / 4.0);
+                    let at = pos * 8 + head * 4 + 2 * i;
+                    let (a, b) = (f64::from(before[at]), f64::from(before[at + 1]));
+                    let expected = (
+                        a * angle.cos() - b * angle.sin(),
+                        a * angle.sin() + b * angle.cos(),
+                    );
+                    assert!((f64::from(x[at]) - expected.0).abs() < 1e-5);
+                    assert!((f64::from(x[at + 1]) - expected.1).abs() < 1e-5);
+                }
+            }
+        }
+    }
+}
