@@ -82,14 +82,16 @@ if ((status != 0)); then
   exit "$status"
 fi
 
-# The converted model beside the page when scripts/fetch-model.sh has cached it; without it the
-# text view says how to get it, and everything else works.
-model_file="$("$root/scripts/fetch-model.sh" --print-path)"
-if [[ -f "$model_file" ]]; then
-  mkdir -p "$staging/model"
-  cp "$model_file" "$staging/model/"
-  chmod 0644 "$staging/model/$(basename "$model_file")"
-else
-  echo "build-worker.sh: no model at $model_file (scripts/fetch-model.sh fetches it): the text view will say so"
-fi
+# The models beside the page when scripts/fetch-model.sh has cached them (MiniLM's converted
+# file, SmolLM2's GGUF); without one, its view says how to get it, and everything else works.
+for print_flag in --print-path --print-lm-path; do
+  model_file="$("$root/scripts/fetch-model.sh" "$print_flag")"
+  if [[ -f "$model_file" ]]; then
+    mkdir -p "$staging/model"
+    cp "$model_file" "$staging/model/"
+    chmod 0644 "$staging/model/$(basename "$model_file")"
+  else
+    echo "build-worker.sh: no model at $model_file (scripts/fetch-model.sh fetches it): its view will say so"
+  fi
+done
 echo "build-worker.sh: kernel-worker, full-worker and model-worker, each with relaxed SIMD and simd128 only ($profile) in $(basename "$staging")"

@@ -135,8 +135,12 @@ fn serve<W: 'static>(
 }
 
 #[cfg(feature = "text-model")]
+mod lm;
+#[cfg(feature = "text-model")]
 mod model;
 #[cfg(feature = "text-model")]
 mod peers;
+#[cfg(feature = "text-model")]
+pub use lm::{start_lm, started_as_lm};
 #[cfg(feature = "text-model")]
 pub use model::start_model;

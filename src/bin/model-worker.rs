@@ -5,7 +5,12 @@
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    softmax_kernel_lab::worker::start_model();
+    // The same build serves the language model's worker (started as `…_loader.js?lm`).
+    if softmax_kernel_lab::worker::started_as_lm() {
+        softmax_kernel_lab::worker::start_lm();
+    } else {
+        softmax_kernel_lab::worker::start_model();
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -12,9 +12,8 @@ use std::time::Instant;
 use super::args::{FlagKind, Flags};
 use super::experiment::config_of;
 use super::{CliError, quote};
-use crate::lab::config::Param;
-use crate::lab::models::head_swap::{Swap, SwapMethod};
-use crate::lab::models::smollm::{lm_report, parse_layers};
+use crate::lab::config::{LM_LAYERS, Param, parse_layers};
+use crate::lab::models::smollm::{lm_report, swap_of};
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::llama::{LM_FILE_NAME, LlamaModel};
 
@@ -49,40 +48,35 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
         "text" | "lm-file" | "method" | "layers" => Some(FlagKind::Value),
         key => Param::from_key(key).map(|_| FlagKind::Value),
     })?;
-    let config = config_of(&flags)?;
+    let mut config = config_of(&flags)?;
     let text = flags
         .value("--text")
         .ok_or_else(|| CliError::new("--text", "missing: the text to score"))?;
-    let method = flags
-        .value("--method")
-        .map(|id| {
-            MethodId::from_id(id.trim()).ok_or_else(|| {
-                CliError::new(
-                    "--method",
-                    format!("no attention method is called {}", quote(id)),
-                )
-            })
-        })
-        .transpose()?;
+    if let Some(id) = flags.value("--method") {
+        config.attention.lm_method = Some(MethodId::from_id(id.trim()).ok_or_else(|| {
+            CliError::new(
+                "--method",
+                format!("no attention method is called {}", quote(id)),
+            )
+        })?);
+    }
+    if let Some(layers) = flags.value("--layers") {
+        config.attention.lm_layers =
+            parse_layers(layers, LM_LAYERS).map_err(|e| CliError::new("--layers", e))?;
+    }
+    // The page's default method is a link's; the command line swaps only when asked.
+    let asked = flags.has("--method") || flags.has("--lmmethod");
+    if !asked && (flags.has("--layers") || flags.has("--lmlayers")) {
+        return Err(CliError::new(
+            "--layers",
+            "needs --method: the method to swap in",
+        ));
+    }
+    let swap = asked.then(|| swap_of(&config)).flatten();
     let path = flags
         .value("--lm-file")
         .map_or_else(default_lm_path, PathBuf::from);
     let model = load_lm(&path, "--lm-file")?;
-    let layers = match (flags.value("--layers"), method) {
-        (Some(_), None) => {
-            return Err(CliError::new(
-                "--layers",
-                "needs --method: the method to swap in",
-            ));
-        }
-        (layers, _) => parse_layers(layers.unwrap_or("all"), model.config.layers)
-            .map_err(|e| CliError::new("--layers", e))?,
-    };
-    let swap = method.map(|m| Swap {
-        method: SwapMethod::Registry(m),
-        layers,
-        draws: config.attention.swap_draws,
-    });
     let report = lm_report(&model, text, &config, swap.as_ref(), now)
         .map_err(|e| CliError::new("--text", e.to_string()))?;
     super::to_json(&report)

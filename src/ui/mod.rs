@@ -11,6 +11,7 @@ mod embed;
 mod export;
 pub use export::{ExportAction, ExportJob, ExportLoad, export_linked, run_export};
 mod lazy_attention;
+mod lm;
 mod math;
 pub use lazy_attention::{
     AttentionLoad, AttentionLoading, AttentionMount, attention_linked, mount_attention,
@@ -286,7 +287,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     // view's configuration's.
     let first_kind = config.with_untracked(|c| match c.view {
         View::Attention => WorkerKind::Full,
-        View::Kernel => WorkerKind::for_config(c),
+        View::Kernel | View::Lm => WorkerKind::for_config(c),
     });
     let pool = StoredValue::new_local(Pool::of(first_kind, move |event| {
         dispatch(JobInput::Pool(event))
@@ -294,6 +295,9 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     pool_cell.set_value(Some(pool.get_value()));
     on_cleanup(move || pool.with_value(Pool::cancel));
     provide_context(ProbeRunner(pool));
+    // Kept across views: the language model loads once per page.
+    let lm_client = lm::LmClient::new();
+    let shown_view = Memo::new(move |_| config.with(|c| c.view));
     let model_pool = ModelPool::idle();
     provide_context(model_pool);
     provide_context(AttentionRunner {
@@ -486,10 +490,23 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
                     on:focus=move |_| attention_loader.start()
                     on:click=move |_| set_config.update(|c| c.view = View::Attention)
                 >"Attention rows"</button>
+                <button
+                    type="button"
+                    role="tab"
+                    class="tab"
+                    data-view="lm"
+                    aria-selected=move || config.with(|c| c.view == View::Lm).to_string()
+                    on:click=move |_| set_config.update(|c| c.view = View::Lm)
+                >"Language model"</button>
             </nav>
             <Show
                 when=move || config.with(|c| c.view == View::Kernel)
-                fallback=move || view! { <LazyAttentionView config set_config/> }
+                // Rebuilt when the view changes, not with every setting.
+                fallback=move || move || if shown_view.get() == View::Lm {
+                    view! { <lm::LmView config set_config client=lm_client/> }.into_any()
+                } else {
+                    view! { <LazyAttentionView config set_config/> }.into_any()
+                }
             >
             <div class="layout">
                 <aside class="controls">

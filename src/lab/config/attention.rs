@@ -14,6 +14,8 @@ pub enum View {
     Kernel,
     /// Whole attention rows and outputs.
     Attention,
+    /// The causal language model on the reader's text: each token's loss, exact and swapped.
+    Lm,
 }
 
 /// Where the attention view's queries, keys and values come from (URL `src`).
@@ -121,6 +123,71 @@ pub struct AttentionSettings {
     pub retrieval: String,
     /// The length study's longest L (0: the study is off; else 128 to 16,384).
     pub length_max: usize,
+    /// The language model view's method in place of softmax (`None`: exact only).
+    pub lm_method: Option<MethodId>,
+    /// The language model's layers that run it, sorted, no repeats, each below [`LM_LAYERS`].
+    pub lm_layers: Vec<usize>,
+}
+
+/// The language model's layers (SmolLM2-135M).
+pub const LM_LAYERS: usize = 30;
+
+/// The layers a swap names: `all`, one layer, a list, a range, or a mix (`0,4-6,29`).
+/// The layers of `text` among `count`, sorted and without repeats, or a sentence saying what
+/// is wrong.
+pub fn parse_layers(text: &str, count: usize) -> Result<Vec<usize>, String> {
+    let text = text.trim();
+    if text == "all" {
+        return Ok((0..count).collect());
+    }
+    let bad = |piece: &str| {
+        format!(
+            "expected all, a layer from 0 to {}, a list (1,4) or a range (3-7); got {piece:?}",
+            count.saturating_sub(1)
+        )
+    };
+    let layer = |piece: &str| match piece.trim().parse::<usize>() {
+        Ok(l) if l < count => Ok(l),
+        _ => Err(bad(piece)),
+    };
+    let mut layers = Vec::new();
+    for piece in text.split(',') {
+        match piece.split_once('-') {
+            Some((from, to)) => {
+                let (from, to) = (layer(from)?, layer(to)?);
+                if from > to {
+                    return Err(bad(piece));
+                }
+                layers.extend(from..=to);
+            }
+            None => layers.push(layer(piece)?),
+        }
+    }
+    layers.sort_unstable();
+    layers.dedup();
+    Ok(layers)
+}
+
+/// `all` for every layer, else the layers as ranges: `0-4,9,20-29`.
+pub fn lm_layers_text(layers: &[usize]) -> String {
+    if layers.len() == LM_LAYERS && layers.iter().enumerate().all(|(i, &l)| i == l) {
+        return "all".to_string();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < layers.len() {
+        let mut j = i;
+        while j + 1 < layers.len() && layers[j + 1] == layers[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", layers[i], layers[j])
+        } else {
+            layers[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 /// The budgets m of the model swap's cosine-against-m chart.
@@ -260,6 +327,8 @@ impl Default for AttentionSettings {
             hedgehog_steps: 100,
             retrieval: default_retrieval(),
             length_max: 0,
+            lm_method: MethodId::from_id("prf-pos"),
+            lm_layers: (0..LM_LAYERS).collect(),
         }
     }
 }

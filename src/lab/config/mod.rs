@@ -16,10 +16,11 @@ mod values;
 pub use attention::{
     ATTENTION_ASK_WORK, AttentionSettings, BLOCK, BUDGETS, DEFAULT_TEXT,
     DETERMINISTIC_FEATURE_BUDGET, HEAD_DIM, HEAD_LAYERS, HEAD_PASSAGES, HEAD_TOKENS,
-    HEADS_PER_LAYER, HEDGEHOG_HALF_FEATURES, HEDGEHOG_LEARNING_RATE, HeadSource,
+    HEADS_PER_LAYER, HEDGEHOG_HALF_FEATURES, HEDGEHOG_LEARNING_RATE, HeadSource, LM_LAYERS,
     MAX_ATTENTION_WORK, MAX_LINK_TEXT_CHARS, MAX_SWAP_DRAWS, MAX_TEXT_BYTES, MODEL_MAX_TOKENS,
     RETRIEVAL_CANDIDATES, RETRIEVAL_QUERY, STORED_PASSAGES, SWAP_BUDGETS, TEMPERATURES, TV_ROWS,
-    View, default_retrieval, estimated_tokens, parse_retrieval, softmax_work,
+    View, default_retrieval, estimated_tokens, lm_layers_text, parse_layers, parse_retrieval,
+    softmax_work,
 };
 pub use experiment::{
     CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, DEFAULT_ESTIMATORS, ExperimentConfig, MAX_WORK, OmegaMode,

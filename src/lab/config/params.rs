@@ -300,13 +300,19 @@ param_table! {
         |c| c.probe.is_none_or(|i| PROBE_RANGE.contains(i as f64))),
     Trials "trials" => number("probe estimates T", "independent estimates the probe draws", Kernel,
         int(2.0, 100_000.0), false, |c| c.trials as f64, |c, v| c.trials = v as usize),
-    View "view" => text("view", "the view shown: single kernel values, or whole attention rows",
-        Attention, || "kernel or attention".to_string(),
-        |c| match c.view { View::Kernel => "kernel", View::Attention => "attention" }.to_string(),
+    View "view" => text("view",
+        "the view shown: single kernel values, whole attention rows, or the language model",
+        Attention, || "kernel, attention or lm".to_string(),
+        |c| match c.view {
+            View::Kernel => "kernel",
+            View::Attention => "attention",
+            View::Lm => "lm",
+        }.to_string(),
         |c, t| {
             c.view = match t.trim() {
                 "kernel" => View::Kernel,
                 "attention" => View::Attention,
+                "lm" => View::Lm,
                 _ => return Err(Rejection::NotAllowed),
             };
             Ok(())
@@ -426,6 +432,31 @@ param_table! {
         "Adam steps of the Hedgehog maps' training (0 leaves Hedgehog out)", Attention,
         int(0.0, 1000.0), false,
         |c| c.attention.hedgehog_steps as f64, |c, v| c.attention.hedgehog_steps = v as usize),
+    LmMethod "lmmethod" => text("method in the language model",
+        "the method that replaces softmax in the language model (view=lm)", Attention,
+        || "none, or a method with a causal form: elu, lln, taylor, power, prf-pos, prf-hyp, \
+            the cexp, hcexp, gerf and oprf ids, rfa".to_string(),
+        |c| c.attention.lm_method.map_or("none", MethodId::id).to_string(),
+        |c, t| {
+            c.attention.lm_method = match t.trim() {
+                "none" => None,
+                id => Some(MethodId::from_id(id).ok_or(Rejection::NotAllowed)?),
+            };
+            Ok(())
+        },
+        every_value_allowed),
+    LmLayers "lmlayers" => text("layers swapped in the language model",
+        "the language model's layers that run the method (view=lm)", Attention,
+        || format!("all, a layer from 0 to {}, a list (1,4) or ranges (3-7)", super::attention::LM_LAYERS - 1),
+        |c| super::attention::lm_layers_text(&c.attention.lm_layers),
+        |c, t| {
+            c.attention.lm_layers = super::attention::parse_layers(t, super::attention::LM_LAYERS)
+                .map_err(Rejection::Because)?;
+            Ok(())
+        },
+        |c| !c.attention.lm_layers.is_empty()
+            && c.attention.lm_layers.windows(2).all(|p| p[0] < p[1])
+            && c.attention.lm_layers.iter().all(|&l| l < super::attention::LM_LAYERS)),
     LengthMax "lmax" => number("length study up to L",
         "the length study's longest sequence L (0 turns it off; it measures L = 128, 256, … up to this)",
         Attention, int(0.0, 16384.0), true,

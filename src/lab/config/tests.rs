@@ -350,3 +350,23 @@ fn long_texts_retrieval_sets_and_swap_layers_read_back_from_a_link() {
         assert_eq!(read, ExperimentConfig::default(), "{bad}");
     }
 }
+
+#[test]
+fn lm_layers_read_lists_ranges_and_all_refuse_nonsense_and_print_back() {
+    assert_eq!(parse_layers("all", 4), Ok(vec![0, 1, 2, 3]));
+    assert_eq!(parse_layers(" 2 ", 4), Ok(vec![2]));
+    assert_eq!(parse_layers("3,0-1,1", 4), Ok(vec![0, 1, 3]));
+    for bad in ["", "4", "-1", "2-1", "a", "1,,2", "1-", "0-4"] {
+        let e = parse_layers(bad, 4).expect_err(bad);
+        assert!(e.contains("from 0 to 3"), "{bad}: {e}");
+    }
+    for layers in [
+        vec![0, 1, 2, 5, 7, 8, 29],
+        vec![3],
+        (0..LM_LAYERS).collect(),
+    ] {
+        let text = lm_layers_text(&layers);
+        assert_eq!(parse_layers(&text, LM_LAYERS), Ok(layers), "{text}");
+    }
+    assert_eq!(lm_layers_text(&[0, 1, 2, 5, 7, 8, 29]), "0-2,5,7-8,29");
+}

@@ -245,7 +245,8 @@ impl ExperimentConfig {
     /// The URL query that reproduces this configuration (every parameter, so a link keeps its
     /// meaning even if a default changes; the attention view's only when it is shown).
     pub fn to_query(&self) -> String {
-        let attention = self.view == View::Attention;
+        // The language model's view reads the attention view's settings too (m, the draws).
+        let attention = self.view != View::Kernel;
         let pairs: Vec<(&str, String)> = Param::in_section(Section::Kernel)
             .chain(Param::in_section(Section::Attention).filter(|_| attention))
             .filter(|p| p.spec().omitted_when.is_none_or(|omitted| !omitted(self)))

@@ -13,7 +13,6 @@ pub mod learned_map;
 #[cfg(feature = "text-model")]
 pub mod loader;
 pub mod protocol;
-#[cfg(feature = "text-model")]
 pub mod smollm;
 #[cfg(feature = "text-model")]
 pub mod split;

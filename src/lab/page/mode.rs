@@ -277,6 +277,7 @@ mod tests {
                     assert_eq!(parts.len(), 1, "{figure:?}");
                     assert!(AttentionPart::ALL.contains(&parts[0]));
                 }
+                View::Lm => panic!("no figure of the language model is embeddable yet"),
             }
             assert!(!figure.title().is_empty());
         }

@@ -1,10 +1,15 @@
 //! The causal language model on the reader's text (SmolLM2-135M-Instruct, a Llama decoder,
 //! `numerics::llama`): how surprised it is by each token under exact attention and with the
-//! lab's estimators swapped into some of its layers ([`report`]), and which layers a swap names
-//! ([`layers`]).
+//! lab's estimators swapped into some of its layers ([`report`], feature `text-model`), and what
+//! the page and its worker say ([`protocol`]).
 
-pub mod layers;
+pub mod protocol;
+#[cfg(feature = "text-model")]
 pub mod report;
 
-pub use layers::parse_layers;
-pub use report::{LM_MAX_TOKENS, LmReport, LmSwapReport, NextToken, lm_report};
+pub use protocol::{
+    LM_FILE_BYTES, LM_MAX_TEXT_BYTES, LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob, LmReport,
+    LmSwapReport, LmToWorker, NextToken, TOP_TOKENS,
+};
+#[cfg(feature = "text-model")]
+pub use report::{lm_report, lm_tokens, score, swap_of};

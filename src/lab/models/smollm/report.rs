@@ -4,67 +4,36 @@
 //! softmax in the chosen layers, causally (each query sees its own and earlier keys only), over
 //! several draws of a random method.
 
-use serde::{Deserialize, Serialize};
-
+use super::protocol::LmJob;
+use super::protocol::{
+    LM_MAX_TEXT_BYTES, LM_MAX_TOKENS, LmReport, LmSwapReport, NextToken, TOP_TOKENS,
+};
 use crate::lab::config::ExperimentConfig;
-use crate::lab::models::head_swap::{Swap, registry_of, replacement_of};
+use crate::lab::models::head_swap::{Swap, SwapMethod, registry_of, replacement_of};
 use crate::lab::models::protocol::Spread;
 use crate::numerics::attention::long::LinearForm;
 use crate::numerics::llama::{LlamaModel, LmError, LmScores};
 
-/// Tokens of the reader's text the model reads at most (its context is 8,192; the page's
-/// budget is a second's forward on a laptop).
-pub const LM_MAX_TOKENS: usize = 1024;
-/// Bytes of text accepted before tokenising (a pasted book is refused, not tokenised).
-pub const LM_MAX_TEXT_BYTES: usize = 100_000;
-/// Next tokens kept per position.
-pub const TOP_TOKENS: usize = 5;
-
-/// One candidate next token.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NextToken {
-    pub id: u32,
-    /// Its text as the reader sees it.
-    pub piece: String,
-    /// Its log-probability in nats.
-    pub logprob: f64,
+/// The swap a configuration names: its `lmmethod` in its `lmlayers`, `swapdraws` draws of a
+/// random method; `None` when the method is `none`.
+pub fn swap_of(config: &ExperimentConfig) -> Option<Swap> {
+    let a = &config.attention;
+    a.lm_method.map(|method| Swap {
+        method: SwapMethod::Registry(method),
+        layers: a.lm_layers.clone(),
+        draws: a.swap_draws,
+    })
 }
 
-/// The text under a swap.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LmSwapReport {
-    pub method: String,
-    pub label: String,
-    pub layers: Vec<usize>,
-    /// Draws asked for (1 for a deterministic method) and draws that failed (a row whose
-    /// estimated normaliser is not positive cannot go on).
-    pub draws: usize,
-    pub failed_draws: usize,
-    pub failure: Option<String>,
-    /// Each token's loss, the mean over the draws that ran.
-    pub losses: Vec<f64>,
-    /// The perplexity of each draw, summarised.
-    pub perplexity: Option<Spread>,
-    /// The first draw's next tokens per position.
-    pub top: Vec<Vec<NextToken>>,
-    pub forward_ms: f64,
-}
-
-/// What `kernel-lab lm` prints and the view shows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LmReport {
-    pub text: String,
-    pub ids: Vec<u32>,
-    /// Each token's text as the reader sees it.
-    pub pieces: Vec<String>,
-    /// `losses[t]`: the loss of token `t + 1` in nats (the first token has none).
-    pub losses: Vec<f64>,
-    pub perplexity: f64,
-    /// Per position, the most likely next tokens under exact attention.
-    pub top: Vec<Vec<NextToken>>,
-    pub multiply_adds: f64,
-    pub forward_ms: f64,
-    pub swap: Option<LmSwapReport>,
+/// What the page's worker answers for `job`: [`lm_report`] with the job's swap.
+pub fn score(model: &LlamaModel, job: &LmJob, now: fn() -> f64) -> Result<LmReport, LmError> {
+    lm_report(
+        model,
+        &job.text,
+        &job.config,
+        swap_of(&job.config).as_ref(),
+        now,
+    )
 }
 
 /// The text's ids, or why the model cannot score it.

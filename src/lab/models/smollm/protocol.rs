@@ -1,0 +1,116 @@
+//! What the page and the language model's worker say to each other (postcard, as the other
+//! workers' messages), and what one text through the model gives: shared by the page, which
+//! never links the model, and the worker and the command line (`report`, feature `text-model`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::lab::config::ExperimentConfig;
+use crate::lab::models::protocol::Spread;
+use crate::numerics::attention::methods::MethodId;
+
+/// Where the page serves the GGUF file (scripts/build-worker.sh copies it there).
+pub const LM_URL: &str = "model/smollm2-135m-instruct-q4_1.gguf";
+/// Its size, for the download's progress when the server does not say.
+pub const LM_FILE_BYTES: u64 = 98_362_432;
+
+/// Tokens of the reader's text the model reads at most (its context is 8,192; the page's
+/// budget is a second's forward on a laptop).
+pub const LM_MAX_TOKENS: usize = 1024;
+/// Bytes of text accepted before tokenising (a pasted book is refused, not tokenised).
+pub const LM_MAX_TEXT_BYTES: usize = 100_000;
+/// Next tokens kept per position.
+pub const TOP_TOKENS: usize = 5;
+
+/// One candidate next token.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NextToken {
+    pub id: u32,
+    /// Its text as the reader sees it.
+    pub piece: String,
+    /// Its log-probability in nats.
+    pub logprob: f64,
+}
+
+/// The text under a swap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LmSwapReport {
+    pub method: String,
+    pub label: String,
+    pub layers: Vec<usize>,
+    /// Draws asked for (1 for a deterministic method) and draws that failed (a row whose
+    /// estimated normaliser is not positive cannot go on).
+    pub draws: usize,
+    pub failed_draws: usize,
+    pub failure: Option<String>,
+    /// Each token's loss, the mean over the draws that ran.
+    pub losses: Vec<f64>,
+    /// The perplexity of each draw, summarised.
+    pub perplexity: Option<Spread>,
+    /// The first draw's next tokens per position.
+    pub top: Vec<Vec<NextToken>>,
+    pub forward_ms: f64,
+}
+
+/// What `kernel-lab lm` prints and the view shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LmReport {
+    pub text: String,
+    pub ids: Vec<u32>,
+    /// Each token's text as the reader sees it.
+    pub pieces: Vec<String>,
+    /// `losses[t]`: the loss of token `t + 1` in nats (the first token has none).
+    pub losses: Vec<f64>,
+    pub perplexity: f64,
+    /// Per position, the most likely next tokens under exact attention.
+    pub top: Vec<Vec<NextToken>>,
+    pub multiply_adds: f64,
+    pub forward_ms: f64,
+    pub swap: Option<LmSwapReport>,
+}
+
+/// What the page asks: the text, and the method and layers of the swap from the configuration
+/// (`lmmethod`, `lmlayers`, and the attention view's m, degree, seed, draws).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LmJob {
+    pub text: String,
+    pub config: ExperimentConfig,
+}
+
+impl LmJob {
+    /// The job of a configuration.
+    pub fn of(config: &ExperimentConfig) -> Self {
+        Self {
+            text: config.attention.text.clone(),
+            config: config.clone(),
+        }
+    }
+
+    /// The method swapped in, if any.
+    pub fn method(&self) -> Option<MethodId> {
+        self.config.attention.lm_method
+    }
+}
+
+/// A message to the language model's worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum LmToWorker {
+    /// Score a text; the answer carries the same id.
+    Score { id: u64, job: LmJob },
+}
+
+/// A message from the language model's worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum LmFromWorker {
+    /// Bytes of the file received so far.
+    Progress { loaded: u64, total: Option<u64> },
+    /// The model is ready: the file's size and the time to check and read it after its last
+    /// byte.
+    Loaded { bytes: u64, load_ms: f64 },
+    /// The file is absent or damaged, or the worker could not read it.
+    Failed(String),
+    /// The answer to [`LmToWorker::Score`] `id`: the report, or why there is none.
+    Scored {
+        id: u64,
+        report: Result<LmReport, String>,
+    },
+}

@@ -1,0 +1,335 @@
+//! The language model's view (`view=lm`): "what the model expects". The reader's text through
+//! SmolLM2-135M-Instruct, each token coloured by how surprised the model was by it (its loss in
+//! nats, `−log p(token | the tokens before)`), the perplexity `exp(mean loss)`, and the same
+//! with a method of the lab replacing softmax, causally, in the layers the reader picks. A token
+//! chosen (hover, focus or tap) shows what the model expected there, exactly and swapped.
+
+mod client;
+
+use std::rc::Rc;
+
+use leptos::prelude::*;
+
+pub use client::LmClient;
+use client::LmState;
+
+use crate::lab::config::{
+    ExperimentConfig, LM_LAYERS, MAX_TEXT_BYTES, Param, lm_layers_text, parse_layers,
+};
+use crate::lab::models::smollm::{LM_MAX_TOKENS, LmJob, LmReport, NextToken};
+use crate::numerics::attention::methods::MethodId;
+use crate::ui::controls::NumberControl;
+
+/// Methods that have a causal form (a feature map); the others are refused by the worker.
+fn causal_methods() -> Vec<MethodId> {
+    const QUADRATIC: [&str; 4] = ["nystrom", "ra", "sparse", "window"];
+    MethodId::all()
+        .filter(|m| !QUADRATIC.contains(&m.id()))
+        .collect()
+}
+
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// A loss's colour: white at 0 nats to deep red at 10 and beyond.
+fn loss_colour(loss: f64) -> String {
+    let t = (loss / 10.0).clamp(0.0, 1.0);
+    format!("hsl(4, 80%, {:.0}%)", 97.0 - 55.0 * t)
+}
+
+/// Which losses colour the tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Colouring {
+    Exact,
+    Swapped,
+}
+
+/// The view.
+///
+/// - `config`, `set_config`: the configuration (this reads and writes `text`, `lmmethod`,
+///   `lmlayers`, `features`, `swapdraws`).
+/// - `client`: the language model's worker, kept by the page across views.
+#[component]
+pub fn LmView(
+    config: ReadSignal<ExperimentConfig>,
+    set_config: WriteSignal<ExperimentConfig>,
+    client: LmClient,
+) -> impl IntoView {
+    client.start();
+    let job = Memo::new(move |_| config.with(LmJob::of));
+    Effect::new(move |_| client.ask(job.get()));
+
+    let (text_error, set_text_error) = signal(None::<String>);
+    let on_text = move |ev: leptos::ev::Event| {
+        let value = event_target_value(&ev);
+        if value.len() > MAX_TEXT_BYTES {
+            set_text_error.set(Some(format!(
+                "That text is {}; the lab reads at most {} KB. Paste a shorter part.",
+                megabytes(value.len() as u64),
+                MAX_TEXT_BYTES / 1000
+            )));
+            return;
+        }
+        set_text_error.set(None);
+        set_config.update(|c| c.attention.text = value);
+    };
+    let on_method = move |ev: leptos::ev::Event| {
+        let value = event_target_value(&ev);
+        set_config.update(|c| c.attention.lm_method = MethodId::from_id(&value));
+    };
+    let (layers_error, set_layers_error) = signal(None::<String>);
+    let on_layers =
+        move |ev: leptos::ev::Event| match parse_layers(&event_target_value(&ev), LM_LAYERS) {
+            Ok(layers) => {
+                set_layers_error.set(None);
+                set_config.update(|c| c.attention.lm_layers = layers);
+            }
+            Err(e) => set_layers_error.set(Some(e)),
+        };
+    let (colouring, set_colouring) = signal(Colouring::Exact);
+    let (chosen, set_chosen) = signal(None::<usize>);
+
+    let status = move || match client.state.get() {
+        LmState::Idle => "the model starts with this view".to_string(),
+        LmState::Downloading { loaded, total } => format!(
+            "downloading SmolLM2-135M-Instruct (Q4_1 GGUF): {}{}",
+            megabytes(loaded),
+            total
+                .map(|t| format!(" of {}", megabytes(t)))
+                .unwrap_or_default()
+        ),
+        LmState::Ready { bytes, load_ms } => format!(
+            "SmolLM2-135M-Instruct ready: {} of 4-bit blocks, checked and read in {load_ms:.0} ms; \
+             it computes from the blocks",
+            megabytes(bytes)
+        ),
+        LmState::Failed(message) => format!("The language model is not available: {message}"),
+    };
+    let report = move || {
+        client
+            .answer
+            .with(|a| a.as_ref().map(|a| (a.report.clone(), a.count)))
+    };
+    let summary = move || {
+        report().map(|(result, count)| match result {
+            Ok(r) => summary_view(&r, count).into_any(),
+            Err(message) => view! { <p class="error" role="alert">{message}</p> }.into_any(),
+        })
+    };
+    let tokens = move || {
+        report().and_then(|(result, _)| result.ok()).map(|r| {
+            let swapped = r.swap.as_ref().filter(|s| !s.losses.is_empty()).cloned();
+            let by = if swapped.is_some() {
+                colouring.get()
+            } else {
+                Colouring::Exact
+            };
+            let spans = r
+                .pieces
+                .iter()
+                .enumerate()
+                .map(|(i, piece)| {
+                    let loss = i.checked_sub(1).and_then(|t| match by {
+                        Colouring::Exact => r.losses.get(t).copied(),
+                        Colouring::Swapped => {
+                            swapped.as_ref().and_then(|s| s.losses.get(t).copied())
+                        }
+                    });
+                    let style = loss.map_or_else(
+                        || "background: #eee".to_string(),
+                        |l| format!("background: {}", loss_colour(l)),
+                    );
+                    let label = match loss {
+                        Some(l) => format!("token {i}: {piece:?}, loss {l:.2} nats"),
+                        None => format!("token {i}: {piece:?}, the first: not scored"),
+                    };
+                    view! {
+                        <span
+                            class="lm-token"
+                            tabindex="0"
+                            style=style
+                            aria-label=label
+                            class:chosen=move || chosen.get() == Some(i)
+                            on:mouseenter=move |_| set_chosen.set(Some(i))
+                            on:focus=move |_| set_chosen.set(Some(i))
+                            on:click=move |_| set_chosen.set(Some(i))
+                        >{visible(piece)}</span>
+                    }
+                })
+                .collect_view();
+            view! { <p class="lm-text" data-tokens=r.ids.len()>{spans}</p> }
+        })
+    };
+    let detail = move || {
+        let i = chosen.get()?;
+        let (result, _) = report()?;
+        let r = result.ok()?;
+        Some(token_detail(&r, i))
+    };
+    view! {
+        <div class="layout lm-view">
+            <aside class="controls">
+                <h2>"Your text"</h2>
+                <textarea
+                    name="lm-text"
+                    rows="6"
+                    aria-label="the text the language model reads"
+                    prop:value=move || config.with(|c| c.attention.text.clone())
+                    on:input=on_text
+                ></textarea>
+                {move || text_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                <h2>"Swap"</h2>
+                <label for="control-lmmethod">"method in place of softmax"</label>
+                <select
+                    id="control-lmmethod"
+                    name="lmmethod"
+                    on:change=on_method
+                    prop:value=move || config.with(|c| c.attention.lm_method.map_or("none", MethodId::id).to_string())
+                >
+                    <option value="none">"none (exact only)"</option>
+                    {causal_methods()
+                        .into_iter()
+                        .map(|m| view! { <option value=m.id()>{format!("{} ({})", m.label(), m.id())}</option> })
+                        .collect_view()}
+                </select>
+                <label for="control-lmlayers">{format!("layers (0 to {}): all, 5, 1,4 or 10-12", LM_LAYERS - 1)}</label>
+                <input
+                    id="control-lmlayers"
+                    name="lmlayers"
+                    type="text"
+                    prop:value=move || config.with(|c| lm_layers_text(&c.attention.lm_layers))
+                    on:change=on_layers
+                />
+                {move || layers_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                <NumberControl param=Param::Features config set_config id_prefix="lm-"/>
+                <NumberControl param=Param::SwapDraws config set_config id_prefix="lm-"/>
+            </aside>
+            <section class="results">
+                <p
+                    class="status lm-status"
+                    aria-live="polite"
+                    data-lm-state=move || match client.state.get() {
+                        LmState::Idle => "idle",
+                        LmState::Downloading { .. } => "downloading",
+                        LmState::Ready { .. } => "ready",
+                        LmState::Failed(_) => "failed",
+                    }
+                    data-busy=move || client.busy.get().to_string()
+                >
+                    {move || matches!(client.state.get(), LmState::Downloading { .. }).then(|| {
+                        let (loaded, total) = match client.state.get() {
+                            LmState::Downloading { loaded, total } => (loaded, total),
+                            _ => (0, None),
+                        };
+                        view! {
+                            <progress
+                                max=total.unwrap_or(crate::lab::models::smollm::LM_FILE_BYTES) as f64
+                                value=loaded as f64
+                                aria-label="the language model's download"
+                            ></progress>
+                        }
+                    })}
+                    " "{status}
+                    {move || client.busy.get().then_some(" Computing…")}
+                </p>
+                <section class="figure lm-figure" aria-label="what the model expects">
+                    <h2>"What the model expects"</h2>
+                    <p class="caption">
+                        "Each token is coloured by its loss, −log p(token | the tokens before it), in nats: "
+                        "white is expected, red is a surprise. The perplexity is exp of the mean loss. "
+                        {format!("At most {LM_MAX_TOKENS} tokens; the first token has nothing before it and is not scored.")}
+                    </p>
+                    {summary}
+                    <p class="lm-colouring" role="group" aria-label="colour the tokens by">
+                        "colour by: "
+                        <button type="button" aria-pressed=move || (colouring.get() == Colouring::Exact).to_string()
+                            on:click=move |_| set_colouring.set(Colouring::Exact)>"exact attention"</button>
+                        " "
+                        <button type="button" aria-pressed=move || (colouring.get() == Colouring::Swapped).to_string()
+                            on:click=move |_| set_colouring.set(Colouring::Swapped)>"with the swap"</button>
+                    </p>
+                    {tokens}
+                    <div class="lm-detail" aria-live="polite">{detail}</div>
+                </section>
+            </section>
+        </div>
+    }
+}
+
+/// A token as text, its whitespace shown (a newline as ⏎) so that every token has width.
+fn visible(piece: &str) -> String {
+    piece.replace('\n', "⏎").replace('\t', "⇥")
+}
+
+/// The perplexities, exact and swapped.
+fn summary_view(r: &Rc<LmReport>, count: u32) -> impl IntoView + use<> {
+    let exact = format!(
+        "Perplexity {:.2} over {} scored tokens (mean loss {:.3} nats); forward {:.0} ms for {:.2e} multiply-adds.",
+        r.perplexity,
+        r.losses.len(),
+        r.losses.iter().sum::<f64>() / r.losses.len().max(1) as f64,
+        r.forward_ms,
+        r.multiply_adds
+    );
+    let swapped = r.swap.as_ref().map(|s| {
+        let layers = lm_layers_text(&s.layers);
+        let text = match &s.perplexity {
+            Some(p) if s.draws > 1 => format!(
+                "With {} in layers {layers}: perplexity {:.2} (sd {:.2}, {:.2} to {:.2} over {} draws), ×{:.2} the exact one; {:.0} ms a forward.",
+                s.label, p.mean, p.sd, p.min, p.max, s.draws - s.failed_draws, p.mean / r.perplexity, s.forward_ms
+            ),
+            Some(p) => format!(
+                "With {} in layers {layers}: perplexity {:.2}, ×{:.2} the exact one; {:.0} ms a forward.",
+                s.label, p.mean, p.mean / r.perplexity, s.forward_ms
+            ),
+            None => format!(
+                "With {} in layers {layers}: no draw could run ({}).",
+                s.label,
+                s.failure.clone().unwrap_or_default()
+            ),
+        };
+        view! {
+            <p class="lm-swapped" data-swapped-perplexity=s.perplexity.as_ref().map(|p| format!("{:.4}", p.mean))>{text}</p>
+        }
+    });
+    view! {
+        <p class="lm-exact" data-perplexity=format!("{:.4}", r.perplexity) data-answer=count>{exact}</p>
+        {swapped}
+    }
+}
+
+fn next_list(tokens: &[NextToken]) -> impl IntoView + use<> {
+    let items = tokens
+        .iter()
+        .map(|t| {
+            view! { <li><code>{format!("{:?}", t.piece)}</code>{format!(" {:.1} %", 100.0 * t.logprob.exp())}</li> }
+        })
+        .collect_view();
+    view! { <ol class="lm-next">{items}</ol> }
+}
+
+/// What the model expected at token `i`: the predictions of position `i − 1`.
+fn token_detail(r: &Rc<LmReport>, i: usize) -> impl IntoView + use<> {
+    let piece = r.pieces.get(i).cloned().unwrap_or_default();
+    let before = i.checked_sub(1);
+    let exact_loss = before.and_then(|t| r.losses.get(t).copied());
+    let swapped = r.swap.as_ref();
+    let swapped_loss = before.and_then(|t| swapped?.losses.get(t).copied());
+    let heading = match (exact_loss, swapped_loss) {
+        (Some(e), Some(s)) => {
+            format!("Token {i}, {piece:?}: loss {e:.2} nats exact, {s:.2} with the swap.")
+        }
+        (Some(e), None) => format!("Token {i}, {piece:?}: loss {e:.2} nats."),
+        _ => format!("Token {i}, {piece:?}: the first token, not scored."),
+    };
+    let exact_top = before.and_then(|t| r.top.get(t)).map(|top| next_list(top));
+    let swapped_top = before
+        .and_then(|t| swapped?.top.get(t))
+        .map(|top| next_list(top));
+    view! {
+        <p>{heading}</p>
+        {exact_top.map(|list| view! { <div><h3>"The model expected (exact)"</h3>{list}</div> })}
+        {swapped_top.map(|list| view! { <div><h3>"With the swap"</h3>{list}</div> })}
+    }
+}

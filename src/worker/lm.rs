@@ -1,0 +1,161 @@
+//! The language model's worker (feature `text-model`; the `model-worker` build started with
+//! `?lm` in its URL, so no other build is needed): it fetches the GGUF file itself with its
+//! progress ([`LmFromWorker::Progress`]), checks and reads it ([`LlamaModel::load`]), then
+//! scores each text the page sends ([`score`]) and answers with the request's id. The page
+//! keeps only the newest request's answer.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use super::{Reply, message_bytes, serve};
+use crate::lab::models::smollm::{LM_FILE_BYTES, LM_URL, LmFromWorker, LmToWorker, score};
+use crate::lab::pool::{decode, encode};
+use crate::numerics::llama::LlamaModel;
+
+/// The worker's model, once loaded.
+#[derive(Default)]
+struct LmWorker {
+    model: Option<LlamaModel>,
+}
+
+fn now() -> f64 {
+    js_sys::global()
+        .dyn_into::<DedicatedWorkerGlobalScope>()
+        .ok()
+        .and_then(|scope| scope.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+fn send(reply: &Reply, message: &LmFromWorker) {
+    match encode(message) {
+        Ok(bytes) => reply.bytes(&bytes),
+        Err(error) => web_sys::console::error_1(&format!("lm worker: {error}").into()),
+    }
+}
+
+/// Whether this worker was started as the language model's (`…_loader.js?lm`).
+pub fn started_as_lm() -> bool {
+    js_sys::Reflect::get(&js_sys::global(), &"location".into())
+        .and_then(|location| js_sys::Reflect::get(&location, &"search".into()))
+        .ok()
+        .and_then(|search| search.as_string())
+        .is_some_and(|search| search.trim_start_matches('?').split('&').any(|p| p == "lm"))
+}
+
+/// The worker: listens, then fetches and loads the model, saying how far it got.
+pub fn start_lm() {
+    let Some((state, reply)) = serve(LmWorker::default(), on_message) else {
+        return;
+    };
+    wasm_bindgen_futures::spawn_local(async move {
+        let message = match fetch_with_progress(LM_URL, &reply).await {
+            Ok((bytes, last_byte_at)) => {
+                let size = bytes.len() as u64;
+                match LlamaModel::load(bytes) {
+                    Ok(model) => {
+                        state.borrow_mut().model = Some(model);
+                        LmFromWorker::Loaded {
+                            bytes: size,
+                            load_ms: now() - last_byte_at,
+                        }
+                    }
+                    Err(error) => LmFromWorker::Failed(error.to_string()),
+                }
+            }
+            Err(message) => LmFromWorker::Failed(message),
+        };
+        send(&reply, &message);
+    });
+}
+
+fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply) {
+    let request = match decode::<LmToWorker>(&message_bytes(&event)) {
+        Ok(request) => request,
+        Err(error) => {
+            web_sys::console::error_1(&format!("lm worker: {error}").into());
+            return;
+        }
+    };
+    let LmToWorker::Score { id, job } = request;
+    let report = match &state.borrow().model {
+        Some(model) => score(model, &job, now).map_err(|e| e.to_string()),
+        None => Err("the language model is not loaded yet".to_string()),
+    };
+    send(reply, &LmFromWorker::Scored { id, report });
+}
+
+/// The file's bytes, posting the progress every megabyte; with the time its last byte came.
+async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(Vec<u8>, f64), String> {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global()
+        .dyn_into()
+        .map_err(|_| "not in a worker".to_string())?;
+    let absent = || {
+        format!(
+            "the language model file {url} is not served: run scripts/fetch-model.sh (or \
+             ./scripts/serve.sh, which runs it) and reload"
+        )
+    };
+    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str(url))
+        .await
+        .map_err(|_| absent())?
+        .dyn_into()
+        .map_err(|_| absent())?;
+    if !response.ok() {
+        return Err(format!("{} (HTTP status {})", absent(), response.status()));
+    }
+    let total = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<u64>().ok());
+    let body = response.body().ok_or_else(absent)?;
+    let reader: web_sys::ReadableStreamDefaultReader = body
+        .get_reader()
+        .dyn_into()
+        .map_err(|_| "cannot read the language model file".to_string())?;
+    let capacity = total.unwrap_or(LM_FILE_BYTES).min(LM_FILE_BYTES * 2) as usize;
+    let mut bytes: Vec<u8> = Vec::with_capacity(capacity);
+    let mut reported = 0usize;
+    let mut last_byte_at = now();
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|_| "the language model's download broke off".to_string())?;
+        let done = js_sys::Reflect::get(&chunk, &"done".into())
+            .map(|d| d.is_truthy())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
+            let array = js_sys::Uint8Array::new(&value);
+            let start = bytes.len();
+            bytes.resize(start + array.length() as usize, 0);
+            array.copy_to(&mut bytes[start..]);
+            last_byte_at = now();
+        }
+        if bytes.len() - reported >= 1 << 20 {
+            reported = bytes.len();
+            send(
+                reply,
+                &LmFromWorker::Progress {
+                    loaded: reported as u64,
+                    total,
+                },
+            );
+        }
+    }
+    send(
+        reply,
+        &LmFromWorker::Progress {
+            loaded: bytes.len() as u64,
+            total,
+        },
+    );
+    Ok((bytes, last_byte_at))
+}
