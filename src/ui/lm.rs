@@ -233,7 +233,11 @@ pub fn LmView(
                     " "{status}
                     {move || client.busy.get().then_some(" Computing…")}
                 </p>
-                <section class="figure lm-figure" aria-label="what the model expects">
+                <section
+                    class="figure lm-figure"
+                    aria-label="what the model expects"
+                    data-answer=move || client.answer.with(|a| a.as_ref().map(|a| a.count))
+                >
                     <h2>"What the model expects"</h2>
                     <p class="caption">
                         "Each token is coloured by its loss, −log p(token | the tokens before it), in nats: "

@@ -434,8 +434,7 @@ param_table! {
         |c| c.attention.hedgehog_steps as f64, |c, v| c.attention.hedgehog_steps = v as usize),
     LmMethod "lmmethod" => text("method in the language model",
         "the method that replaces softmax in the language model (view=lm)", Attention,
-        || "none, or a method with a causal form: elu, lln, taylor, power, prf-pos, prf-hyp, \
-            the cexp, hcexp, gerf and oprf ids, rfa".to_string(),
+        || "none, or a method id with a causal form (any but nystrom, ra, sparse and window)".to_string(),
         |c| c.attention.lm_method.map_or("none", MethodId::id).to_string(),
         |c, t| {
             c.attention.lm_method = match t.trim() {
