@@ -19,7 +19,7 @@ use serde::Deserialize;
 use softmax_kernel_lab::cli::default_lm_path;
 use softmax_kernel_lab::lab::config::ExperimentConfig;
 use softmax_kernel_lab::lab::models::head_swap::{Swap, SwapMethod};
-use softmax_kernel_lab::lab::models::smollm::{LM_MAX_TOKENS, lm_report};
+use softmax_kernel_lab::lab::models::smollm::{LM_MAX_TOKENS, lm_report, per_layer_report};
 use softmax_kernel_lab::numerics::attention::methods::MethodId;
 use softmax_kernel_lab::numerics::llama::{LM_SHA256, LlamaModel, LmError};
 
@@ -229,6 +229,40 @@ fn deterministic_swaps_equal_the_reference() {
         }
     }
     assert_eq!(failures, 0, "swaps over the tolerance (above)");
+}
+
+/// The per-layer chart's bar of a layer is, bit for bit, the forward swapped in that layer
+/// alone (the exact states before it are reused, not approximated), and bars come in order.
+#[test]
+fn per_layer_bars_equal_single_layer_swaps() {
+    let config = ExperimentConfig::default();
+    let text = "Linear attention keeps a state of fixed size.";
+    let elu = MethodId::from_id("elu").expect("elu");
+    let swap = |layers: Vec<usize>| Swap {
+        method: SwapMethod::Registry(elu),
+        layers,
+        draws: 1,
+    };
+    let mut seen = Vec::new();
+    let report = per_layer_report(model(), text, &config, &swap(vec![0, 7, 29]), &mut |bar| {
+        seen.push(bar.layer)
+    })
+    .expect("runs");
+    assert_eq!(seen, vec![0, 7, 29]);
+    let exact = lm_report(model(), text, &config, None, now).expect("runs");
+    assert_eq!(report.exact_perplexity, exact.perplexity);
+    for bar in &report.bars {
+        let alone = lm_report(model(), text, &config, Some(&swap(vec![bar.layer])), now)
+            .expect("runs")
+            .swap
+            .expect("a swap");
+        assert_eq!(
+            bar.perplexity.as_ref().map(|p| p.mean),
+            alone.perplexity.as_ref().map(|p| p.mean),
+            "layer {}",
+            bar.layer
+        );
+    }
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! loss in nats, the perplexity, the five most likely next tokens at each position, and with
 //! `--method M` the same with M replacing softmax in `--layers` (default all), causally, over
 //! `--swapdraws` draws of a random method (the attention view's `--features`, `--seed`, …
-//! apply). JSON. The GGUF file is the one scripts/fetch-model.sh caches (or `--lm-file`).
+//! apply). With `--per-layer`, the perplexity with each of those layers alone swapped (the exact
+//! states before it reused). JSON. The GGUF file is the one scripts/fetch-model.sh caches (or `--lm-file`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -13,7 +14,7 @@ use super::args::{FlagKind, Flags};
 use super::experiment::config_of;
 use super::{CliError, quote};
 use crate::lab::config::{LM_LAYERS, Param, parse_layers};
-use crate::lab::models::smollm::{lm_report, swap_of};
+use crate::lab::models::smollm::{lm_report, per_layer_report, swap_of};
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::llama::{LM_FILE_NAME, LlamaModel};
 
@@ -45,6 +46,7 @@ fn now() -> f64 {
 /// Runs `lm`.
 pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
     let flags = Flags::parse("lm", args, |name| match name {
+        "per-layer" => Some(FlagKind::Switch),
         "text" | "lm-file" | "method" | "layers" => Some(FlagKind::Value),
         key => Param::from_key(key).map(|_| FlagKind::Value),
     })?;
@@ -77,6 +79,17 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
         .value("--lm-file")
         .map_or_else(default_lm_path, PathBuf::from);
     let model = load_lm(&path, "--lm-file")?;
+    if flags.has("--per-layer") {
+        let swap = swap.ok_or_else(|| {
+            CliError::new(
+                "--per-layer",
+                "needs --method: the method to swap in each layer",
+            )
+        })?;
+        let report = per_layer_report(&model, text, &config, &swap, &mut |_| {})
+            .map_err(|e| CliError::new("--text", e.to_string()))?;
+        return super::to_json(&report);
+    }
     let report = lm_report(&model, text, &config, swap.as_ref(), now)
         .map_err(|e| CliError::new("--text", e.to_string()))?;
     super::to_json(&report)

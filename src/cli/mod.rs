@@ -146,6 +146,7 @@ tokens at each position, as JSON. At most 1,024 tokens.
     --method M      also with the attention method M (a causal-capable one: prf-pos, the
                     hcexp and oprf variants, rfa, elu, lln, taylor) in place of softmax
     --layers L      where: all (the default), a layer 0..29, a list 1,4 or a range 3-7
+    --per-layer     instead, the perplexity with each of those layers alone swapped
     --lm-file       the GGUF file             [$SKL_MODEL_CACHE or ~/.cache/softmax-kernel-lab/
                     smollm2-135m-instruct-q4_1.gguf, written by scripts/fetch-model.sh]
 

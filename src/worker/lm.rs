@@ -82,7 +82,9 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
     };
     let LmToWorker::Score { id, job } = request;
     let report = match &state.borrow().model {
-        Some(model) => score(model, &job, now).map_err(|e| e.to_string()),
+        Some(model) => score(model, &job, now)
+            .map(Box::new)
+            .map_err(|e| e.to_string()),
         None => Err("the language model is not loaded yet".to_string()),
     };
     send(reply, &LmFromWorker::Scored { id, report });

@@ -39,6 +39,12 @@ try {
         return a && Number(a.dataset.swapTotal) > 0 && a.dataset.swapDone === a.dataset.swapTotal;
       }, null, { timeout: 600_000 });
     }
+  } else if (query.includes('view=lm')) {
+    // The language model's answer (its file loads in its own worker), then a token chosen.
+    await page.waitForFunction(() => Number(document.querySelector('.lm-figure')?.dataset.answer ?? 0) > 0
+      || document.querySelector('.lm-status')?.dataset.lmState === 'failed', null, { timeout: 600_000 });
+    const token = await page.$('.lm-token >> nth=6');
+    if (token) await token.hover();
   } else {
     await waitReady(page, 120_000);
   }

@@ -313,6 +313,33 @@ impl LlamaModel {
         Ok(self.scores(&x, ids, top))
     }
 
+    /// Runs layers `from..` on `x`, the hidden states entering layer `from` (`n × width`), then
+    /// scores: the end of a forward whose earlier layers are already known (the per-layer
+    /// swap reuses the exact states before the swapped layer).
+    pub fn finish(
+        &self,
+        from: usize,
+        mut x: Vec<f32>,
+        ids: &[u32],
+        top: usize,
+        mut replace: Option<Replacement>,
+    ) -> Result<LmScores, LmError> {
+        self.check_ids(ids)?;
+        let n = ids.len();
+        if x.len() != n * self.config.width || from > self.config.layers {
+            return Err(LmError::Replacement(format!(
+                "hidden states of {} values for {n} tokens entering layer {from}",
+                x.len()
+            )));
+        }
+        let rope = self.rope(n);
+        let mut scratch = Scratch::default();
+        for layer in from..self.config.layers {
+            self.layer(layer, &mut x, n, &rope, &mut replace, &mut scratch)?;
+        }
+        Ok(self.scores(&x, ids, top))
+    }
+
     /// The rotation angles of `n` positions.
     pub fn rope(&self, n: usize) -> Rope {
         Rope::new(n, self.config.head_dim, self.config.rope_base)

@@ -210,7 +210,7 @@ impl LmClient {
                 if let Some((job, count)) = job {
                     self.answer.set(Some(LmAnswer {
                         job,
-                        report: report.map(Rc::new),
+                        report: report.map(|r| Rc::new(*r)),
                         count,
                     }));
                 }

@@ -68,6 +68,26 @@ pub struct LmReport {
     pub swap: Option<LmSwapReport>,
 }
 
+/// One bar of the per-layer chart: the perplexity with one layer alone swapped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LmLayerBar {
+    pub layer: usize,
+    /// Over the draws that ran.
+    pub perplexity: Option<Spread>,
+    pub failed_draws: usize,
+    pub failure: Option<String>,
+}
+
+/// Perplexity when each layer alone runs the method (the others softmax).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LmLayerReport {
+    pub method: String,
+    pub label: String,
+    pub draws: usize,
+    pub exact_perplexity: f64,
+    pub bars: Vec<LmLayerBar>,
+}
+
 /// What the page asks: the text, and the method and layers of the swap from the configuration
 /// (`lmmethod`, `lmlayers`, and the attention view's m, degree, seed, draws).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -111,6 +131,6 @@ pub enum LmFromWorker {
     /// The answer to [`LmToWorker::Score`] `id`: the report, or why there is none.
     Scored {
         id: u64,
-        report: Result<LmReport, String>,
+        report: Result<Box<LmReport>, String>,
     },
 }

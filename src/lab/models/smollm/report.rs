@@ -6,7 +6,8 @@
 
 use super::protocol::LmJob;
 use super::protocol::{
-    LM_MAX_TEXT_BYTES, LM_MAX_TOKENS, LmReport, LmSwapReport, NextToken, TOP_TOKENS,
+    LM_MAX_TEXT_BYTES, LM_MAX_TOKENS, LmLayerBar, LmLayerReport, LmReport, LmSwapReport, NextToken,
+    TOP_TOKENS,
 };
 use crate::lab::config::ExperimentConfig;
 use crate::lab::models::head_swap::{Swap, SwapMethod, registry_of, replacement_of};
@@ -154,5 +155,67 @@ fn swap_report(
         perplexity: Spread::of(&perplexities),
         top,
         forward_ms: (now() - start) / draws as f64,
+    })
+}
+
+/// Perplexity of `text` with the swap's method in each of `swap.layers` alone (the others
+/// softmax), over the swap's draws of a random method: the exact hidden states entering each
+/// layer are computed once and reused, so layer `l`'s bar costs `30 − l` layers and the head
+/// (bit for bit the forward swapped in layer `l` only). `on_bar` sees each bar as it is known.
+pub fn per_layer_report(
+    model: &LlamaModel,
+    text: &str,
+    config: &ExperimentConfig,
+    swap: &Swap,
+    on_bar: &mut dyn FnMut(&LmLayerBar),
+) -> Result<LmLayerReport, LmError> {
+    let ids = lm_tokens(model, text)?;
+    let n = ids.len();
+    let draws = if swap.method.is_random() {
+        swap.draws.max(1)
+    } else {
+        1
+    };
+    let registry = registry_of(swap, config, model.config.head_dim);
+    let rope = model.rope(n);
+    let mut scratch = crate::numerics::llama::Scratch::default();
+    let mut x = model.embed(&ids)?;
+    let mut bars = Vec::new();
+    for layer in 0..model.config.layers {
+        if swap.layers.contains(&layer) {
+            let one = Swap {
+                layers: vec![layer],
+                ..swap.clone()
+            };
+            let (mut perplexities, mut failure) = (Vec::new(), None);
+            for draw in 0..draws {
+                let mut replace =
+                    replacement_of(&one, registry.as_ref(), draw, LinearForm::CausalChunked);
+                match model.finish(layer, x.clone(), &ids, 0, Some(&mut replace)) {
+                    Ok(scores) => perplexities.push(scores.perplexity().unwrap_or(f64::NAN)),
+                    Err(LmError::Replacement(reason)) => {
+                        failure.get_or_insert(reason);
+                    }
+                    Err(other) => return Err(other),
+                }
+            }
+            let bar = LmLayerBar {
+                layer,
+                failed_draws: draws - perplexities.len(),
+                perplexity: Spread::of(&perplexities),
+                failure,
+            };
+            on_bar(&bar);
+            bars.push(bar);
+        }
+        model.layer(layer, &mut x, n, &rope, &mut None, &mut scratch)?;
+    }
+    let exact = model.scores(&x, &ids, 0);
+    Ok(LmLayerReport {
+        method: swap.method.id().to_string(),
+        label: swap.method.label().to_string(),
+        draws,
+        exact_perplexity: exact.perplexity().unwrap_or(f64::NAN),
+        bars,
     })
 }
