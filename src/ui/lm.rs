@@ -17,14 +17,20 @@ use crate::lab::config::{
     ExperimentConfig, LM_LAYERS, MAX_TEXT_BYTES, Param, lm_layers_text, parse_layers,
 };
 use crate::lab::models::smollm::{LM_MAX_TOKENS, LmJob, LmReport, NextToken};
+use crate::numerics::attention::method::MethodFamily;
 use crate::numerics::attention::methods::MethodId;
 use crate::ui::controls::NumberControl;
 
-/// Methods that have a causal form (a feature map); the others are refused by the worker.
+/// Methods whose families are feature maps, so they have a causal form (a random map whose
+/// fit has no batched form, such as a complex A, is refused by the worker with its reason).
 fn causal_methods() -> Vec<MethodId> {
-    const QUADRATIC: [&str; 4] = ["nystrom", "ra", "sparse", "window"];
     MethodId::all()
-        .filter(|m| !QUADRATIC.contains(&m.id()))
+        .filter(|m| {
+            matches!(
+                m.get().info().family,
+                MethodFamily::RandomFeatures | MethodFamily::Deterministic
+            )
+        })
         .collect()
 }
 
@@ -187,10 +193,17 @@ pub fn LmView(
                     on:change=on_method
                     prop:value=move || config.with(|c| c.attention.lm_method.map_or("none", MethodId::id).to_string())
                 >
-                    <option value="none">"none (exact only)"</option>
+                    <option value="none" prop:selected=move || config.with(|c| c.attention.lm_method.is_none())>
+                        "none (exact only)"
+                    </option>
                     {causal_methods()
                         .into_iter()
-                        .map(|m| view! { <option value=m.id()>{format!("{} ({})", m.label(), m.id())}</option> })
+                        .map(|m| view! {
+                            <option
+                                value=m.id()
+                                prop:selected=move || config.with(|c| c.attention.lm_method == Some(m))
+                            >{format!("{} ({})", m.label(), m.id())}</option>
+                        })
                         .collect_view()}
                 </select>
                 <label for="control-lmlayers">{format!("layers (0 to {}): all, 5, 1,4 or 10-12", LM_LAYERS - 1)}</label>
