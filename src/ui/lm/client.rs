@@ -36,15 +36,18 @@ pub struct LmAnswer {
     pub count: u32,
 }
 
+/// The worker's message and error handlers.
+type Handlers = (
+    Closure<dyn FnMut(MessageEvent)>,
+    Closure<dyn FnMut(ErrorEvent)>,
+);
+
 /// The worker and what the page has asked it.
 #[derive(Default)]
 struct Inner {
     worker: Option<Worker>,
     /// Kept alive as long as the worker.
-    handlers: Option<(
-        Closure<dyn FnMut(MessageEvent)>,
-        Closure<dyn FnMut(ErrorEvent)>,
-    )>,
+    handlers: Option<Handlers>,
     ready: bool,
     next_id: u64,
     /// The request the worker is computing.
