@@ -38,10 +38,11 @@ fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-/// A loss's colour: white at 0 nats to deep red at 10 and beyond.
+/// A loss's colour: white at 0 nats to red at 10 and beyond, never darker than the dark text
+/// on it can be read against (contrast ≥ 4.5, WCAG AA).
 fn loss_colour(loss: f64) -> String {
     let t = (loss / 10.0).clamp(0.0, 1.0);
-    format!("hsl(4, 80%, {:.0}%)", 97.0 - 55.0 * t)
+    format!("hsl(4, 85%, {:.0}%)", 97.0 - 28.0 * t)
 }
 
 /// Which losses colour the tokens.
@@ -266,11 +267,37 @@ pub fn LmView(
                         <button type="button" aria-pressed=move || (colouring.get() == Colouring::Swapped).to_string()
                             on:click=move |_| set_colouring.set(Colouring::Swapped)>"with the swap"</button>
                     </p>
+                    {legend()}
                     {tokens}
                     <div class="lm-detail" aria-live="polite">{detail}</div>
                 </section>
             </section>
         </div>
+    }
+}
+
+/// Where a swap runs, in words: "every layer", "layer 5", "layers 10-12".
+fn where_swapped(layers: &[usize]) -> String {
+    match layers {
+        [one] => format!("layer {one}"),
+        _ if layers.len() == LM_LAYERS => "every layer".to_string(),
+        _ => format!("layers {}", lm_layers_text(layers)),
+    }
+}
+
+/// The colour scale of the losses, as a strip from 0 to 10 nats.
+fn legend() -> impl IntoView {
+    let stops = (0..=10)
+        .map(|nats| {
+            view! {
+                <span class="lm-legend-stop" style=format!("background: {}", loss_colour(f64::from(nats)))>
+                    {if nats % 5 == 0 { nats.to_string() } else { String::new() }}
+                </span>
+            }
+        })
+        .collect_view();
+    view! {
+        <p class="lm-legend" aria-hidden="true">"loss in nats: "{stops}"+"</p>
     }
 }
 
@@ -290,18 +317,18 @@ fn summary_view(r: &Rc<LmReport>, count: u32) -> impl IntoView + use<> {
         r.multiply_adds
     );
     let swapped = r.swap.as_ref().map(|s| {
-        let layers = lm_layers_text(&s.layers);
+        let layers = where_swapped(&s.layers);
         let text = match &s.perplexity {
             Some(p) if s.draws > 1 => format!(
-                "With {} in layers {layers}: perplexity {:.2} (sd {:.2}, {:.2} to {:.2} over {} draws), ×{:.2} the exact one; {:.0} ms a forward.",
+                "With {} in {layers}: perplexity {:.2} (sd {:.2}, {:.2} to {:.2} over {} draws), ×{:.2} the exact one; {:.0} ms a forward.",
                 s.label, p.mean, p.sd, p.min, p.max, s.draws - s.failed_draws, p.mean / r.perplexity, s.forward_ms
             ),
             Some(p) => format!(
-                "With {} in layers {layers}: perplexity {:.2}, ×{:.2} the exact one; {:.0} ms a forward.",
+                "With {} in {layers}: perplexity {:.2}, ×{:.2} the exact one; {:.0} ms a forward.",
                 s.label, p.mean, p.mean / r.perplexity, s.forward_ms
             ),
             None => format!(
-                "With {} in layers {layers}: no draw could run ({}).",
+                "With {} in {layers}: no draw could run ({}).",
                 s.label,
                 s.failure.clone().unwrap_or_default()
             ),
