@@ -75,18 +75,19 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
         ));
     }
     let swap = asked.then(|| swap_of(&config)).flatten();
+    let per_layer = flags.has("--per-layer");
+    if per_layer && swap.is_none() {
+        return Err(CliError::new(
+            "--per-layer",
+            "needs --method: the method to swap in each layer",
+        ));
+    }
     let path = flags
         .value("--lm-file")
         .map_or_else(default_lm_path, PathBuf::from);
     let model = load_lm(&path, "--lm-file")?;
-    if flags.has("--per-layer") {
-        let swap = swap.ok_or_else(|| {
-            CliError::new(
-                "--per-layer",
-                "needs --method: the method to swap in each layer",
-            )
-        })?;
-        let report = per_layer_report(&model, text, &config, &swap, &mut |_| {})
+    if let (true, Some(swap)) = (per_layer, &swap) {
+        let report = per_layer_report(&model, text, &config, swap, &mut |_| {})
             .map_err(|e| CliError::new("--text", e.to_string()))?;
         return super::to_json(&report);
     }

@@ -370,6 +370,19 @@ mod tests {
             ("experiment --bogus 1", "--bogus"),
             ("experiment --query m=abc", "--query"),
             ("experiment --query m=64 --seed 3", "--seed"),
+            // Refused before the language model is read (no file needed).
+            #[cfg(feature = "text-model")]
+            ("lm", "--text"),
+            #[cfg(feature = "text-model")]
+            ("lm --text hi --method nope", "--method"),
+            #[cfg(feature = "text-model")]
+            ("lm --text hi --method elu --layers 30", "--layers"),
+            #[cfg(feature = "text-model")]
+            ("lm --text hi --layers 3", "--layers"),
+            #[cfg(feature = "text-model")]
+            ("lm --text hi --per-layer", "--per-layer"),
+            #[cfg(feature = "text-model")]
+            ("lm --text hi --lmlayers 2-1", "--lmlayers"),
         ] {
             let error = error_of(line);
             assert_eq!(error.argument(), argument, "{line}: {error}");

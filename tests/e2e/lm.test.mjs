@@ -85,3 +85,21 @@ test('language model: bad input gets a sentence, never a page error', async () =
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('language model: a missing or damaged file is named, with how to get it', async () => {
+  for (const [body, status, expected] of [
+    ['not found', 404, /not served: run scripts\/fetch-model\.sh/],
+    ['x'.repeat(1000), 200, /SHA-256 .* expected b179c952/],
+  ]) {
+    const { page, problems, context } = await openPage(shared.browser, 'about:blank');
+    await context.route('**/model/*.gguf', (route) => route.fulfill({ status, body }));
+    await page.goto(`${shared.server.url}?view=lm`);
+    await page.waitForFunction(() => document.querySelector('.lm-status')?.dataset.lmState === 'failed', null, { timeout: 60_000 });
+    assert.match(await page.textContent('.lm-status'), expected);
+    // The other views go on: the kernel view computes.
+    await page.click('button[data-view="kernel"]');
+    await page.waitForFunction(() => document.querySelector('.app')?.dataset.status === 'ready', null, { timeout: 60_000 });
+    assert.deepEqual(problems.filter((p) => !/404|Failed to load resource/.test(p)), []);
+    await context.close();
+  }
+});
