@@ -11,6 +11,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+use sha2::{Digest, Sha256};
+
 use super::{Reply, message_bytes, serve};
 use crate::lab::models::smollm::{LM_FILE_BYTES, LM_URL, LmFromWorker, LmToWorker, score};
 use crate::lab::pool::{decode, encode};
@@ -53,9 +55,9 @@ pub fn start_lm() {
     };
     wasm_bindgen_futures::spawn_local(async move {
         let message = match fetch_with_progress(LM_URL, &reply).await {
-            Ok((bytes, last_byte_at)) => {
+            Ok((bytes, digest, last_byte_at)) => {
                 let size = bytes.len() as u64;
-                match LlamaModel::load(bytes) {
+                match LlamaModel::load_hashed(bytes, digest) {
                     Ok(model) => {
                         state.borrow_mut().model = Some(model);
                         LmFromWorker::Loaded {
@@ -90,8 +92,9 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
     send(reply, &LmFromWorker::Scored { id, report });
 }
 
-/// The file's bytes, posting the progress every megabyte; with the time its last byte came.
-async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(Vec<u8>, f64), String> {
+/// The file's bytes, posting the progress every megabyte, hashed as they arrive (the SHA-256 of
+/// 98 MB is then done when the download is); with the digest and the time its last byte came.
+async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(Vec<u8>, String, f64), String> {
     let scope: DedicatedWorkerGlobalScope = js_sys::global()
         .dyn_into()
         .map_err(|_| "not in a worker".to_string())?;
@@ -122,6 +125,7 @@ async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(Vec<u8>, f64),
         .map_err(|_| "cannot read the language model file".to_string())?;
     let capacity = total.unwrap_or(LM_FILE_BYTES).min(LM_FILE_BYTES * 2) as usize;
     let mut bytes: Vec<u8> = Vec::with_capacity(capacity);
+    let mut hasher = Sha256::new();
     let mut reported = 0usize;
     let mut last_byte_at = now();
     loop {
@@ -139,6 +143,7 @@ async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(Vec<u8>, f64),
             let start = bytes.len();
             bytes.resize(start + array.length() as usize, 0);
             array.copy_to(&mut bytes[start..]);
+            hasher.update(&bytes[start..]);
             last_byte_at = now();
         }
         if bytes.len() - reported >= 1 << 20 {
@@ -159,5 +164,6 @@ async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(Vec<u8>, f64),
             total,
         },
     );
-    Ok((bytes, last_byte_at))
+    let digest = crate::numerics::bert::weights::digest_hex(&hasher.finalize());
+    Ok((bytes, digest, last_byte_at))
 }

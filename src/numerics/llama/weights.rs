@@ -149,6 +149,12 @@ impl LlamaModel {
     /// The pinned file: its SHA-256 checked first, then read as [`Self::from_gguf_bytes`].
     pub fn load(bytes: Vec<u8>) -> Result<Self, LmError> {
         let found = sha256_hex(&bytes);
+        Self::load_hashed(bytes, found)
+    }
+
+    /// [`Self::load`] with the SHA-256 already computed (lower-case hex), as the worker does
+    /// while the bytes arrive, so that only the parse and the checks remain after the last one.
+    pub fn load_hashed(bytes: Vec<u8>, found: String) -> Result<Self, LmError> {
         if found != LM_SHA256 {
             return Err(LmError::Hash {
                 expected: LM_SHA256.to_string(),
