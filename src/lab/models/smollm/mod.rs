@@ -8,8 +8,8 @@ pub mod protocol;
 pub mod report;
 
 pub use protocol::{
-    LM_FILE_BYTES, LM_MAX_TEXT_BYTES, LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob, LmLayerBar,
-    LmLayerReport, LmReport, LmSwapReport, LmToWorker, NextToken, TOP_TOKENS,
+    LM_FILE_BYTES, LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob, LmLayerBar, LmLayerReport, LmReport,
+    LmSwapReport, LmToWorker, NextToken, TOP_TOKENS,
 };
 #[cfg(feature = "text-model")]
 pub use report::{lm_report, lm_tokens, per_layer_report, score, swap_of};

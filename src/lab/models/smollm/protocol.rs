@@ -16,8 +16,6 @@ pub const LM_FILE_BYTES: u64 = 98_362_432;
 /// Tokens of the reader's text the model reads at most (its context is 8,192; the page's
 /// budget is a second's forward on a laptop).
 pub const LM_MAX_TOKENS: usize = 1024;
-/// Bytes of text accepted before tokenising (a pasted book is refused, not tokenised).
-pub const LM_MAX_TEXT_BYTES: usize = 100_000;
 /// Next tokens kept per position.
 pub const TOP_TOKENS: usize = 5;
 

@@ -6,10 +6,9 @@
 
 use super::protocol::LmJob;
 use super::protocol::{
-    LM_MAX_TEXT_BYTES, LM_MAX_TOKENS, LmLayerBar, LmLayerReport, LmReport, LmSwapReport, NextToken,
-    TOP_TOKENS,
+    LM_MAX_TOKENS, LmLayerBar, LmLayerReport, LmReport, LmSwapReport, NextToken, TOP_TOKENS,
 };
-use crate::lab::config::ExperimentConfig;
+use crate::lab::config::{ExperimentConfig, MAX_TEXT_BYTES};
 use crate::lab::models::head_swap::{Swap, SwapMethod, registry_of, replacement_of};
 use crate::lab::models::protocol::Spread;
 use crate::numerics::attention::long::LinearForm;
@@ -39,10 +38,10 @@ pub fn score(model: &LlamaModel, job: &LmJob, now: fn() -> f64) -> Result<LmRepo
 
 /// The text's ids, or why the model cannot score it.
 pub fn lm_tokens(model: &LlamaModel, text: &str) -> Result<Vec<u32>, LmError> {
-    if text.len() > LM_MAX_TEXT_BYTES {
+    if text.len() > MAX_TEXT_BYTES {
         return Err(LmError::TextTooLong {
             bytes: text.len(),
-            limit: LM_MAX_TEXT_BYTES,
+            limit: MAX_TEXT_BYTES,
         });
     }
     let ids = model.tokenizer.encode(text)?;
