@@ -315,27 +315,29 @@ impl LlamaModel {
 
     /// Runs layers `from..` on `x`, the hidden states entering layer `from` (`n × width`), then
     /// scores: the end of a forward whose earlier layers are already known (the per-layer
-    /// swap reuses the exact states before the swapped layer).
+    /// swap reuses the exact states before the swapped layer, and its angles, `rope`).
     pub fn finish(
         &self,
         from: usize,
-        mut x: Vec<f32>,
+        (mut x, rope): (Vec<f32>, &Rope),
         ids: &[u32],
         top: usize,
         mut replace: Option<Replacement>,
     ) -> Result<LmScores, LmError> {
         self.check_ids(ids)?;
         let n = ids.len();
-        if x.len() != n * self.config.width || from > self.config.layers {
+        let rope_fits = rope.half * 2 == self.config.head_dim && rope.cos.len() == n * rope.half;
+        if x.len() != n * self.config.width || from > self.config.layers || !rope_fits {
             return Err(LmError::Replacement(format!(
-                "hidden states of {} values for {n} tokens entering layer {from}",
-                x.len()
+                "hidden states of {} values and angles of {} positions for {n} tokens entering \
+                 layer {from}",
+                x.len(),
+                rope.cos.len() / rope.half.max(1)
             )));
         }
-        let rope = self.rope(n);
         let mut scratch = Scratch::default();
         for layer in from..self.config.layers {
-            self.layer(layer, &mut x, n, &rope, &mut replace, &mut scratch)?;
+            self.layer(layer, &mut x, n, rope, &mut replace, &mut scratch)?;
         }
         Ok(self.scores(&x, ids, top))
     }

@@ -190,7 +190,7 @@ pub fn per_layer_report(
             for draw in 0..draws {
                 let mut replace =
                     replacement_of(&one, registry.as_ref(), draw, LinearForm::CausalChunked);
-                match model.finish(layer, x.clone(), &ids, 0, Some(&mut replace)) {
+                match model.finish(layer, (x.clone(), &rope), &ids, 0, Some(&mut replace)) {
                     Ok(scores) => perplexities.push(scores.perplexity().unwrap_or(f64::NAN)),
                     Err(LmError::Replacement(reason)) => {
                         failure.get_or_insert(reason);
