@@ -32,7 +32,7 @@ mod xy;
 pub use distributions::{Distribution, draw_distributions};
 pub use heatmap::draw_heatmap;
 pub use timings::draw_timings;
-pub use xy::{ErrorBarSeries, Series, draw_xy, draw_xy_with_errors};
+pub use xy::{ErrorBarSeries, Series, draw_xy, draw_xy_mixed, draw_xy_with_errors};
 
 type Root = DrawingArea<CanvasBackend, plotters::coord::Shift>;
 

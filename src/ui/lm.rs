@@ -5,6 +5,7 @@
 //! chosen (hover, focus or tap) shows what the model expected there, exactly and swapped.
 
 mod client;
+mod layers;
 
 use std::rc::Rc;
 
@@ -271,6 +272,7 @@ pub fn LmView(
                     {tokens}
                     <div class="lm-detail" aria-live="polite">{detail}</div>
                 </section>
+                <layers::LayerChart client/>
             </section>
         </div>
     }

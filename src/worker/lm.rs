@@ -7,21 +7,36 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use sha2::{Digest, Sha256};
 
 use super::{Reply, message_bytes, serve};
-use crate::lab::models::smollm::{LM_FILE_BYTES, LM_URL, LmFromWorker, LmToWorker, score};
+use crate::lab::models::smollm::{
+    LM_FILE_BYTES, LM_URL, LayerSweep, LmFromWorker, LmJob, LmToWorker, chart_swap, lm_tokens,
+    score,
+};
 use crate::lab::pool::{decode, encode};
-use crate::numerics::llama::LlamaModel;
+use crate::numerics::llama::{ExactRun, LlamaModel};
 
-/// The worker's model, once loaded.
+/// The worker's model, once loaded, and the per-layer chart under way.
 #[derive(Default)]
 struct LmWorker {
     model: Option<LlamaModel>,
+    /// The last text's exact forward with its hidden states: a chart of that text starts from it.
+    exact: Option<ExactRun>,
+    chart: Option<Chart>,
+    /// Whether the loop stepping the chart is scheduled.
+    stepping: bool,
+}
+
+/// A per-layer chart being computed, one draw of one layer per turn of the worker.
+struct Chart {
+    id: u64,
+    sweep: LayerSweep,
+    started: f64,
 }
 
 fn now() -> f64 {
@@ -82,14 +97,115 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
             return;
         }
     };
-    let LmToWorker::Score { id, job } = request;
-    let report = match &state.borrow().model {
-        Some(model) => score(model, &job, now)
-            .map(Box::new)
-            .map_err(|e| e.to_string()),
-        None => Err("the language model is not loaded yet".to_string()),
-    };
-    send(reply, &LmFromWorker::Scored { id, report });
+    match request {
+        LmToWorker::Score { id, job } => {
+            let mut worker = state.borrow_mut();
+            // A new text or setting: the chart of the last one is not wanted any more.
+            worker.chart = None;
+            let report = match &worker.model {
+                Some(model) => match score(model, &job, now) {
+                    Ok((report, exact)) => {
+                        worker.exact = Some(exact);
+                        Ok(Box::new(report))
+                    }
+                    Err(error) => Err(error.to_string()),
+                },
+                None => Err("the language model is not loaded yet".to_string()),
+            };
+            send(reply, &LmFromWorker::Scored { id, report });
+        }
+        LmToWorker::PerLayer { id, job } => {
+            let started = now();
+            let mut worker = state.borrow_mut();
+            match start_chart(&mut worker, &job) {
+                Ok(sweep) => {
+                    worker.chart = Some(Chart { id, sweep, started });
+                    if !worker.stepping {
+                        worker.stepping = true;
+                        step_charts(state.clone(), reply.clone());
+                    }
+                }
+                Err(error) => {
+                    worker.chart = None;
+                    let ms = now() - started;
+                    send(
+                        reply,
+                        &LmFromWorker::LayersEnded {
+                            id,
+                            ms,
+                            error: Some(error),
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The sweep of `job`'s chart, its text's exact run made unless it is the one kept.
+fn start_chart(worker: &mut LmWorker, job: &LmJob) -> Result<LayerSweep, String> {
+    let model = worker
+        .model
+        .as_ref()
+        .ok_or("the language model is not loaded yet")?;
+    let swap = chart_swap(&job.config, model.config.layers)
+        .ok_or("no method is chosen to swap into each layer")?;
+    let ids = lm_tokens(model, &job.text).map_err(|e| e.to_string())?;
+    if worker.exact.as_ref().is_none_or(|run| run.ids != ids) {
+        worker.exact = Some(model.exact_run(&ids, 0).map_err(|e| e.to_string())?);
+    }
+    Ok(LayerSweep::new(model, &job.config, &swap))
+}
+
+/// Steps the chart under way, one draw per turn of the worker's event loop (so that a new
+/// request is read between two draws), until no chart is left.
+fn step_charts(state: Rc<RefCell<LmWorker>>, reply: Reply) {
+    wasm_bindgen_futures::spawn_local(async move {
+        loop {
+            next_turn().await;
+            let mut guard = state.borrow_mut();
+            let LmWorker {
+                model,
+                exact,
+                chart,
+                stepping,
+            } = &mut *guard;
+            let (Some(model), Some(exact), Some(under_way)) =
+                (model.as_ref(), exact.as_ref(), chart.as_mut())
+            else {
+                *stepping = false;
+                return;
+            };
+            let (id, started) = (under_way.id, under_way.started);
+            let ended = match under_way.sweep.step(model, exact) {
+                Ok(bar) => {
+                    if let Some(bar) = bar {
+                        let ms = now() - started;
+                        send(&reply, &LmFromWorker::LayerBar { id, bar, ms });
+                    }
+                    under_way.sweep.is_done().then_some(None)
+                }
+                Err(error) => Some(Some(error.to_string())),
+            };
+            if let Some(error) = ended {
+                *chart = None;
+                let ms = now() - started;
+                send(&reply, &LmFromWorker::LayersEnded { id, ms, error });
+            }
+        }
+    });
+}
+
+/// Resolves on the worker's next turn (a zero timeout), after the messages already queued.
+async fn next_turn() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() {
+            let _ = scope.set_timeout_with_callback(&resolve);
+        } else {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
 }
 
 /// The file's bytes, posting the progress every megabyte, hashed as they arrive (the SHA-256 of

@@ -140,6 +140,42 @@ pub fn draw_xy_with_errors(
     draw_lines(canvas, title, (x_label, y_label), &plotted, (log_x, log_y))
 }
 
+/// [`draw_xy`]'s lines and [`draw_xy_with_errors`]'s points with error bars on one chart
+/// (the language model's per-layer chart: the bars as they come, the exact perplexity as a
+/// line).
+pub fn draw_xy_mixed(
+    canvas: &HtmlCanvasElement,
+    title: &str,
+    (x_label, y_label): (&str, &str),
+    lines: &[Series<'_>],
+    errors: &[ErrorBarSeries<'_>],
+    log_x: bool,
+    log_y: bool,
+) -> Result<(), ChartError> {
+    let plotted: Vec<Plotted<'_>> = errors
+        .iter()
+        .map(|s| {
+            Plotted::new(
+                s.label,
+                s.colour,
+                (false, true, false),
+                s.points.iter().map(|&(x, y, se)| (x, y, Some(se))),
+                (log_x, log_y),
+            )
+        })
+        .chain(lines.iter().map(|s| {
+            Plotted::new(
+                s.label,
+                s.colour,
+                (s.dashed, s.markers, s.line),
+                s.points.iter().map(|&(x, y)| (x, y, None)),
+                (log_x, log_y),
+            )
+        }))
+        .collect();
+    draw_lines(canvas, title, (x_label, y_label), &plotted, (log_x, log_y))
+}
+
 fn draw_lines(
     canvas: &HtmlCanvasElement,
     title: &str,

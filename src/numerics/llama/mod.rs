@@ -17,7 +17,7 @@ pub mod quant;
 pub mod tokenizer;
 pub mod weights;
 
-pub use forward::{LmScores, Prediction, Rope, Scratch};
+pub use forward::{ExactRun, LmScores, Prediction, Rope, Scratch};
 pub use tokenizer::LmTokenizer;
 pub use weights::{LM_FILE_NAME, LM_SHA256, LlamaConfig, LlamaModel};
 

@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use crate::lab::models::smollm::{LmFromWorker, LmJob, LmReport, LmToWorker};
+use crate::lab::models::smollm::{LmFromWorker, LmJob, LmLayerBar, LmReport, LmToWorker};
 use crate::lab::pool::{decode, encode};
 
 /// Where the model stands.
@@ -36,6 +36,20 @@ pub struct LmAnswer {
     pub count: u32,
 }
 
+/// The per-layer chart of the newest answer's text and method, as its bars come.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LmChart {
+    pub job: LmJob,
+    /// In the order they came (deepest layer first).
+    pub bars: Vec<LmLayerBar>,
+    /// Every bar is in, or `error` says why the chart stopped.
+    pub done: bool,
+    pub error: Option<String>,
+    /// From the request to its first bar, and to its end.
+    pub first_bar_ms: Option<f64>,
+    pub total_ms: Option<f64>,
+}
+
 /// The worker's message and error handlers.
 type Handlers = (
     Closure<dyn FnMut(MessageEvent)>,
@@ -56,6 +70,8 @@ struct Inner {
     waiting: Option<LmJob>,
     /// The last job sent, so that an unchanged configuration is not asked twice.
     last_sent: Option<LmJob>,
+    /// The id of the per-layer chart asked last.
+    chart_id: Option<u64>,
     answers: u32,
 }
 
@@ -64,6 +80,9 @@ struct Inner {
 pub struct LmClient {
     pub state: RwSignal<LmState, LocalStorage>,
     pub answer: RwSignal<Option<LmAnswer>, LocalStorage>,
+    /// The per-layer chart of the newest answer (asked once the answer is in, when a method is
+    /// chosen).
+    pub chart: RwSignal<Option<LmChart>, LocalStorage>,
     /// Whether a request is being computed.
     pub busy: RwSignal<bool>,
     inner: StoredValue<Rc<RefCell<Inner>>, LocalStorage>,
@@ -74,6 +93,7 @@ impl LmClient {
         Self {
             state: RwSignal::new_local(LmState::Idle),
             answer: RwSignal::new_local(None),
+            chart: RwSignal::new_local(None),
             busy: RwSignal::new(false),
             inner: StoredValue::new_local(Rc::new(RefCell::new(Inner::default()))),
         }
@@ -151,11 +171,7 @@ impl LmClient {
             id,
             job: job.clone(),
         };
-        let sent = encode(&message).ok().and_then(|bytes| {
-            let array = js_sys::Uint8Array::from(&bytes[..]);
-            inner.worker.as_ref()?.post_message(&array).ok()
-        });
-        if sent.is_none() {
+        if post(inner.worker.as_ref(), &message).is_none() {
             drop(inner);
             self.fail("the page could not send the text to the language model's worker".into());
             return;
@@ -164,6 +180,63 @@ impl LmClient {
         inner.last_sent = Some(job);
         drop(inner);
         self.busy.set(true);
+    }
+
+    /// Asks for the per-layer chart of `job` (the job just answered), unless a newer job
+    /// waits: its answer will ask for its own.
+    fn ask_chart(self, job: &LmJob) {
+        if job.method().is_none() {
+            self.chart.set(None);
+            return;
+        }
+        // The chart swaps every layer whatever layers the swap itself uses: a complete chart
+        // of the same text and settings stays.
+        let same_chart = |chart: &LmChart| {
+            let mut asked = job.config.clone();
+            asked
+                .attention
+                .lm_layers
+                .clone_from(&chart.job.config.attention.lm_layers);
+            chart.done
+                && chart.error.is_none()
+                && chart.job.text == job.text
+                && chart.job.config == asked
+        };
+        if self
+            .chart
+            .with_untracked(|c| c.as_ref().is_some_and(same_chart))
+        {
+            return;
+        }
+        let inner = self.inner.get_value();
+        let mut inner = inner.borrow_mut();
+        if inner.waiting.is_some() {
+            return;
+        }
+        inner.next_id += 1;
+        let id = inner.next_id;
+        let message = LmToWorker::PerLayer {
+            id,
+            job: job.clone(),
+        };
+        if post(inner.worker.as_ref(), &message).is_none() {
+            return;
+        }
+        inner.chart_id = Some(id);
+        drop(inner);
+        self.chart.set(Some(LmChart {
+            job: job.clone(),
+            bars: Vec::new(),
+            done: false,
+            error: None,
+            first_bar_ms: None,
+            total_ms: None,
+        }));
+    }
+
+    /// Whether `id` is the chart asked last.
+    fn is_current_chart(self, id: u64) -> bool {
+        self.inner.get_value().borrow().chart_id == Some(id)
     }
 
     fn fail(self, message: String) {
@@ -210,16 +283,50 @@ impl LmClient {
                         }
                     }
                 };
+                let answered = report.is_ok();
                 if let Some((job, count)) = job {
                     self.answer.set(Some(LmAnswer {
-                        job,
+                        job: job.clone(),
                         report: report.map(|r| Rc::new(*r)),
                         count,
                     }));
+                    if answered {
+                        self.ask_chart(&job);
+                    } else {
+                        self.chart.set(None);
+                    }
                 }
                 self.busy.set(false);
                 self.send_waiting();
             }
+            LmFromWorker::LayerBar { id, bar, ms } => {
+                if self.is_current_chart(id) {
+                    self.chart.update(|chart| {
+                        if let Some(chart) = chart {
+                            chart.first_bar_ms.get_or_insert(ms);
+                            chart.bars.push(bar);
+                        }
+                    });
+                }
+            }
+            LmFromWorker::LayersEnded { id, ms, error } => {
+                if self.is_current_chart(id) {
+                    self.chart.update(|chart| {
+                        if let Some(chart) = chart {
+                            chart.done = true;
+                            chart.total_ms = Some(ms);
+                            chart.error = error;
+                        }
+                    });
+                }
+            }
         }
     }
+}
+
+/// Posts `message` to `worker`; `None` when it cannot be encoded or posted.
+fn post(worker: Option<&Worker>, message: &LmToWorker) -> Option<()> {
+    let bytes = encode(message).ok()?;
+    let array = js_sys::Uint8Array::from(&bytes[..]);
+    worker?.post_message(&array).ok()
 }

@@ -6,6 +6,8 @@
 pub mod protocol;
 #[cfg(feature = "text-model")]
 pub mod report;
+#[cfg(feature = "text-model")]
+pub mod sweep;
 
 pub use protocol::{
     LM_FILE_BYTES, LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob, LmLayerBar, LmLayerReport, LmReport,
@@ -13,3 +15,5 @@ pub use protocol::{
 };
 #[cfg(feature = "text-model")]
 pub use report::{lm_report, lm_tokens, per_layer_report, score, swap_of};
+#[cfg(feature = "text-model")]
+pub use sweep::{LayerSweep, chart_swap};

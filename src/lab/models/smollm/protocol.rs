@@ -112,8 +112,12 @@ impl LmJob {
 /// A message to the language model's worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LmToWorker {
-    /// Score a text; the answer carries the same id.
+    /// Score a text; the answer carries the same id. Stops any per-layer chart.
     Score { id: u64, job: LmJob },
+    /// The per-layer chart of the job's method over every layer, bar by bar
+    /// ([`LmFromWorker::LayerBar`], then [`LmFromWorker::LayersEnded`]); replaces any chart
+    /// under way.
+    PerLayer { id: u64, job: LmJob },
 }
 
 /// A message from the language model's worker.
@@ -130,5 +134,13 @@ pub enum LmFromWorker {
     Scored {
         id: u64,
         report: Result<Box<LmReport>, String>,
+    },
+    /// A bar of chart `id`, `ms` after the worker took the request.
+    LayerBar { id: u64, bar: LmLayerBar, ms: f64 },
+    /// Chart `id` is complete (`error: None`) or stopped by an error, `ms` after the request.
+    LayersEnded {
+        id: u64,
+        ms: f64,
+        error: Option<String>,
     },
 }

@@ -8,11 +8,12 @@ use super::protocol::LmJob;
 use super::protocol::{
     LM_MAX_TOKENS, LmLayerBar, LmLayerReport, LmReport, LmSwapReport, NextToken, TOP_TOKENS,
 };
+use super::sweep::LayerSweep;
 use crate::lab::config::{ExperimentConfig, MAX_TEXT_BYTES};
 use crate::lab::models::head_swap::{Swap, SwapMethod, registry_of, replacement_of};
 use crate::lab::models::protocol::Spread;
 use crate::numerics::attention::long::LinearForm;
-use crate::numerics::llama::{LlamaModel, LmError, LmScores};
+use crate::numerics::llama::{ExactRun, LlamaModel, LmError, LmScores};
 
 /// The swap a configuration names: its `lmmethod` in its `lmlayers`, `swapdraws` draws of a
 /// random method; `None` when the method is `none`.
@@ -25,15 +26,27 @@ pub fn swap_of(config: &ExperimentConfig) -> Option<Swap> {
     })
 }
 
-/// What the page's worker answers for `job`: [`lm_report`] with the job's swap.
-pub fn score(model: &LlamaModel, job: &LmJob, now: fn() -> f64) -> Result<LmReport, LmError> {
-    lm_report(
+/// What the page's worker answers for `job`: [`lm_report`] with the job's swap, and the exact
+/// run it made (kept by the worker for the per-layer chart of the same text).
+pub fn score(
+    model: &LlamaModel,
+    job: &LmJob,
+    now: fn() -> f64,
+) -> Result<(LmReport, ExactRun), LmError> {
+    let ids = lm_tokens(model, &job.text)?;
+    let start = now();
+    let exact = model.exact_run(&ids, TOP_TOKENS)?;
+    let forward_ms = now() - start;
+    let swap = swap_of(&job.config);
+    let report = report_of(
         model,
         &job.text,
+        &exact,
         &job.config,
-        swap_of(&job.config).as_ref(),
-        now,
-    )
+        swap.as_ref(),
+        (forward_ms, now),
+    )?;
+    Ok((report, exact))
 }
 
 /// The text's ids, or why the model cannot score it.
@@ -67,21 +80,34 @@ pub fn lm_report(
 ) -> Result<LmReport, LmError> {
     let ids = lm_tokens(model, text)?;
     let start = now();
-    let exact = model.forward(&ids, TOP_TOKENS, None)?;
+    let exact = model.exact_run(&ids, TOP_TOKENS)?;
     let forward_ms = now() - start;
+    report_of(model, text, &exact, config, swap, (forward_ms, now))
+}
+
+/// The report of an exact run (which took `forward_ms`), and of `swap` on its text.
+fn report_of(
+    model: &LlamaModel,
+    text: &str,
+    exact: &ExactRun,
+    config: &ExperimentConfig,
+    swap: Option<&Swap>,
+    (forward_ms, now): (f64, fn() -> f64),
+) -> Result<LmReport, LmError> {
+    let ids = &exact.ids;
     let swap = swap
-        .map(|swap| swap_report(model, &ids, config, swap, now))
+        .map(|swap| swap_report(model, ids, config, swap, now))
         .transpose()?;
     Ok(LmReport {
         text: text.to_string(),
         pieces: ids.iter().map(|&id| model.tokenizer.piece(id)).collect(),
-        perplexity: exact.perplexity().unwrap_or(f64::NAN),
-        top: next_tokens(model, &exact),
-        losses: exact.losses,
+        perplexity: exact.scores.perplexity().unwrap_or(f64::NAN),
+        top: next_tokens(model, &exact.scores),
+        losses: exact.scores.losses.clone(),
         multiply_adds: model.config.forward_multiply_adds(ids.len()),
         forward_ms,
         swap,
-        ids,
+        ids: ids.clone(),
     })
 }
 
@@ -158,9 +184,8 @@ fn swap_report(
 }
 
 /// Perplexity of `text` with the swap's method in each of `swap.layers` alone (the others
-/// softmax), over the swap's draws of a random method: the exact hidden states entering each
-/// layer are computed once and reused, so layer `l`'s bar costs `30 − l` layers and the head
-/// (bit for bit the forward swapped in layer `l` only). `on_bar` sees each bar as it is known.
+/// softmax), over the swap's draws of a random method ([`LayerSweep`]: the exact states
+/// entering each layer reused, deepest layer first). `on_bar` sees each bar as it is known.
 pub fn per_layer_report(
     model: &LlamaModel,
     text: &str,
@@ -169,52 +194,12 @@ pub fn per_layer_report(
     on_bar: &mut dyn FnMut(&LmLayerBar),
 ) -> Result<LmLayerReport, LmError> {
     let ids = lm_tokens(model, text)?;
-    let n = ids.len();
-    let draws = if swap.method.is_random() {
-        swap.draws.max(1)
-    } else {
-        1
-    };
-    let registry = registry_of(swap, config, model.config.head_dim);
-    let rope = model.rope(n);
-    let mut scratch = crate::numerics::llama::Scratch::default();
-    let mut x = model.embed(&ids)?;
-    let mut bars = Vec::new();
-    for layer in 0..model.config.layers {
-        if swap.layers.contains(&layer) {
-            let one = Swap {
-                layers: vec![layer],
-                ..swap.clone()
-            };
-            let (mut perplexities, mut failure) = (Vec::new(), None);
-            for draw in 0..draws {
-                let mut replace =
-                    replacement_of(&one, registry.as_ref(), draw, LinearForm::CausalChunked);
-                match model.finish(layer, (x.clone(), &rope), &ids, 0, Some(&mut replace)) {
-                    Ok(scores) => perplexities.push(scores.perplexity().unwrap_or(f64::NAN)),
-                    Err(LmError::Replacement(reason)) => {
-                        failure.get_or_insert(reason);
-                    }
-                    Err(other) => return Err(other),
-                }
-            }
-            let bar = LmLayerBar {
-                layer,
-                failed_draws: draws - perplexities.len(),
-                perplexity: Spread::of(&perplexities),
-                failure,
-            };
+    let exact = model.exact_run(&ids, 0)?;
+    let mut sweep = LayerSweep::new(model, config, swap);
+    while !sweep.is_done() {
+        if let Some(bar) = sweep.step(model, &exact)? {
             on_bar(&bar);
-            bars.push(bar);
         }
-        model.layer(layer, &mut x, n, &rope, &mut None, &mut scratch)?;
     }
-    let exact = model.scores(&x, &ids, 0);
-    Ok(LmLayerReport {
-        method: swap.method.id().to_string(),
-        label: swap.method.label().to_string(),
-        draws,
-        exact_perplexity: exact.perplexity().unwrap_or(f64::NAN),
-        bars,
-    })
+    Ok(sweep.into_report(&exact))
 }
