@@ -19,7 +19,9 @@ use serde::Deserialize;
 use softmax_kernel_lab::cli::default_lm_path;
 use softmax_kernel_lab::lab::config::ExperimentConfig;
 use softmax_kernel_lab::lab::models::head_swap::{Swap, SwapMethod};
-use softmax_kernel_lab::lab::models::smollm::{LM_MAX_TOKENS, lm_report, per_layer_report};
+use softmax_kernel_lab::lab::models::smollm::{
+    LM_MAX_TOKENS, LayerSweep, Share, lm_report, per_layer_report,
+};
 use softmax_kernel_lab::numerics::attention::methods::MethodId;
 use softmax_kernel_lab::numerics::llama::{LM_SHA256, LlamaModel, LmError};
 
@@ -252,6 +254,35 @@ fn per_layer_bars_equal_single_layer_swaps() {
     assert_eq!(seen, vec![29, 7, 0]);
     let exact = lm_report(model(), text, &config, None, now).expect("runs");
     assert_eq!(report.exact_perplexity, exact.perplexity);
+    // Two workers sharing the chart: alternate layers deepest first, the same bars.
+    let ids = model().tokenizer.encode(text).expect("ids");
+    let run = model().exact_run(&ids, 0).expect("runs");
+    let shared: Vec<Vec<(usize, Option<f64>)>> = (0..2)
+        .map(|index| {
+            let share = Share { index, count: 2 };
+            let mut sweep = LayerSweep::new(model(), &config, &swap(vec![0, 7, 29]), share);
+            let mut bars = Vec::new();
+            while !sweep.is_done() {
+                if let Some(bar) = sweep
+                    .step(model(), &run)
+                    .expect("runs")
+                    .filter(|b| b.complete)
+                {
+                    bars.push((bar.layer, bar.perplexity.map(|p| p.mean)));
+                }
+            }
+            bars
+        })
+        .collect();
+    let whole = |layer: usize| {
+        let bar = report
+            .bars
+            .iter()
+            .find(|b| b.layer == layer)
+            .expect("a bar");
+        (layer, bar.perplexity.as_ref().map(|p| p.mean))
+    };
+    assert_eq!(shared, vec![vec![whole(29), whole(0)], vec![whole(7)]]);
     for bar in &report.bars {
         let alone = lm_report(model(), text, &config, Some(&swap(vec![bar.layer])), now)
             .expect("runs")

@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 
 use super::{Reply, message_bytes, serve};
 use crate::lab::models::smollm::{
-    LM_FILE_BYTES, LM_URL, LayerSweep, LmFromWorker, LmJob, LmToWorker, chart_swap, lm_tokens,
-    score,
+    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_URL, LayerSweep, LmFromWorker, LmJob,
+    LmToWorker, Share, chart_swap, lm_tokens, score,
 };
 use crate::lab::pool::{decode, encode};
 use crate::numerics::llama::{ExactRun, LlamaModel};
@@ -54,13 +54,18 @@ fn send(reply: &Reply, message: &LmFromWorker) {
     }
 }
 
-/// Whether this worker was started as the language model's (`…_loader.js?lm`).
-pub fn started_as_lm() -> bool {
+/// Whether this worker's address (`…_loader.js?lm&…`) has the parameter `part`.
+fn address_has(part: &str) -> bool {
     js_sys::Reflect::get(&js_sys::global(), &"location".into())
         .and_then(|location| js_sys::Reflect::get(&location, &"search".into()))
         .ok()
         .and_then(|search| search.as_string())
-        .is_some_and(|search| search.trim_start_matches('?').split('&').any(|p| p == "lm"))
+        .is_some_and(|search| search.trim_start_matches('?').split('&').any(|p| p == part))
+}
+
+/// Whether this worker was started as the language model's (`…_loader.js?lm`).
+pub fn started_as_lm() -> bool {
+    address_has("lm")
 }
 
 /// The worker: listens, then fetches and loads the model, saying how far it got.
@@ -68,6 +73,10 @@ pub fn start_lm() {
     let Some((state, reply)) = serve(LmWorker::default(), on_message) else {
         return;
     };
+    if address_has(LM_FILE_FROM_PAGE) {
+        // The chart's second worker: the page hands it the first worker's file.
+        return;
+    }
     wasm_bindgen_futures::spawn_local(async move {
         let message = match fetch_with_progress(LM_URL, &reply).await {
             Ok((bytes, digest, last_byte_at)) => {
@@ -90,6 +99,25 @@ pub fn start_lm() {
 }
 
 fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply) {
+    let file = js_sys::Reflect::get(&event.data(), &LM_FILE_MESSAGE.into())
+        .ok()
+        .and_then(|file| file.dyn_into::<js_sys::Uint8Array>().ok());
+    if let Some(file) = file {
+        let (start, bytes) = (now(), file.to_vec());
+        let size = bytes.len() as u64;
+        let message = match LlamaModel::load(bytes) {
+            Ok(model) => {
+                state.borrow_mut().model = Some(model);
+                LmFromWorker::Loaded {
+                    bytes: size,
+                    load_ms: now() - start,
+                }
+            }
+            Err(error) => LmFromWorker::Failed(error.to_string()),
+        };
+        send(reply, &message);
+        return;
+    }
     let request = match decode::<LmToWorker>(&message_bytes(&event)) {
         Ok(request) => request,
         Err(error) => {
@@ -114,10 +142,16 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
             };
             send(reply, &LmFromWorker::Scored { id, report });
         }
-        LmToWorker::PerLayer { id, job } => {
+        LmToWorker::StopChart => state.borrow_mut().chart = None,
+        LmToWorker::SendFile => {
+            if let Some(model) = &state.borrow().model {
+                post_file(model.file_bytes());
+            }
+        }
+        LmToWorker::PerLayer { id, job, share } => {
             let started = now();
             let mut worker = state.borrow_mut();
-            match start_chart(&mut worker, &job) {
+            match start_chart(&mut worker, &job, share) {
                 Ok(sweep) => {
                     worker.chart = Some(Chart { id, sweep, started });
                     if !worker.stepping {
@@ -143,7 +177,7 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
 }
 
 /// The sweep of `job`'s chart, its text's exact run made unless it is the one kept.
-fn start_chart(worker: &mut LmWorker, job: &LmJob) -> Result<LayerSweep, String> {
+fn start_chart(worker: &mut LmWorker, job: &LmJob, share: Share) -> Result<LayerSweep, String> {
     let model = worker
         .model
         .as_ref()
@@ -154,7 +188,7 @@ fn start_chart(worker: &mut LmWorker, job: &LmJob) -> Result<LayerSweep, String>
     if worker.exact.as_ref().is_none_or(|run| run.ids != ids) {
         worker.exact = Some(model.exact_run(&ids, 0).map_err(|e| e.to_string())?);
     }
-    Ok(LayerSweep::new(model, &job.config, &swap))
+    Ok(LayerSweep::new(model, &job.config, &swap, share))
 }
 
 /// Steps the chart under way, one draw per turn of the worker's event loop (so that a new
@@ -194,6 +228,22 @@ fn step_charts(state: Rc<RefCell<LmWorker>>, reply: Reply) {
             }
         }
     });
+}
+
+/// Posts a copy of the model's file to the page as `{ lmFile: Uint8Array }`, its buffer
+/// transferred (the page passes it on without a copy).
+fn post_file(bytes: &[u8]) {
+    let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
+        return;
+    };
+    let array = js_sys::Uint8Array::from(bytes);
+    let message = js_sys::Object::new();
+    let posted = js_sys::Reflect::set(&message, &LM_FILE_MESSAGE.into(), &array).and_then(|_| {
+        scope.post_message_with_transfer(&message, &js_sys::Array::of1(&array.buffer()))
+    });
+    if let Err(error) = posted {
+        web_sys::console::error_2(&"lm worker: cannot post the file".into(), &error);
+    }
 }
 
 /// Resolves on the worker's next turn (a zero timeout), after the messages already queued.

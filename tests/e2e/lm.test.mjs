@@ -43,6 +43,18 @@ test('language model: the page\'s perplexities equal the float64 reference, exac
   const elu5Perplexity = Math.exp(elu5.losses.reduce((a, b) => a + b, 0) / elu5.losses.length);
   const swapped = Number(await page.$eval('.lm-swapped', (e) => e.dataset.swappedPerplexity));
   assert.ok(Math.abs(swapped / elu5Perplexity - 1) < 2e-3, `swapped ${swapped} against ${elu5Perplexity}`);
+  // The per-layer chart: every layer's bar, and layer 5's equal to the swap in layer 5 alone
+  // (both start from the same exact states: the same number to the last digit shown).
+  await page.waitForFunction(() => document.querySelector('.lm-layer-chart')?.dataset.done === 'true', null, { timeout: 180_000 });
+  assert.equal(await page.$eval('.lm-layer-chart', (c) => c.dataset.bars), '30');
+  // Shared by two workers where there are two cores, the second handed the first's file.
+  if (await page.evaluate(() => navigator.hardwareConcurrency) >= 2) {
+    assert.equal(await page.$eval('.lm-layer-chart', (c) => c.dataset.parts), '2');
+  }
+  assert.match(await page.textContent('.lm-layers'), /All 30 layers in/);
+  assert.equal(await page.$$eval('.lm-layer-numbers tbody tr', (rows) => rows.length), 30);
+  const layer5 = await page.$eval('.lm-layer-numbers tr[data-layer="5"]', (row) => row.dataset.perplexity);
+  assert.equal(Number(layer5).toFixed(3), swapped.toFixed(3), 'layer 5 alone in the chart and in the swap');
   // The model's own tokens, one span each.
   assert.equal(await page.$$eval('.lm-token', (t) => t.length), sentence.ids.length);
   // A token chosen shows what the model expected there, both ways.
@@ -74,6 +86,13 @@ test('language model: bad input gets a sentence, never a page error', async () =
   await paste(page, 'bell\u0007 and escape\u001b[0m and nul\u0000 here');
   await waitAnswer(page, 3);
   assert.ok(Number(await page.$eval('.lm-exact', (e) => e.dataset.perplexity)) > 1);
+  // Over 1,024 tokens: refused with the count, then a short text is scored again.
+  await paste(page, 'one two '.repeat(600));
+  await waitAnswer(page, 4);
+  assert.match(await page.textContent('.lm-figure'), /the text has \d+ tokens; at most 1024 are read/);
+  await paste(page, 'A short text again.');
+  await waitAnswer(page, 5);
+  assert.ok(Number(await page.$eval('.lm-exact', (e) => e.dataset.perplexity)) > 1);
   // A layer outside the model: refused beside the box, the configuration kept.
   await page.fill('#control-lmlayers', '40');
   // A change event, as leaving the box or pressing Enter fires (Firefox over WebDriver BiDi
@@ -85,6 +104,35 @@ test('language model: bad input gets a sentence, never a page error', async () =
   await waitAnswer(page, 1);
   await page.waitForFunction(() => /no causal form/.test(document.querySelector('.lm-swapped')?.textContent ?? ''));
   assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('language model: leaving the view while the file downloads loses nothing', async () => {
+  // The file's response held back two seconds, so the reader leaves while it is on its way.
+  const { page, problems, context } = await openPage(shared.browser, 'about:blank');
+  await context.route('**/model/*.gguf', async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await route.continue();
+  });
+  await page.goto(`${shared.server.url}?view=lm&lmmethod=none&text=${encodeURIComponent(sentence.text)}`);
+  await page.waitForFunction(() => document.querySelector('.lm-status')?.dataset.lmState === 'downloading');
+  await page.click('button[data-view="kernel"]');
+  await page.waitForFunction(() => document.querySelector('.app')?.dataset.status === 'ready', null, { timeout: 60_000 });
+  await page.click('button[data-view="lm"]');
+  await waitAnswer(page, 1);
+  const exact = Number(await page.$eval('.lm-exact', (e) => e.dataset.perplexity));
+  assert.ok(Math.abs(exact / sentence.perplexity - 1) < 2e-3, `exact ${exact} against ${sentence.perplexity}`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('language model: a download that breaks off is named', async () => {
+  const { page, problems, context } = await openPage(shared.browser, 'about:blank');
+  await context.route('**/model/*.gguf', (route) => route.abort('connectionreset'));
+  await page.goto(`${shared.server.url}?view=lm`);
+  await page.waitForFunction(() => document.querySelector('.lm-status')?.dataset.lmState === 'failed', null, { timeout: 60_000 });
+  assert.match(await page.textContent('.lm-status'), /not served: run scripts\/fetch-model\.sh/);
+  assert.deepEqual(problems.filter((p) => !/Failed to load resource|NetworkError|net::/.test(p)), []);
   await context.close();
 });
 

@@ -43,6 +43,12 @@ try {
     // The language model's answer (its file loads in its own worker), then a token chosen.
     await page.waitForFunction(() => Number(document.querySelector('.lm-figure')?.dataset.answer ?? 0) > 0
       || document.querySelector('.lm-status')?.dataset.lmState === 'failed', null, { timeout: 600_000 });
+    // The per-layer chart, when a method is chosen: every bar in.
+    if (!/lmmethod=none/.test(query)) {
+      await page.waitForFunction(() => document.querySelector('.lm-layer-chart')?.dataset.done === 'true'
+        || document.querySelector('.lm-status')?.dataset.lmState === 'failed', null, { timeout: 600_000 });
+      console.error(JSON.stringify(await page.$eval('.lm-layer-chart', (c) => ({ ...c.dataset }))));
+    }
     const token = await page.$('.lm-token >> nth=6');
     if (token) await token.hover();
   } else {

@@ -164,6 +164,11 @@ impl LlamaModel {
         Self::from_gguf_bytes(bytes)
     }
 
+    /// The file the model reads (another worker can be handed it rather than fetch it again).
+    pub fn file_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// Any Llama GGUF whose tensors are F32 norms and F32, F16, Q4_1 or Q8_0 matrices (the
     /// tests build small ones): shapes against the configuration, norms finite, every block's
     /// scale finite.

@@ -11,7 +11,10 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use crate::lab::models::smollm::{LmFromWorker, LmJob, LmLayerBar, LmReport, LmToWorker};
+use crate::lab::models::smollm::{
+    LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LmFromWorker, LmJob, LmLayerBar, LmReport, LmToWorker,
+    Share,
+};
 use crate::lab::pool::{decode, encode};
 
 /// Where the model stands.
@@ -40,7 +43,8 @@ pub struct LmAnswer {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LmChart {
     pub job: LmJob,
-    /// In the order they came (deepest layer first).
+    /// In the order they came (deepest layer first), the last one perhaps with some of its
+    /// draws still to come.
     pub bars: Vec<LmLayerBar>,
     /// Every bar is in, or `error` says why the chart stopped.
     pub done: bool,
@@ -48,6 +52,9 @@ pub struct LmChart {
     /// From the request to its first bar, and to its end.
     pub first_bar_ms: Option<f64>,
     pub total_ms: Option<f64>,
+    /// Workers sharing the chart, and those that have ended their share.
+    pub parts: usize,
+    pub ended: usize,
 }
 
 /// The worker's message and error handlers.
@@ -73,6 +80,11 @@ struct Inner {
     /// The id of the per-layer chart asked last.
     chart_id: Option<u64>,
     answers: u32,
+    /// A second worker that computes half of each per-layer chart (started once the first has
+    /// the model, where the machine has a second core); `None` once it failed.
+    helper: Option<Worker>,
+    helper_handlers: Option<Handlers>,
+    helper_ready: bool,
 }
 
 /// The page's handle on the language model's worker.
@@ -105,39 +117,85 @@ impl LmClient {
         if inner.borrow().worker.is_some() {
             return;
         }
-        let script = if crate::ui::pool::relaxed_simd() {
-            "./model-worker_loader.js?lm"
-        } else {
-            "./model-worker-simd128_loader.js?lm"
+        let spawned = spawn(
+            "",
+            move |data| self.on_message(data, false),
+            move |message| self.fail(format!("the language model's worker stopped: {message}")),
+        );
+        let Some((worker, handlers)) = spawned else {
+            self.state.set(LmState::Failed(
+                "this browser could not start the language model's worker".into(),
+            ));
+            return;
         };
-        let worker = match Worker::new(script) {
-            Ok(worker) => worker,
-            Err(_) => {
-                self.state.set(LmState::Failed(
-                    "this browser could not start the language model's worker".into(),
-                ));
-                return;
-            }
-        };
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            self.on_message(event.data());
-        });
-        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
-            let message = js_sys::Reflect::get(&event, &"message".into())
-                .ok()
-                .and_then(|m| m.as_string())
-                .unwrap_or_else(|| "its script did not load".into());
-            self.fail(format!("the language model's worker stopped: {message}"));
-        });
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         self.state.set(LmState::Downloading {
             loaded: 0,
             total: None,
         });
         let mut inner = inner.borrow_mut();
         inner.worker = Some(worker);
-        inner.handlers = Some((on_message, on_error));
+        inner.handlers = Some(handlers);
+    }
+
+    /// Starts the chart's second worker, where there is a second core (its file comes from
+    /// the browser's cache: the first worker has fetched it).
+    fn start_helper(self) {
+        let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
+        let inner = self.inner.get_value();
+        if cores < 2.0 || inner.borrow().helper.is_some() {
+            return;
+        }
+        let spawned = spawn(
+            &format!("&{LM_FILE_FROM_PAGE}"),
+            move |data| self.on_message(data, true),
+            move |message| self.helper_failed(message),
+        );
+        if let Some((worker, handlers)) = spawned {
+            let mut inner = inner.borrow_mut();
+            inner.helper = Some(worker);
+            inner.helper_handlers = Some(handlers);
+        }
+    }
+
+    /// Hands the first worker's file (`{ lmFile: Uint8Array }`) to the second, its buffer
+    /// transferred, never copied into the page; whether `data` was the file.
+    fn pass_file(self, data: &JsValue) -> bool {
+        let file = js_sys::Reflect::get(data, &LM_FILE_MESSAGE.into())
+            .ok()
+            .and_then(|file| file.dyn_into::<js_sys::Uint8Array>().ok());
+        let Some(file) = file else {
+            return false;
+        };
+        let inner = self.inner.get_value();
+        let passed = inner.borrow().helper.as_ref().map(|helper| {
+            helper.post_message_with_transfer(data, &js_sys::Array::of1(&file.buffer()))
+        });
+        if let Some(Err(_)) = passed {
+            self.helper_failed("the file could not be handed to it".into());
+        }
+        true
+    }
+
+    /// The second worker stopped: charts go on the first alone; a chart it was computing part
+    /// of says so.
+    fn helper_failed(self, message: String) {
+        let inner = self.inner.get_value();
+        {
+            let mut inner = inner.borrow_mut();
+            if let Some(helper) = inner.helper.take() {
+                helper.terminate();
+            }
+            inner.helper_ready = false;
+        }
+        self.chart.update(|chart| {
+            if let Some(chart) = chart.as_mut().filter(|c| c.parts > 1 && !c.done) {
+                chart.done = true;
+                chart.error = Some(format!(
+                    "the chart's second worker stopped ({message}); change the text or the \
+                     method to compute it on one"
+                ));
+            }
+        });
     }
 
     /// Asks for `job`'s report (sent now if the worker is free, else kept as the next one).
@@ -175,6 +233,11 @@ impl LmClient {
             drop(inner);
             self.fail("the page could not send the text to the language model's worker".into());
             return;
+        }
+        if let Some(helper) = &inner.helper {
+            // The chart of the text before is not wanted any more (the first worker stops its
+            // own when it reads the new request).
+            let _ = post(Some(helper), &LmToWorker::StopChart);
         }
         inner.in_flight = Some((id, job.clone()));
         inner.last_sent = Some(job);
@@ -215,11 +278,18 @@ impl LmClient {
         }
         inner.next_id += 1;
         let id = inner.next_id;
-        let message = LmToWorker::PerLayer {
+        let helper = inner.helper.clone().filter(|_| inner.helper_ready);
+        let message = |index, count| LmToWorker::PerLayer {
             id,
             job: job.clone(),
+            share: Share { index, count },
         };
-        if post(inner.worker.as_ref(), &message).is_none() {
+        // The second worker's half first: if it cannot take it, the first takes all.
+        let parts = match &helper {
+            Some(helper) if post(Some(helper), &message(1, 2)).is_some() => 2,
+            _ => 1,
+        };
+        if post(inner.worker.as_ref(), &message(0, parts)).is_none() {
             return;
         }
         inner.chart_id = Some(id);
@@ -231,6 +301,8 @@ impl LmClient {
             error: None,
             first_bar_ms: None,
             total_ms: None,
+            parts,
+            ended: 0,
         }));
     }
 
@@ -239,18 +311,67 @@ impl LmClient {
         self.inner.get_value().borrow().chart_id == Some(id)
     }
 
+    /// A bar, or the end of a worker's share, of the chart asked last (an older chart's are
+    /// dropped).
+    fn on_chart(self, message: LmFromWorker) {
+        match message {
+            LmFromWorker::LayerBar { id, bar, ms } if self.is_current_chart(id) => {
+                self.chart.update(|chart| {
+                    if let Some(chart) = chart {
+                        chart.first_bar_ms.get_or_insert(ms);
+                        // A bar comes after each of its draws: the newest replaces the last.
+                        match chart.bars.iter_mut().find(|b| b.layer == bar.layer) {
+                            Some(known) => *known = bar,
+                            None => chart.bars.push(bar),
+                        }
+                    }
+                });
+            }
+            LmFromWorker::LayersEnded { id, ms, error } if self.is_current_chart(id) => {
+                self.chart.update(|chart| {
+                    if let Some(chart) = chart {
+                        chart.ended += 1;
+                        if error.is_some() || chart.ended >= chart.parts {
+                            chart.done = true;
+                            chart.total_ms = Some(ms);
+                            chart.error = chart.error.take().or(error);
+                        }
+                    }
+                });
+            }
+            _ => {}
+        }
+    }
+
     fn fail(self, message: String) {
         self.busy.set(false);
         self.state.set(LmState::Failed(message));
     }
 
-    fn on_message(self, data: JsValue) {
+    /// A message of the first worker, or of the chart's second (`from_helper`), which only
+    /// loads the model and computes its share of charts.
+    fn on_message(self, data: JsValue, from_helper: bool) {
         if data.as_string().as_deref() == Some(crate::worker::READY) {
+            if from_helper {
+                // The second worker listens: the first sends it the file, through the page.
+                let inner = self.inner.get_value();
+                let sent = post(inner.borrow().worker.as_ref(), &LmToWorker::SendFile);
+                if sent.is_none() {
+                    self.helper_failed("the file could not be asked for".into());
+                }
+            }
+            return;
+        }
+        if !from_helper && self.pass_file(&data) {
             return;
         }
         let bytes = js_sys::Uint8Array::new(&data).to_vec();
         let message = match decode::<LmFromWorker>(&bytes) {
             Ok(message) => message,
+            Err(error) if from_helper => {
+                self.helper_failed(format!("an unreadable message: {error}"));
+                return;
+            }
             Err(error) => {
                 self.fail(format!(
                     "an unreadable answer from the language model: {error}"
@@ -258,6 +379,28 @@ impl LmClient {
                 return;
             }
         };
+        if from_helper {
+            match message {
+                LmFromWorker::Loaded { .. } => {
+                    self.inner.get_value().borrow_mut().helper_ready = true;
+                    // A chart begun on one worker starts again on both.
+                    let alone = self.chart.with_untracked(|c| {
+                        c.as_ref()
+                            .filter(|c| !c.done && c.parts == 1)
+                            .map(|c| c.job.clone())
+                    });
+                    if let Some(job) = alone {
+                        self.ask_chart(&job);
+                    }
+                }
+                LmFromWorker::Failed(message) => self.helper_failed(message),
+                LmFromWorker::LayerBar { .. } | LmFromWorker::LayersEnded { .. } => {
+                    self.on_chart(message);
+                }
+                LmFromWorker::Progress { .. } | LmFromWorker::Scored { .. } => {}
+            }
+            return;
+        }
         match message {
             LmFromWorker::Progress { loaded, total } => {
                 self.state.set(LmState::Downloading { loaded, total });
@@ -266,6 +409,7 @@ impl LmClient {
                 self.state.set(LmState::Ready { bytes, load_ms });
                 self.inner.get_value().borrow_mut().ready = true;
                 self.send_waiting();
+                self.start_helper();
             }
             LmFromWorker::Failed(message) => self.fail(message),
             LmFromWorker::Scored { id, report } => {
@@ -299,26 +443,8 @@ impl LmClient {
                 self.busy.set(false);
                 self.send_waiting();
             }
-            LmFromWorker::LayerBar { id, bar, ms } => {
-                if self.is_current_chart(id) {
-                    self.chart.update(|chart| {
-                        if let Some(chart) = chart {
-                            chart.first_bar_ms.get_or_insert(ms);
-                            chart.bars.push(bar);
-                        }
-                    });
-                }
-            }
-            LmFromWorker::LayersEnded { id, ms, error } => {
-                if self.is_current_chart(id) {
-                    self.chart.update(|chart| {
-                        if let Some(chart) = chart {
-                            chart.done = true;
-                            chart.total_ms = Some(ms);
-                            chart.error = error;
-                        }
-                    });
-                }
+            LmFromWorker::LayerBar { .. } | LmFromWorker::LayersEnded { .. } => {
+                self.on_chart(message);
             }
         }
     }
@@ -329,4 +455,33 @@ fn post(worker: Option<&Worker>, message: &LmToWorker) -> Option<()> {
     let bytes = encode(message).ok()?;
     let array = js_sys::Uint8Array::from(&bytes[..]);
     worker?.post_message(&array).ok()
+}
+
+/// Starts a language model worker (the `model-worker` build with `?lm` and `parameters`, each
+/// after a `&`) with its handlers:
+/// `on_data` sees each message's data, `on_error` the sentence of a worker that stopped.
+fn spawn(
+    parameters: &str,
+    on_data: impl Fn(JsValue) + 'static,
+    on_error: impl Fn(String) + 'static,
+) -> Option<(Worker, Handlers)> {
+    let script = if crate::ui::pool::relaxed_simd() {
+        "./model-worker_loader.js?lm"
+    } else {
+        "./model-worker-simd128_loader.js?lm"
+    };
+    let worker = Worker::new(&format!("{script}{parameters}")).ok()?;
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        on_data(event.data());
+    });
+    let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
+        let message = js_sys::Reflect::get(&event, &"message".into())
+            .ok()
+            .and_then(|m| m.as_string())
+            .unwrap_or_else(|| "its script did not load".into());
+        on_error(message);
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    Some((worker, (on_message, on_error)))
 }

@@ -62,7 +62,7 @@ pub(super) fn LayerChart(client: LmClient) -> impl IntoView {
             }
             _ => format!(
                 "{} of {LM_LAYERS} layers in{first}{draws}; the rest follow.",
-                chart.bars.len()
+                chart.bars.iter().filter(|b| b.complete).count()
             ),
         })
     };
@@ -120,6 +120,7 @@ pub(super) fn LayerChart(client: LmClient) -> impl IntoView {
                 <div
                     class="lm-layer-chart"
                     data-bars=move || client.chart.with(|c| c.as_ref().map_or(0, |c| c.bars.len()))
+                    data-parts=move || client.chart.with(|c| c.as_ref().map_or(0, |c| c.parts))
                     data-done=move || client.chart.with(|c| c.as_ref().is_some_and(|c| c.done).to_string())
                     data-first-bar-ms=move || client.chart.with(|c| c.as_ref().and_then(|c| c.first_bar_ms).map(|ms| format!("{ms:.0}")))
                     data-total-ms=move || client.chart.with(|c| c.as_ref().and_then(|c| c.total_ms).map(|ms| format!("{ms:.0}")))

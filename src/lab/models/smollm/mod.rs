@@ -10,8 +10,8 @@ pub mod report;
 pub mod sweep;
 
 pub use protocol::{
-    LM_FILE_BYTES, LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob, LmLayerBar, LmLayerReport, LmReport,
-    LmSwapReport, LmToWorker, NextToken, TOP_TOKENS,
+    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob,
+    LmLayerBar, LmLayerReport, LmReport, LmSwapReport, LmToWorker, NextToken, Share, TOP_TOKENS,
 };
 #[cfg(feature = "text-model")]
 pub use report::{lm_report, lm_tokens, per_layer_report, score, swap_of};

@@ -70,6 +70,9 @@ pub struct LmReport {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LmLayerBar {
     pub layer: usize,
+    /// Whether every draw is in (a bar is sent after each draw, its spread refined as they
+    /// come).
+    pub complete: bool,
     /// Over the draws that ran.
     pub perplexity: Option<Spread>,
     pub failed_draws: usize,
@@ -117,7 +120,37 @@ pub enum LmToWorker {
     /// The per-layer chart of the job's method over every layer, bar by bar
     /// ([`LmFromWorker::LayerBar`], then [`LmFromWorker::LayersEnded`]); replaces any chart
     /// under way.
-    PerLayer { id: u64, job: LmJob },
+    PerLayer { id: u64, job: LmJob, share: Share },
+    /// Stop the chart under way (the page has moved on to another text or setting).
+    StopChart,
+    /// Post the model's file to the page (not postcard: a JS object `{ lmFile: Uint8Array }`,
+    /// its buffer transferred), which hands it to the chart's second worker.
+    SendFile,
+}
+
+/// The property of the message that carries the file from one worker to another through the
+/// page (see [`LmToWorker::SendFile`]).
+pub const LM_FILE_MESSAGE: &str = "lmFile";
+/// What a worker's address says when its file comes from the page, not from the server.
+pub const LM_FILE_FROM_PAGE: &str = "file=page";
+
+/// Which of a chart's layers a worker computes when several share it: of the layers taken
+/// deepest first, those at positions `index`, `index + count`, … (so each worker's share costs
+/// about the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Share {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Share {
+    /// The whole chart, on one worker.
+    pub const ALL: Share = Share { index: 0, count: 1 };
+
+    /// Whether the layer at `position` (deepest first) is this share's.
+    pub fn takes(self, position: usize) -> bool {
+        position % self.count.max(1) == self.index % self.count.max(1)
+    }
 }
 
 /// A message from the language model's worker.

@@ -4,10 +4,10 @@
 //! softmax in the chosen layers, causally (each query sees its own and earlier keys only), over
 //! several draws of a random method.
 
-use super::protocol::LmJob;
 use super::protocol::{
     LM_MAX_TOKENS, LmLayerBar, LmLayerReport, LmReport, LmSwapReport, NextToken, TOP_TOKENS,
 };
+use super::protocol::{LmJob, Share};
 use super::sweep::LayerSweep;
 use crate::lab::config::{ExperimentConfig, MAX_TEXT_BYTES};
 use crate::lab::models::head_swap::{Swap, SwapMethod, registry_of, replacement_of};
@@ -195,9 +195,9 @@ pub fn per_layer_report(
 ) -> Result<LmLayerReport, LmError> {
     let ids = lm_tokens(model, text)?;
     let exact = model.exact_run(&ids, 0)?;
-    let mut sweep = LayerSweep::new(model, config, swap);
+    let mut sweep = LayerSweep::new(model, config, swap, Share::ALL);
     while !sweep.is_done() {
-        if let Some(bar) = sweep.step(model, &exact)? {
+        if let Some(bar) = sweep.step(model, &exact)?.filter(|b| b.complete) {
             on_bar(&bar);
         }
     }

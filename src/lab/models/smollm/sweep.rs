@@ -8,7 +8,7 @@
 //! layer alone. The deepest layers go first: they cost least, so the first bars come within a
 //! fraction of one forward.
 
-use super::protocol::{LmLayerBar, LmLayerReport};
+use super::protocol::{LmLayerBar, LmLayerReport, Share};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::models::head_swap::{
     RegistryContext, Swap, SwapMethod, registry_of, replacement_of,
@@ -31,12 +31,19 @@ pub struct LayerSweep {
 }
 
 impl LayerSweep {
-    /// The bars of `swap.layers` (each once, deepest first) with `swap.draws` draws of a random
-    /// method (one of a deterministic one); the method's settings from `config`.
-    pub fn new(model: &LlamaModel, config: &ExperimentConfig, swap: &Swap) -> Self {
+    /// The bars of `swap.layers` in `share` (each once, deepest first) with `swap.draws` draws
+    /// of a random method (one of a deterministic one); the method's settings from `config`.
+    pub fn new(model: &LlamaModel, config: &ExperimentConfig, swap: &Swap, share: Share) -> Self {
         let mut layers = swap.layers.clone();
-        layers.sort_unstable();
+        layers.sort_unstable_by(|a, b| b.cmp(a));
         layers.dedup();
+        let mut layers: Vec<usize> = layers
+            .into_iter()
+            .enumerate()
+            .filter(|&(position, _)| share.takes(position))
+            .map(|(_, layer)| layer)
+            .collect();
+        layers.reverse();
         let draws = if swap.method.is_random() {
             swap.draws.max(1)
         } else {
@@ -66,9 +73,10 @@ impl LayerSweep {
         &self.bars
     }
 
-    /// One draw of the next bar on `run` (the text's exact forward); the bar once its last
-    /// draw is in, `None` before (or when every bar is in). A draw whose estimated normaliser
-    /// is not positive is counted as failed with its reason; other errors end the chart.
+    /// One draw of the next bar on `run` (the text's exact forward), and the bar as its draws so
+    /// far make it (`complete` once its last draw is in; `None` when every bar is in). A draw
+    /// whose estimated normaliser is not positive is counted as failed with its reason; other
+    /// errors end the chart.
     pub fn step(
         &mut self,
         model: &LlamaModel,
@@ -98,19 +106,21 @@ impl LayerSweep {
             Err(other) => return Err(other),
         }
         self.draw += 1;
-        if self.draw < self.draws {
-            return Ok(None);
-        }
-        self.swap.layers.pop();
-        self.draw = 0;
+        let complete = self.draw == self.draws;
         let bar = LmLayerBar {
             layer,
-            failed_draws: self.draws - self.perplexities.len(),
+            complete,
+            failed_draws: self.draw - self.perplexities.len(),
             perplexity: Spread::of(&self.perplexities),
-            failure: self.failure.take(),
+            failure: self.failure.clone(),
         };
-        self.perplexities.clear();
-        self.bars.push(bar.clone());
+        if complete {
+            self.swap.layers.pop();
+            self.draw = 0;
+            self.perplexities.clear();
+            self.failure = None;
+            self.bars.push(bar.clone());
+        }
         Ok(Some(bar))
     }
 
