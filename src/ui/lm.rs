@@ -56,7 +56,7 @@ enum Colouring {
 /// The view.
 ///
 /// - `config`, `set_config`: the configuration (this reads and writes `text`, `lmmethod`,
-///   `lmlayers`, `features`, `swapdraws`).
+///   `lmlayers`, `lmchart`, `features`, `swapdraws`).
 /// - `client`: the language model's worker, kept by the page across views.
 #[component]
 pub fn LmView(
@@ -155,6 +155,8 @@ pub fn LmView(
                     view! {
                         <span
                             class="lm-token"
+                            data-id=r.ids.get(i).copied()
+                            data-next-id=r.top.get(i).and_then(|top| top.first()).map(|t| t.id)
                             tabindex="0"
                             style=style
                             aria-label=label
@@ -217,6 +219,18 @@ pub fn LmView(
                     on:change=on_layers
                 />
                 {move || layers_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+                <label class="check">
+                    <input
+                        type="checkbox"
+                        name="lmchart"
+                        prop:checked=move || config.with(|c| c.attention.lm_chart)
+                        on:change=move |ev| {
+                            let on = event_target_checked(&ev);
+                            set_config.update(|c| c.attention.lm_chart = on);
+                        }
+                    />
+                    " chart each layer alone (both cores, seconds per text)"
+                </label>
                 <NumberControl param=Param::Features config set_config id_prefix="lm-"/>
                 <NumberControl param=Param::SwapDraws config set_config id_prefix="lm-"/>
             </aside>
@@ -224,6 +238,10 @@ pub fn LmView(
                 <p
                     class="status lm-status"
                     aria-live="polite"
+                    data-load-ms=move || match client.state.get() {
+                        LmState::Ready { load_ms, .. } => Some(format!("{load_ms:.0}")),
+                        _ => None,
+                    }
                     data-lm-state=move || match client.state.get() {
                         LmState::Idle => "idle",
                         LmState::Downloading { .. } => "downloading",
@@ -336,11 +354,20 @@ fn summary_view(r: &Rc<LmReport>, count: u32) -> impl IntoView + use<> {
             ),
         };
         view! {
-            <p class="lm-swapped" data-swapped-perplexity=s.perplexity.as_ref().map(|p| format!("{:.4}", p.mean))>{text}</p>
+            <p
+                class="lm-swapped"
+                data-swapped-perplexity=s.perplexity.as_ref().map(|p| format!("{:.4}", p.mean))
+                data-swap-forward-ms=format!("{:.1}", s.forward_ms)
+            >{text}</p>
         }
     });
     view! {
-        <p class="lm-exact" data-perplexity=format!("{:.4}", r.perplexity) data-answer=count>{exact}</p>
+        <p
+            class="lm-exact"
+            data-perplexity=format!("{:.4}", r.perplexity)
+            data-forward-ms=format!("{:.1}", r.forward_ms)
+            data-answer=count
+        >{exact}</p>
         {swapped}
     }
 }

@@ -127,6 +127,9 @@ pub struct AttentionSettings {
     pub lm_method: Option<MethodId>,
     /// The language model's layers that run it, sorted, no repeats, each below [`LM_LAYERS`].
     pub lm_layers: Vec<usize>,
+    /// Whether the language model view charts the method in each layer alone (30 forwards
+    /// from the middle of the model on, per draw: seconds of both cores for every text).
+    pub lm_chart: bool,
 }
 
 /// The language model's layers (SmolLM2-135M).
@@ -329,6 +332,7 @@ impl Default for AttentionSettings {
             length_max: 0,
             lm_method: MethodId::from_id("prf-pos"),
             lm_layers: (0..LM_LAYERS).collect(),
+            lm_chart: true,
         }
     }
 }

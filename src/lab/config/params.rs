@@ -456,6 +456,19 @@ param_table! {
         |c| !c.attention.lm_layers.is_empty()
             && c.attention.lm_layers.windows(2).all(|p| p[0] < p[1])
             && c.attention.lm_layers.iter().all(|&l| l < super::attention::LM_LAYERS)),
+    LmChart "lmchart" => text("per-layer chart",
+        "whether the language model view charts the method in each layer alone (view=lm)", Attention,
+        || "on or off".to_string(),
+        |c| if c.attention.lm_chart { "on" } else { "off" }.to_string(),
+        |c, t| {
+            c.attention.lm_chart = match t.trim() {
+                "on" => true,
+                "off" => false,
+                _ => return Err(Rejection::NotAllowed),
+            };
+            Ok(())
+        },
+        every_value_allowed),
     LengthMax "lmax" => number("length study up to L",
         "the length study's longest sequence L (0 turns it off; it measures L = 128, 256, … up to this)",
         Attention, int(0.0, 16384.0), true,

@@ -248,7 +248,7 @@ impl LmClient {
     /// Asks for the per-layer chart of `job` (the job just answered), unless a newer job
     /// waits: its answer will ask for its own.
     fn ask_chart(self, job: &LmJob) {
-        if job.method().is_none() {
+        if job.method().is_none() || !job.config.attention.lm_chart {
             self.chart.set(None);
             return;
         }
