@@ -1,8 +1,9 @@
 //! The page's entry point: scripts/build-page.sh builds this binary for
 //! `wasm32-unknown-unknown` and splits its module at [`attention_view`], [`tour_step`],
-//! [`kernel_below`] and [`export_actions`]: the first view (the kernel view) loads the main
-//! part; the attention view, the tour's step panel, the kernel view's panels below its first
-//! screen and the export's work are fetched the first time they are needed
+//! [`kernel_below`], [`export_actions`] and [`lm_view`]: the first view (the kernel view) loads
+//! the main part; the attention view, the tour's step panel, the kernel view's panels below its
+//! first screen, the export's work and the language model's view are fetched the first time
+//! they are needed
 //! (docs/architecture.md, "The page's module in parts").
 
 /// The split point: everything only [`softmax_kernel_lab::ui::mount_attention`] reaches (the
@@ -43,6 +44,14 @@ fn export_actions()
     Ok(softmax_kernel_lab::ui::run_export)
 }
 
+/// The fifth split point: the language model's view (its controls, token colouring, per-layer
+/// chart and the worker's handling), fetched the first time the view is shown.
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
+#[wasm_split_helpers::wasm_split(lm_view, fallible)]
+fn lm_view() -> Result<softmax_kernel_lab::ui::LmMount, wasm_split_helpers::SplitLoaderError> {
+    Ok(softmax_kernel_lab::ui::mount_lm)
+}
+
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
     softmax_kernel_lab::ui::start(softmax_kernel_lab::ui::Splits {
@@ -50,6 +59,7 @@ fn main() {
         tour: || Box::pin(async { tour_step().await.map_err(|e| e.to_string()) }),
         below: || Box::pin(async { kernel_below().await.map_err(|e| e.to_string()) }),
         export: || Box::pin(async { export_actions().await.map_err(|e| e.to_string()) }),
+        lm: || Box::pin(async { lm_view().await.map_err(|e| e.to_string()) }),
     });
 }
 

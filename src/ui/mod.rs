@@ -11,11 +11,13 @@ mod embed;
 mod export;
 pub use export::{ExportAction, ExportJob, ExportLoad, export_linked, run_export};
 mod lazy_attention;
+mod lazy_lm;
 mod lm;
 mod math;
 pub use lazy_attention::{
     AttentionLoad, AttentionLoading, AttentionMount, attention_linked, mount_attention,
 };
+pub use lazy_lm::{LmLoad, LmLoading, LmMount, lm_linked, mount_lm};
 mod on_demand;
 mod paced;
 mod pool;
@@ -59,6 +61,8 @@ pub struct Splits {
     pub below: BelowLoad,
     /// The CSV and JSON export's work ([`ExportLoad`]).
     pub export: ExportLoad,
+    /// The language model's view ([`LmLoad`]).
+    pub lm: LmLoad,
 }
 
 impl Splits {
@@ -69,6 +73,7 @@ impl Splits {
             tour: tour_linked,
             below: below_linked,
             export: export_linked,
+            lm: lm_linked,
         }
     }
 }
@@ -208,6 +213,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     provide_context(TourLoader::new(splits.tour));
     provide_context(BelowLoader::new(splits.below));
     provide_context(ExportActions(splits.export));
+    let lm_loader = lazy_lm::LmLoader::new(splits.lm);
     if crash {
         Effect::new(|_| {
             panic!("deliberate panic requested by ?crash=1 (tests the recovery banner)")
@@ -496,6 +502,8 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
                     class="tab"
                     data-view="lm"
                     aria-selected=move || config.with(|c| c.view == View::Lm).to_string()
+                    on:pointerenter=move |_| lm_loader.start()
+                    on:focus=move |_| lm_loader.start()
                     on:click=move |_| set_config.update(|c| c.view = View::Lm)
                 >"Language model"</button>
             </nav>
@@ -503,7 +511,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
                 when=move || config.with(|c| c.view == View::Kernel)
                 // Rebuilt when the view changes, not with every setting.
                 fallback=move || move || if shown_view.get() == View::Lm {
-                    view! { <lm::LmView config set_config client=lm_client/> }.into_any()
+                    view! { <lazy_lm::LazyLmView config set_config client=lm_client loader=lm_loader/> }.into_any()
                 } else {
                     view! { <LazyAttentionView config set_config/> }.into_any()
                 }
