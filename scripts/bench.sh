@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: release build, the page in headless Chromium, and the NumPy baseline in the same
 # run; prints one JSON object as its last line (see README, "Benchmark"). Never fails on timing.
-# BENCH_SKIP_PEER=1 leaves out the model's peer, transformers.js (docs/benchmark.md, "The peer").
+# BENCH_SKIP_PEER=1 leaves out the models' peers, transformers.js and wllama (docs/benchmark.md).
 set -Eeuo pipefail
 # shellcheck source=env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -33,4 +33,6 @@ if [[ -z "${BENCH_SKIP_PEER:-}" ]]; then
   PYTHONPATH="$peer_python:$PYTHONPATH" python3 bench/peer/make_onnx.py >&2
 fi
 node tests/e2e/model-bench.mjs
+# The language model's view against wllama on the same GGUF (its own JSON line).
+node tests/e2e/lm-bench.mjs
 node tests/e2e/bench.mjs
