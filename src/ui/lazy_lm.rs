@@ -1,7 +1,11 @@
 //! The language model's view on demand: like the attention view ([`super::lazy_attention`]),
 //! its code is a split part of the page's module (src/main.rs: `lm_view`), fetched the first
-//! time the view is shown (or its tab is pointed at). The worker's handle ([`LmClient`]) stays
-//! in the first part, so the model loads once per page whatever view is shown.
+//! time the view is shown (or its tab is pointed at). The page keeps the worker's handle
+//! ([`LmClient`]) across views in an [`LmSlot`], so the model loads once per page; the slot does
+//! not name the handle's type, so none of its code is in the first part.
+
+use std::any::Any;
+use std::rc::Rc;
 
 use leptos::prelude::*;
 
@@ -9,9 +13,33 @@ use super::lm::{LmClient, LmView};
 use super::on_demand::{Load, LoadState, Loader, Loading};
 use crate::lab::config::ExperimentConfig;
 
+/// Where the page keeps the language model's worker handle between views: filled by the view's
+/// split part the first time it is shown.
+#[derive(Clone, Copy)]
+pub struct LmSlot(StoredValue<Option<Rc<dyn Any>>, LocalStorage>);
+
+impl LmSlot {
+    pub fn new() -> Self {
+        Self(StoredValue::new_local(None))
+    }
+
+    /// The handle, made the first time.
+    fn client(self) -> LmClient {
+        let kept = self.0.with_value(|kept| {
+            kept.as_ref()
+                .and_then(|c| c.downcast_ref::<LmClient>().copied())
+        });
+        kept.unwrap_or_else(|| {
+            let client = LmClient::new();
+            self.0.set_value(Some(Rc::new(client)));
+            client
+        })
+    }
+}
+
 /// Builds the language model's view.
 pub type LmMount =
-    fn(ReadSignal<ExperimentConfig>, WriteSignal<ExperimentConfig>, LmClient) -> AnyView;
+    fn(ReadSignal<ExperimentConfig>, WriteSignal<ExperimentConfig>, LmSlot) -> AnyView;
 
 /// What loading the view's code gives.
 pub type LmLoading = Loading<LmMount>;
@@ -26,8 +54,9 @@ pub type LmLoader = Loader<LmMount>;
 pub fn mount_lm(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
-    client: LmClient,
+    slot: LmSlot,
 ) -> AnyView {
+    let client = slot.client();
     view! { <LmView config set_config client/> }.into_any()
 }
 
@@ -39,19 +68,19 @@ pub fn lm_linked() -> LmLoading {
 /// The view once its code is in: a line while it loads, a sentence and a retry if it fails.
 ///
 /// - `config`, `set_config`: the page's configuration, handed to the view.
-/// - `client`: the language model's worker, kept by the page across views.
+/// - `kept`: where the page keeps the language model's worker across views.
 /// - `loader`: the load of the view's code (the tab starts it early).
 #[component]
 pub fn LazyLmView(
     config: ReadSignal<ExperimentConfig>,
     set_config: WriteSignal<ExperimentConfig>,
-    client: LmClient,
+    kept: LmSlot,
     loader: LmLoader,
 ) -> impl IntoView {
     loader.start();
     move || {
         match loader.state.get() {
-        LoadState::Ready(mount) => untrack(|| mount(config, set_config, client)),
+        LoadState::Ready(mount) => untrack(|| mount(config, set_config, kept)),
         LoadState::Failed(message) => view! {
             <p class="status" role="alert" data-lm-view="error">
                 "The language model's view could not be loaded (" {message} "). "

@@ -302,7 +302,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     on_cleanup(move || pool.with_value(Pool::cancel));
     provide_context(ProbeRunner(pool));
     // Kept across views: the language model loads once per page.
-    let lm_client = lm::LmClient::new();
+    let lm_client = lazy_lm::LmSlot::new();
     let shown_view = Memo::new(move |_| config.with(|c| c.view));
     let model_pool = ModelPool::idle();
     provide_context(model_pool);
@@ -511,7 +511,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
                 when=move || config.with(|c| c.view == View::Kernel)
                 // Rebuilt when the view changes, not with every setting.
                 fallback=move || move || if shown_view.get() == View::Lm {
-                    view! { <lazy_lm::LazyLmView config set_config client=lm_client loader=lm_loader/> }.into_any()
+                    view! { <lazy_lm::LazyLmView config set_config kept=lm_client loader=lm_loader/> }.into_any()
                 } else {
                     view! { <LazyAttentionView config set_config/> }.into_any()
                 }
