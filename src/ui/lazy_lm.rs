@@ -14,24 +14,35 @@ use super::on_demand::{Load, LoadState, Loader, Loading};
 use crate::lab::config::ExperimentConfig;
 
 /// Where the page keeps the language model's worker handle between views: filled by the view's
-/// split part the first time it is shown.
+/// split part the first time it is shown, under the page's reactive owner (made under the
+/// view's, its signals would be disposed when the reader leaves the view).
 #[derive(Clone, Copy)]
-pub struct LmSlot(StoredValue<Option<Rc<dyn Any>>, LocalStorage>);
+pub struct LmSlot(StoredValue<Kept, LocalStorage>);
+
+/// The owner to make the handle under, and the handle once made (its type not named here).
+type Kept = (Option<Owner>, Option<Rc<dyn Any>>);
 
 impl LmSlot {
+    /// An empty slot owned by the current owner (the page's).
     pub fn new() -> Self {
-        Self(StoredValue::new_local(None))
+        Self(StoredValue::new_local((Owner::current(), None)))
     }
 
     /// The handle, made the first time.
     fn client(self) -> LmClient {
-        let kept = self.0.with_value(|kept| {
-            kept.as_ref()
-                .and_then(|c| c.downcast_ref::<LmClient>().copied())
+        let (owner, kept) = self.0.with_value(|(owner, kept)| {
+            let kept = kept
+                .as_ref()
+                .and_then(|c| c.downcast_ref::<LmClient>().copied());
+            (owner.clone(), kept)
         });
         kept.unwrap_or_else(|| {
-            let client = LmClient::new();
-            self.0.set_value(Some(Rc::new(client)));
+            let client = match owner {
+                Some(owner) => owner.with(LmClient::new),
+                None => LmClient::new(),
+            };
+            self.0
+                .update_value(|(_, kept)| *kept = Some(Rc::new(client)));
             client
         })
     }
