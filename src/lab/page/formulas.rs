@@ -36,10 +36,9 @@ pub const LENGTH_STUDY: &str = r"\text{exact: } L^2 (d + d_v) \text{ multiply-ad
 pub const PRF_ESTIMATOR: &str = r"\widehat{\mathrm{SM}}(x, y) = \frac{1}{m} \sum_{k=1}^{m} e^{\omega_k \cdot x - |x|^2/2}\, e^{\omega_k \cdot y - |y|^2/2},\quad \omega_k \sim \mathcal{N}(0, I_d);\quad \operatorname{E} \widehat{\mathrm{SM}} = e^{x \cdot y}";
 pub const PRF_RELATIVE_MSE: &str =
     r"\frac{\mathrm{MSE}(x, y)}{\mathrm{SM}{(x, y)}^2} = \frac{e^{|x + y|^2} - 1}{m}";
-pub const LM_PER_LAYER: &str = r"\mathrm{PPL}_\ell = \exp\Big(-\frac{1}{n-1} \sum_{t=1}^{n-1} \ln p_\ell(x_{t+1} \mid x_{\le t})\Big),\quad \text{layer } \ell\text{: } \operatorname{softmax}(q_t \cdot k_{\le t}/\sqrt{d})\, V \to \frac{\phi(q_t)^\top \sum_{s \le t} \phi(k_s)\, v_s^\top}{\phi(q_t)^\top \sum_{s \le t} \phi(k_s)}";
+pub const LM_PER_LAYER: &str = r"\mathrm{PPL}_\ell = \exp\Big(-\frac{1}{n-1} \sum_{t=1}^{n-1} \ln p_\ell(x_{t+1} \mid x_{\le t})\Big),\quad \text{layer } \ell\text{: } \operatorname{softmax}(q_t \cdot k_{\le t}/\sqrt{d})\, V \to \frac{{\phi(q_t)}^\top \sum_{s \le t} \phi(k_s)\, v_s^\top}{{\phi(q_t)}^\top \sum_{s \le t} \phi(k_s)}";
 /// Every formula above, with its name (for the test that renders each one).
 pub const ALL: [(&str, &str); 32] = [
-    ("LM_PER_LAYER", LM_PER_LAYER),
     ("ATTENTION_LINEAR_RATIO", ATTENTION_LINEAR_RATIO),
     ("ATTENTION_MATRICES", ATTENTION_MATRICES),
     ("ATTENTION_ROW_ERRORS", ATTENTION_ROW_ERRORS),
@@ -71,4 +70,5 @@ pub const ALL: [(&str, &str); 32] = [
     ("LENGTH_STUDY", LENGTH_STUDY),
     ("PRF_ESTIMATOR", PRF_ESTIMATOR),
     ("PRF_RELATIVE_MSE", PRF_RELATIVE_MSE),
+    ("LM_PER_LAYER", LM_PER_LAYER),
 ];
