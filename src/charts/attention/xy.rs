@@ -81,6 +81,28 @@ impl<'a> Plotted<'a> {
         }
     }
 
+    /// A line series as drawn.
+    fn of_series(s: &Series<'a>, axes: (bool, bool)) -> Self {
+        Self::new(
+            s.label,
+            s.colour,
+            (s.dashed, s.markers, s.line),
+            s.points.iter().map(|&(x, y)| (x, y, None)),
+            axes,
+        )
+    }
+
+    /// Points with error bars as drawn, joined by a line or not.
+    fn of_errors(s: &ErrorBarSeries<'a>, line: bool, axes: (bool, bool)) -> Self {
+        Self::new(
+            s.label,
+            s.colour,
+            (false, true, line),
+            s.points.iter().map(|&(x, y, se)| (x, y, Some(se))),
+            axes,
+        )
+    }
+
     fn points(&self) -> impl Iterator<Item = &(f64, f64)> {
         self.runs.iter().flatten()
     }
@@ -101,15 +123,7 @@ pub fn draw_xy(
 ) -> Result<(), ChartError> {
     let plotted: Vec<Plotted<'_>> = series
         .iter()
-        .map(|s| {
-            Plotted::new(
-                s.label,
-                s.colour,
-                (s.dashed, s.markers, s.line),
-                s.points.iter().map(|&(x, y)| (x, y, None)),
-                (log_x, log_y),
-            )
-        })
+        .map(|s| Plotted::of_series(s, (log_x, log_y)))
         .collect();
     draw_lines(canvas, title, (x_label, y_label), &plotted, (log_x, log_y))
 }
@@ -127,15 +141,7 @@ pub fn draw_xy_with_errors(
 ) -> Result<(), ChartError> {
     let plotted: Vec<Plotted<'_>> = series
         .iter()
-        .map(|s| {
-            Plotted::new(
-                s.label,
-                s.colour,
-                (false, true, true),
-                s.points.iter().map(|&(x, y, se)| (x, y, Some(se))),
-                (log_x, log_y),
-            )
-        })
+        .map(|s| Plotted::of_errors(s, true, (log_x, log_y)))
         .collect();
     draw_lines(canvas, title, (x_label, y_label), &plotted, (log_x, log_y))
 }
@@ -154,24 +160,8 @@ pub fn draw_xy_mixed(
 ) -> Result<(), ChartError> {
     let plotted: Vec<Plotted<'_>> = errors
         .iter()
-        .map(|s| {
-            Plotted::new(
-                s.label,
-                s.colour,
-                (false, true, false),
-                s.points.iter().map(|&(x, y, se)| (x, y, Some(se))),
-                (log_x, log_y),
-            )
-        })
-        .chain(lines.iter().map(|s| {
-            Plotted::new(
-                s.label,
-                s.colour,
-                (s.dashed, s.markers, s.line),
-                s.points.iter().map(|&(x, y)| (x, y, None)),
-                (log_x, log_y),
-            )
-        }))
+        .map(|s| Plotted::of_errors(s, false, (log_x, log_y)))
+        .chain(lines.iter().map(|s| Plotted::of_series(s, (log_x, log_y))))
         .collect();
     draw_lines(canvas, title, (x_label, y_label), &plotted, (log_x, log_y))
 }
