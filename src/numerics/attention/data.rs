@@ -3,7 +3,8 @@
 use super::AttentionError;
 
 /// Queries, keys (L × d) and values (L × dv), row-major, already scaled the way the model
-/// scales them (so `P_ij = softmax_j(q_i·k_j)`).
+/// scales them (so `P_ij = softmax_j(q_i·k_j)`), and whether attention is causal (a decoder's
+/// head: query i sees keys 0..=i only, `P_ij = 0` for j > i).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AttentionData {
     pub len: usize,
@@ -12,6 +13,8 @@ pub struct AttentionData {
     pub q: Vec<f64>,
     pub k: Vec<f64>,
     pub v: Vec<f64>,
+    /// Each query attends to its own and the earlier keys only.
+    pub causal: bool,
 }
 
 impl AttentionData {
@@ -42,7 +45,22 @@ impl AttentionData {
             q,
             k,
             v,
+            causal: false,
         })
+    }
+
+    /// The same data under the causal mask (`causal = true`) or without it.
+    pub fn with_causal_mask(self, causal: bool) -> AttentionData {
+        AttentionData { causal, ..self }
+    }
+
+    /// How many keys query `i` sees: all L, or `i + 1` under the causal mask.
+    pub fn keys_seen_by(&self, i: usize) -> usize {
+        if self.causal {
+            (i + 1).min(self.len)
+        } else {
+            self.len
+        }
     }
 
     /// Query i.
@@ -70,6 +88,7 @@ impl AttentionData {
             q: self.q[..n * self.d].to_vec(),
             k: self.k[..n * self.d].to_vec(),
             v: self.v[..n * self.dv].to_vec(),
+            causal: self.causal,
         }
     }
 

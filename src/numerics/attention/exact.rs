@@ -8,15 +8,17 @@ use super::data::AttentionData;
 use crate::numerics::estimators::dot;
 
 /// Row i of `P`: `P_ij = exp(q_i·k_j − max_l q_i·k_l) / Σ_l exp(q_i·k_l − max)`, stable for
-/// any norms.
+/// any norms; under the causal mask the sums run over l ≤ i and `P_ij = 0` for j > i.
 pub fn softmax_row(data: &AttentionData, i: usize, row: &mut [f64]) {
     let q = data.query(i);
     let len = data.len.min(row.len());
-    let row = &mut row[..len];
-    for (j, r) in row.iter_mut().enumerate() {
+    let seen = data.keys_seen_by(i).min(len);
+    let (visible, masked) = row[..len].split_at_mut(seen);
+    for (j, r) in visible.iter_mut().enumerate() {
         *r = dot(q, data.key(j));
     }
-    softmax_in_place(row);
+    softmax_in_place(visible);
+    masked.fill(0.0);
 }
 
 /// The given rows of `P`, each of length L.
@@ -149,6 +151,25 @@ mod tests {
             vec![1.0, 2.0, 3.0],
         )
         .unwrap()
+    }
+
+    /// Under the causal mask row i is the softmax over keys 0..=i (zero after), and the
+    /// output its mean of values 0..=i: written out by hand for three tokens.
+    #[test]
+    fn causal_rows_are_the_softmax_over_the_earlier_keys() {
+        let data = small().with_causal_mask(true);
+        let p = softmax_matrix(&data);
+        assert_eq!(&p[0..3], &[1.0, 0.0, 0.0]);
+        // Row 1: q = (0, 1), scores 0 and 1 over keys 0 and 1.
+        let z = 1.0 + 1f64.exp();
+        assert!((p[3] - 1.0 / z).abs() < 1e-15 && (p[4] - 1f64.exp() / z).abs() < 1e-15);
+        assert_eq!(p[5], 0.0);
+        // Row 2 sees every key: the bidirectional row.
+        let full = softmax_matrix(&small());
+        assert_eq!(&p[6..9], &full[6..9]);
+        let o = softmax_output(&data);
+        assert!((o[0] - 1.0).abs() < 1e-15);
+        assert!((o[1] - (1.0 + 2.0 * 1f64.exp()) / z).abs() < 1e-14);
     }
 
     #[test]

@@ -48,74 +48,66 @@ impl ApproximateAttention {
 }
 
 /// Linear attention with `map`, in one pass over the keys and one over the queries.
-/// `rows` lists the rows of P̂ to return (indices ≥ L are ignored).
+/// `rows` lists the rows of P̂ to return (indices ≥ L are ignored). Under the causal mask
+/// (`data.causal`) the sums are prefix sums, `S_i = Σ_{j≤i} ψ(k_j) v_jᵀ`, `z_i = Σ_{j≤i} ψ(k_j)`
+/// (Katharopoulos et al. 2020, eq. 9): query i is answered as soon as key i is added, in the
+/// same single pass, and `P̂_ij = 0` for j > i.
 pub fn linear_attention(
     map: &dyn FeatureMap,
     data: &AttentionData,
     rows: &[usize],
 ) -> ApproximateAttention {
     let rows: Vec<usize> = rows.iter().copied().filter(|&i| i < data.len).collect();
-    let dv = data.dv;
     let row_features: Vec<Vec<f64>> = rows
         .iter()
         .map(|&i| map.features(data.query(i), Side::Query))
         .collect();
-    let mut size = 0;
-    let mut s: Vec<f64> = Vec::new();
-    let mut z: Vec<f64> = Vec::new();
-    let mut key_norm_sum = 0.0;
+    let mut sums = KeySums {
+        size: 0,
+        s: Vec::new(),
+        z: Vec::new(),
+        key_norm_sum: 0.0,
+        positive: map.is_positive(),
+    };
     let mut entries: Vec<Vec<f64>> = rows.iter().map(|_| vec![0.0; data.len]).collect();
-    for j in 0..data.len {
-        let psi = map.features(data.key(j), Side::Key);
-        if j == 0 {
-            size = psi.len();
-            s = vec![0.0; size * dv];
-            z = vec![0.0; size];
-        }
-        if psi.len() != size {
-            continue;
-        }
-        let v = data.value(j);
-        for (f, psi_f) in psi.iter().enumerate() {
-            z[f] += psi_f;
-            for (s, v) in s[f * dv..(f + 1) * dv].iter_mut().zip(v) {
-                *s += psi_f * v;
-            }
-        }
-        key_norm_sum += norm(&psi);
-        for (entry, phi) in entries.iter_mut().zip(&row_features) {
-            entry[j] = dot_checked(phi, &psi);
-        }
-    }
-    let positive = map.is_positive();
-    let mut output = vec![0.0; data.len * dv];
+    let mut output = vec![0.0; data.len * data.dv];
     let mut denominators = vec![0.0; data.len];
     let mut bad_rows = 0;
-    for i in 0..data.len {
+    let mut answer = |i: usize, sums: &KeySums| {
         let phi = match rows.iter().position(|&r| r == i) {
             Some(t) => row_features[t].clone(),
             None => map.features(data.query(i), Side::Query),
         };
-        let den = dot_checked(&phi, &z);
-        denominators[i] = den;
-        let scale = norm(&phi) * key_norm_sum;
-        let o = &mut output[i * dv..(i + 1) * dv];
-        if !usable_denominator(den, scale, positive) || phi.len() != size {
-            bad_rows += 1;
-            o.fill(f64::NAN);
-            continue;
-        }
-        for (f, phi_f) in phi.iter().enumerate() {
-            for (o, s) in o.iter_mut().zip(&s[f * dv..(f + 1) * dv]) {
-                *o += phi_f * s;
+        let o = &mut output[i * data.dv..(i + 1) * data.dv];
+        match sums.answer(&phi, o) {
+            Some(den) => denominators[i] = den,
+            None => {
+                denominators[i] = dot_checked(&phi, &sums.z);
+                bad_rows += 1;
             }
         }
-        o.iter_mut().for_each(|o| *o /= den);
+    };
+    for j in 0..data.len {
+        let psi = map.features(data.key(j), Side::Key);
+        sums.add(&psi, data.value(j), data.dv);
+        for ((entry, phi), &i) in entries.iter_mut().zip(&row_features).zip(&rows) {
+            if !data.causal || j <= i {
+                entry[j] = dot_checked(phi, &psi);
+            }
+        }
+        if data.causal {
+            answer(j, &sums);
+        }
+    }
+    if !data.causal {
+        for i in 0..data.len {
+            answer(i, &sums);
+        }
     }
     let rows = rows
         .iter()
         .zip(entries)
-        .map(|(&i, entry)| normalise(entry, denominators[i], output[i * dv].is_finite()))
+        .map(|(&i, entry)| normalise(entry, denominators[i], output[i * data.dv].is_finite()))
         .collect();
     ApproximateAttention {
         output,
@@ -125,8 +117,61 @@ pub fn linear_attention(
     }
 }
 
+/// The running sums of linear attention over the keys added so far: `S = Σ ψ(k_j) v_jᵀ`,
+/// `z = Σ ψ(k_j)` and `Σ |ψ(k_j)|` (the scale a signed denominator is judged against).
+struct KeySums {
+    size: usize,
+    s: Vec<f64>,
+    z: Vec<f64>,
+    key_norm_sum: f64,
+    positive: bool,
+}
+
+impl KeySums {
+    /// Adds key features `psi` with value `v`; features of another size than the first
+    /// key's are skipped (the rows that would read them come out unusable).
+    fn add(&mut self, psi: &[f64], v: &[f64], dv: usize) {
+        if self.z.is_empty() && self.size == 0 {
+            self.size = psi.len();
+            self.s = vec![0.0; self.size * dv];
+            self.z = vec![0.0; self.size];
+        }
+        if psi.len() != self.size {
+            return;
+        }
+        for (f, psi_f) in psi.iter().enumerate() {
+            self.z[f] += psi_f;
+            for (s, v) in self.s[f * dv..(f + 1) * dv].iter_mut().zip(v) {
+                *s += psi_f * v;
+            }
+        }
+        self.key_norm_sum += norm(psi);
+    }
+
+    /// Writes `φ·S / φ·z` into `o` and returns the denominator, or fills `o` with NaN and
+    /// returns `None` when the denominator is unusable.
+    fn answer(&self, phi: &[f64], o: &mut [f64]) -> Option<f64> {
+        let dv = o.len();
+        let den = dot_checked(phi, &self.z);
+        let scale = norm(phi) * self.key_norm_sum;
+        if !usable_denominator(den, scale, self.positive) || phi.len() != self.size {
+            o.fill(f64::NAN);
+            return None;
+        }
+        o.fill(0.0);
+        for (f, phi_f) in phi.iter().enumerate() {
+            for (o, s) in o.iter_mut().zip(&self.s[f * dv..(f + 1) * dv]) {
+                *o += phi_f * s;
+            }
+        }
+        o.iter_mut().for_each(|o| *o /= den);
+        Some(den)
+    }
+}
+
 /// Attention with a kernel evaluated pair by pair, `k(q_i, k_j)` (O(L²·d)): the fallback of a
-/// deterministic map whose features exceed the budget.
+/// deterministic map whose features exceed the budget. Under the causal mask row i sums over
+/// j ≤ i only.
 pub fn quadratic_attention(
     kernel: &dyn Fn(&[f64], &[f64]) -> f64,
     data: &AttentionData,
@@ -141,8 +186,13 @@ pub fn quadratic_attention(
     for i in 0..data.len {
         let mut den = 0.0;
         let mut scale = 0.0;
+        let seen = data.keys_seen_by(i);
         for (j, w) in weights.iter_mut().enumerate() {
-            *w = kernel(data.query(i), data.key(j));
+            *w = if j < seen {
+                kernel(data.query(i), data.key(j))
+            } else {
+                0.0
+            };
             den += *w;
             scale += w.abs();
         }
@@ -150,7 +200,7 @@ pub fn quadratic_attention(
         let o = &mut output[i * dv..(i + 1) * dv];
         let usable = usable_denominator(den, scale, false);
         if usable {
-            for (j, w) in weights.iter().enumerate() {
+            for (j, w) in weights.iter().enumerate().take(seen) {
                 for (o, v) in o.iter_mut().zip(data.value(j)) {
                     *o += w * v;
                 }
@@ -251,6 +301,60 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The causal form answers query i from the prefix sums over keys 0..=i: the same numbers
+    /// as the bidirectional form run on the first i + 1 tokens alone (an independent path:
+    /// full sums over a shorter sequence), for a random map (signed features too), a
+    /// positive one and a polynomial evaluated pair by pair.
+    #[test]
+    fn causal_rows_equal_the_bidirectional_rows_of_each_prefix() {
+        let data = gaussian(10, 4, 3, 0.6, 2).with_causal_mask(true);
+        let mut rng = stream_rng(6, StreamPurpose::Trial, 79, 0);
+        let maps: Vec<Box<dyn FeatureMap>> = vec![
+            Box::new(EstimatorFeatures {
+                id: EstimatorId::from_id("prf-pos").unwrap(),
+                fit: Fit::identity(4),
+                omega: Projections::sample(16, 4, &mut rng).unwrap(),
+            }),
+            Box::new(EstimatorFeatures {
+                id: EstimatorId::from_id("hcexp-var").unwrap(),
+                fit: Fit::diagonal(vec![0.8, 1.2, 1.0, 0.9], 0),
+                omega: Projections::sample(16, 4, &mut rng).unwrap(),
+            }),
+            Box::new(EluPlusOne),
+        ];
+        let all: Vec<usize> = (0..data.len).collect();
+        for map in &maps {
+            let causal = linear_attention(map.as_ref(), &data, &all);
+            for i in 0..data.len {
+                let prefix = data.prefix(i + 1).with_causal_mask(false);
+                let alone = linear_attention(map.as_ref(), &prefix, &[i]);
+                for c in 0..data.dv {
+                    let (a, b) = (causal.output[i * data.dv + c], alone.output[i * data.dv + c]);
+                    assert!((a - b).abs() < 1e-12 * (1.0 + b.abs()), "{map:?} row {i}: {a} vs {b}");
+                }
+                let row = &causal.rows[i];
+                for (j, (a, b)) in row.iter().zip(&alone.rows[0]).enumerate() {
+                    assert!((a - b).abs() < 1e-12, "{map:?} P̂[{i}][{j}]: {a} vs {b}");
+                }
+                assert!(row[i + 1..].iter().all(|&p| p == 0.0), "{map:?} row {i} sees the future");
+            }
+        }
+        let taylor = |q: &[f64], k: &[f64]| {
+            let x: f64 = q.iter().zip(k).map(|(a, b)| a * b).sum();
+            1.0 + x + x * x / 2.0
+        };
+        let causal = quadratic_attention(&taylor, &data, &all);
+        for i in 0..data.len {
+            let prefix = data.prefix(i + 1).with_causal_mask(false);
+            let alone = quadratic_attention(&taylor, &prefix, &[i]);
+            for c in 0..data.dv {
+                let (a, b) = (causal.output[i * data.dv + c], alone.output[i * data.dv + c]);
+                assert!((a - b).abs() < 1e-12 * (1.0 + b.abs()), "Taylor row {i}: {a} vs {b}");
+            }
+            assert!(causal.rows[i][i + 1..].iter().all(|&p| p == 0.0));
+        }
     }
 
     #[test]

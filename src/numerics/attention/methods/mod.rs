@@ -26,7 +26,9 @@ use crate::numerics::estimators::EstimatorId;
 
 use super::AttentionError;
 use super::data::AttentionData;
-use super::method::{AttentionMethod, FitMethod, FittedMethod, MethodSettings, SharedFits};
+use super::method::{
+    AttentionMethod, FitMethod, FittedMethod, MethodFamily, MethodSettings, SharedFits,
+};
 use random_features::RandomFeatureMethod;
 
 /// The methods that are not registry estimators, in the page's order: **one line per method**.
@@ -154,13 +156,21 @@ impl MethodId {
         all[usize::from(self.0).min(all.len() - 1)]
     }
 
-    /// Fits it to `data` (workers and the command line only: see [`FitMethod`]).
+    /// Fits it to `data` (workers and the command line only: see [`FitMethod`]); refused for
+    /// causal data when it has no causal form ([`MethodId::has_causal_form`]).
     pub fn fit(
         self,
         data: &AttentionData,
         settings: &MethodSettings,
         shared: SharedFits<'_>,
     ) -> Result<Box<dyn FittedMethod>, AttentionError> {
+        if data.causal && !self.has_causal_form() {
+            return Err(AttentionError::Data(format!(
+                "{} has no causal form: only a feature map (random features, Taylor, LLN, \
+                 elu + 1) or a kernel summed over the earlier keys can be masked",
+                self.label()
+            )));
+        }
         let fits = fits();
         fits[usize::from(self.0).min(fits.len() - 1)].fit(data, settings, shared)
     }
@@ -178,6 +188,17 @@ impl MethodId {
     /// Whether repeated draws differ.
     pub fn is_random(self) -> bool {
         self.get().is_random()
+    }
+
+    /// Whether it computes causal attention (each query over its own and the earlier keys)
+    /// by the same formula: a feature map's prefix sums or a kernel's masked sums do; a
+    /// sampler of softmax's rows, Nyström's landmarks, the window and the top-k keys are
+    /// defined over the whole sequence here.
+    pub fn has_causal_form(self) -> bool {
+        matches!(
+            self.get().family(),
+            MethodFamily::RandomFeatures | MethodFamily::Deterministic
+        )
     }
 
     /// Whether it costs O(L²) by construction.
