@@ -15,7 +15,7 @@ use crate::lab::attention::report::{
 };
 use crate::lab::attention::trend::{budget_notice, log_log_slope};
 use crate::lab::config::{ExperimentConfig, HeadSource, Param, View};
-use crate::numerics::attention::heads::{HEADS_ASSET_PATH, RealHeads};
+use crate::numerics::attention::heads::{HEADS_ASSET_PATH, HeadSet, RealHeads};
 use crate::numerics::stats::{mean_and_standard_error, median};
 
 /// The stored heads' asset in this checkout (`--heads-file`'s default).
@@ -50,6 +50,8 @@ pub struct AttentionCommand {
     pub heads: PathBuf,
     /// The converted model, for `--src text` (`None`: the fetch script's cache).
     pub model_file: Option<PathBuf>,
+    /// The language model's GGUF (`--src lm`).
+    pub lm_file: Option<PathBuf>,
 }
 
 impl AttentionCommand {
@@ -59,7 +61,7 @@ impl AttentionCommand {
             "csv" | "table" | "budget" | "kernel-vs-attention" | "lengths" => {
                 Some(FlagKind::Switch)
             }
-            "query" | "heads-file" | "model-file" => Some(FlagKind::Value),
+            "query" | "heads-file" | "model-file" | "lm-file" => Some(FlagKind::Value),
             key => Param::from_key(key).map(|_| FlagKind::Value),
         })?;
         let mut config = config_of(&flags)?;
@@ -84,7 +86,7 @@ impl AttentionCommand {
                 ));
             }
         };
-        if part == CliPart::Table && config.attention.source != HeadSource::Minilm {
+        if part == CliPart::Table && !config.attention.source.is_real() {
             config.attention.source = HeadSource::Minilm;
         }
         if part == CliPart::Lengths && config.attention.length_max == 0 {
@@ -99,17 +101,19 @@ impl AttentionCommand {
             csv: flags.has("--csv"),
             heads,
             model_file: flags.value("--model-file").map(PathBuf::from),
+            lm_file: flags.value("--lm-file").map(PathBuf::from),
         })
     }
 
     /// The real heads, when they are the data (the length study fits its sequences to a real
     /// head whatever the source: the text's with `--src text`, else the stored ones).
-    fn heads(&self) -> Result<Option<RealHeads>, CliError> {
+    fn heads(&self) -> Result<Option<Box<dyn HeadSet>>, CliError> {
         match self.config.attention.source {
             HeadSource::Synthetic if self.part != CliPart::Lengths => return Ok(None),
             HeadSource::Synthetic => {}
             HeadSource::Minilm => {}
             HeadSource::Text => return self.text_heads(),
+            HeadSource::Lm => return self.lm_heads(),
         }
         let bytes = std::fs::read(&self.heads).map_err(|e| {
             CliError::new(
@@ -118,7 +122,7 @@ impl AttentionCommand {
             )
         })?;
         RealHeads::parse(&bytes)
-            .map(Some)
+            .map(|heads| Some(Box::new(heads) as Box<dyn HeadSet>))
             .map_err(|e| CliError::new("--heads-file", e.to_string()))
     }
 }
@@ -126,7 +130,7 @@ impl AttentionCommand {
 impl AttentionCommand {
     /// The heads of the model run on `--text` (those the model workers keep).
     #[cfg(feature = "text-model")]
-    fn text_heads(&self) -> Result<Option<RealHeads>, CliError> {
+    fn text_heads(&self) -> Result<Option<Box<dyn HeadSet>>, CliError> {
         let path = self
             .model_file
             .clone()
@@ -135,14 +139,32 @@ impl AttentionCommand {
         let (_, heads) = model
             .run_keeping_heads(&self.config.attention.text)
             .map_err(|e| CliError::new("--text", e.to_string()))?;
-        Ok(Some(heads))
+        Ok(Some(Box::new(heads)))
+    }
+
+    /// The language model's heads on `--text` (those its workers keep for the page).
+    #[cfg(feature = "text-model")]
+    fn lm_heads(&self) -> Result<Option<Box<dyn HeadSet>>, CliError> {
+        let path = self.lm_file.clone().unwrap_or_else(super::default_lm_path);
+        let model = super::load_lm(&path, "--lm-file")?;
+        let heads = crate::lab::models::smollm::lm_heads(&model, &self.config.attention.text)
+            .map_err(|e| CliError::new("--text", e.to_string()))?;
+        Ok(Some(Box::new(heads)))
     }
 
     #[cfg(not(feature = "text-model"))]
-    fn text_heads(&self) -> Result<Option<RealHeads>, CliError> {
+    fn text_heads(&self) -> Result<Option<Box<dyn HeadSet>>, CliError> {
         Err(CliError::new(
             "--src",
             "text needs the model: build kernel-lab with the feature text-model",
+        ))
+    }
+
+    #[cfg(not(feature = "text-model"))]
+    fn lm_heads(&self) -> Result<Option<Box<dyn HeadSet>>, CliError> {
+        Err(CliError::new(
+            "--src",
+            "lm needs the language model: build kernel-lab with the feature text-model",
         ))
     }
 }
@@ -252,7 +274,7 @@ pub fn run_attention_command(command: &AttentionCommand) -> Result<String, CliEr
             part,
             share: None,
         };
-        run_attention_on(&request, heads.as_ref())
+        run_attention_on(&request, heads.as_deref())
             .map_err(|e| CliError::new("attention", e.to_string()))
     };
     match command.part {

@@ -1,12 +1,13 @@
 //! The attention view's data for a configuration: synthetic queries, keys and values drawn from
-//! the kernel view's distributions, or one real head of the stored passages.
+//! the kernel view's distributions, or one real head (the stored passages, the reader's text
+//! in the encoder, or in the causal language model, masked).
 
 use rand_distr::{Distribution, StandardNormal};
 
 use crate::lab::config::{ExperimentConfig, HeadSource};
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
-use crate::numerics::attention::heads::RealHeads;
+use crate::numerics::attention::heads::HeadSet;
 use crate::numerics::dataset;
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
@@ -14,7 +15,7 @@ use crate::numerics::rng::{StreamPurpose, stream_rng};
 /// values standard Gaussian), or a real head from `heads` with the model's scaling.
 pub fn attention_data(
     config: &ExperimentConfig,
-    heads: Option<&RealHeads>,
+    heads: Option<&dyn HeadSet>,
 ) -> Result<AttentionData, AttentionError> {
     let settings = &config.attention;
     match settings.source {
@@ -32,7 +33,7 @@ pub fn attention_data(
                 .collect();
             AttentionData::new(len, d, dv, data.x, data.y, v)
         }
-        HeadSource::Minilm | HeadSource::Text => {
+        HeadSource::Minilm | HeadSource::Text | HeadSource::Lm => {
             let heads = heads
                 .ok_or_else(|| AttentionError::Data("the real heads are not loaded yet".into()))?;
             let head = heads
@@ -41,9 +42,8 @@ pub fn attention_data(
                     settings.layer,
                     settings.head,
                 )
-                .map_err(|e| AttentionError::Data(e.to_string()))?
-                .model_scaled();
-            AttentionData::new(head.len, head.dim, head.dim, head.q, head.k, head.v)
+                .map_err(|e| AttentionError::Data(e.to_string()))?;
+            head.model_scaled().into_data()
         }
     }
 }

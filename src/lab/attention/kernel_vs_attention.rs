@@ -26,7 +26,7 @@ use crate::lab::config::{BUDGETS, ExperimentConfig, HeadSource};
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::exact::{softmax_rows, total_variation};
-use crate::numerics::attention::heads::RealHeads;
+use crate::numerics::attention::heads::HeadSet;
 use crate::numerics::attention::method::MethodSettings;
 use crate::numerics::attention::methods::MethodId;
 
@@ -352,25 +352,22 @@ impl Passage {
 
 fn problems(
     config: &ExperimentConfig,
-    heads: Option<&RealHeads>,
+    heads: Option<&dyn HeadSet>,
     share: ProblemShare,
 ) -> Result<Vec<(String, Vec<Passage>)>, AttentionError> {
     match config.attention.source {
-        HeadSource::Minilm | HeadSource::Text => {
+        HeadSource::Minilm | HeadSource::Text | HeadSource::Lm => {
             let heads = heads
                 .ok_or_else(|| AttentionError::Data("the real heads are not loaded yet".into()))?;
-            let header = heads.header();
+            let shape = heads.shape();
             let mut out = Vec::new();
-            for (layer, head) in share.heads(header.layers, header.heads)? {
+            for (layer, head) in share.heads(shape.layers, shape.heads)? {
                 let mut passages = Vec::new();
-                for passage in 0..header.passages.len() {
+                for passage in 0..shape.passages {
                     let qkv = heads
                         .head(passage, layer, head)
-                        .map_err(|e| AttentionError::Data(e.to_string()))?
-                        .model_scaled();
-                    passages.push(Passage::new(AttentionData::new(
-                        qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v,
-                    )?));
+                        .map_err(|e| AttentionError::Data(e.to_string()))?;
+                    passages.push(Passage::new(qkv.model_scaled().into_data()?));
                 }
                 out.push((format!("L{layer} H{head}"), passages));
             }
@@ -409,7 +406,7 @@ fn summed_row_tv(rows: &[Vec<f64>], exact: &[Vec<f64>]) -> (f64, usize) {
 /// The part: both errors of every chosen method with a kernel error, on every problem.
 pub fn kernel_vs_attention(
     config: &ExperimentConfig,
-    heads: Option<&RealHeads>,
+    heads: Option<&dyn HeadSet>,
 ) -> Result<KernelVsAttention, AttentionError> {
     kernel_vs_attention_share(config, heads, ProblemShare::WHOLE)
 }
@@ -418,7 +415,7 @@ pub fn kernel_vs_attention(
 /// part over its workers).
 pub fn kernel_vs_attention_share(
     config: &ExperimentConfig,
-    heads: Option<&RealHeads>,
+    heads: Option<&dyn HeadSet>,
     share: ProblemShare,
 ) -> Result<KernelVsAttention, AttentionError> {
     let problems = problems(config, heads, share)?;

@@ -90,12 +90,12 @@ pub struct AttentionRequest {
 impl AttentionRequest {
     /// Whether it reads the stored heads: they are its data, or the length study fits its
     /// sequences to one of them (on synthetic data). The reader's text's heads are the model
-    /// worker's, not these.
+    /// workers' (the encoder's or the language model's), not these.
     pub fn reads_stored_heads(&self) -> bool {
         match self.config.attention.source {
             HeadSource::Minilm => true,
             HeadSource::Synthetic => self.part.needs_heads(),
-            HeadSource::Text => false,
+            HeadSource::Text | HeadSource::Lm => false,
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::numerics::attention::exact::{
     mean_row_entropy, numerical_rank, singular_values, softmax_matrix, softmax_output,
     softmax_rows, spectral_gap, total_variation,
 };
-use crate::numerics::attention::heads::RealHeads;
+use crate::numerics::attention::heads::HeadSet;
 use crate::numerics::attention::lln::LlnConstants;
 use crate::numerics::attention::methods::MethodId;
 
@@ -260,31 +260,30 @@ pub(super) fn budget(
 /// tables merge into the whole one ([`HeadsTable::merge`]).
 pub(super) fn heads_table(
     config: &ExperimentConfig,
-    heads: &RealHeads,
+    heads: &dyn HeadSet,
     share: ProblemShare,
 ) -> Result<HeadsTable, AttentionError> {
     let methods: Vec<MethodId> = TABLE_METHODS
         .iter()
         .filter_map(|id| MethodId::from_id(id))
         .collect();
-    let header = heads.header();
+    let shape = heads.shape();
     let mut rows = Vec::new();
-    for (layer, head) in share.heads(header.layers, header.heads)? {
+    for (layer, head) in share.heads(shape.layers, shape.heads)? {
         let mut errors = vec![0.0; methods.len()];
-        for passage in 0..header.passages.len() {
-            let qkv = heads
+        for passage in 0..shape.passages {
+            let data = heads
                 .head(passage, layer, head)
                 .map_err(|e| AttentionError::Data(e.to_string()))?
-                .model_scaled();
-            let data = AttentionData::new(qkv.len, qkv.dim, qkv.dim, qkv.q, qkv.k, qkv.v)?;
+                .model_scaled()
+                .into_data()?;
             let exact = softmax_output(&data);
             for (e, &method) in errors.iter_mut().zip(&methods) {
                 let prepared: Prepared = prepare(method, &data, config, None)?;
                 for r in 0..TABLE_DRAWS {
                     let draw = run(method, &prepared, &data, config, 1_000 + r as u64, &[])?;
                     let errs = output_errors(&draw.attention.output, &exact, data.dv);
-                    *e += mean_and_standard_error(&errs).0
-                        / (TABLE_DRAWS * header.passages.len()) as f64;
+                    *e += mean_and_standard_error(&errs).0 / (TABLE_DRAWS * shape.passages) as f64;
                 }
             }
         }

@@ -12,7 +12,7 @@ use crate::lab::attention::parts::{bias_variance, budget, heads_table, main_repo
 use crate::lab::attention::stored_heads::StoredHeads;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
-use crate::numerics::attention::heads::RealHeads;
+use crate::numerics::attention::heads::HeadSet;
 use crate::numerics::attention::lln::LlnConstants;
 
 /// Runs one part on synthetic data or the stored heads, read from `stored` (once) when the
@@ -30,19 +30,27 @@ pub fn run_attention(
     } else {
         None
     };
-    run_attention_on(request, heads.as_deref())
+    run_attention_on(request, heads.as_deref().map(|h| h as &dyn HeadSet))
 }
 
-/// Runs one part on `heads`: the stored heads, or the user's text's heads that the model
-/// workers keep from its forward.
+/// Runs one part on `heads`: the stored heads, or the reader's text's heads that the model
+/// workers keep from its forward (the encoder's, or the causal model's: then only the chosen
+/// methods with a causal form are computed).
 pub fn run_attention_on(
     request: &AttentionRequest,
-    heads: Option<&RealHeads>,
+    heads: Option<&dyn HeadSet>,
 ) -> Result<AttentionOutput, AttentionError> {
-    let config = &request.config;
-    config
+    request
+        .config
         .validate()
         .map_err(|e| AttentionError::Data(e.to_string()))?;
+    let masked;
+    let config = if request.config.attention.source.is_causal() {
+        masked = request.config.with_causal_methods()?;
+        &masked
+    } else {
+        &request.config
+    };
     // The parts that read every head compute only this share of them.
     let share = request.share.unwrap_or(ProblemShare::WHOLE);
     let problem = || -> Result<(AttentionData, Option<LlnConstants>), AttentionError> {
@@ -56,8 +64,8 @@ pub fn run_attention_on(
             let mut report = main_report(config, &data, lln.as_ref())?;
             // The tokens of the real passage shown (the user's text is passage 0 of its heads).
             let passage = config.attention.real_passage().zip(heads);
-            if let Some(p) = passage.and_then(|(p, h)| h.header().passages.get(p)) {
-                report.tokens = p.tokens.clone();
+            if let Some(tokens) = passage.and_then(|(p, h)| h.tokens(p)) {
+                report.tokens = tokens.to_vec();
             }
             AttentionOutput::Main(report)
         }

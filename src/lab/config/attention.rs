@@ -31,14 +31,59 @@ pub enum HeadSource {
     /// One head of all-MiniLM-L6-v2 run on the user's text (`text`, `layer`, `head`), computed
     /// by the model worker; the same scaling.
     Text,
+    /// One of the 270 query heads of the causal language model (SmolLM2-135M: 30 layers × 9
+    /// heads, three sharing each key and value head) on the user's text, after the rotary
+    /// position embedding, scaled by `64^{-1/4}` each, under the causal mask; computed by the
+    /// language model's workers.
+    Lm,
 }
 
 impl HeadSource {
     /// Whether the data is a real head (the stored passages or the user's text).
     pub fn is_real(self) -> bool {
-        matches!(self, HeadSource::Minilm | HeadSource::Text)
+        matches!(self, HeadSource::Minilm | HeadSource::Text | HeadSource::Lm)
+    }
+
+    /// Whether its attention is causal (a decoder's: each query sees the earlier keys only).
+    pub fn is_causal(self) -> bool {
+        self == HeadSource::Lm
+    }
+
+    /// Its layers and heads per layer (synthetic data has neither: the widest allowed).
+    pub fn shape(self) -> (usize, usize) {
+        match self {
+            HeadSource::Minilm | HeadSource::Text => (HEAD_LAYERS, HEADS_PER_LAYER),
+            HeadSource::Lm => (LM_LAYERS, LM_HEADS),
+            HeadSource::Synthetic => (MAX_HEAD_LAYERS, MAX_HEADS_PER_LAYER),
+        }
+    }
+
+    /// Which model, in words.
+    pub fn model_name(self) -> &'static str {
+        match self {
+            HeadSource::Lm => "SmolLM2-135M",
+            _ => "all-MiniLM-L6-v2",
+        }
     }
 }
+
+/// The causal language model's query heads per layer (three share each key and value head).
+pub const LM_HEADS: usize = 9;
+
+/// The causal language model's head dimension.
+pub const LM_HEAD_DIM: usize = 64;
+
+/// The most layers and heads per layer of any source (the URL's ranges of `layer`, `head`).
+pub const MAX_HEAD_LAYERS: usize = if LM_LAYERS > HEAD_LAYERS {
+    LM_LAYERS
+} else {
+    HEAD_LAYERS
+};
+pub const MAX_HEADS_PER_LAYER: usize = if LM_HEADS > HEADS_PER_LAYER {
+    LM_HEADS
+} else {
+    HEADS_PER_LAYER
+};
 
 /// The longest text a link carries, in characters (a longer text is cut there in the link, and
 /// the text view says so); the page itself takes up to `MAX_TEXT_BYTES` (100 KB).
@@ -345,7 +390,29 @@ impl AttentionSettings {
             HeadSource::Synthetic => (self.len, d, self.value_dim),
             HeadSource::Minilm => (HEAD_TOKENS, HEAD_DIM, HEAD_DIM),
             HeadSource::Text => (estimated_tokens(&self.text), HEAD_DIM, HEAD_DIM),
+            HeadSource::Lm => (estimated_tokens(&self.text), LM_HEAD_DIM, LM_HEAD_DIM),
         }
+    }
+
+    /// The chosen methods the view computes: every one, or on a causal source those with a
+    /// causal form ([`MethodId::has_causal_form`]).
+    pub fn computed_methods(&self) -> Vec<MethodId> {
+        let causal = self.source.is_causal();
+        self.methods
+            .iter()
+            .copied()
+            .filter(|m| !causal || m.has_causal_form())
+            .collect()
+    }
+
+    /// The chosen methods a causal source leaves out (none otherwise).
+    pub fn masked_out_methods(&self) -> Vec<MethodId> {
+        let causal = self.source.is_causal();
+        self.methods
+            .iter()
+            .copied()
+            .filter(|m| causal && !m.has_causal_form())
+            .collect()
     }
 
     /// The passage of the real heads' data that holds the chosen head: the stored passage, or
@@ -354,7 +421,7 @@ impl AttentionSettings {
         match self.source {
             HeadSource::Synthetic => None,
             HeadSource::Minilm => Some(self.passage),
-            HeadSource::Text => Some(0),
+            HeadSource::Text | HeadSource::Lm => Some(0),
         }
     }
 }

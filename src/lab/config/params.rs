@@ -13,7 +13,8 @@ use crate::numerics::heuristics::AHeuristic;
 use crate::numerics::projections::couplings::Coupling;
 
 use super::attention::{
-    HEAD_LAYERS, HEAD_PASSAGES, HEADS_PER_LAYER, HeadSource, MAX_LINK_TEXT_CHARS, View,
+    HEAD_LAYERS, HEAD_PASSAGES, HeadSource, MAX_HEAD_LAYERS, MAX_HEADS_PER_LAYER,
+    MAX_LINK_TEXT_CHARS, View,
 };
 use super::experiment::{ExperimentConfig, OmegaMode};
 use super::values::{
@@ -320,19 +321,26 @@ param_table! {
         every_value_allowed),
     Source "src" => text("data",
         "the attention view's data: the kernel view's distributions, or a real head", Attention,
-        || "synthetic, minilm (the stored passages) or text (the model on `text`)".to_string(),
+        || "synthetic, minilm (the stored passages), text (the encoder on `text`) or lm (the causal language model on `text`)".to_string(),
         |c| match c.attention.source {
             HeadSource::Synthetic => "synthetic",
             HeadSource::Minilm => "minilm",
             HeadSource::Text => "text",
+            HeadSource::Lm => "lm",
         }.to_string(),
         |c, t| {
-            c.attention.source = match t.trim() {
+            let source = match t.trim() {
                 "synthetic" => HeadSource::Synthetic,
                 "minilm" => HeadSource::Minilm,
                 "text" => HeadSource::Text,
+                "lm" => HeadSource::Lm,
                 _ => return Err(Rejection::NotAllowed),
             };
+            // The chosen head kept where the new model has it, else its last.
+            let (layers, heads) = source.shape();
+            c.attention.source = source;
+            c.attention.layer = c.attention.layer.min(layers - 1);
+            c.attention.head = c.attention.head.min(heads - 1);
             Ok(())
         },
         every_value_allowed),
@@ -352,11 +360,11 @@ param_table! {
             Ok(())
         },
         |c| c.attention.text.len() <= super::attention::MAX_TEXT_BYTES),
-    Layer "layer" => number("layer", "the layer of the real head", Attention,
-        int(0.0, (HEAD_LAYERS - 1) as f64), false,
+    Layer "layer" => number("layer", "the layer of the real head (0 to 5 in all-MiniLM-L6-v2, 0 to 29 in SmolLM2-135M)", Attention,
+        int(0.0, (MAX_HEAD_LAYERS - 1) as f64), false,
         |c| c.attention.layer as f64, |c, v| c.attention.layer = v as usize),
-    Head "head" => number("head", "the head within the layer", Attention,
-        int(0.0, (HEADS_PER_LAYER - 1) as f64), false,
+    Head "head" => number("head", "the head within the layer (0 to 11 in all-MiniLM-L6-v2, 0 to 8 in SmolLM2-135M)", Attention,
+        int(0.0, (MAX_HEADS_PER_LAYER - 1) as f64), false,
         |c| c.attention.head as f64, |c, v| c.attention.head = v as usize),
     Len "len" => number("tokens L", "tokens L of synthetic data (a real passage has 32)",
         Attention, int(2.0, 1024.0), true,

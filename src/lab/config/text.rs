@@ -9,6 +9,7 @@ use super::attention::{self, MAX_LINK_TEXT_CHARS, View};
 use super::experiment::{ExperimentConfig, MAX_WORK};
 use super::params::{CHECKS, Param, Rule, Section, Value};
 use super::values::{number_text, parse_in_range, quote};
+use crate::numerics::attention::AttentionError;
 
 /// Longest parameter text considered; longer text is rejected without being parsed.
 const MAX_VALUE_LEN: usize = 256;
@@ -68,8 +69,58 @@ impl ExperimentConfig {
         };
         written.map_err(|rejection| refuse(param.refusal(rejection, text)))?;
         next.check_work(param)?;
+        next.check_head_shape()?;
         *self = next;
         Ok(())
+    }
+
+    /// Refuses a layer or head that the source's model does not have (a source switched to
+    /// clamps them first, so only a `layer` or `head` of its own can be refused here).
+    pub(super) fn check_head_shape(&self) -> Result<(), ParamError> {
+        let a = &self.attention;
+        let (layers, heads) = a.source.shape();
+        let model = a.source.model_name();
+        let (key, message) = if a.layer >= layers {
+            (
+                Param::Layer,
+                format!("{model} has layers 0 to {} (got {})", layers - 1, a.layer),
+            )
+        } else if a.head >= heads {
+            (
+                Param::Head,
+                format!(
+                    "{model} has heads 0 to {} in a layer (got {})",
+                    heads - 1,
+                    a.head
+                ),
+            )
+        } else {
+            return Ok(());
+        };
+        Err(ParamError {
+            key: key.key().to_string(),
+            message,
+        })
+    }
+
+    /// The configuration a causal source computes: its methods only those with a causal form
+    /// (the heatmaps' method the first of them if it has none), or why nothing is left.
+    pub fn with_causal_methods(&self) -> Result<ExperimentConfig, AttentionError> {
+        let mut masked = self.clone();
+        let kept = self.attention.computed_methods();
+        let Some(&first) = kept.first() else {
+            return Err(AttentionError::Data(
+                "none of the chosen methods has a causal form (randomized attention, Nyström, \
+                 the window and sparse + low-rank are defined over the whole sequence): choose \
+                 a feature map"
+                    .into(),
+            ));
+        };
+        if !kept.contains(&masked.attention.focus) {
+            masked.attention.focus = first;
+        }
+        masked.attention.methods = kept;
+        Ok(masked)
     }
 
     /// [`ExperimentConfig::set`] for a slider: a value that would push the work past
@@ -154,6 +205,7 @@ impl ExperimentConfig {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.validate_kernel()?;
         self.check_section(Section::Attention)?;
+        self.check_head_shape()?;
         self.check_attention_work(Param::M)
     }
 

@@ -158,7 +158,9 @@ pub fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String {
     if part == AttentionPart::HeadsTable {
         // A new text is new heads (the table used to keep the last text's).
         let heads = match c.attention.source {
-            HeadSource::Text => format!("text {:?}", c.attention.text),
+            HeadSource::Text | HeadSource::Lm => {
+                format!("{:?} {:?}", c.attention.source, c.attention.text)
+            }
             source => format!("{source:?}"),
         };
         return format!(
@@ -184,6 +186,7 @@ fn lengths_key(c: &ExperimentConfig) -> String {
     let methods: Vec<&str> = a.methods.iter().map(|m| m.id()).collect();
     let heads = match a.source {
         HeadSource::Text => format!("text {:?}", a.text),
+        HeadSource::Lm => format!("lm {:?}", a.text),
         HeadSource::Synthetic | HeadSource::Minilm => "stored heads".to_string(),
     };
     format!(

@@ -167,7 +167,7 @@ impl ModelWorkspace {
                 let output = if request.config.attention.source == HeadSource::Text {
                     self.heads_of(&request.config.attention.text, now)
                         .and_then(|heads| {
-                            run_attention_on(&request, Some(&heads)).map_err(|e| e.to_string())
+                            run_attention_on(&request, Some(&*heads)).map_err(|e| e.to_string())
                         })
                 } else {
                     run_attention(&request, &mut self.stored).map_err(|e| e.to_string())

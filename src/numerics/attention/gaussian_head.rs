@@ -22,7 +22,7 @@ use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use super::AttentionError;
-use super::heads::RealHeads;
+use super::heads::HeadSet;
 
 /// A Gaussian `N(μ, Σ)` in `dim` dimensions, kept as μ and the Cholesky factor of Σ.
 #[derive(Clone, Debug, PartialEq)]
@@ -119,25 +119,25 @@ impl GaussianHead {
     /// Fits head `head` of layer `layer` (d = 32), or it and its neighbour (d = 64), over every
     /// passage of `heads`.
     pub fn fit(
-        heads: &RealHeads,
+        heads: &dyn HeadSet,
         layer: usize,
         head: usize,
         d: usize,
     ) -> Result<GaussianHead, AttentionError> {
-        let header = heads.header();
-        let dim = header.head_dim;
+        let shape = heads.shape();
+        let dim = shape.head_dim;
         let group = d / dim.max(1);
-        if dim == 0 || !d.is_multiple_of(dim) || group == 0 || group > header.heads {
+        if dim == 0 || !d.is_multiple_of(dim) || group == 0 || group > shape.heads {
             return Err(AttentionError::Data(format!(
                 "head size {d} is not a multiple of the model's {dim} within its {} heads",
-                header.heads
+                shape.heads
             )));
         }
         let first = head / group * group;
-        let tokens = header.tokens_per_passage;
-        let n = tokens * header.passages.len();
+        let tokens = shape.tokens;
+        let n = tokens * shape.passages;
         let (mut q, mut k, mut v) = (vec![0.0; n * d], vec![0.0; n * d], vec![0.0; n * d]);
-        for passage in 0..header.passages.len() {
+        for passage in 0..shape.passages {
             for member in 0..group {
                 let part = heads
                     .head(passage, layer, first + member)

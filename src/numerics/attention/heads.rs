@@ -27,6 +27,9 @@
 use std::fmt;
 
 use half::f16;
+
+use super::AttentionError;
+use super::data::AttentionData;
 use serde::{Deserialize, Serialize};
 
 /// Where the asset lives, relative to the crate root; also the URL path the page fetches it from.
@@ -158,7 +161,8 @@ pub struct ReferenceRow {
 }
 
 /// One head's queries, keys and values on one passage: `len × dim` each, row-major (row `i` is
-/// token `i`), raw (unscaled) unless made by [`HeadQkv::model_scaled`].
+/// token `i`), raw (unscaled) unless made by [`HeadQkv::model_scaled`]; `causal` for a
+/// decoder's head (each query sees its own and the earlier keys only).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeadQkv {
     pub len: usize,
@@ -166,6 +170,7 @@ pub struct HeadQkv {
     pub q: Vec<f64>,
     pub k: Vec<f64>,
     pub v: Vec<f64>,
+    pub causal: bool,
 }
 
 impl HeadQkv {
@@ -179,8 +184,55 @@ impl HeadQkv {
             q: self.q.iter().map(|x| x * scale).collect(),
             k: self.k.iter().map(|x| x * scale).collect(),
             v: self.v.clone(),
+            causal: self.causal,
         }
     }
+
+    /// The attention view's problem on this head (checked: shapes and finite values), under
+    /// the causal mask when the head is a decoder's.
+    pub fn into_data(self) -> Result<AttentionData, AttentionError> {
+        let causal = self.causal;
+        Ok(
+            AttentionData::new(self.len, self.dim, self.dim, self.q, self.k, self.v)?
+                .with_causal_mask(causal),
+        )
+    }
+}
+
+/// The sizes of a set of real heads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadShape {
+    pub layers: usize,
+    /// Heads per layer (a decoder's query heads: heads sharing keys and values count apart).
+    pub heads: usize,
+    pub head_dim: usize,
+    /// Tokens of each passage.
+    pub tokens: usize,
+    pub passages: usize,
+    /// Whether attention is causal (a decoder's).
+    pub causal: bool,
+}
+
+/// Real heads the attention view reads: the stored asset's ([`RealHeads`], two passages), a
+/// text's heads of the encoder (one passage), or a causal language model's on a text.
+pub trait HeadSet: Send + Sync {
+    /// Its sizes.
+    fn shape(&self) -> HeadShape;
+    /// Passage `passage`'s tokens, as the model's tokenizer wrote them.
+    fn tokens(&self, passage: usize) -> Option<&[String]>;
+    /// Head `head` of layer `layer` on passage `passage`: raw `q`, `k`, `v`, each
+    /// `tokens × head_dim`. An index out of range is an error.
+    fn head(&self, passage: usize, layer: usize, head: usize) -> Result<HeadQkv, HeadsError>;
+}
+
+/// [`HeadsError::OutOfRange`] for the first of `checks` (name, index, count) out of range.
+pub fn check_ranges(checks: [(&'static str, usize, usize); 3]) -> Result<(), HeadsError> {
+    for (what, index, count) in checks {
+        if index >= count {
+            return Err(HeadsError::OutOfRange { what, index, count });
+        }
+    }
+    Ok(())
 }
 
 /// The parsed asset: its header and every value, widened from f16 to f32 (exactly).
@@ -374,15 +426,11 @@ impl RealHeads {
     /// `tokens_per_passage × head_dim`. An index out of range is an error.
     pub fn head(&self, passage: usize, layer: usize, head: usize) -> Result<HeadQkv, HeadsError> {
         let h = &self.header;
-        for (what, index, count) in [
+        check_ranges([
             ("passage", passage, h.passages.len()),
             ("layer", layer, h.layers),
             ("head", head, h.heads),
-        ] {
-            if index >= count {
-                return Err(HeadsError::OutOfRange { what, index, count });
-            }
-        }
+        ])?;
         // In range, and parse checked that the product of all sizes fits in usize.
         let block = h.tokens_per_passage * h.head_dim;
         let start = ((passage * h.layers + layer) * h.heads + head) * 3 * block;
@@ -398,7 +446,33 @@ impl RealHeads {
             q: widen(0),
             k: widen(1),
             v: widen(2),
+            causal: false,
         })
+    }
+}
+
+impl HeadSet for RealHeads {
+    fn shape(&self) -> HeadShape {
+        let h = &self.header;
+        HeadShape {
+            layers: h.layers,
+            heads: h.heads,
+            head_dim: h.head_dim,
+            tokens: h.tokens_per_passage,
+            passages: h.passages.len(),
+            causal: false,
+        }
+    }
+
+    fn tokens(&self, passage: usize) -> Option<&[String]> {
+        self.header
+            .passages
+            .get(passage)
+            .map(|p| p.tokens.as_slice())
+    }
+
+    fn head(&self, passage: usize, layer: usize, head: usize) -> Result<HeadQkv, HeadsError> {
+        RealHeads::head(self, passage, layer, head)
     }
 }
 

@@ -331,14 +331,23 @@ mod tests {
                 let prefix = data.prefix(i + 1).with_causal_mask(false);
                 let alone = linear_attention(map.as_ref(), &prefix, &[i]);
                 for c in 0..data.dv {
-                    let (a, b) = (causal.output[i * data.dv + c], alone.output[i * data.dv + c]);
-                    assert!((a - b).abs() < 1e-12 * (1.0 + b.abs()), "{map:?} row {i}: {a} vs {b}");
+                    let (a, b) = (
+                        causal.output[i * data.dv + c],
+                        alone.output[i * data.dv + c],
+                    );
+                    assert!(
+                        (a - b).abs() < 1e-12 * (1.0 + b.abs()),
+                        "{map:?} row {i}: {a} vs {b}"
+                    );
                 }
                 let row = &causal.rows[i];
                 for (j, (a, b)) in row.iter().zip(&alone.rows[0]).enumerate() {
                     assert!((a - b).abs() < 1e-12, "{map:?} P̂[{i}][{j}]: {a} vs {b}");
                 }
-                assert!(row[i + 1..].iter().all(|&p| p == 0.0), "{map:?} row {i} sees the future");
+                assert!(
+                    row[i + 1..].iter().all(|&p| p == 0.0),
+                    "{map:?} row {i} sees the future"
+                );
             }
         }
         let taylor = |q: &[f64], k: &[f64]| {
@@ -350,8 +359,14 @@ mod tests {
             let prefix = data.prefix(i + 1).with_causal_mask(false);
             let alone = quadratic_attention(&taylor, &prefix, &[i]);
             for c in 0..data.dv {
-                let (a, b) = (causal.output[i * data.dv + c], alone.output[i * data.dv + c]);
-                assert!((a - b).abs() < 1e-12 * (1.0 + b.abs()), "Taylor row {i}: {a} vs {b}");
+                let (a, b) = (
+                    causal.output[i * data.dv + c],
+                    alone.output[i * data.dv + c],
+                );
+                assert!(
+                    (a - b).abs() < 1e-12 * (1.0 + b.abs()),
+                    "Taylor row {i}: {a} vs {b}"
+                );
             }
             assert!(causal.rows[i][i + 1..].iter().all(|&p| p == 0.0));
         }

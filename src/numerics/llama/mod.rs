@@ -7,17 +7,20 @@
 //! - `quant`: Q4_1, Q8_0, F16 and F32 rows widened, and products from the blocks;
 //! - `tokenizer`: the byte-level BPE built from the file's tokens and merges;
 //! - `weights`: the configuration and every tensor checked against it;
-//! - `forward`: the forward pass, each token's loss and the next-token predictions.
+//! - `forward`: the forward pass, each token's loss and the next-token predictions;
+//! - `heads`: every head's queries, keys and values on a text, for the attention view.
 
 use std::fmt;
 
 pub mod forward;
 pub mod gguf;
+pub mod heads;
 pub mod quant;
 pub mod tokenizer;
 pub mod weights;
 
 pub use forward::{ExactRun, LmScores, Prediction, Rope, Scratch};
+pub use heads::LmHeads;
 pub use tokenizer::LmTokenizer;
 pub use weights::{LM_FILE_NAME, LM_SHA256, LlamaConfig, LlamaModel};
 

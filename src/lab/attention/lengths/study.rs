@@ -10,7 +10,7 @@ use crate::lab::config::ExperimentConfig;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::gaussian_head::{GaussianHead, SampledSequence};
-use crate::numerics::attention::heads::RealHeads;
+use crate::numerics::attention::heads::HeadSet;
 use crate::numerics::attention::long::{
     FeatureMap32, LinearForm, Sequence, exact_multiply_adds, flash_attention, flash_memory_bytes,
     linear_attention_f32, linear_memory_bytes, linear_multiply_adds,
@@ -272,7 +272,7 @@ fn method_maps(
 /// Runs the study for `config` on the chosen real head's statistics.
 pub fn length_study(
     config: &ExperimentConfig,
-    heads: &RealHeads,
+    heads: &dyn HeadSet,
 ) -> Result<LengthsReport, AttentionError> {
     let attention = &config.attention;
     let lengths = study_lengths(attention.length_max);
@@ -282,7 +282,12 @@ pub fn length_study(
         )));
     }
     let features = study_features(attention.features);
-    let head_sizes = GaussianHead::HEAD_SIZES.to_vec();
+    // The model's own head size and, where it divides, two neighbours side by side.
+    let head_dim = heads.shape().head_dim;
+    let head_sizes: Vec<usize> = GaussianHead::HEAD_SIZES
+        .into_iter()
+        .filter(|d| d.is_multiple_of(head_dim))
+        .collect();
     let dense_rate = dense_rate();
     let budget_ms = POINT_BUDGET_MS;
     let mut series = Vec::new();

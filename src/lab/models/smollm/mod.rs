@@ -14,6 +14,8 @@ pub use protocol::{
     LmLayerBar, LmLayerReport, LmReport, LmSwapReport, LmToWorker, NextToken, Share, TOP_TOKENS,
 };
 #[cfg(feature = "text-model")]
-pub use report::{lm_report, lm_tokens, per_layer_report, score, swap_of};
+pub use report::{
+    LM_HEAD_TOKENS, lm_heads, lm_report, lm_tokens, per_layer_report, score, swap_of,
+};
 #[cfg(feature = "text-model")]
 pub use sweep::{LayerSweep, chart_swap};

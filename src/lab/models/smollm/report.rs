@@ -9,11 +9,11 @@ use super::protocol::{
 };
 use super::protocol::{LmJob, Share};
 use super::sweep::LayerSweep;
-use crate::lab::config::{ExperimentConfig, MAX_TEXT_BYTES};
+use crate::lab::config::{ExperimentConfig, MAX_TEXT_BYTES, MODEL_MAX_TOKENS};
 use crate::lab::models::head_swap::{Swap, SwapMethod, registry_of, replacement_of};
 use crate::lab::models::protocol::Spread;
 use crate::numerics::attention::long::LinearForm;
-use crate::numerics::llama::{ExactRun, LlamaModel, LmError, LmScores};
+use crate::numerics::llama::{ExactRun, LlamaModel, LmError, LmHeads, LmScores};
 
 /// The swap a configuration names: its `lmmethod` in its `lmlayers`, `swapdraws` draws of a
 /// random method; `None` when the method is `none`.
@@ -67,6 +67,28 @@ pub fn lm_tokens(model: &LlamaModel, text: &str) -> Result<Vec<u32>, LmError> {
         }),
         _ => Ok(ids),
     }
+}
+
+/// The most tokens of a text whose heads the attention view reads (as the encoder's 512):
+/// a longer text's heads are its first 512 tokens'.
+pub const LM_HEAD_TOKENS: usize = MODEL_MAX_TOKENS;
+
+/// Every head of the model on `text` (its first [`LM_HEAD_TOKENS`] tokens), for the attention
+/// view's source `lm`; an empty text, or one over [`MAX_TEXT_BYTES`], is refused.
+pub fn lm_heads(model: &LlamaModel, text: &str) -> Result<LmHeads, LmError> {
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(LmError::TextTooLong {
+            bytes: text.len(),
+            limit: MAX_TEXT_BYTES,
+        });
+    }
+    let mut ids = model.tokenizer.encode(text)?;
+    if ids.is_empty() {
+        return Err(LmError::NoTokens);
+    }
+    ids.truncate(LM_HEAD_TOKENS);
+    let pieces = ids.iter().map(|&id| model.tokenizer.piece(id)).collect();
+    model.heads(&ids, pieces)
 }
 
 /// The report of `text`, with `swap` when given (its method's settings from `config`); `now`
