@@ -137,10 +137,14 @@ fn serve<W: 'static>(
 #[cfg(feature = "text-model")]
 mod lm;
 #[cfg(feature = "text-model")]
+mod lm_heads;
+#[cfg(feature = "text-model")]
 mod model;
 #[cfg(feature = "text-model")]
 mod peers;
 #[cfg(feature = "text-model")]
-pub use lm::{start_lm, started_as_lm};
+pub use lm::{start_lm, started_as_lm, started_as_lm_heads};
+#[cfg(feature = "text-model")]
+pub use lm_heads::start_lm_heads;
 #[cfg(feature = "text-model")]
 pub use model::start_model;

@@ -5,8 +5,11 @@
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    // The same build serves the language model's worker (started as `…_loader.js?lm`).
-    if softmax_kernel_lab::worker::started_as_lm() {
+    // The same build serves the language model's worker (started as `…_loader.js?lm`) and
+    // the attention view's workers on its heads (`…_loader.js?lm&heads`).
+    if softmax_kernel_lab::worker::started_as_lm_heads() {
+        softmax_kernel_lab::worker::start_lm_heads();
+    } else if softmax_kernel_lab::worker::started_as_lm() {
         softmax_kernel_lab::worker::start_lm();
     } else {
         softmax_kernel_lab::worker::start_model();

@@ -41,7 +41,7 @@ use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource};
 use crate::lab::page::attention_dispatch::{AttentionDispatch, ViewState};
 use crate::lab::page::mode::EmbedFigure;
 
-use super::pool::{AttentionRunner, ModelPool};
+use super::pool::{AttentionRunner, ModelPool, WorkerKind};
 use super::tour::TourAttentionEvidence;
 use budget::BudgetChart;
 use controls::AttentionControls;
@@ -94,6 +94,15 @@ pub fn AttentionView(
         });
     }
     let text_model = ModelClient::new(use_context::<ModelPool>().unwrap_or_else(ModelPool::idle));
+    // The language model's heads workers (`src=lm`): only their start-up is followed here.
+    let lm_model =
+        ModelClient::new(runner.map_or_else(|| ModelPool::idle_of(WorkerKind::LmHeads), |r| r.lm));
+    let is_lm = move || config.with(|c| c.attention.source == HeadSource::Lm);
+    Effect::new(move |_| {
+        if is_lm() {
+            lm_model.start();
+        }
+    });
     // The model swap's reports, once its whole plan is answered.
     if let Some(tour) = use_context::<TourAttentionEvidence>() {
         Effect::new(move |_| {
@@ -217,6 +226,9 @@ pub fn AttentionView(
                 <Show when=is_text>
                     <TextInput config set_config model=text_model/>
                     <ModelSwap config set_config model=text_model/>
+                </Show>
+                <Show when=is_lm>
+                    <TextInput config set_config model=lm_model/>
                 </Show>
                 <p class="status" aria-live="polite">
                     <span class=move || format!("dot {}", status_attr())></span>

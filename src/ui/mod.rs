@@ -309,6 +309,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     provide_context(AttentionRunner {
         main: pool,
         model: model_pool,
+        lm: ModelPool::idle_of(WorkerKind::LmHeads),
     });
     provide_context(DataViewRunner(pool));
     provide_context(ExportRunner(pool));

@@ -153,7 +153,7 @@ impl Pool {
             p.scheduler = Scheduler::new(started);
             // A model worker takes one request at a time: a text typed never waits behind a
             // queue of swap jobs inside a worker.
-            if kind == WorkerKind::Model {
+            if kind.holds_a_model() {
                 p.scheduler.set_side_limit(Some(1));
             }
         }
@@ -299,7 +299,7 @@ impl Pool {
 
     fn on_message(pool: &Rc<RefCell<Pool>>, slot: usize, data: JsValue) {
         if data.as_string().as_deref() == Some(crate::worker::READY) {
-            if pool.borrow().kind == WorkerKind::Model {
+            if pool.borrow().kind.holds_a_model() {
                 // It listens; it is given work once every model worker has loaded the model.
                 Pool::connect_peers(pool, slot);
                 return;

@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 
 use super::{Reply, message_bytes, serve};
 use crate::lab::models::smollm::{
-    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_URL, LayerSweep, LmFromWorker, LmJob,
-    LmToWorker, Share, chart_swap, lm_tokens, score,
+    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_URL, LayerSweep,
+    LmFromWorker, LmJob, LmToWorker, Share, chart_swap, lm_tokens, score,
 };
 use crate::lab::pool::{decode, encode};
 use crate::numerics::llama::{ExactRun, LlamaModel};
@@ -39,7 +39,7 @@ struct Chart {
     started: f64,
 }
 
-fn now() -> f64 {
+pub(super) fn now() -> f64 {
     js_sys::global()
         .dyn_into::<DedicatedWorkerGlobalScope>()
         .ok()
@@ -55,7 +55,7 @@ fn send(reply: &Reply, message: &LmFromWorker) {
 }
 
 /// Whether this worker's address (`…_loader.js?lm&…`) has the parameter `part`.
-fn address_has(part: &str) -> bool {
+pub(super) fn address_has(part: &str) -> bool {
     js_sys::Reflect::get(&js_sys::global(), &"location".into())
         .and_then(|location| js_sys::Reflect::get(&location, &"search".into()))
         .ok()
@@ -68,6 +68,12 @@ pub fn started_as_lm() -> bool {
     address_has("lm")
 }
 
+/// Whether it was started as one of the attention view's workers on the language model's
+/// heads (`…_loader.js?lm&heads`).
+pub fn started_as_lm_heads() -> bool {
+    address_has("lm") && address_has(LM_HEADS_WORKER)
+}
+
 /// The worker: listens, then fetches and loads the model, saying how far it got.
 pub fn start_lm() {
     let Some((state, reply)) = serve(LmWorker::default(), on_message) else {
@@ -78,7 +84,8 @@ pub fn start_lm() {
         return;
     }
     wasm_bindgen_futures::spawn_local(async move {
-        let message = match fetch_with_progress(LM_URL, &reply).await {
+        let progress = |loaded, total| send(&reply, &LmFromWorker::Progress { loaded, total });
+        let message = match fetch_with_progress(LM_URL, &progress).await {
             Ok((bytes, digest, last_byte_at)) => {
                 let size = bytes.len() as u64;
                 match LlamaModel::load_hashed(bytes, digest) {
@@ -258,9 +265,13 @@ async fn next_turn() {
     let _ = JsFuture::from(promise).await;
 }
 
-/// The file's bytes, posting the progress every megabyte, hashed as they arrive (the SHA-256 of
-/// 98 MB is then done when the download is); with the digest and the time its last byte came.
-async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(Vec<u8>, String, f64), String> {
+/// The file's bytes, telling `progress` (bytes so far, of the total when the server says)
+/// every megabyte, hashed as they arrive (the SHA-256 of 98 MB is then done when the download
+/// is); with the digest and the time its last byte came.
+pub(super) async fn fetch_with_progress(
+    url: &str,
+    progress: &dyn Fn(u64, Option<u64>),
+) -> Result<(Vec<u8>, String, f64), String> {
     let scope: DedicatedWorkerGlobalScope = js_sys::global()
         .dyn_into()
         .map_err(|_| "not in a worker".to_string())?;
@@ -314,22 +325,10 @@ async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(Vec<u8>, Strin
         }
         if bytes.len() - reported >= 1 << 20 {
             reported = bytes.len();
-            send(
-                reply,
-                &LmFromWorker::Progress {
-                    loaded: reported as u64,
-                    total,
-                },
-            );
+            progress(reported as u64, total);
         }
     }
-    send(
-        reply,
-        &LmFromWorker::Progress {
-            loaded: bytes.len() as u64,
-            total,
-        },
-    );
+    progress(bytes.len() as u64, total);
     let digest = crate::numerics::bert::weights::digest_hex(&hasher.finalize());
     Ok((bytes, digest, last_byte_at))
 }

@@ -51,7 +51,7 @@ impl LlamaModel {
                 }
             };
             copy(&mut q, inputs.layer * c.heads + inputs.head, inputs.q);
-            if inputs.head % group == 0 {
+            if inputs.head.is_multiple_of(group) {
                 let kv = inputs.layer * c.kv_heads + inputs.head / group;
                 copy(&mut k, kv, inputs.k);
                 copy(&mut v, kv, inputs.v);

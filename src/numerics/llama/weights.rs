@@ -97,6 +97,14 @@ impl LlamaConfig {
         let attention = n * (n + 1.0) / 2.0 * 2.0 * w;
         self.layers as f64 * (dense + attention) + n * w * self.vocab as f64
     }
+
+    /// The model's parameters: the tied embedding, each layer's seven matrices and two norms,
+    /// and the final norm (134,515,008 for SmolLM2-135M).
+    pub fn parameter_count(&self) -> usize {
+        let (w, kv, f) = (self.width, self.kv_heads * self.head_dim, self.ffn);
+        let layer = 2 * w * w + 2 * w * kv + 3 * w * f + 2 * w;
+        self.vocab * w + self.layers * layer + w
+    }
 }
 
 /// A matrix of the file: its type, shape and bytes.

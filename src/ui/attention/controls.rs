@@ -4,7 +4,9 @@
 use leptos::ev;
 use leptos::prelude::*;
 
-use crate::lab::config::{ExperimentConfig, HeadSource, Param};
+use crate::lab::config::{
+    ExperimentConfig, HEAD_LAYERS, HEADS_PER_LAYER, HeadSource, LM_HEADS, LM_LAYERS, Param,
+};
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::estimators::Family;
 use crate::ui::controls::{NumberControl, SeedControl, Slider, commit};
@@ -17,6 +19,7 @@ pub(super) fn AttentionControls(
 ) -> impl IntoView {
     let (error, set_error) = signal(None::<String>);
     let synthetic = move || config.with(|c| c.attention.source == HeadSource::Synthetic);
+    let is_lm = move || config.with(|c| c.attention.source == HeadSource::Lm);
     let set_source = move |ev: ev::Event| {
         let value = event_target_value(&ev);
         set_error.set(commit(config, set_config, Param::Source, &value).map(|e| e.to_string()));
@@ -45,7 +48,11 @@ pub(super) fn AttentionControls(
                     on:change=move |ev| toggle(method, event_target_checked(&ev))
                 />
                 <span class="swatch" style=format!("background:rgb({r},{g},{b})")></span>
-                <span>{method.label()} {method.is_quadratic().then_some(" (O(L²))")}</span>
+                <span>
+                    {method.label()}
+                    {method.is_quadratic().then_some(" (O(L²))")}
+                    {move || (is_lm() && !method.has_causal_form()).then_some(" (no causal form: left out)")}
+                </span>
             </label>
         }
     };
@@ -75,6 +82,7 @@ pub(super) fn AttentionControls(
                 <option value="synthetic">"synthetic (the kernel view's distributions)"</option>
                 <option value="minilm">"real heads: all-MiniLM-L6-v2"</option>
                 <option value="text">"your text through all-MiniLM-L6-v2"</option>
+                <option value="lm">"your text through SmolLM2-135M (causal)"</option>
             </select>
         </label>
         <Show
@@ -83,8 +91,17 @@ pub(super) fn AttentionControls(
                 <Show when=move || config.with(|c| c.attention.source == HeadSource::Minilm)>
                     <NumberControl param=Param::Passage config set_config slider=Slider { min: 0.0, max: 1.0, step: 1.0 }/>
                 </Show>
-                <NumberControl param=Param::Layer config set_config slider=Slider { min: 0.0, max: 5.0, step: 1.0 }/>
-                <NumberControl param=Param::Head config set_config slider=Slider { min: 0.0, max: 11.0, step: 1.0 }/>
+                // The sliders span the source's model: 6 × 12 heads, or 30 × 9.
+                <Show
+                    when=is_lm
+                    fallback=move || view! {
+                        <NumberControl param=Param::Layer config set_config slider=Slider { min: 0.0, max: (HEAD_LAYERS - 1) as f64, step: 1.0 }/>
+                        <NumberControl param=Param::Head config set_config slider=Slider { min: 0.0, max: (HEADS_PER_LAYER - 1) as f64, step: 1.0 }/>
+                    }
+                >
+                    <NumberControl param=Param::Layer config set_config slider=Slider { min: 0.0, max: (LM_LAYERS - 1) as f64, step: 1.0 }/>
+                    <NumberControl param=Param::Head config set_config slider=Slider { min: 0.0, max: (LM_HEADS - 1) as f64, step: 1.0 }/>
+                </Show>
             }
         >
             <NumberControl param=Param::Len config set_config slider=Slider { min: 16.0, max: 1024.0, step: 16.0 }/>

@@ -2,12 +2,16 @@
 //! it (asked through [`ModelClient`]; started, and the 46 MB model fetched, only when this view
 //! is first opened), the download's progress in bytes, the text's tokens and what the forward
 //! cost. The attention view then shows the chosen layer's and head's queries, keys and values
-//! of this text as it shows a stored passage.
+//! of this text as it shows a stored passage. With `src=lm` the same box feeds the causal
+//! language model's heads workers instead.
 
 use leptos::prelude::*;
 
 use super::model_client::{ModelClient, ModelState};
-use crate::lab::config::{ExperimentConfig, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES, STORED_PASSAGES};
+use crate::lab::config::{
+    ExperimentConfig, HeadSource, MAX_LINK_TEXT_CHARS, MAX_TEXT_BYTES, MODEL_MAX_TOKENS,
+    STORED_PASSAGES,
+};
 use crate::lab::models::board::{SHARED_SPLIT_MIN_TOKENS, SPLIT_MIN_TOKENS};
 
 /// Whether the page is cross-origin isolated (served with COOP and COEP): only then may the
@@ -37,10 +41,12 @@ fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-/// The text box, the model's status and the text's tokens.
+/// The text box, the model's status and the text's tokens: the encoder's (`src=text`), or the
+/// causal language model's (`src=lm`: its heads, masked; no text run of its own to show).
 ///
 /// - `config`, `set_config`: the configuration (this reads and writes `text`).
-/// - `model`: the model worker's handle, whose outcome the attention view reads.
+/// - `model`: the model workers' handle (the encoder's, whose outcome the attention view
+///   reads, or the language model's heads workers).
 #[component]
 pub(super) fn TextInput(
     config: ReadSignal<ExperimentConfig>,
@@ -70,6 +76,7 @@ pub(super) fn TextInput(
         next.attention.text = text.to_string();
         set_config.set(next);
     };
+    let lm = move || config.with(|c| c.attention.source == HeadSource::Lm);
     let status = move || {
         match model.state.get() {
         ModelState::Idle => view! { <span>"the model starts with this view"</span> }.into_any(),
@@ -86,6 +93,20 @@ pub(super) fn TextInput(
                     total.map(|t| format!(" of {}", megabytes(t))).unwrap_or_default()
                 )}
             </span>
+        }
+        .into_any(),
+        ModelState::Ready {
+            bytes,
+            parameters,
+            load_ms,
+            workers,
+        } if lm() => view! {
+            <span>{format!(
+                "SmolLM2-135M loaded: {:.1} M parameters, {} in Q4_1 blocks, checked and read in {load_ms:.0} ms, in {workers} worker{} (each runs one exact forward of the text, keeps its 270 heads and computes its share of the parts).",
+                parameters as f64 / 1e6,
+                megabytes(bytes),
+                if workers == 1 { "" } else { "s" },
+            )}</span>
         }
         .into_any(),
         ModelState::Ready {
@@ -157,9 +178,40 @@ pub(super) fn TextInput(
             })
         })
     };
+    let causal_note = move || {
+        config.with(|c| {
+            (c.attention.source == HeadSource::Lm).then(|| {
+                let left_out: Vec<&str> =
+                    c.attention.masked_out_methods().iter().map(|m| m.label()).collect();
+                let left_out = if left_out.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " Left out, having no causal form here: {}.",
+                        left_out.join(", ")
+                    )
+                };
+                view! {
+                    <p class="caption lm-source-note" data-left-out=left_out.clone()>
+                        {format!(
+                            "A decoder's head: its 9 query heads per layer share 3 key and value heads, the keys and queries carry the rotary position embedding, and each query sees its own and the earlier tokens only (the causal mask: the rows below are zero right of the diagonal, and every method runs its causal form, prefix sums of its features). The heads are the model's on the first {} tokens of the text.{left_out}",
+                            MODEL_MAX_TOKENS
+                        )}
+                    </p>
+                }
+            })
+        })
+    };
+    let heading = move || {
+        if lm() {
+            "Your text through SmolLM2-135M (a causal language model)"
+        } else {
+            "Your text through all-MiniLM-L6-v2"
+        }
+    };
     view! {
         <section class="figure text-input" aria-label="your text">
-            <h2>"Your text through all-MiniLM-L6-v2"</h2>
+            <h2>{heading}</h2>
             <textarea
                 name="text"
                 rows="4"
@@ -194,6 +246,7 @@ pub(super) fn TextInput(
                 ModelState::Ready { .. } => "ready",
                 ModelState::Failed(_) => "failed",
             }>{status}</p>
+            {causal_note}
             {tokens}
             {link_note}
         </section>

@@ -57,22 +57,31 @@ impl ProbeRunner {
     }
 }
 
-/// The model workers' pool (started when the text view is first opened), shared by the text
-/// view's client ([`crate::ui::attention`]'s `ModelClient`) and the attention view's parts on
-/// the text's heads, which those workers keep.
+/// A pool of workers that hold a model: the encoder's (started when the text view is first
+/// opened), shared by the text view's client ([`crate::ui::attention`]'s `ModelClient`) and
+/// the attention view's parts on the text's heads, which those workers keep; or the language
+/// model's heads workers (started when the source `lm` is first chosen).
 #[derive(Clone, Copy)]
-pub struct ModelPool(pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>);
+pub struct ModelPool(
+    pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>,
+    pub WorkerKind,
+);
 
 impl ModelPool {
-    /// No model workers yet.
+    /// No model workers yet (the encoder's, when started).
     pub fn idle() -> Self {
-        ModelPool(StoredValue::new_local(None))
+        ModelPool::idle_of(WorkerKind::Model)
+    }
+
+    /// No workers of `kind` yet.
+    pub fn idle_of(kind: WorkerKind) -> Self {
+        ModelPool(StoredValue::new_local(None), kind)
     }
 
     /// The pool, started on the first call with `listener` (its workers' setup news).
     pub fn start(self, listener: impl Fn(PoolEvent) + 'static) -> Option<Rc<RefCell<Pool>>> {
         self.0.try_update_value(|pool| {
-            pool.get_or_insert_with(|| Pool::of(WorkerKind::Model, listener))
+            pool.get_or_insert_with(|| Pool::of(self.1, listener))
                 .clone()
         })
     }
@@ -85,11 +94,12 @@ impl ModelPool {
 
 /// The attention view's handle: each part on its own channel ([`Channel::Attention`]), in the
 /// page's pool (which takes `full-worker`s for them) or, for the reader's text, in the model
-/// workers, which hold its heads.
+/// workers, which hold its heads (the encoder's, or the language model's).
 #[derive(Clone, Copy)]
 pub struct AttentionRunner {
     pub main: StoredValue<Rc<RefCell<Pool>>, LocalStorage>,
     pub model: ModelPool,
+    pub lm: ModelPool,
 }
 
 impl AttentionRunner {
@@ -100,10 +110,10 @@ impl AttentionRunner {
         request: AttentionRequest,
         done: impl FnOnce(Result<AttentionOutput, String>) + 'static,
     ) {
-        let pool = if request.config.attention.source == HeadSource::Text {
-            self.model.get()
-        } else {
-            self.main.try_with_value(Clone::clone)
+        let pool = match request.config.attention.source {
+            HeadSource::Text => self.model.get(),
+            HeadSource::Lm => self.lm.get(),
+            HeadSource::Synthetic | HeadSource::Minilm => self.main.try_with_value(Clone::clone),
         };
         match pool {
             Some(pool) => {

@@ -26,6 +26,9 @@ pub enum WorkerKind {
     /// `model-worker`: the real model on the reader's text, its swap, and the attention view's
     /// parts on that text's heads (started when the text view is first opened).
     Model,
+    /// `model-worker` started as `?lm&heads`: the causal language model, answering the
+    /// attention view's parts on its heads (started when the source `lm` is first chosen).
+    LmHeads,
 }
 
 impl WorkerKind {
@@ -59,13 +62,21 @@ impl WorkerKind {
             (WorkerKind::Full, false) => "./full-worker-simd128_loader.js",
             (WorkerKind::Model, true) => "./model-worker_loader.js",
             (WorkerKind::Model, false) => "./model-worker-simd128_loader.js",
+            (WorkerKind::LmHeads, true) => "./model-worker_loader.js?lm&heads",
+            (WorkerKind::LmHeads, false) => "./model-worker-simd128_loader.js?lm&heads",
         }
+    }
+
+    /// Whether its workers fetch and hold a model first (they say how far they got, take work
+    /// once all have it, and one request at a time).
+    pub fn holds_a_model(self) -> bool {
+        matches!(self, WorkerKind::Model | WorkerKind::LmHeads)
     }
 
     /// Whether a pool of this kind can run what needs `needed` (a model pool runs only model
     /// requests and attention parts, and is never replaced by another kind).
     pub(super) fn covers(self, needed: WorkerKind) -> bool {
-        self == needed || self == WorkerKind::Model || needed == WorkerKind::Kernel
+        self == needed || self.holds_a_model() || needed == WorkerKind::Kernel
     }
 
     /// How many workers of this kind to start: one per core, at most [`MAX_WORKERS`], and for
@@ -73,6 +84,7 @@ impl WorkerKind {
     fn count(self) -> usize {
         match self {
             WorkerKind::Model => worker_count().min(MAX_MODEL_WORKERS),
+            WorkerKind::LmHeads => worker_count().min(MAX_LM_HEADS_WORKERS),
             _ => worker_count(),
         }
     }
@@ -81,6 +93,10 @@ impl WorkerKind {
 /// Model workers beyond this many cost memory for little: the forward's parts exchange keys
 /// and values per layer, and the swap plan has a few dozen jobs.
 pub const MAX_MODEL_WORKERS: usize = 4;
+
+/// The language model's heads workers: each holds the 98 MB file and a text's heads (58 MB
+/// at 512 tokens); two split the parts that read every head.
+pub const MAX_LM_HEADS_WORKERS: usize = 2;
 
 /// A module whose one function uses `i8x16.relaxed_swizzle`: valid only where relaxed SIMD is.
 const RELAXED_SIMD_PROBE: [u8; 36] = [

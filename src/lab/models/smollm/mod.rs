@@ -10,8 +10,9 @@ pub mod report;
 pub mod sweep;
 
 pub use protocol::{
-    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob,
-    LmLayerBar, LmLayerReport, LmReport, LmSwapReport, LmToWorker, NextToken, Share, TOP_TOKENS,
+    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_MAX_TOKENS, LM_URL,
+    LmFromWorker, LmJob, LmLayerBar, LmLayerReport, LmReport, LmSwapReport, LmToWorker, NextToken,
+    Share, TOP_TOKENS,
 };
 #[cfg(feature = "text-model")]
 pub use report::{

@@ -133,6 +133,9 @@ pub enum LmToWorker {
 pub const LM_FILE_MESSAGE: &str = "lmFile";
 /// What a worker's address says when its file comes from the page, not from the server.
 pub const LM_FILE_FROM_PAGE: &str = "file=page";
+/// What a worker's address says when it serves the attention view's parts on the language
+/// model's heads (`…_loader.js?lm&heads`): the pool protocol, not [`LmToWorker`].
+pub const LM_HEADS_WORKER: &str = "heads";
 
 /// Which of a chart's layers a worker computes when several share it: of the layers taken
 /// deepest first, those at positions `index`, `index + count`, … (so each worker's share costs
