@@ -24,6 +24,11 @@ What
        0..29 and in layer 5 alone, and Taylor degree 2 (`1 + x + x²/2`, x = q·k / 8) in layer 5
        alone and in layers 10..12, each as the masked quadratic form
        out_i = Σ_{j≤i} κ(q_i, k_j) v_j / Σ_{j≤i} κ(q_i, k_j): no feature map, no prefix sums.
+    4. Attention rows: for two strings (the sentence and the paragraph), the causal softmax
+       probabilities that the exact forward of point 2 computes (the same call, read out of its
+       attention, not recomputed): query heads (layer, head) in (0, 0), (5, 4), (17, 2),
+       (29, 8), rows 0, 1, n // 2 and n - 1 (n tokens), each the full row of n probabilities,
+       P_ij = softmax over j ≤ i of q_i · k_j / 8, with the zeros after the diagonal.
 
     Numbers are float64 written with Python's shortest round-trip repr; strings are written with
     ASCII escapes so no editor can touch them. The output is deterministic.
@@ -91,6 +96,13 @@ SWAPS = [
     ("taylor2", [10, 11, 12]),
 ]
 SWAP_STRINGS = ["sentence", "code", "paragraph"]
+ATTENTION_STRINGS = {"sentence", "paragraph"}
+ATTENTION_HEADS = [(0, 0), (5, 4), (17, 2), (29, 8)]
+
+
+def attention_row_indices(n: int) -> list[int]:
+    """Rows 0, 1, n // 2 and n - 1, each once, in order."""
+    return sorted({0, 1, n // 2, n - 1} & set(range(n)))
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -225,8 +237,9 @@ class Model:
         out[..., 1::2] = even * sin + odd * cos
         return out
 
-    def attention(self, q, k, v, method):
-        """q: (heads, n, 64), k and v: (kv_heads, n, 64); causal."""
+    def attention(self, q, k, v, method, keep=None):
+        """q: (heads, n, 64), k and v: (kv_heads, n, 64); causal. `keep`, when given, receives
+        the (heads, n, n) matrix of weights, normalised (the softmax's probabilities)."""
         n = q.shape[1]
         group = self.heads // self.kv_heads
         k = np.repeat(k, group, axis=0)
@@ -250,9 +263,13 @@ class Model:
                 raise ValueError(method)
             w = np.where(mask, w, 0.0)
         w = w / w.sum(axis=-1, keepdims=True)
+        if keep is not None:
+            keep(w)
         return w @ v
 
-    def logits(self, ids, swap=None):
+    def logits(self, ids, swap=None, attention=None):
+        """`attention`, when given: a dict whose keys are layers; each one's value is set to
+        that layer's (heads, n, n) attention weights."""
         method, layers = swap if swap else ("softmax", [])
         x = self.embed[ids]
         n = len(ids)
@@ -262,7 +279,10 @@ class Model:
             k = (h @ b["attn_k"].T).reshape(n, self.kv_heads, self.head_dim).transpose(1, 0, 2)
             v = (h @ b["attn_v"].T).reshape(n, self.kv_heads, self.head_dim).transpose(1, 0, 2)
             q, k = self.rope(q), self.rope(k)
-            o = self.attention(q, k, v, method if i in layers else "softmax")
+            keep = None
+            if attention is not None and i in attention:
+                keep = lambda w, i=i: attention.__setitem__(i, w.copy())
+            o = self.attention(q, k, v, method if i in layers else "softmax", keep)
             x = x + o.transpose(1, 0, 2).reshape(n, self.width) @ b["attn_output"].T
             h = self.norm(x, b["ffn_norm"])
             gate = h @ b["ffn_gate"].T
@@ -307,7 +327,10 @@ def main() -> int:
             return 1
         entry = {"name": name, "text": text, "ids": ids, "tokens": [tokens[i] for i in ids]}
         if len(ids) >= 2:
-            logits = model.logits(ids)
+            attention = None
+            if name in ATTENTION_STRINGS:
+                attention = {layer: None for layer, _ in ATTENTION_HEADS}
+            logits = model.logits(ids, attention=attention)
             losses = losses_of(logits, ids)
             entry["losses"] = losses
             entry["perplexity"] = math.exp(sum(losses) / len(losses))
@@ -329,6 +352,17 @@ def main() -> int:
                             "perplexity": math.exp(sum(swapped) / len(swapped)),
                         }
                     )
+            if attention is not None:
+                entry["attention_rows"] = [
+                    {
+                        "layer": layer,
+                        "head": head,
+                        "row": row,
+                        "probs": [float(p) for p in attention[layer][head, row]],
+                    }
+                    for layer, head in ATTENTION_HEADS
+                    for row in attention_row_indices(len(ids))
+                ]
         strings.append(entry)
         print(f"{name}: {len(ids)} tokens" + (f", perplexity {entry['perplexity']:.3f}" if "perplexity" in entry else ""))
 

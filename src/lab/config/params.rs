@@ -347,7 +347,7 @@ param_table! {
     Passage "passage" => number("passage", "the stored passage of the real heads", Attention,
         int(0.0, (HEAD_PASSAGES - 1) as f64), false,
         |c| c.attention.passage as f64, |c, v| c.attention.passage = v as usize),
-    Text "text" => text("text", "the text the model runs on (src=text)", Attention,
+    Text "text" => text("text", "the text the model runs on (src=text, src=lm, view=lm)", Attention,
         || format!("any text of up to {MAX_LINK_TEXT_CHARS} characters"),
         |c| c.attention.text.chars().take(MAX_LINK_TEXT_CHARS).collect(),
         |c, t| {
