@@ -458,3 +458,61 @@ fn damaged_and_truncated_files_are_refused() {
     let e = LlamaModel::from_gguf_bytes(bad).expect_err("damaged");
     assert!(e.to_string().contains("token_embd.weight"), "{e}");
 }
+
+/// The attention view on the language model's heads (`src=lm`), as a worker answers it: the
+/// chosen methods without a causal form left out, the chosen head's problem causal (the exact
+/// block and every method's block zero right of the diagonal, each row summing to one), the
+/// model's tokens, and the real-head table over all 270 query heads.
+#[test]
+fn the_attention_view_runs_on_the_language_models_heads() {
+    use softmax_kernel_lab::lab::attention::{
+        AttentionOutput, AttentionPart, AttentionRequest, run_attention_on,
+    };
+    let text = &fixture().strings[0].text;
+    let heads = lm_heads(model(), text).expect("heads");
+    let (mut config, notices) = ExperimentConfig::from_query(
+        "view=attention&src=lm&layer=17&head=2&methods=prf-pos,elu,nystrom&focus=nystrom",
+    );
+    assert!(notices.is_empty(), "{notices:?}");
+    config.attention.text = text.clone();
+    let ask = |part| AttentionRequest {
+        config: config.clone(),
+        part,
+        share: None,
+    };
+    let Ok(AttentionOutput::Main(main)) = run_attention_on(&ask(AttentionPart::Main), Some(&heads))
+    else {
+        panic!("the main part");
+    };
+    let ids: Vec<&str> = main.methods.iter().map(|m| m.method.id()).collect();
+    assert_eq!(ids, ["prf-pos", "elu"]);
+    let n = fixture().strings[0].ids.len();
+    assert_eq!(
+        (main.len, main.d, main.dv, main.tokens.len()),
+        (n, 64, 64, n)
+    );
+    let b = main.block_len;
+    let blocks = std::iter::once(&main.exact_block).chain(main.methods.iter().map(|m| &m.block));
+    for block in blocks {
+        for (i, row) in block.chunks_exact(b).enumerate() {
+            assert!(
+                row[i + 1..].iter().all(|&p| p == 0.0),
+                "row {i} sees the future"
+            );
+            let total: f64 = row.iter().sum();
+            assert!((total - 1.0).abs() < 1e-9, "row {i} sums to {total}");
+        }
+    }
+    let Ok(AttentionOutput::HeadsTable(table)) =
+        run_attention_on(&ask(AttentionPart::HeadsTable), Some(&heads))
+    else {
+        panic!("the heads table");
+    };
+    assert_eq!(table.rows.len(), 270);
+    assert!(
+        table
+            .rows
+            .iter()
+            .all(|r| r.errors.iter().all(|e| e.is_finite()))
+    );
+}

@@ -370,3 +370,66 @@ fn lm_layers_read_lists_ranges_and_all_refuse_nonsense_and_print_back() {
     }
     assert_eq!(lm_layers_text(&[0, 1, 2, 5, 7, 8, 29]), "0-2,5,7-8,29");
 }
+
+/// The language model's heads (`src=lm`): its 30 layers and 9 heads read from a link in any
+/// order; a layer or head the source's model lacks is refused with its range, and switching
+/// the source keeps the head where the new model has it, else its last; only the methods with a
+/// causal form are computed on it, the heatmaps' method moved to the first of them.
+#[test]
+fn the_language_models_heads_have_their_own_shape_and_causal_methods() {
+    let (config, notices) = ExperimentConfig::from_query(
+        "layer=29&head=8&view=attention&src=lm&methods=prf-pos,nystrom,ra&focus=nystrom",
+    );
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(config.attention.source, HeadSource::Lm);
+    assert_eq!((config.attention.layer, config.attention.head), (29, 8));
+    assert!(config.validate().is_ok());
+
+    let (_, notices) = ExperimentConfig::from_query("src=minilm&layer=20");
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(notices[0].key, "layer");
+    assert!(
+        notices[0]
+            .message
+            .contains("all-MiniLM-L6-v2 has layers 0 to 5"),
+        "{}",
+        notices[0].message
+    );
+    let (_, notices) = ExperimentConfig::from_query("src=lm&head=10");
+    assert!(
+        notices[0].message.contains("SmolLM2-135M has heads 0 to 8"),
+        "{}",
+        notices[0].message
+    );
+
+    let mut switched = config.clone();
+    switched.set(Param::Source, "minilm").unwrap();
+    assert_eq!((switched.attention.layer, switched.attention.head), (5, 8));
+    let mut back = switched.clone();
+    back.set(Param::Head, "11").unwrap();
+    back.set(Param::Source, "lm").unwrap();
+    assert_eq!((back.attention.layer, back.attention.head), (5, 8));
+
+    // A message from a worker is checked the same way.
+    let mut forged = config.clone();
+    forged.attention.source = HeadSource::Text;
+    assert_eq!(forged.validate().unwrap_err().key, "layer");
+
+    let computed = config.with_causal_methods().unwrap();
+    let ids: Vec<&str> = computed.attention.methods.iter().map(|m| m.id()).collect();
+    assert_eq!(ids, ["prf-pos"]);
+    assert_eq!(computed.attention.focus.id(), "prf-pos");
+    let left_out: Vec<&str> = config
+        .attention
+        .masked_out_methods()
+        .iter()
+        .map(|m| m.id())
+        .collect();
+    assert_eq!(left_out, ["ra", "nystrom"]);
+    let (none_causal, _) = ExperimentConfig::from_query("view=attention&src=lm&methods=nystrom");
+    assert!(none_causal.with_causal_methods().is_err());
+    // Bidirectional sources compute every chosen method.
+    let (minilm, _) = ExperimentConfig::from_query("src=minilm&methods=prf-pos,nystrom");
+    assert_eq!(minilm.attention.computed_methods().len(), 2);
+    assert!(minilm.attention.masked_out_methods().is_empty());
+}

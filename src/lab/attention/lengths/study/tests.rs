@@ -5,7 +5,7 @@
 use super::*;
 use crate::lab::test_support::config_with;
 use crate::numerics::attention::exact::{softmax_output, softmax_rows, total_variation};
-use crate::numerics::attention::heads::HEADS_ASSET_PATH;
+use crate::numerics::attention::heads::{HEADS_ASSET_PATH, RealHeads};
 use crate::numerics::attention::linear::linear_attention;
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::attention::methods::elu::EluPlusOne;
