@@ -116,6 +116,16 @@ impl GaussianHead {
     /// The head sizes a real head gives: its own (32) and two neighbours side by side (64).
     pub const HEAD_SIZES: [usize; 2] = [32, 64];
 
+    /// The sizes of [`GaussianHead::HEAD_SIZES`] a model whose heads have `head_dim` values
+    /// gives (its own and, where it divides, two side by side): 32 and 64 for the encoder, 64
+    /// for the language model.
+    pub fn head_sizes(head_dim: usize) -> Vec<usize> {
+        Self::HEAD_SIZES
+            .into_iter()
+            .filter(|d| head_dim > 0 && d.is_multiple_of(head_dim))
+            .collect()
+    }
+
     /// Fits head `head` of layer `layer` (d = 32), or it and its neighbour (d = 64), over every
     /// passage of `heads`.
     pub fn fit(

@@ -70,6 +70,7 @@ fn SourceSelect(
         set_error.set(commit(config, set_config, Param::Source, &value).map(|e| e.to_string()));
     };
     let is_text = move || config.with(|c| c.attention.source == HeadSource::Text);
+    let is_lm = move || config.with(|c| c.attention.source == HeadSource::Lm);
     view! {
         <label class="field">
             <span>"data " <code class="param-key">"src"</code></span>
@@ -78,6 +79,9 @@ fn SourceSelect(
                 <option value="minilm">"real heads: all-MiniLM-L6-v2"</option>
                 <Show when=is_text>
                     <option value="text">"your text (edit it in the full lab)"</option>
+                </Show>
+                <Show when=is_lm>
+                    <option value="lm">"your text through SmolLM2-135M (edit it in the full lab)"</option>
                 </Show>
             </select>
         </label>

@@ -24,7 +24,7 @@ pub(super) fn AttentionFormulas() -> impl IntoView {
             <h2>"What is computed"</h2>
             <dl>
                 <dt>"Softmax attention"</dt>
-                <dd><Math text=formulas::SOFTMAX_ATTENTION block=true/><span>"A model scales q and k by " <Math text=formulas::MODEL_SCALING_D/> " each (real heads: d = 32)."</span></dd>
+                <dd><Math text=formulas::SOFTMAX_ATTENTION block=true/><span>"A model scales q and k by " <Math text=formulas::MODEL_SCALING_D/> " each (all-MiniLM-L6-v2's heads: d = 32; SmolLM2-135M's: d = 64, after the rotary position embedding, and causal: each query over its own and the earlier keys)."</span></dd>
                 {methods}
                 <dt>"Every other estimator"</dt>
                 <dd>"Its features φ(q), ψ(k) from the kernel view's registry, with A fitted to these queries and keys."</dd>

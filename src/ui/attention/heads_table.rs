@@ -1,12 +1,12 @@
-//! The real-head table: every head of all-MiniLM-L6-v2, data-chosen A and OPRF against
-//! Performer's PRF at equal m, with its CSV download.
+//! The real-head table: every head of all-MiniLM-L6-v2 (or of SmolLM2-135M on the reader's
+//! text), data-chosen A and OPRF against Performer's PRF at equal m, with its CSV download.
 
 use leptos::prelude::*;
 
 use super::TableScroll;
 use super::text::sci;
 use crate::lab::attention::report::{HeadsTable, TABLE_DRAWS};
-use crate::lab::config::ExperimentConfig;
+use crate::lab::config::{ExperimentConfig, HeadSource};
 use crate::lab::page::formulas;
 use crate::ui::math::Math;
 
@@ -92,7 +92,14 @@ pub(super) fn HeadsTableView(
         <Show when=minilm>
             <section class="figure heads-table">
                 <h2>"Every real head: does a data-chosen A or OPRF beat Performer?"</h2>
-                <p class="formula">"all 6 layers × 12 heads of all-MiniLM-L6-v2, both passages, q and k scaled by " <Math text=formulas::MODEL_SCALING/> "; same m for every method"</p>
+                <Show
+                    when=move || config.with(|c| c.attention.source == HeadSource::Lm)
+                    fallback=|| view! {
+                        <p class="formula">"all 6 layers × 12 heads of all-MiniLM-L6-v2, both passages, q and k scaled by " <Math text=formulas::MODEL_SCALING/> "; same m for every method"</p>
+                    }
+                >
+                    <p class="formula">"all 30 layers × 9 query heads of SmolLM2-135M on your text, causal (each row over its own and the earlier tokens), q and k scaled by " <Math text=formulas::MODEL_SCALING_D/> " with d = 64; same m for every method"</p>
+                </Show>
                 {body}
             </section>
         </Show>

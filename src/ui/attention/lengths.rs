@@ -20,7 +20,7 @@ use crate::lab::attention::timing_notes::{
     FORMS, TV_THRESHOLDS, form_key, form_label, grouped, length_text, rates_sentence,
     skipped_sentence, stopped_sentences, threshold_note, threshold_text,
 };
-use crate::lab::config::{ExperimentConfig, HeadSource, Param};
+use crate::lab::config::{ExperimentConfig, HEAD_DIM, HeadSource, LM_HEAD_DIM, Param};
 use crate::lab::page::formulas;
 use crate::numerics::attention::gaussian_head::GaussianHead;
 use crate::numerics::attention::long::LinearForm;
@@ -149,6 +149,9 @@ fn TimingCharts(
         let (form, model) = (form.get(), model.get());
         for (canvas, d) in canvases.iter().zip(GaussianHead::HEAD_SIZES) {
             let Some(c) = canvas.get() else { continue };
+            if !r.series.iter().any(|s| s.d == d) {
+                continue;
+            }
             let chart = timing_chart(r, d, form, model);
             describe(&c, &chart_summary(r, d, form));
             draw_timings(
@@ -161,10 +164,14 @@ fn TimingCharts(
         Ok(())
     });
     let [small, large] = canvases;
+    // A head size the model does not give (32 in the language model) has no chart.
+    let measured = move |d: usize| {
+        report.with(|r| matches!(r, Some(Ok(r)) if r.series.iter().any(|s| s.d == d)))
+    };
     view! {
         <div class="pair">
-            <canvas node_ref=small class="chart timing" data-chart="lengths-d32"></canvas>
-            <canvas node_ref=large class="chart timing" data-chart="lengths-d64"></canvas>
+            <canvas node_ref=small class="chart timing" data-chart="lengths-d32" hidden=move || !measured(32)></canvas>
+            <canvas node_ref=large class="chart timing" data-chart="lengths-d64" hidden=move || !measured(64)></canvas>
         </div>
         {chart_error(error)}
     }
@@ -293,12 +300,14 @@ pub(super) fn LengthsView(
     };
     let whose = move || {
         config.with(|c| {
-            let model = if c.attention.source == HeadSource::Text {
-                "all-MiniLM-L6-v2 on your text"
-            } else {
-                "all-MiniLM-L6-v2 (the stored passages)"
+            let (model, head_dim) = match c.attention.source {
+                HeadSource::Text => ("all-MiniLM-L6-v2 on your text", HEAD_DIM),
+                HeadSource::Lm => ("SmolLM2-135M on your text", LM_HEAD_DIM),
+                HeadSource::Synthetic | HeadSource::Minilm => {
+                    ("all-MiniLM-L6-v2 (the stored passages)", HEAD_DIM)
+                }
             };
-            let sizes: Vec<String> = GaussianHead::HEAD_SIZES
+            let sizes: Vec<String> = GaussianHead::head_sizes(head_dim)
                 .iter()
                 .map(usize::to_string)
                 .collect();

@@ -282,12 +282,7 @@ pub fn length_study(
         )));
     }
     let features = study_features(attention.features);
-    // The model's own head size and, where it divides, two neighbours side by side.
-    let head_dim = heads.shape().head_dim;
-    let head_sizes: Vec<usize> = GaussianHead::HEAD_SIZES
-        .into_iter()
-        .filter(|d| d.is_multiple_of(head_dim))
-        .collect();
+    let head_sizes = GaussianHead::head_sizes(heads.shape().head_dim);
     let dense_rate = dense_rate();
     let budget_ms = POINT_BUDGET_MS;
     let mut series = Vec::new();
