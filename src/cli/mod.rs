@@ -100,7 +100,7 @@ estimators: list every estimator (id, label, family, formula, source) as JSON.
 
 attention: the attention view's per-method numbers (output error, row total variation, bad
 rows, rank, squared bias and variance over --draws R) as JSON, or CSV with --csv. Takes the
-page's URL keys as flags (--src synthetic|minilm --passage 0 --layer 2 --head 5 --len 256
+page's URL keys as flags (--src synthetic|minilm|text|lm --passage 0 --layer 2 --head 5 --len 256
 --dv 16 --features 256 --methods prf-pos,hcexp-var,taylor,lln,ra --deg 2 --draws 8 --ras 4,
 and the kernel view's --d --seed --scale ... for synthetic data) or one --query.
     --table         every real head: Performer's PRF against the data-chosen A and OPRF at
@@ -120,6 +120,8 @@ and the kernel view's --d --seed --scale ... for synthetic data) or one --query.
     --heads-file    the real heads' asset                      [assets/minilm-heads.bin]
 
     --src text --text TEXT  the model on a text instead of the stored passages (--model-file)
+    --src lm --text TEXT    the causal language model's heads on a text (--layer 0-29, --head
+                    0-8; causal mask; methods without a causal form left out; --lm-file)
 
 model: the real all-MiniLM-L6-v2 on a text (the page's text view): its tokens (the model's own
 WordPiece tokenizer, cut to 512), its ids, the sentence embedding (mean pooling, L2 norm), the
