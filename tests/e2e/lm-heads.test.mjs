@@ -55,6 +55,13 @@ test('attention view on the language model\'s heads: causal methods only, every 
   await waitAttentionReady(page);
   assert.equal(requests.filter((p) => p.endsWith('.gguf')).length, Math.min(2, await page.evaluate(() => navigator.hardwareConcurrency)));
   assert.equal(await page.$$eval('.attention-view .error', (e) => e.length), 0);
+  // Away and back: the view is rebuilt, and still knows the model is loaded (the pool keeps
+  // its workers' news), without a new download.
+  await page.getByRole('tab', { name: 'Kernel values' }).click();
+  await page.getByRole('tab', { name: 'Attention rows' }).click();
+  await waitModel(page, 30_000);
+  await waitAttentionReady(page);
+  assert.equal(requests.filter((p) => p.endsWith('.gguf')).length, Math.min(2, await page.evaluate(() => navigator.hardwareConcurrency)));
   assert.deepEqual(problems, []);
   await context.close();
 });

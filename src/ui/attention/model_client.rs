@@ -14,7 +14,7 @@ use crate::lab::models::protocol::{
     HedgehogJob, HedgehogPoint, HedgehogTraining, ModelAnswer, ModelRequest, ModelSetup,
     RetrievalReport, SwapJob, SwapReport, TextRun,
 };
-use crate::lab::pool::{Channel, SchedulerEvent};
+use crate::lab::pool::Channel;
 use crate::ui::pool::{ModelPool, NO_WORKER, Pool};
 
 /// Where the model stands.
@@ -80,12 +80,11 @@ pub(super) struct SwapResults {
 /// the swap's results (signals), and the pool they run in.
 #[derive(Clone, Copy)]
 pub(super) struct ModelClient {
-    pub state: RwSignal<ModelState, LocalStorage>,
+    /// Where the model stands: read from the pool's kept news, so a view rebuilt shows it.
+    pub state: Signal<ModelState>,
     pub outcome: RwSignal<Option<Result<Rc<TextOutcome>, String>>, LocalStorage>,
     pub swap: SwapResults,
     pool: ModelPool,
-    /// Each worker's last start-up news.
-    setups: StoredValue<Vec<Option<ModelSetup>>, LocalStorage>,
     /// The training whose maps every worker holds.
     trained: StoredValue<Option<HedgehogJob>, LocalStorage>,
     answers: StoredValue<u32>,
@@ -95,7 +94,7 @@ impl ModelClient {
     /// A client of `pool` (started by [`ModelClient::start`]).
     pub fn new(pool: ModelPool) -> Self {
         Self {
-            state: RwSignal::new_local(ModelState::Idle),
+            state: Signal::derive(move || pool.setups(model_state)),
             outcome: RwSignal::new_local(None),
             swap: SwapResults {
                 cells: RwSignal::new_local(Vec::new()),
@@ -105,7 +104,6 @@ impl ModelClient {
                 progress: RwSignal::new((0, 0)),
             },
             pool,
-            setups: StoredValue::new_local(Vec::new()),
             trained: StoredValue::new_local(None),
             answers: StoredValue::new(0),
         }
@@ -113,41 +111,7 @@ impl ModelClient {
 
     /// Starts the model workers (once); each then fetches and loads the model.
     pub fn start(self) {
-        if self.pool.get().is_some() {
-            return;
-        }
-        self.state.set(ModelState::Downloading {
-            loaded: 0,
-            total: None,
-        });
-        let started = self.pool.start(move |event| {
-            if let SchedulerEvent::WorkerSetup { slot, setup } = event {
-                self.on_setup(slot, setup);
-            }
-        });
-        let workers = started.map_or(0, |pool| pool.borrow().workers());
-        if workers == 0 {
-            self.state.set(ModelState::Failed(
-                "the model worker could not be started".into(),
-            ));
-            return;
-        }
-        self.setups.set_value(vec![None; workers]);
-    }
-
-    /// A worker's start-up news: the state is the slowest worker's download, ready once none
-    /// is still loading and one loaded, failed when all failed.
-    fn on_setup(self, slot: usize, setup: ModelSetup) {
-        let state = self.setups.try_update_value(|setups| {
-            if slot >= setups.len() {
-                setups.resize(slot + 1, None);
-            }
-            setups[slot] = Some(setup);
-            model_state(setups)
-        });
-        if let Some(state) = state {
-            self.state.set(state);
-        }
+        self.pool.start();
     }
 
     /// Runs the model on `text` (a newer text supersedes a waiting or running one), once the
@@ -277,8 +241,11 @@ impl ModelClient {
     }
 }
 
-/// The page's view of the workers' start-up news.
+/// The page's view of the workers' start-up news (none at all: not started).
 fn model_state(setups: &[Option<ModelSetup>]) -> ModelState {
+    if setups.is_empty() {
+        return ModelState::Idle;
+    }
     let mut slowest: Option<(u64, Option<u64>)> = None;
     let mut loaded = Vec::new();
     let mut failure = None;

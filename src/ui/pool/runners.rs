@@ -5,13 +5,14 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use leptos::prelude::{LocalStorage, StoredValue, UpdateValue, WithValue};
+use leptos::prelude::{LocalStorage, RwSignal, StoredValue, Track, Update, UpdateValue, WithValue};
 
 use super::{Channel, NO_WORKER, Pool, PoolEvent, Ticket, WorkerKind};
 use crate::lab::attention::{AttentionOutput, AttentionPart, AttentionRequest, ProblemShare};
 use crate::lab::config::HeadSource;
 use crate::lab::kernel::data_view::DataView;
 use crate::lab::kernel::tasks::{ProbeRequest, TaskOutput};
+use crate::lab::models::protocol::ModelSetup;
 use crate::lab::pool::{Ask, DataViewAsk, ExportTaskAsk, ScatterPairAsk};
 use crate::numerics::probe::{PairVectors, ProbeResult};
 
@@ -61,11 +62,18 @@ impl ProbeRunner {
 /// opened), shared by the text view's client ([`crate::ui::attention`]'s `ModelClient`) and
 /// the attention view's parts on the text's heads, which those workers keep; or the language
 /// model's heads workers (started when the source `lm` is first chosen).
+///
+/// Made under the page's owner, it keeps its workers' start-up news with it: a view rebuilt
+/// when the reader comes back reads them again (a view's own signals die with it).
 #[derive(Clone, Copy)]
-pub struct ModelPool(
-    pub StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>,
-    pub WorkerKind,
-);
+pub struct ModelPool {
+    pool: StoredValue<Option<Rc<RefCell<Pool>>>, LocalStorage>,
+    kind: WorkerKind,
+    /// Each worker's last start-up news (empty: not started).
+    setups: StoredValue<Vec<Option<ModelSetup>>, LocalStorage>,
+    /// Counts the news: what a view's state follows.
+    news: RwSignal<u64>,
+}
 
 impl ModelPool {
     /// No model workers yet (the encoder's, when started).
@@ -75,20 +83,58 @@ impl ModelPool {
 
     /// No workers of `kind` yet.
     pub fn idle_of(kind: WorkerKind) -> Self {
-        ModelPool(StoredValue::new_local(None), kind)
+        ModelPool {
+            pool: StoredValue::new_local(None),
+            kind,
+            setups: StoredValue::new_local(Vec::new()),
+            news: RwSignal::new(0),
+        }
     }
 
-    /// The pool, started on the first call with `listener` (its workers' setup news).
-    pub fn start(self, listener: impl Fn(PoolEvent) + 'static) -> Option<Rc<RefCell<Pool>>> {
-        self.0.try_update_value(|pool| {
-            pool.get_or_insert_with(|| Pool::of(self.1, listener))
+    /// Starts the pool once; its workers' start-up news are kept ([`ModelPool::setups`]).
+    pub fn start(self) {
+        if self.get().is_some() {
+            return;
+        }
+        let listener = move |event: PoolEvent| {
+            if let PoolEvent::WorkerSetup { slot, setup } = event {
+                self.note(slot, setup);
+            }
+        };
+        let started = self.pool.try_update_value(|pool| {
+            pool.get_or_insert_with(|| Pool::of(self.kind, listener))
                 .clone()
-        })
+        });
+        let workers = started.map_or(0, |pool| pool.borrow().workers());
+        let failed = || ModelSetup::Failed("the model worker could not be started".into());
+        self.setups.update_value(|setups| match workers {
+            0 => *setups = vec![Some(failed())],
+            n => setups.resize(n.max(setups.len()), None),
+        });
+        self.news.update(|n| *n += 1);
+    }
+
+    /// Keeps worker `slot`'s news.
+    fn note(self, slot: usize, setup: ModelSetup) {
+        self.setups.update_value(|setups| {
+            if slot >= setups.len() {
+                setups.resize(slot + 1, None);
+            }
+            setups[slot] = Some(setup);
+        });
+        self.news.update(|n| *n += 1);
+    }
+
+    /// Reads each worker's last start-up news (`None`: none yet; empty: the pool is not
+    /// started), tracked: a closure that reads it reruns with every news.
+    pub fn setups<T>(self, read: impl FnOnce(&[Option<ModelSetup>]) -> T) -> T {
+        self.news.track();
+        self.setups.with_value(|setups| read(setups))
     }
 
     /// The pool, if started.
     pub fn get(self) -> Option<Rc<RefCell<Pool>>> {
-        self.0.try_with_value(Clone::clone).flatten()
+        self.pool.try_with_value(Clone::clone).flatten()
     }
 }
 
