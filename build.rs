@@ -20,10 +20,19 @@ mod source;
 
 /// Files, and folders whose `.rs` files (at any depth), hold formulas. A new estimator or
 /// attention method is a new file in one of these folders, found without editing this list.
-const SOURCES: [&str; 4] = [
+const SOURCES: [&str; 5] = [
     "src/lab/page/formulas.rs",
+    "src/lab/page/view_formulas.rs",
     "src/numerics/heuristics.rs",
     "src/numerics/estimators",
+    "src/numerics/attention/methods",
+];
+
+/// The sources whose formulas only the attention and language model views show: with the
+/// feature `formulas-on-demand` their MathML goes to `OUT_DIR/view-formulas.txt` (fetched with
+/// those views) instead of the table, unless a formula of another source is the same.
+const ON_DEMAND_SOURCES: [&str; 2] = [
+    "src/lab/page/view_formulas.rs",
     "src/numerics/attention/methods",
 ];
 
@@ -38,17 +47,50 @@ fn main() {
     }
     files.sort();
 
-    // Each formula once, sorted, so the page can look one up by binary search.
+    // Each formula once, sorted, so the page can look one up by binary search; with whether
+    // every place that writes it is an on-demand source.
+    let on_demand = env::var_os("CARGO_FEATURE_FORMULAS_ON_DEMAND").is_some();
     let mut formulas = BTreeMap::new();
+    let mut elsewhere = std::collections::BTreeSet::new();
     for file in &files {
         let text = match fs::read_to_string(file) {
             Ok(text) => text,
             Err(error) => panic!("build.rs: cannot read {}: {error}", file.display()),
         };
+        let deferred = ON_DEMAND_SOURCES.iter().any(|s| file.starts_with(s));
         for latex in source::raw_strings(&text) {
+            if !deferred {
+                elsewhere.insert(latex.to_string());
+            }
             formulas
                 .entry(latex.to_string())
                 .or_insert_with(|| render(latex, file));
+        }
+    }
+    // One record per formula, ended by RS (U+001E); its fields, ended by US (U+001F): the
+    // LaTeX, then each part's start, end and MathML (neither LaTeX nor MathML holds a control
+    // character, checked here), so the page splits it with no parser.
+    let mut fetched = String::new();
+    if on_demand {
+        let deferred: Vec<String> = formulas
+            .keys()
+            .filter(|latex| !elsewhere.contains(*latex))
+            .cloned()
+            .collect();
+        for latex in deferred {
+            if let Some(Ok(parts)) = formulas.remove(&latex) {
+                let _ = write!(fetched, "{}\u{1f}", field(&latex));
+                for (range, mathml) in &parts {
+                    let _ = write!(
+                        fetched,
+                        "{}\u{1f}{}\u{1f}{}\u{1f}",
+                        range.start,
+                        range.end,
+                        field(mathml)
+                    );
+                }
+                fetched.push('\u{1e}');
+            }
         }
     }
 
@@ -82,6 +124,18 @@ fn main() {
     if let Err(error) = fs::write(out.join("formulas_mathml.rs"), table) {
         panic!("build.rs: cannot write the formula table: {error}");
     }
+    // Empty without the feature: scripts/build-page.sh copies it into the page.
+    if let Err(error) = fs::write(out.join("view-formulas.txt"), fetched) {
+        panic!("build.rs: cannot write view-formulas.txt: {error}");
+    }
+}
+
+/// `text` as a field of view-formulas.txt: it must hold no control character.
+fn field(text: &str) -> &str {
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        panic!("build.rs: a formula holds the control character {c:?}: {text}");
+    }
+    text
 }
 
 /// The `.rs` files of `path` (itself if it is one), depth first.

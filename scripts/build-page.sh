@@ -41,8 +41,26 @@ else
 fi
 # `cargo rustc` passes the link argument to this binary alone: the library and every dependency
 # are compiled as for any other build (the browser tests share them).
-cargo rustc --quiet --target wasm32-unknown-unknown --bin "$bin" --no-default-features \
-  --features optimised-a,page "${cargo_profile[@]}" -- -C link-arg=--emit-relocs
+# `formulas-on-demand`: the attention and language model views' formulas are left out of the
+# module and written by build.rs to view-formulas.txt, which goes beside index.html (the page
+# fetches it with those views). Cargo's messages name this build's build-script output folder.
+messages="$(cargo rustc --quiet --message-format=json-render-diagnostics \
+  --target wasm32-unknown-unknown --bin "$bin" --no-default-features \
+  --features optimised-a,formulas-on-demand "${cargo_profile[@]}" -- -C link-arg=--emit-relocs)"
+formulas="$(printf '%s\n' "$messages" | node -e '
+  let dir = "";
+  for (const line of require("fs").readFileSync(0, "utf8").split("\n")) {
+    if (!line.startsWith("{")) continue;
+    const m = JSON.parse(line);
+    if (m.reason === "build-script-executed" && /softmax-kernel-lab/.test(m.package_id)) dir = m.out_dir;
+  }
+  process.stdout.write(dir ? dir + "/view-formulas.txt" : "");
+')"
+if [[ -z "$formulas" || ! -s "$formulas" ]]; then
+  echo "build-page.sh: cargo named no view-formulas.txt of build.rs" >&2
+  exit 1
+fi
+cp "$formulas" "$staging/view-formulas.txt"
 
 # Scratch space beside the other tools' outputs in the target directory.
 work="$target_base/page-split"

@@ -55,11 +55,22 @@ fn lm_view() -> Result<softmax_kernel_lab::ui::LmMount, wasm_split_helpers::Spli
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
     softmax_kernel_lab::ui::start(softmax_kernel_lab::ui::Splits {
-        attention: || Box::pin(async { attention_view().await.map_err(|e| e.to_string()) }),
-        tour: || Box::pin(async { tour_step().await.map_err(|e| e.to_string()) }),
+        // The attention and language model views' formulas come with their code (a tour step
+        // may show one of them).
+        attention: || {
+            softmax_kernel_lab::ui::load_view_formulas();
+            Box::pin(async { attention_view().await.map_err(|e| e.to_string()) })
+        },
+        tour: || {
+            softmax_kernel_lab::ui::load_view_formulas();
+            Box::pin(async { tour_step().await.map_err(|e| e.to_string()) })
+        },
         below: || Box::pin(async { kernel_below().await.map_err(|e| e.to_string()) }),
         export: || Box::pin(async { export_actions().await.map_err(|e| e.to_string()) }),
-        lm: || Box::pin(async { lm_view().await.map_err(|e| e.to_string()) }),
+        lm: || {
+            softmax_kernel_lab::ui::load_view_formulas();
+            Box::pin(async { lm_view().await.map_err(|e| e.to_string()) })
+        },
     });
 }
 

@@ -18,6 +18,7 @@ pub use lazy_attention::{
     AttentionLoad, AttentionLoading, AttentionMount, attention_linked, mount_attention,
 };
 pub use lazy_lm::{LmLoad, LmLoading, LmMount, lm_linked, mount_lm};
+pub use math::load_view_formulas;
 mod on_demand;
 mod paced;
 mod pool;

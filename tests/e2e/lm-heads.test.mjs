@@ -43,6 +43,10 @@ test('attention view on the language model\'s heads: causal methods only, every 
   assert.match(caption, new RegExp(`L = ${sentence.ids.length} tokens, d = 64, dv = 64`));
   assert.deepEqual(await page.$$eval('.attention-table tr[data-method]', (rows) => rows.map((r) => r.dataset.method)), ['prf-pos', 'elu']);
   assert.match(await page.$eval('.lm-source-note', (e) => e.dataset.leftOut), /Nyström/);
+  // The view's formulas as MathML: in the release build their table comes with the view
+  // (view-formulas.txt), not in the first view's module; none is left as its LaTeX source.
+  await page.waitForFunction(() => document.querySelectorAll('.attention-view math').length > 20
+    && !document.querySelector('.formula-source'), null, { timeout: 30_000 });
   assert.match(await page.textContent('label.check:has([data-method="nystrom"])'), /no causal form/);
   // The sliders span the model: 30 layers, 9 heads.
   assert.equal(await page.$eval('.control:has(#control-layer) input[type="range"]', (e) => e.max), '29');

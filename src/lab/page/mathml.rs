@@ -31,25 +31,92 @@ fn lookup(latex: &str) -> Option<&'static Formula> {
         .and_then(|at| FORMULAS.get(at))
 }
 
+/// A formula whose MathML came at run time: the split page's `view-formulas.txt` (build.rs
+/// writes it; the attention and language model views fetch it with their code).
+#[derive(Debug)]
+struct FetchedFormula {
+    latex: String,
+    /// `(start, end, mathml)` of each part.
+    parts: Vec<(usize, usize, String)>,
+}
+
+/// The fetched formulas, sorted by `latex`, once added.
+static FETCHED: std::sync::OnceLock<Vec<FetchedFormula>> = std::sync::OnceLock::new();
+
+/// Adds the formulas of a `view-formulas.txt` (a second table is ignored): records ended by
+/// U+001E, their fields by U+001F, the LaTeX then each part's start, end and MathML. Returns
+/// how many it holds, or why the text is not such a table.
+pub fn add_formulas(text: &str) -> Result<usize, String> {
+    let bad = |record: usize| format!("view-formulas.txt: record {record} is not a formula");
+    let mut formulas = Vec::new();
+    for (index, record) in text.split_terminator('\u{1e}').enumerate() {
+        let fields: Vec<&str> = record.split_terminator('\u{1f}').collect();
+        let Some((latex, parts)) = fields.split_first() else {
+            return Err(bad(index));
+        };
+        if parts.is_empty() || parts.len() % 3 != 0 {
+            return Err(bad(index));
+        }
+        let parts = parts
+            .chunks_exact(3)
+            .map(|part| {
+                let start = part[0].parse::<usize>().map_err(|_| bad(index))?;
+                let end = part[1].parse::<usize>().map_err(|_| bad(index))?;
+                Ok((start, end, part[2].to_string()))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        formulas.push(FetchedFormula {
+            latex: latex.to_string(),
+            parts,
+        });
+    }
+    formulas.sort_by(|a, b| a.latex.cmp(&b.latex));
+    let count = formulas.len();
+    let _ = FETCHED.set(formulas);
+    Ok(count)
+}
+
+/// Whether the fetched formulas are in (see [`add_formulas`]).
+pub fn formulas_added() -> bool {
+    FETCHED.get().is_some()
+}
+
 /// `latex` as `<math>` elements (inline), each with its LaTeX as its `alttext`: one per part of
 /// the formula between top-level semicolons, so that a long formula wraps between its parts
 /// where its box is narrow (MathML itself never breaks a line). A formula the build script did
-/// not find or could not render is shown as its LaTeX in a `<code>`.
+/// not find or could not render, or one whose fetched MathML is not in yet, is shown as its
+/// LaTeX in a `<code>`.
 pub fn to_mathml(latex: &str) -> String {
-    let Some(Formula {
-        rendered: Ok(parts),
-        ..
-    }) = lookup(latex)
-    else {
-        return format!("<code class=\"formula-source\">{}</code>", escape(latex));
+    let parts: Vec<(usize, usize, &str)> = match lookup(latex) {
+        Some(Formula {
+            rendered: Ok(parts),
+            ..
+        }) => parts.iter().map(|p| (p.start, p.end, p.mathml)).collect(),
+        _ => FETCHED
+            .get()
+            .and_then(|fetched| {
+                let at = fetched
+                    .binary_search_by(|f| f.latex.as_str().cmp(latex))
+                    .ok()?;
+                fetched.get(at)
+            })
+            .map(|f| {
+                f.parts
+                    .iter()
+                    .map(|(start, end, mathml)| (*start, *end, mathml.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
+    if parts.is_empty() {
+        return format!("<code class=\"formula-source\">{}</code>", escape(latex));
+    }
     parts
         .iter()
-        .map(|part| {
+        .map(|&(start, end, mathml)| {
             format!(
-                "<math display=\"inline\" alttext=\"{}\">{}</math>",
-                escape(latex.get(part.start..part.end).unwrap_or(latex)),
-                part.mathml
+                "<math display=\"inline\" alttext=\"{}\">{mathml}</math>",
+                escape(latex.get(start..end).unwrap_or(latex)),
             )
         })
         .collect::<Vec<_>>()
@@ -72,6 +139,30 @@ mod tests {
     use super::*;
     use crate::lab::page::formulas;
     use crate::numerics::heuristics::AHeuristic;
+
+    /// A fetched table (the split page's `view-formulas.txt`, as build.rs writes it) answers
+    /// for a formula the built-in table lacks, its parts with their own LaTeX as `alttext`; a
+    /// text that is not such a table is refused with the reason.
+    #[test]
+    fn fetched_formulas_answer_after_the_built_in_table() {
+        let latex = r"x_{\mathrm{fetched}};\quad y";
+        assert!(to_mathml(latex).starts_with("<code"));
+        let table = "x_{\\mathrm{fetched}};\\quad y\u{1f}0\u{1f}20\u{1f}<mi>x</mi>\u{1f}\
+                     26\u{1f}28\u{1f}<mi>y</mi>\u{1f}\u{1e}";
+        // A part without its MathML, a start that is not a number: refused, nothing kept.
+        assert!(add_formulas("x\u{1f}0\u{1f}\u{1e}").is_err());
+        assert!(add_formulas("x\u{1f}a\u{1f}1\u{1f}<mi>x</mi>\u{1f}\u{1e}").is_err());
+        assert!(!formulas_added());
+        assert_eq!(add_formulas(table), Ok(1));
+        assert!(formulas_added());
+        assert_eq!(
+            to_mathml(latex),
+            "<math display=\"inline\" alttext=\"x_{\\mathrm{fetched}}\"><mi>x</mi></math> \
+             <math display=\"inline\" alttext=\" y\"><mi>y</mi></math>"
+        );
+        // The built-in table still answers first.
+        assert!(to_mathml(formulas::MODEL_SCALING_D).contains("<msup>"));
+    }
 
     /// Every formula the page can show, with a name for the failure message.
     fn every_formula() -> Vec<(String, &'static str)> {
@@ -254,9 +345,12 @@ mod tests {
 
     #[test]
     fn the_build_script_finds_exactly_the_raw_strings() {
-        // The formulas file: its raw strings are ALL's formulas, in order.
-        let found = source::raw_strings(include_str!("formulas.rs"));
-        let expected: Vec<&str> = formulas::ALL.iter().map(|(_, latex)| *latex).collect();
+        // The two formulas files: their raw strings are ALL's formulas.
+        let mut found = source::raw_strings(include_str!("formulas.rs"));
+        found.extend(source::raw_strings(include_str!("view_formulas.rs")));
+        let mut expected: Vec<&str> = formulas::ALL.iter().map(|(_, latex)| *latex).collect();
+        found.sort_unstable();
+        expected.sort_unstable();
         assert_eq!(found, expected);
         // Not in comments, strings, characters; with hashes; not raw identifiers or byte strings.
         let rust = r##"

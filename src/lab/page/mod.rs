@@ -12,5 +12,6 @@ pub mod mathml;
 pub mod mode;
 #[cfg(feature = "page")]
 pub mod tour;
+pub mod view_formulas;
 
 pub use export_run::{ExportRun, ExportStep};
