@@ -165,6 +165,15 @@ export async function waitReady(page, timeout = 60_000) {
   }, null, { timeout, polling: 50 });
 }
 
+/** Waits until the attention view's main part is in (no part in flight); fails at once on its error. */
+export async function waitAttentionReady(page, timeout = 120_000) {
+  await page.waitForFunction(() => {
+    const root = document.querySelector('.attention-view');
+    if (root?.dataset.attentionStatus === 'error') throw new Error(`attention view error: ${document.querySelector('.attention-view .status')?.textContent}`);
+    return root?.dataset.attentionStatus === 'ready';
+  }, null, { timeout, polling: 200 });
+}
+
 /** The results table as { estimatorId: { metric: number } }. */
 export function readTable(page) {
   return page.$$eval('tr[data-estimator]', (rows) => Object.fromEntries(rows.map((row) => [

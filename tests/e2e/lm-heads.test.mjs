@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { openPage, sharedServerAndBrowser, typeInto } from './harness.mjs';
+import { openPage, sharedServerAndBrowser, typeInto, waitAttentionReady } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 const reference = JSON.parse(readFileSync(new URL('../fixtures/smollm-reference.json', import.meta.url), 'utf8'));
@@ -21,15 +21,6 @@ async function waitModel(page, timeout = 180_000) {
   }, null, { timeout, polling: 200 });
 }
 
-/** Waits until the attention view's main part is in (no part in flight). */
-async function waitAttentionReady(page, timeout = 180_000) {
-  await page.waitForFunction(() => {
-    const root = document.querySelector('.attention-view');
-    if (root?.dataset.attentionStatus === 'error') throw new Error(`attention view error: ${document.querySelector('.attention-view .status')?.textContent}`);
-    return root?.dataset.attentionStatus === 'ready';
-  }, null, { timeout, polling: 200 });
-}
-
 test('attention view on the language model\'s heads: causal methods only, every one of the 270 heads in the table', async () => {
   const { page, problems, context } = await openPage(shared.browser,
     `${shared.server.url}?view=attention&src=lm&layer=17&head=2&methods=prf-pos,elu,nystrom&focus=nystrom&text=${encodeURIComponent(sentence.text)}`);
@@ -37,7 +28,7 @@ test('attention view on the language model\'s heads: causal methods only, every 
   page.on('request', (r) => requests.push(new URL(r.url()).pathname));
   await waitModel(page);
   assert.match(await page.textContent('.model-status'), /SmolLM2-135M loaded: 134\.5 M parameters, 98\.4 MB in Q4_1 blocks/);
-  await waitAttentionReady(page);
+  await waitAttentionReady(page, 180_000);
   // The model's tokens (the reference's count), its head size, and the methods with a causal form.
   const caption = await page.$eval('.attention-table .caption', (e) => e.textContent);
   assert.match(caption, new RegExp(`L = ${sentence.ids.length} tokens, d = 64, dv = 64`));
@@ -56,7 +47,7 @@ test('attention view on the language model\'s heads: causal methods only, every 
   // Another head: the model is not fetched again.
   await typeInto(page, '#control-layer', '29');
   await page.waitForFunction(() => /layer=29/.test(location.search));
-  await waitAttentionReady(page);
+  await waitAttentionReady(page, 180_000);
   assert.equal(requests.filter((p) => p.endsWith('.gguf')).length, Math.min(2, await page.evaluate(() => navigator.hardwareConcurrency)));
   assert.equal(await page.$$eval('.attention-view .error', (e) => e.length), 0);
   // Away and back: the view is rebuilt, and still knows the model is loaded (the pool keeps
@@ -64,7 +55,7 @@ test('attention view on the language model\'s heads: causal methods only, every 
   await page.getByRole('tab', { name: 'Kernel values' }).click();
   await page.getByRole('tab', { name: 'Attention rows' }).click();
   await waitModel(page, 30_000);
-  await waitAttentionReady(page);
+  await waitAttentionReady(page, 180_000);
   assert.equal(requests.filter((p) => p.endsWith('.gguf')).length, Math.min(2, await page.evaluate(() => navigator.hardwareConcurrency)));
   assert.deepEqual(problems, []);
   await context.close();
@@ -74,7 +65,7 @@ test('attention view on the language model\'s heads: an empty text and a missing
   const { page, problems, context } = await openPage(shared.browser,
     `${shared.server.url}?view=attention&src=lm&text=${encodeURIComponent('Hello there')}`);
   await waitModel(page);
-  await waitAttentionReady(page);
+  await waitAttentionReady(page, 180_000);
   // Nothing left to read: the parts say so (a lone space is a token of this model's, read as
   // a one-token sequence).
   await page.$eval('textarea[name="text"]', (area) => {

@@ -11,7 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  openPage, waitReady, touchDrag, axeViolations, formatViolations, sharedServerAndBrowser, browserName,
+  openPage, waitReady, touchDrag, axeViolations, formatViolations, sharedServerAndBrowser, browserName, waitAttentionReady,
 } from './harness.mjs';
 
 // Firefox launched as a touch-screen device (harness.mjs launchBrowser `touch`).
@@ -21,15 +21,6 @@ const shared = sharedServerAndBrowser({ touch: true });
 const PHONE = { width: 390, height: 844, deviceScaleFactor: 2, hasTouch: true, isMobile: browserName === 'chromium' };
 const TABLET = { width: 768, height: 1024, deviceScaleFactor: 1, hasTouch: true, isMobile: browserName === 'chromium' };
 const SMALL = 'n=200&datasets=5&pairs=100';
-
-/** Waits until the attention view has every part in (none in flight). */
-async function waitAttention(page, timeout = 120_000) {
-  await page.waitForFunction(() => {
-    const root = document.querySelector('.attention-view');
-    if (root?.dataset.attentionStatus === 'error') throw new Error(`attention view error: ${root.querySelector('.status')?.textContent}`);
-    return root?.dataset.attentionStatus === 'ready';
-  }, null, { timeout, polling: 200 });
-}
 
 /** What a phone's screen shows wrong: the page's width, canvases, controls, stacking. */
 function measureLayout(page) {
@@ -133,13 +124,13 @@ test('tablet: the kernel view and its data panel', () =>
   checkView(TABLET, `?${SMALL}`, 'kernel view', kernelReady()));
 
 test('phone and tablet: the attention view on synthetic data', async () => {
-  await checkView(PHONE, '?view=attention', 'attention view', waitAttention);
-  await checkView(TABLET, '?view=attention', 'attention view', waitAttention);
+  await checkView(PHONE, '?view=attention', 'attention view', waitAttentionReady);
+  await checkView(TABLET, '?view=attention', 'attention view', waitAttentionReady);
 });
 
 test('phone: the attention view on a real head, with every head\'s table', () =>
   checkView(PHONE, '?view=attention&src=minilm&layer=0&head=2', 'real head', async (page) => {
-    await waitAttention(page);
+    await waitAttentionReady(page);
     await page.waitForSelector('.heads-table tr.wins', { timeout: 120_000 });
   }));
 
@@ -150,7 +141,7 @@ test('phone: the length study (its smallest lmax) and its wide table', () =>
       if (section?.dataset.lengthsStatus === 'error') throw new Error(`length study error: ${section.querySelector('.error')?.textContent}`);
       return section?.dataset.lengthsStatus === 'ready';
     }, null, { timeout: 180_000, polling: 200 });
-    await waitAttention(page);
+    await waitAttentionReady(page);
   }));
 
 test('phone: the text view, with the model or saying it is missing', async () => {
@@ -162,7 +153,7 @@ test('phone: the text view, with the model or saying it is missing', async () =>
     failed = await page.$eval('.model-status', (e) => e.dataset.modelState === 'failed');
     if (!failed) {
       await page.waitForSelector('[data-text-tokens]', { timeout: 60_000 });
-      await waitAttention(page);
+      await waitAttentionReady(page);
     }
   }, { allowProblem: (p) => failed && /404|Failed to load resource/.test(p) });
   // And without it, whatever this machine has: the message must fit as well.

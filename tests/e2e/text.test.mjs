@@ -3,7 +3,7 @@
 // scripts/fetch-model.sh before the build). Every test fails on any page error or console error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, serveDist, sharedServerAndBrowser } from './harness.mjs';
+import { openPage, serveDist, sharedServerAndBrowser, waitAttentionReady } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 
@@ -14,15 +14,6 @@ async function waitTokens(page, timeout = 120_000) {
     if (state === 'failed') throw new Error(`model failed: ${document.querySelector('.model-status').textContent}`);
     return state === 'ready' && document.querySelector('[data-text-tokens]');
   }, null, { timeout, polling: 100 });
-}
-
-/** Waits until the attention view's main part is in (no part in flight). */
-async function waitAttentionReady(page, timeout = 120_000) {
-  await page.waitForFunction(() => {
-    const root = document.querySelector('.attention-view');
-    if (root?.dataset.attentionStatus === 'error') throw new Error(`attention view error: ${document.querySelector('.attention-view .status')?.textContent}`);
-    return root?.dataset.attentionStatus === 'ready';
-  }, null, { timeout, polling: 200 });
 }
 
 /** Sets the text box's value as a paste does (one input event). */

@@ -303,6 +303,23 @@ mod tests {
         out
     }
 
+    /// Performer's positive map and the variance-adjusted hyperbolic one (signed features),
+    /// m = 16 on d = 4, their ω from `rng`.
+    fn random_maps(rng: &mut crate::numerics::rng::StreamRng) -> Vec<Box<dyn FeatureMap>> {
+        vec![
+            Box::new(EstimatorFeatures {
+                id: EstimatorId::from_id("prf-pos").unwrap(),
+                fit: Fit::identity(4),
+                omega: Projections::sample(16, 4, rng).unwrap(),
+            }),
+            Box::new(EstimatorFeatures {
+                id: EstimatorId::from_id("hcexp-var").unwrap(),
+                fit: Fit::diagonal(vec![0.8, 1.2, 1.0, 0.9], 0),
+                omega: Projections::sample(16, 4, rng).unwrap(),
+            }),
+        ]
+    }
+
     /// The causal form answers query i from the prefix sums over keys 0..=i: the same numbers
     /// as the bidirectional form run on the first i + 1 tokens alone (an independent path:
     /// full sums over a shorter sequence), for a random map (signed features too), a
@@ -311,19 +328,8 @@ mod tests {
     fn causal_rows_equal_the_bidirectional_rows_of_each_prefix() {
         let data = gaussian(10, 4, 3, 0.6, 2).with_causal_mask(true);
         let mut rng = stream_rng(6, StreamPurpose::Trial, 79, 0);
-        let maps: Vec<Box<dyn FeatureMap>> = vec![
-            Box::new(EstimatorFeatures {
-                id: EstimatorId::from_id("prf-pos").unwrap(),
-                fit: Fit::identity(4),
-                omega: Projections::sample(16, 4, &mut rng).unwrap(),
-            }),
-            Box::new(EstimatorFeatures {
-                id: EstimatorId::from_id("hcexp-var").unwrap(),
-                fit: Fit::diagonal(vec![0.8, 1.2, 1.0, 0.9], 0),
-                omega: Projections::sample(16, 4, &mut rng).unwrap(),
-            }),
-            Box::new(EluPlusOne),
-        ];
+        let mut maps = random_maps(&mut rng);
+        maps.push(Box::new(EluPlusOne));
         let all: Vec<usize> = (0..data.len).collect();
         for map in &maps {
             let causal = linear_attention(map.as_ref(), &data, &all);
@@ -376,17 +382,8 @@ mod tests {
     fn the_linear_time_output_equals_explicit_p_hat_times_v() {
         let data = gaussian(12, 4, 3, 0.6, 1);
         let mut rng = stream_rng(5, StreamPurpose::Trial, 78, 0);
-        let maps: Vec<Box<dyn FeatureMap>> = vec![
-            Box::new(EstimatorFeatures {
-                id: EstimatorId::from_id("prf-pos").unwrap(),
-                fit: Fit::identity(4),
-                omega: Projections::sample(16, 4, &mut rng).unwrap(),
-            }),
-            Box::new(EstimatorFeatures {
-                id: EstimatorId::from_id("hcexp-var").unwrap(),
-                fit: Fit::diagonal(vec![0.8, 1.2, 1.0, 0.9], 0),
-                omega: Projections::sample(16, 4, &mut rng).unwrap(),
-            }),
+        let mut maps = random_maps(&mut rng);
+        maps.extend::<[Box<dyn FeatureMap>; 4]>([
             Box::new(PolynomialKernel::taylor(2).unwrap()),
             Box::new(PolynomialKernel::power(3).unwrap()),
             Box::new(LogNormalFeatures {
@@ -394,7 +391,7 @@ mod tests {
                 beta: 0.4,
             }),
             Box::new(EluPlusOne),
-        ];
+        ]);
         let all: Vec<usize> = (0..data.len).collect();
         for map in &maps {
             let map = map.as_ref();

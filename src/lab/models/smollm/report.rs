@@ -49,8 +49,8 @@ pub fn score(
     Ok((report, exact))
 }
 
-/// The text's ids, or why the model cannot score it.
-pub fn lm_tokens(model: &LlamaModel, text: &str) -> Result<Vec<u32>, LmError> {
+/// The text's ids, at least one: a text over [`MAX_TEXT_BYTES`] is refused before tokenising.
+fn text_ids(model: &LlamaModel, text: &str) -> Result<Vec<u32>, LmError> {
     if text.len() > MAX_TEXT_BYTES {
         return Err(LmError::TextTooLong {
             bytes: text.len(),
@@ -58,8 +58,16 @@ pub fn lm_tokens(model: &LlamaModel, text: &str) -> Result<Vec<u32>, LmError> {
         });
     }
     let ids = model.tokenizer.encode(text)?;
+    if ids.is_empty() {
+        return Err(LmError::NoTokens);
+    }
+    Ok(ids)
+}
+
+/// The text's ids, or why the model cannot score it.
+pub fn lm_tokens(model: &LlamaModel, text: &str) -> Result<Vec<u32>, LmError> {
+    let ids = text_ids(model, text)?;
     match ids.len() {
-        0 => Err(LmError::NoTokens),
         1 => Err(LmError::OneToken),
         n if n > LM_MAX_TOKENS => Err(LmError::TooManyTokens {
             tokens: n,
@@ -76,16 +84,7 @@ pub const LM_HEAD_TOKENS: usize = MODEL_MAX_TOKENS;
 /// Every head of the model on `text` (its first [`LM_HEAD_TOKENS`] tokens), for the attention
 /// view's source `lm`; an empty text, or one over [`MAX_TEXT_BYTES`], is refused.
 pub fn lm_heads(model: &LlamaModel, text: &str) -> Result<LmHeads, LmError> {
-    if text.len() > MAX_TEXT_BYTES {
-        return Err(LmError::TextTooLong {
-            bytes: text.len(),
-            limit: MAX_TEXT_BYTES,
-        });
-    }
-    let mut ids = model.tokenizer.encode(text)?;
-    if ids.is_empty() {
-        return Err(LmError::NoTokens);
-    }
+    let mut ids = text_ids(model, text)?;
     ids.truncate(LM_HEAD_TOKENS);
     let pieces = ids.iter().map(|&id| model.tokenizer.piece(id)).collect();
     model.heads(&ids, pieces)
