@@ -75,16 +75,14 @@ mod bench {
                 eval = e;
             }
         };
-        MODEL
-            .with(|m| {
-                let m = m.borrow();
-                let Some(model) = m.as_ref() else {
-                    return false;
-                };
-                train_learned_heads(model, &job, &heads, &mut on_point, || 0.0).is_ok()
-            })
-            .then_some(eval)
-            .unwrap_or(f64::NAN)
+        let trained = MODEL.with(|m| {
+            let m = m.borrow();
+            let Some(model) = m.as_ref() else {
+                return false;
+            };
+            train_learned_heads(model, &job, &heads, &mut on_point, || 0.0).is_ok()
+        });
+        if trained { eval } else { f64::NAN }
     }
 
     /// The page's default swap plan (`swap_plan::swap_plan`) on the benchmark's text of `tokens`
@@ -226,6 +224,105 @@ mod bench {
                 total += f64::from(y[0]);
             }
             total
+        })
+    }
+
+    thread_local! {
+        static LM: RefCell<Option<softmax_kernel_lab::numerics::llama::LlamaModel>> =
+            const { RefCell::new(None) };
+    }
+
+    /// The text of the language model's timings.
+    const PARAGRAPH: &str = "The committee met on Tuesday to discuss the budget for the coming \
+        year. After a long debate about schools, roads and the new library, the members \
+        agreed to raise the tax on property by two percent, while the mayor promised to \
+        publish every invoice online so that citizens could check how the money is spent. ";
+
+    /// Checks and reads the language model's GGUF file; an error message, or empty.
+    #[wasm_bindgen]
+    pub fn lm_load(bytes: &[u8]) -> String {
+        match softmax_kernel_lab::numerics::llama::LlamaModel::load(bytes.to_vec()) {
+            Ok(model) => {
+                LM.with(|m| *m.borrow_mut() = Some(model));
+                String::new()
+            }
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// The page's default per-layer chart (its method, `draws` draws) on `tokens` tokens of a
+    /// fixed paragraph, layers `from..30` only, on this thread: the exact run's and each bar's
+    /// milliseconds, a line each.
+    #[wasm_bindgen]
+    pub fn lm_chart(tokens: usize, from: usize, draws: usize) -> String {
+        use softmax_kernel_lab::lab::config::ExperimentConfig;
+        use softmax_kernel_lab::lab::models::smollm::{LayerSweep, Share, chart_swap};
+        let now = js_sys::Date::now;
+        LM.with(|m| {
+            let m = m.borrow();
+            let Some(model) = m.as_ref() else {
+                return "no model".to_string();
+            };
+            let Ok(mut ids) = model.tokenizer.encode(&PARAGRAPH.repeat(8)) else {
+                return "tokenizer".to_string();
+            };
+            ids.truncate(tokens);
+            let mut config = ExperimentConfig::default();
+            config.attention.swap_draws = draws;
+            let Some(mut swap) = chart_swap(&config, model.config.layers) else {
+                return "no method".to_string();
+            };
+            swap.layers.retain(|&l| l >= from);
+            let start = now();
+            let Ok(exact) = model.exact_run(&ids, 0) else {
+                return "exact run failed".to_string();
+            };
+            let mut lines = vec![format!("exact run {:.1} ms", now() - start)];
+            let mut sweep = LayerSweep::new(model, &config, &swap, Share::ALL);
+            let start = now();
+            let mut bar_start = now();
+            while !sweep.is_done() {
+                match sweep.step(model, &exact) {
+                    Ok(Some(bar)) if bar.complete => {
+                        lines.push(format!(
+                            "layer {:2} {:8.1} ms",
+                            bar.layer,
+                            now() - bar_start
+                        ));
+                        bar_start = now();
+                    }
+                    Ok(_) => {}
+                    Err(e) => return e.to_string(),
+                }
+            }
+            lines.push(format!("chart {:.1} ms", now() - start));
+            lines.join("\n")
+        })
+    }
+
+    /// The exact forward (`exact_run`, no top tokens) on `tokens` tokens of the chart's
+    /// paragraph, `times` times: the fastest run's milliseconds.
+    #[wasm_bindgen]
+    pub fn lm_exact(tokens: usize, times: usize) -> f64 {
+        let now = js_sys::Date::now;
+        LM.with(|m| {
+            let m = m.borrow();
+            let Some(model) = m.as_ref() else {
+                return f64::NAN;
+            };
+            let Ok(mut ids) = model.tokenizer.encode(&PARAGRAPH.repeat(8)) else {
+                return f64::NAN;
+            };
+            ids.truncate(tokens);
+            let mut best = f64::INFINITY;
+            for _ in 0..times {
+                let start = now();
+                if model.exact_run(&ids, 0).is_err() {
+                    return f64::NAN;
+                }
+                best = best.min(now() - start);
+            }
+            best
         })
     }
 }

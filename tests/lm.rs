@@ -310,6 +310,39 @@ fn per_layer_bars_equal_single_layer_swaps() {
     }
 }
 
+/// A random method's chart goes round by round: every bar's first draw (each bar sent, not yet
+/// complete), then every bar's second (complete); each complete bar's mean over its draws is,
+/// bit for bit, the swap of that layer alone over the same draws.
+#[test]
+fn per_layer_draws_go_round_by_round() {
+    let mut config = ExperimentConfig::default();
+    config.attention.features = 16;
+    let text = "Linear attention keeps a state of fixed size.";
+    let prf = MethodId::from_id("prf-pos").expect("prf-pos");
+    let swap = |layers: Vec<usize>| Swap {
+        method: SwapMethod::Registry(prf),
+        layers,
+        draws: 2,
+    };
+    let ids = model().tokenizer.encode(text).expect("ids");
+    let run = model().exact_run(&ids, 0).expect("runs");
+    let mut sweep = LayerSweep::new(model(), &config, &swap(vec![3, 29]), Share::ALL);
+    let mut sent = Vec::new();
+    while let Some(bar) = sweep.step(model(), &run).expect("runs") {
+        sent.push((bar.layer, bar.complete, bar.perplexity.clone()));
+    }
+    let order: Vec<(usize, bool)> = sent.iter().map(|(l, c, _)| (*l, *c)).collect();
+    assert_eq!(order, vec![(29, false), (3, false), (29, true), (3, true)]);
+    for (layer, _, perplexity) in &sent[2..] {
+        let alone = lm_report(model(), text, &config, Some(&swap(vec![*layer])), now)
+            .expect("runs")
+            .swap
+            .expect("a swap");
+        assert_eq!(perplexity, &alone.perplexity, "layer {layer}");
+    }
+    assert_eq!(sweep.bars().len(), 2);
+}
+
 /// The tolerance of an attention probability of layer `layer`, measured against the float64
 /// forward (largest absolute difference in any entry of the stored rows, sentence and
 /// paragraph): layer 0, fed by the embeddings alone (one RMSNorm, one projection and the

@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
+use crate::lab::config::LM_LAYERS;
 use crate::lab::models::smollm::{
     LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LmFromWorker, LmJob, LmLayerBar, LmReport, LmToWorker,
     Share,
@@ -49,8 +50,10 @@ pub struct LmChart {
     /// Every bar is in, or `error` says why the chart stopped.
     pub done: bool,
     pub error: Option<String>,
-    /// From the request to its first bar, and to its end.
+    /// From the request to its first bar, to the first draw of every bar (draws go round by
+    /// round), and to its end.
     pub first_bar_ms: Option<f64>,
+    pub all_bars_ms: Option<f64>,
     pub total_ms: Option<f64>,
     /// Workers sharing the chart, and those that have ended their share.
     pub parts: usize,
@@ -300,6 +303,7 @@ impl LmClient {
             done: false,
             error: None,
             first_bar_ms: None,
+            all_bars_ms: None,
             total_ms: None,
             parts,
             ended: 0,
@@ -323,6 +327,9 @@ impl LmClient {
                         match chart.bars.iter_mut().find(|b| b.layer == bar.layer) {
                             Some(known) => *known = bar,
                             None => chart.bars.push(bar),
+                        }
+                        if chart.bars.len() == LM_LAYERS {
+                            chart.all_bars_ms.get_or_insert(ms);
                         }
                     }
                 });

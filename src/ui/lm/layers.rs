@@ -51,6 +51,7 @@ pub(super) fn LayerChart(client: LmClient) -> impl IntoView {
         } else {
             String::new()
         };
+        let complete = chart.bars.iter().filter(|b| b.complete).count();
         Some(match (&chart.error, chart.done, chart.total_ms) {
             (Some(e), _, _) => format!("The chart stopped: {e}"),
             (None, true, Some(ms)) => {
@@ -60,9 +61,15 @@ pub(super) fn LayerChart(client: LmClient) -> impl IntoView {
                     seconds(ms)
                 )
             }
+            // Draws go round by round: every bar has its first draw before any its second.
+            _ if chart.bars.len() == LM_LAYERS => format!(
+                "Every layer's first draw in after {}{first}; the other draws refine the bars \
+                 ({complete} of {LM_LAYERS} complete{draws}).",
+                chart.all_bars_ms.map_or_else(String::new, seconds)
+            ),
             _ => format!(
                 "{} of {LM_LAYERS} layers in{first}{draws}; the rest follow.",
-                chart.bars.iter().filter(|b| b.complete).count()
+                chart.bars.len()
             ),
         })
     };
@@ -123,6 +130,7 @@ pub(super) fn LayerChart(client: LmClient) -> impl IntoView {
                     data-parts=move || client.chart.with(|c| c.as_ref().map_or(0, |c| c.parts))
                     data-done=move || client.chart.with(|c| c.as_ref().is_some_and(|c| c.done).to_string())
                     data-first-bar-ms=move || client.chart.with(|c| c.as_ref().and_then(|c| c.first_bar_ms).map(|ms| format!("{ms:.0}")))
+                    data-all-bars-ms=move || client.chart.with(|c| c.as_ref().and_then(|c| c.all_bars_ms).map(|ms| format!("{ms:.0}")))
                     data-total-ms=move || client.chart.with(|c| c.as_ref().and_then(|c| c.total_ms).map(|ms| format!("{ms:.0}")))
                 >
                     <canvas node_ref=canvas class="chart" data-chart="lm-layers"></canvas>

@@ -1,12 +1,14 @@
 //! The per-layer chart's computation: the perplexity of a text when each layer alone runs the
-//! method (the others softmax), over the swap's draws of a random method, one draw at a time
-//! ([`LayerSweep::step`]) so that a worker answers its other messages between steps and a new
-//! text can stop it.
+//! method (the others softmax), over the swap's draws of a random method, one draw of one bar
+//! at a time ([`LayerSweep::step`]) so that a worker answers its other messages between steps
+//! and a new text can stop it.
 //!
 //! Every bar starts from the exact hidden states entering its layer ([`ExactRun`]), so layer
 //! `l`'s bar costs `30 − l` layers and the head, and is bit for bit the forward swapped in that
 //! layer alone. The deepest layers go first: they cost least, so the first bars come within a
-//! fraction of one forward.
+//! fraction of one forward. Draws go round by round: every bar's first draw, then every bar's
+//! second, so the whole chart is on screen after a third of the work of three draws and the
+//! later rounds refine each bar's mean and spread.
 
 use super::protocol::{LmLayerBar, LmLayerReport, Share};
 use crate::lab::config::ExperimentConfig;
@@ -17,16 +19,25 @@ use crate::lab::models::protocol::Spread;
 use crate::numerics::attention::long::LinearForm;
 use crate::numerics::llama::{ExactRun, LlamaModel, LmError};
 
+/// What one bar's draws have given so far.
+#[derive(Default)]
+struct BarDraws {
+    perplexities: Vec<f64>,
+    failure: Option<String>,
+}
+
 /// The chart of one method over some layers, part way.
 pub struct LayerSweep {
-    /// The method and its draws; `layers` are the bars still to come, next last.
+    /// The method and its draws; `layers` are this share's bars, deepest first.
     swap: Swap,
     registry: Option<RegistryContext>,
     draws: usize,
-    /// The draw of the next bar's layer that comes next, and what its earlier draws gave.
+    /// The round (draw) under way and the position in `swap.layers` of the next bar.
     draw: usize,
-    perplexities: Vec<f64>,
-    failure: Option<String>,
+    position: usize,
+    /// Per bar (as `swap.layers`), its draws so far.
+    bar_draws: Vec<BarDraws>,
+    /// The complete bars, in the order they came.
     bars: Vec<LmLayerBar>,
 }
 
@@ -37,13 +48,12 @@ impl LayerSweep {
         let mut layers = swap.layers.clone();
         layers.sort_unstable_by(|a, b| b.cmp(a));
         layers.dedup();
-        let mut layers: Vec<usize> = layers
+        let layers: Vec<usize> = layers
             .into_iter()
             .enumerate()
             .filter(|&(position, _)| share.takes(position))
             .map(|(_, layer)| layer)
             .collect();
-        layers.reverse();
         let draws = if swap.method.is_random() {
             swap.draws.max(1)
         } else {
@@ -51,24 +61,24 @@ impl LayerSweep {
         };
         Self {
             registry: registry_of(swap, config, model.config.head_dim),
+            bar_draws: layers.iter().map(|_| BarDraws::default()).collect(),
             swap: Swap {
                 layers,
                 ..swap.clone()
             },
             draws,
             draw: 0,
-            perplexities: Vec::new(),
-            failure: None,
+            position: 0,
             bars: Vec::new(),
         }
     }
 
     /// Whether every bar is in.
     pub fn is_done(&self) -> bool {
-        self.swap.layers.is_empty()
+        self.swap.layers.is_empty() || self.draw >= self.draws
     }
 
-    /// The bars so far, in the order they came.
+    /// The complete bars so far, in the order they came.
     pub fn bars(&self) -> &[LmLayerBar] {
         &self.bars
     }
@@ -82,9 +92,10 @@ impl LayerSweep {
         model: &LlamaModel,
         run: &ExactRun,
     ) -> Result<Option<LmLayerBar>, LmError> {
-        let Some(&layer) = self.swap.layers.last() else {
+        if self.is_done() {
             return Ok(None);
-        };
+        }
+        let layer = self.swap.layers[self.position];
         let one = Swap {
             method: self.swap.method.clone(),
             layers: vec![layer],
@@ -96,30 +107,31 @@ impl LayerSweep {
             self.draw,
             LinearForm::CausalChunked,
         );
+        let so_far = &mut self.bar_draws[self.position];
         match model.swap_one(run, layer, &mut replace) {
-            Ok(scores) => self
+            Ok(scores) => so_far
                 .perplexities
                 .push(scores.perplexity().unwrap_or(f64::NAN)),
             Err(LmError::Replacement(reason)) => {
-                self.failure.get_or_insert(reason);
+                so_far.failure.get_or_insert(reason);
             }
             Err(other) => return Err(other),
         }
-        self.draw += 1;
-        let complete = self.draw == self.draws;
+        let complete = self.draw + 1 == self.draws;
         let bar = LmLayerBar {
             layer,
             complete,
-            failed_draws: self.draw - self.perplexities.len(),
-            perplexity: Spread::of(&self.perplexities),
-            failure: self.failure.clone(),
+            failed_draws: self.draw + 1 - so_far.perplexities.len(),
+            perplexity: Spread::of(&so_far.perplexities),
+            failure: so_far.failure.clone(),
         };
         if complete {
-            self.swap.layers.pop();
-            self.draw = 0;
-            self.perplexities.clear();
-            self.failure = None;
             self.bars.push(bar.clone());
+        }
+        self.position += 1;
+        if self.position == self.swap.layers.len() {
+            self.position = 0;
+            self.draw += 1;
         }
         Ok(Some(bar))
     }
