@@ -28,11 +28,16 @@ const SOURCES: [&str; 5] = [
     "src/numerics/attention/methods",
 ];
 
-/// The sources whose formulas only the attention and language model views show: with the
-/// feature `formulas-on-demand` their MathML goes to `OUT_DIR/view-formulas.txt` (fetched with
-/// those views) instead of the table, unless a formula of another source is the same.
-const ON_DEMAND_SOURCES: [&str; 2] = [
+/// The sources whose formulas the first view does not show (the attention and language model
+/// views', the kernel view's panels below its first screen, where "What is computed" shows the
+/// estimators' formulas, and the guided tour's; the heuristics' formulas the page never shows):
+/// with the feature `formulas-on-demand` their MathML goes to `OUT_DIR/view-formulas.txt`
+/// (fetched with those parts) instead of the table, unless a formula of another source is the
+/// same. What stays in the table is `src/lab/page/formulas.rs`'s: the theory charts'.
+const ON_DEMAND_SOURCES: [&str; 4] = [
     "src/lab/page/view_formulas.rs",
+    "src/numerics/heuristics.rs",
+    "src/numerics/estimators",
     "src/numerics/attention/methods",
 ];
 
@@ -69,28 +74,33 @@ fn main() {
     }
     // One record per formula, ended by RS (U+001E); its fields, ended by US (U+001F): the
     // LaTeX, then each part's start, end and MathML (neither LaTeX nor MathML holds a control
-    // character, checked here), so the page splits it with no parser.
+    // character, checked here), so the page splits it with no parser; in the order of their
+    // LaTeX (the map's), which the page's binary search needs and checks.
+    // Written with the feature or without it (the crate's tests read it); only with it are its
+    // formulas left out of the table.
     let mut fetched = String::new();
-    if on_demand {
-        let deferred: Vec<String> = formulas
-            .keys()
-            .filter(|latex| !elsewhere.contains(*latex))
-            .cloned()
-            .collect();
-        for latex in deferred {
-            if let Some(Ok(parts)) = formulas.remove(&latex) {
-                let _ = write!(fetched, "{}\u{1f}", field(&latex));
-                for (range, mathml) in &parts {
-                    let _ = write!(
-                        fetched,
-                        "{}\u{1f}{}\u{1f}{}\u{1f}",
-                        range.start,
-                        range.end,
-                        field(mathml)
-                    );
-                }
-                fetched.push('\u{1e}');
-            }
+    let deferred: Vec<String> = formulas
+        .keys()
+        .filter(|latex| !elsewhere.contains(*latex))
+        .cloned()
+        .collect();
+    for latex in deferred {
+        let Some(Ok(parts)) = formulas.get(&latex) else {
+            continue;
+        };
+        let _ = write!(fetched, "{}\u{1f}", field(&latex));
+        for (range, mathml) in parts {
+            let _ = write!(
+                fetched,
+                "{}\u{1f}{}\u{1f}{}\u{1f}",
+                range.start,
+                range.end,
+                field(mathml)
+            );
+        }
+        fetched.push('\u{1e}');
+        if on_demand {
+            formulas.remove(&latex);
         }
     }
 
@@ -124,7 +134,7 @@ fn main() {
     if let Err(error) = fs::write(out.join("formulas_mathml.rs"), table) {
         panic!("build.rs: cannot write the formula table: {error}");
     }
-    // Empty without the feature: scripts/build-page.sh copies it into the page.
+    // scripts/build-page.sh copies it into the page (built with the feature).
     if let Err(error) = fs::write(out.join("view-formulas.txt"), fetched) {
         panic!("build.rs: cannot write view-formulas.txt: {error}");
     }

@@ -41,9 +41,10 @@ else
 fi
 # `cargo rustc` passes the link argument to this binary alone: the library and every dependency
 # are compiled as for any other build (the browser tests share them).
-# `formulas-on-demand`: the attention and language model views' formulas are left out of the
+# `formulas-on-demand`: the formulas the first view does not show (the attention and language
+# model views', the tour's, the panels below the kernel view's first screen) are left out of the
 # module and written by build.rs to view-formulas.txt, which goes beside index.html (the page
-# fetches it with those views). Cargo's messages name this build's build-script output folder.
+# fetches it with those parts). Cargo's messages name this build's build-script output folder.
 messages="$(cargo rustc --quiet --message-format=json-render-diagnostics \
   --target wasm32-unknown-unknown --bin "$bin" --no-default-features \
   --features optimised-a,formulas-on-demand "${cargo_profile[@]}" -- -C link-arg=--emit-relocs)"

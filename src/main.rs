@@ -55,8 +55,9 @@ fn lm_view() -> Result<softmax_kernel_lab::ui::LmMount, wasm_split_helpers::Spli
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
     softmax_kernel_lab::ui::start(softmax_kernel_lab::ui::Splits {
-        // The attention and language model views' formulas come with their code (a tour step
-        // may show one of them).
+        // The formulas the first view does not show come with the code of the parts that show
+        // them (the attention and language model views, the tour's steps, the panels below the
+        // kernel view's first screen), fetched at the same time.
         attention: || {
             softmax_kernel_lab::ui::load_view_formulas();
             Box::pin(async { attention_view().await.map_err(|e| e.to_string()) })
@@ -65,7 +66,10 @@ fn main() {
             softmax_kernel_lab::ui::load_view_formulas();
             Box::pin(async { tour_step().await.map_err(|e| e.to_string()) })
         },
-        below: || Box::pin(async { kernel_below().await.map_err(|e| e.to_string()) }),
+        below: || {
+            softmax_kernel_lab::ui::load_view_formulas();
+            Box::pin(async { kernel_below().await.map_err(|e| e.to_string()) })
+        },
         export: || Box::pin(async { export_actions().await.map_err(|e| e.to_string()) }),
         lm: || {
             softmax_kernel_lab::ui::load_view_formulas();

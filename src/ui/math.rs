@@ -35,24 +35,32 @@ pub fn Math(#[prop(into)] text: String, #[prop(optional)] block: bool) -> impl I
 thread_local! {
     /// Set when the fetched formulas are in: every formula on the page reads it.
     static FORMULAS_ADDED: ArcTrigger = ArcTrigger::new();
+    /// Whether a fetch of them is under way (the tour's step and a panel below can load at once).
+    static FETCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Where the page's split build serves the attention and language model views' formulas
-/// (scripts/build-page.sh copies build.rs's `view-formulas.txt` there).
+/// Where the page's split build serves the formulas the first view does not show (scripts/
+/// build-page.sh copies build.rs's `view-formulas.txt` there).
 const VIEW_FORMULAS_URL: &str = "./view-formulas.txt";
 
-/// Fetches the attention and language model views' formulas once (the page's split build,
-/// feature `formulas-on-demand`; other builds link them) and re-renders the formulas shown.
-/// A failed fetch leaves those formulas as their LaTeX, and says why in the console.
+/// Fetches the formulas the first view does not show once (the page's split build, feature
+/// `formulas-on-demand`; other builds link them): the attention and language model views',
+/// the tour's, those of the panels below the kernel view's first screen. Then re-renders the
+/// formulas shown. A failed fetch leaves those formulas as their LaTeX and says why in the
+/// console; the next part to load tries again.
 pub fn load_view_formulas() {
-    if !cfg!(feature = "formulas-on-demand") || formulas_added() {
+    if !cfg!(feature = "formulas-on-demand")
+        || formulas_added()
+        || FETCHING.with(|f| f.replace(true))
+    {
         return;
     }
     leptos::task::spawn_local(async {
-        match fetch_text(VIEW_FORMULAS_URL)
+        let fetched = fetch_text(VIEW_FORMULAS_URL)
             .await
-            .and_then(|json| add_formulas(&json))
-        {
+            .and_then(|text| add_formulas(&text));
+        FETCHING.with(|f| f.set(false));
+        match fetched {
             Ok(_) => FORMULAS_ADDED.with(ArcTrigger::notify),
             Err(message) => web_sys::console::warn_1(&message.into()),
         }

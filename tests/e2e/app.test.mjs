@@ -410,17 +410,27 @@ async function openWith(setup, url) {
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
   const wasm = [];
-  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(new URL(r.url()).pathname); });
+  const requests = [];
+  page.on('request', (r) => {
+    const path = new URL(r.url()).pathname;
+    requests.push(path);
+    if (path.endsWith('.wasm')) wasm.push(path);
+  });
   await page.goto(url);
-  return { page, problems, context, wasm };
+  return { page, problems, context, wasm, requests };
 }
 
 test('a browser with relaxed SIMD loads the page and the relaxed-SIMD worker only', async () => {
-  const { page, problems, context, wasm } = await openWith(async () => {}, shared.server.url + '?n=200&datasets=5&pairs=100');
+  const { page, problems, context, wasm, requests } = await openWith(async () => {}, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);
   const workers = wasm.filter((w) => w.includes('kernel-worker'));
   assert.deepEqual([...new Set(workers)], ['/kernel-worker_bg.wasm']);
   assert.equal(wasm.filter((w) => !w.includes('kernel-worker')).length, 1, `the page's module once: ${wasm}`);
+  // The first view's formulas (the theory charts') are in its module: MathML, none left as
+  // its LaTeX, and the other parts' formulas (view-formulas.txt) not fetched.
+  assert.ok(await page.locator('.formula-line math').count() >= 1);
+  assert.equal(await page.locator('.formula-source').count(), 0);
+  assert.ok(!requests.some((r) => r.endsWith('/view-formulas.txt')), `fetched: ${requests}`);
   assert.deepEqual(problems, []);
   await context.close();
 });

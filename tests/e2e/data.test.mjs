@@ -56,6 +56,13 @@ test('the data panel draws its charts, and its xshape control changes the URL an
   assert.equal(labels.length, CHARTS.length);
   assert.match(labels[0], /a per component: identity 1 to 1; mean-only .* to .*; variance-adjusted/);
   assert.equal(await page.$$eval('.data-panel .error', (e) => e.length), 0, 'no chart error');
+  // Its formulas' MathML is fetched with its code (view-formulas.txt): every one comes in as
+  // MathML, none is left as its LaTeX; and so are "What is computed"'s, each estimator's.
+  await page.waitForFunction(() => document.querySelectorAll('.data-panel .formula math').length >= 7
+    && !document.querySelector('.data-panel .formula-source'), null, { timeout: 30_000 });
+  await page.evaluate(() => document.querySelector('.probe-placeholder, .figure.formulas')?.scrollIntoView());
+  await page.waitForFunction(() => document.querySelectorAll('.figure.formulas math').length >= 18
+    && !document.querySelector('.figure.formulas .formula-source'), null, { timeout: 30_000 });
   // The panel's control and the sidebar's show the one configuration.
   assert.equal(await page.inputValue('#data-control-xshape'), '0.02');
   assert.equal(await page.inputValue('#control-xshape'), '0.02');

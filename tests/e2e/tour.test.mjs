@@ -71,6 +71,10 @@ test('the tour runs start to end: predict, then the measured answer; every step 
     assert.equal(seen.correct, 'false');
     assert.match(seen.measured, /\d/, `${id}: the sentence states measured numbers`);
     assert.equal(await page.getAttribute('.app', 'data-tour-predicting'), null);
+    // The step's formula as MathML (fetched with the tour's code, view-formulas.txt), never
+    // left as its LaTeX source.
+    await page.waitForFunction(() => document.querySelector('.tour .formula-line math')
+      && !document.querySelector('.tour .formula-source'), null, { timeout: 30_000 });
     await assertNoViolations(page, `${id} after the answer`);
 
     // The step's address, opened afresh, is the same step, state and numbers.

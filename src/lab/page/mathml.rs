@@ -32,7 +32,8 @@ fn lookup(latex: &str) -> Option<&'static Formula> {
 }
 
 /// A formula whose MathML came at run time: the split page's `view-formulas.txt` (build.rs
-/// writes it; the attention and language model views fetch it with their code).
+/// writes it: every formula the first view does not show; the parts that show them fetch it
+/// with their code).
 #[derive(Debug)]
 struct FetchedFormula {
     latex: String,
@@ -43,10 +44,20 @@ struct FetchedFormula {
 /// The fetched formulas, sorted by `latex`, once added.
 static FETCHED: std::sync::OnceLock<Vec<FetchedFormula>> = std::sync::OnceLock::new();
 
-/// Adds the formulas of a `view-formulas.txt` (a second table is ignored): records ended by
-/// U+001E, their fields by U+001F, the LaTeX then each part's start, end and MathML. Returns
-/// how many it holds, or why the text is not such a table.
+/// Adds the formulas of a `view-formulas.txt` ([`parse_formulas`]; a second table is ignored).
+/// Returns how many it holds, or why the text is not such a table.
 pub fn add_formulas(text: &str) -> Result<usize, String> {
+    let formulas = parse_formulas(text)?;
+    let count = formulas.len();
+    let _ = FETCHED.set(formulas);
+    Ok(count)
+}
+
+/// The formulas of a `view-formulas.txt`: records ended by U+001E, their fields by U+001F, the
+/// LaTeX then each part's start, end and MathML, the records in the order of their LaTeX
+/// (build.rs writes them so: the page looks one up by binary search, and links no sort for
+/// it); or why the text is not such a table.
+fn parse_formulas(text: &str) -> Result<Vec<FetchedFormula>, String> {
     let bad = |record: usize| format!("view-formulas.txt: record {record} is not a formula");
     let mut formulas = Vec::new();
     for (index, record) in text.split_terminator('\u{1e}').enumerate() {
@@ -70,10 +81,13 @@ pub fn add_formulas(text: &str) -> Result<usize, String> {
             parts,
         });
     }
-    formulas.sort_by(|a, b| a.latex.cmp(&b.latex));
-    let count = formulas.len();
-    let _ = FETCHED.set(formulas);
-    Ok(count)
+    if let Some(at) = formulas.windows(2).position(|w| w[0].latex >= w[1].latex) {
+        return Err(format!(
+            "view-formulas.txt: record {} is not after record {at} in order",
+            at + 1
+        ));
+    }
+    Ok(formulas)
 }
 
 /// Whether the fetched formulas are in (see [`add_formulas`]).
@@ -149,19 +163,78 @@ mod tests {
         assert!(to_mathml(latex).starts_with("<code"));
         let table = "x_{\\mathrm{fetched}};\\quad y\u{1f}0\u{1f}20\u{1f}<mi>x</mi>\u{1f}\
                      26\u{1f}28\u{1f}<mi>y</mi>\u{1f}\u{1e}";
-        // A part without its MathML, a start that is not a number: refused, nothing kept.
+        // A part without its MathML, a start that is not a number, records out of order (the
+        // lookup is a binary search): refused, nothing kept.
         assert!(add_formulas("x\u{1f}0\u{1f}\u{1e}").is_err());
         assert!(add_formulas("x\u{1f}a\u{1f}1\u{1f}<mi>x</mi>\u{1f}\u{1e}").is_err());
+        let b = "b\u{1f}0\u{1f}1\u{1f}<mi>b</mi>\u{1f}\u{1e}";
+        assert_eq!(
+            add_formulas(&format!("{table}{b}")),
+            Err("view-formulas.txt: record 1 is not after record 0 in order".to_string())
+        );
         assert!(!formulas_added());
-        assert_eq!(add_formulas(table), Ok(1));
+        assert_eq!(add_formulas(&format!("{b}{table}")), Ok(2));
         assert!(formulas_added());
         assert_eq!(
             to_mathml(latex),
             "<math display=\"inline\" alttext=\"x_{\\mathrm{fetched}}\"><mi>x</mi></math> \
              <math display=\"inline\" alttext=\" y\"><mi>y</mi></math>"
         );
+        assert_eq!(
+            to_mathml("b"),
+            "<math display=\"inline\" alttext=\"b\"><mi>b</mi></math>"
+        );
         // The built-in table still answers first.
         assert!(to_mathml(formulas::MODEL_SCALING_D).contains("<msup>"));
+    }
+
+    /// The `view-formulas.txt` build.rs writes (beside the table; the page's split build fetches
+    /// it instead of linking those formulas): read without error, it holds every formula the
+    /// first view does not show, with the MathML the built-in table has for it, and none of the
+    /// first view's own (the theory charts', `formulas.rs`).
+    #[test]
+    fn view_formulas_txt_holds_the_formulas_the_first_view_does_not_show() {
+        let text = include_str!(concat!(env!("OUT_DIR"), "/view-formulas.txt"));
+        let fetched = parse_formulas(text).unwrap_or_else(|e| panic!("{e}"));
+        for formula in &fetched {
+            let Some(Formula {
+                rendered: Ok(parts),
+                ..
+            }) = lookup(&formula.latex)
+            else {
+                panic!("not rendered in the built-in table: {}", formula.latex);
+            };
+            let built_in: Vec<(usize, usize, String)> = parts
+                .iter()
+                .map(|p| (p.start, p.end, p.mathml.to_string()))
+                .collect();
+            assert_eq!(formula.parts, built_in, "{}", formula.latex);
+        }
+        let held = |latex: &str| fetched.iter().any(|f| f.latex == latex);
+        let mut later: Vec<(String, &str)> = source::raw_strings(include_str!("view_formulas.rs"))
+            .into_iter()
+            .map(|latex| ("view_formulas.rs".to_string(), latex))
+            .collect();
+        for e in crate::numerics::estimators::REGISTRY {
+            later.push((format!("estimator {}", e.id()), e.docs().formula));
+        }
+        for h in AHeuristic::ALL {
+            later.push((format!("heuristic {}", h.cli_name()), h.formula()));
+        }
+        for m in crate::numerics::attention::methods::all() {
+            later.push((format!("attention method {}", m.id()), m.formula()));
+        }
+        for (name, latex) in later {
+            assert!(held(latex), "{name}: not in view-formulas.txt: {latex}");
+        }
+        let first_view = source::raw_strings(include_str!("formulas.rs"));
+        assert!(!first_view.is_empty());
+        for latex in first_view {
+            assert!(
+                !held(latex),
+                "a first view's formula in view-formulas.txt: {latex}"
+            );
+        }
     }
 
     /// Every formula the page can show, with a name for the failure message.
