@@ -325,4 +325,40 @@ mod bench {
             best
         })
     }
+
+    /// One swapped forward of the page's default swap (its method in every layer, draw 0) on
+    /// `tokens` tokens of the chart's paragraph, `times` times: the fastest run's milliseconds.
+    #[wasm_bindgen]
+    pub fn lm_swap(tokens: usize, times: usize) -> f64 {
+        use softmax_kernel_lab::lab::config::ExperimentConfig;
+        use softmax_kernel_lab::lab::models::smollm::{LmJob, swap_draw};
+        let now = js_sys::Date::now;
+        let mut config = ExperimentConfig::default();
+        LM.with(|m| {
+            let m = m.borrow();
+            let Some(model) = m.as_ref() else {
+                return f64::NAN;
+            };
+            // Whole words of the paragraph until the text has `tokens` tokens or more.
+            let words: Vec<&str> = PARAGRAPH.split_whitespace().collect();
+            let mut text = String::new();
+            for word in words.iter().cycle().take(8 * tokens) {
+                if model.tokenizer.encode(&text).map_or(0, |ids| ids.len()) >= tokens {
+                    break;
+                }
+                text = format!("{text} {word}");
+            }
+            config.attention.text = text;
+            let job = LmJob::of(&config);
+            let mut best = f64::INFINITY;
+            for _ in 0..times {
+                let start = now();
+                if swap_draw(model, &job, 0, now).is_err() {
+                    return f64::NAN;
+                }
+                best = best.min(now() - start);
+            }
+            best
+        })
+    }
 }

@@ -125,3 +125,67 @@ impl F4 {
         out[..4].copy_from_slice(&lanes);
     }
 }
+
+/// The transpose of four rows of four lanes: `out[j]` holds lane `j` of each row, in order
+/// (`[a₀ b₀ c₀ d₀]`, …). Eight shuffles, where a scalar copy is sixteen loads and stores.
+#[inline(always)]
+pub fn transpose4([a, b, c, d]: [F4; 4]) -> [F4; 4] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        use core::arch::wasm32::i32x4_shuffle;
+        let (ab_low, ab_high) = (
+            i32x4_shuffle::<0, 4, 1, 5>(a.0, b.0),
+            i32x4_shuffle::<2, 6, 3, 7>(a.0, b.0),
+        );
+        let (cd_low, cd_high) = (
+            i32x4_shuffle::<0, 4, 1, 5>(c.0, d.0),
+            i32x4_shuffle::<2, 6, 3, 7>(c.0, d.0),
+        );
+        [
+            F4(i32x4_shuffle::<0, 1, 4, 5>(ab_low, cd_low)),
+            F4(i32x4_shuffle::<2, 3, 6, 7>(ab_low, cd_low)),
+            F4(i32x4_shuffle::<0, 1, 4, 5>(ab_high, cd_high)),
+            F4(i32x4_shuffle::<2, 3, 6, 7>(ab_high, cd_high)),
+        ]
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of the x86-64 baseline.
+    unsafe {
+        use core::arch::x86_64::{_mm_movehl_ps, _mm_movelh_ps, _mm_unpackhi_ps, _mm_unpacklo_ps};
+        let (ab_low, ab_high) = (_mm_unpacklo_ps(a.0, b.0), _mm_unpackhi_ps(a.0, b.0));
+        let (cd_low, cd_high) = (_mm_unpacklo_ps(c.0, d.0), _mm_unpackhi_ps(c.0, d.0));
+        [
+            F4(_mm_movelh_ps(ab_low, cd_low)),
+            F4(_mm_movehl_ps(cd_low, ab_low)),
+            F4(_mm_movelh_ps(ab_high, cd_high)),
+            F4(_mm_movehl_ps(cd_high, ab_high)),
+        ]
+    }
+    #[cfg(not(any(
+        all(target_arch = "wasm32", target_feature = "simd128"),
+        target_arch = "x86_64"
+    )))]
+    {
+        let rows = [a.0, b.0, c.0, d.0];
+        std::array::from_fn(|j| F4(std::array::from_fn(|i| rows[i][j])))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lane `j` of row `i` lands in lane `i` of output `j`.
+    #[test]
+    fn transpose4_moves_each_lane() {
+        let rows: [F4; 4] = std::array::from_fn(|i| {
+            let v: Vec<f32> = (0..4).map(|j| (10 * i + j) as f32).collect();
+            F4::load(&v)
+        });
+        for (j, column) in transpose4(rows).into_iter().enumerate() {
+            let mut lanes = [0.0f32; 4];
+            column.store(&mut lanes);
+            assert_eq!(lanes, std::array::from_fn(|i| (10 * i + j) as f32));
+        }
+    }
+}

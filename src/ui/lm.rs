@@ -338,17 +338,27 @@ fn summary_view(r: &Rc<LmReport>, count: u32) -> impl IntoView + use<> {
     );
     let swapped = r.swap.as_ref().map(|s| {
         let layers = where_swapped(&s.layers);
+        let ran = s.draws - s.failed_draws - s.pending_draws;
+        let coming = match s.pending_draws {
+            0 => String::new(),
+            1 => " One more draw is coming.".to_string(),
+            n => format!(" {n} more draws are coming."),
+        };
         let text = match &s.perplexity {
+            Some(p) if ran == 1 && s.draws > 1 => format!(
+                "With {} in {layers}: perplexity {:.2} after its first draw, ×{:.2} the exact one; {:.0} ms a forward.{coming}",
+                s.label, p.mean, p.mean / r.perplexity, s.forward_ms
+            ),
             Some(p) if s.draws > 1 => format!(
-                "With {} in {layers}: perplexity {:.2} (sd {:.2}, {:.2} to {:.2} over {} draws), ×{:.2} the exact one; {:.0} ms a forward.",
-                s.label, p.mean, p.sd, p.min, p.max, s.draws - s.failed_draws, p.mean / r.perplexity, s.forward_ms
+                "With {} in {layers}: perplexity {:.2} (sd {:.2}, {:.2} to {:.2} over {ran} draws), ×{:.2} the exact one; {:.0} ms a forward.{coming}",
+                s.label, p.mean, p.sd, p.min, p.max, p.mean / r.perplexity, s.forward_ms
             ),
             Some(p) => format!(
                 "With {} in {layers}: perplexity {:.2}, ×{:.2} the exact one; {:.0} ms a forward.",
                 s.label, p.mean, p.mean / r.perplexity, s.forward_ms
             ),
             None => format!(
-                "With {} in {layers}: no draw could run ({}).",
+                "With {} in {layers}: no draw could run ({}).{coming}",
                 s.label,
                 s.failure.clone().unwrap_or_default()
             ),
@@ -358,6 +368,7 @@ fn summary_view(r: &Rc<LmReport>, count: u32) -> impl IntoView + use<> {
                 class="lm-swapped"
                 data-swapped-perplexity=s.perplexity.as_ref().map(|p| format!("{:.4}", p.mean))
                 data-swap-forward-ms=format!("{:.1}", s.forward_ms)
+                data-pending-draws=s.pending_draws
             >{text}</p>
         }
     });

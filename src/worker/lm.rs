@@ -1,8 +1,9 @@
 //! The language model's worker (feature `text-model`; the `model-worker` build started with
 //! `?lm` in its URL, so no other build is needed): it fetches the GGUF file itself with its
 //! progress ([`LmFromWorker::Progress`]), checks and reads it ([`LlamaModel::load`]), then
-//! scores each text the page sends ([`score`]) and answers with the request's id. The page
-//! keeps only the newest request's answer.
+//! scores each text the page sends ([`score`]), computes the draws of its swap the page hands
+//! it ([`swap_draw`]) and the per-layer chart, and answers with the request's id. The page
+//! keeps only the newest request's answers.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -16,7 +17,7 @@ use sha2::{Digest, Sha256};
 use super::{Reply, message_bytes, serve};
 use crate::lab::models::smollm::{
     LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_URL, LayerSweep,
-    LmFromWorker, LmJob, LmToWorker, Share, chart_swap, lm_tokens, score,
+    LmFromWorker, LmJob, LmToWorker, Share, chart_swap, lm_tokens, score, swap_draw,
 };
 use crate::lab::pool::{decode, encode};
 use crate::numerics::llama::{ExactRun, LlamaModel};
@@ -148,6 +149,15 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
                 None => Err("the language model is not loaded yet".to_string()),
             };
             send(reply, &LmFromWorker::Scored { id, report });
+        }
+        LmToWorker::SwapDraw { id, job, draw } => {
+            let mut worker = state.borrow_mut();
+            worker.chart = None;
+            let result = match &worker.model {
+                Some(model) => swap_draw(model, &job, draw, now).map_err(|e| e.to_string()),
+                None => Err("the language model is not loaded yet".to_string()),
+            };
+            send(reply, &LmFromWorker::SwapDrawn { id, draw, result });
         }
         LmToWorker::StopChart => state.borrow_mut().chart = None,
         LmToWorker::SendFile => {

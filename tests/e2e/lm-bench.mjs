@@ -9,12 +9,13 @@
 //   (every layer and the head over every position: each token's loss and its 5 likeliest next
 //   tokens) as the worker times it, median over BENCH_RUNS texts after one warm-up;
 //   lab.macs_per_s[L] its multiply-adds a second;
-// - lab.swap[128]: a 128-token text with Performer's positive features (prf-pos, m = 256) in every
-//   layer, one draw: swap_forward_ms the forward with the swap, answer_ms from the text typed to
-//   its answer on the page (the exact forward and the swapped one);
-// - lab.chart[method][128]: the per-layer chart of a 128-token text (30 bars, each layer alone),
-//   elu + 1 (one draw) and prf-pos (3 draws): first_bar_ms and total_ms from the chart's request,
-//   parts the workers sharing it;
+// - lab.swap[draws]: a 128-token text with Performer's positive features (prf-pos, m = 256) in
+//   every layer, 1 and 3 draws: swap_forward_ms a forward with the swap, answer_ms from the text
+//   typed to its first answer on the page (the exact forward on one worker, the first draw on
+//   the other), all_draws_ms to the swap's last draw;
+// - lab.chart[method]: the per-layer chart of a 128-token text (30 bars, each layer alone),
+//   elu + 1 (one draw) and prf-pos (3 draws, round by round): first_bar_ms, all_bars_ms (every
+//   bar's first draw) and total_ms from the chart's request, parts the workers sharing it;
 // - wllama: { version, threads_in_effect, load_ms, forward_ms[threadsN][L] } on the same texts
 //   (its prompt evaluation of the lab's token ids), or { skipped } / { error };
 //   ratio_to_wllama[L] = lab.forward_ms[L] / wllama's faster thread count at L;
@@ -110,21 +111,32 @@ export async function benchLm(browser, server) {
   }
   await context.close();
 
-  // One swap: prf-pos in every layer, one draw.
-  const swapPage = await openPage(browser, `${server.url}?view=lm&lmmethod=prf-pos&lmlayers=all&swapdraws=1&lmchart=off`);
-  await firstAnswer(swapPage.page);
-  const swapSamples = [];
-  const answerSamples = [];
-  for (let i = 0; i <= runs; i += 1) {
-    const wall = await score(swapPage.page, textOf(128, 100 + i));
-    await swapPage.page.waitForSelector('.lm-swapped[data-swap-forward-ms]');
-    if (i > 0) {
-      swapSamples.push(Number(await swapPage.page.getAttribute('.lm-swapped', 'data-swap-forward-ms')));
-      answerSamples.push(wall);
+  // One swap: prf-pos in every layer, one draw and the page's default three (the first worker
+  // scores the text while the second computes the first draw; then each takes a draw).
+  const swap = {};
+  for (const draws of [1, 3]) {
+    const swapPage = await openPage(browser, `${server.url}?view=lm&lmmethod=prf-pos&lmlayers=all&swapdraws=${draws}&lmchart=off`);
+    await firstAnswer(swapPage.page);
+    await swapPage.page.waitForSelector('.lm-swapped[data-pending-draws="0"]', { timeout: 300_000 });
+    const swapSamples = [];
+    const answerSamples = [];
+    const allDrawsSamples = [];
+    for (let i = 0; i <= runs; i += 1) {
+      const started = await swapPage.page.evaluate(() => performance.now());
+      const wall = await score(swapPage.page, textOf(128, 100 + i));
+      await swapPage.page.waitForSelector('.lm-swapped[data-swap-forward-ms]');
+      await swapPage.page.waitForSelector('.lm-swapped[data-pending-draws="0"]', { timeout: 300_000, polling: 20 });
+      const allDraws = (await swapPage.page.evaluate(() => performance.now())) - started;
+      if (i > 0) {
+        swapSamples.push(Number(await swapPage.page.getAttribute('.lm-swapped', 'data-swap-forward-ms')));
+        answerSamples.push(wall);
+        allDrawsSamples.push(allDraws);
+      }
     }
+    swap[draws] = { tokens: 128, method: 'prf-pos', layers: 'all', draws, swap_forward_ms: round(median(swapSamples)), answer_ms: round(median(answerSamples)), all_draws_ms: round(median(allDrawsSamples)) };
+    problems.push(...swapPage.problems);
+    await swapPage.context.close();
   }
-  problems.push(...swapPage.problems);
-  await swapPage.context.close();
 
   // The per-layer chart at 128 tokens, once the second worker has the file (a first chart).
   const chart = {};
@@ -137,7 +149,7 @@ export async function benchLm(browser, server) {
     await score(c.page, textOf(128, 201));
     await done(c.page);
     const data = await c.page.$eval('.lm-layer-chart', (e) => ({ ...e.dataset }));
-    chart[method] = { draws, tokens: 128, parts: Number(data.parts), bars: Number(data.bars), first_bar_ms: Number(data.firstBarMs), total_ms: Number(data.totalMs) };
+    chart[method] = { draws, tokens: 128, parts: Number(data.parts), bars: Number(data.bars), first_bar_ms: Number(data.firstBarMs), all_bars_ms: Number(data.allBarsMs), total_ms: Number(data.totalMs) };
     problems.push(...c.problems);
     await c.context.close();
   }
@@ -147,7 +159,7 @@ export async function benchLm(browser, server) {
       load_ms: round(median(loadMs)),
       forward_ms: forward,
       macs_per_s: macs,
-      swap: { 128: { method: 'prf-pos', layers: 'all', draws: 1, swap_forward_ms: round(median(swapSamples)), answer_ms: round(median(answerSamples)) } },
+      swap,
       chart,
       problems,
     },

@@ -62,6 +62,18 @@ pub struct Swap {
     pub draws: usize,
 }
 
+impl Swap {
+    /// The forwards the swap runs: `draws` (at least one) of a random method, one of a
+    /// deterministic one.
+    pub fn draws_run(&self) -> usize {
+        if self.method.is_random() {
+            self.draws.max(1)
+        } else {
+            1
+        }
+    }
+}
+
 /// What a registry method reads, prepared once per swap rather than once per head: its
 /// settings and LLN's constants (for the heads' dimension).
 pub struct RegistryContext {

@@ -77,14 +77,6 @@ fn swapped_embeddings(
     Ok(forwards.into_iter().map(|f| f.embedding).collect())
 }
 
-fn draws_of(swap: &Swap) -> usize {
-    if swap.method.is_random() {
-        swap.draws.max(1)
-    } else {
-        1
-    }
-}
-
 /// Multiply-adds of one forward's swapped heads: the method's, and softmax's in the same heads.
 fn attention_cost(
     swap: &Swap,
@@ -168,7 +160,7 @@ pub fn swap_report_on(
 ) -> Result<SwapReport, ModelError> {
     let (ids, exact, exact_forward_ms) = (&exact_run.ids, &exact_run.forward, exact_run.ms);
     let exact_layers = exact.layers.as_deref().unwrap_or_default();
-    let draws = draws_of(swap);
+    let draws = swap.draws_run();
     let mut cosines = Vec::new();
     let mut movements = vec![(Vec::new(), Vec::new()); exact_layers.len()];
     let mut failure = None;
@@ -319,7 +311,7 @@ pub fn retrieval_report_on(
     swap: &Swap,
 ) -> Result<RetrievalReport, ModelError> {
     let (ids, exact_ranking) = (&exact.ids, exact.ranking.clone());
-    let draws = draws_of(swap);
+    let draws = swap.draws_run();
     let mut rankings = Vec::new();
     let mut failure = None;
     let texts: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();

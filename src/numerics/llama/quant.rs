@@ -12,6 +12,7 @@
 //! Products in f32, rounded as llama.cpp's reference dequantisation rounds (`x·d`, then `+ m`).
 
 use crate::numerics::packed_linear::{PANEL, panel_rows};
+use crate::numerics::simd::{F4, transpose4};
 use crate::numerics::stored_float::{f16_bits_to_f32, f16_is_special};
 
 /// Weights per quantisation block.
@@ -142,22 +143,37 @@ impl<'a> QuantMatrix<'a> {
         let cols = self.cols;
         assert_eq!(x.len(), n * cols, "input shape");
         assert_eq!(y.len(), n * self.rows, "output shape");
-        scratch.resize(PANEL * cols + cols, 0.0);
-        let (panel, row) = scratch.split_at_mut(PANEL * cols);
+        scratch.resize(2 * PANEL * cols, 0.0);
+        let (panel, rows) = scratch.split_at_mut(PANEL * cols);
         for p in 0..self.rows.div_ceil(PANEL) {
             let first = p * PANEL;
             let width = PANEL.min(self.rows - first);
-            for l in 0..PANEL {
+            for (l, row) in rows.chunks_exact_mut(cols).enumerate() {
                 if l < width {
                     self.row(first + l, row);
                 } else {
                     row.fill(0.0);
                 }
-                for (k, &w) in row.iter().enumerate() {
-                    panel[k * PANEL + l] = w;
-                }
             }
+            interleave(rows, cols, panel);
             panel_rows(panel, first, width, None, x, n, cols, y, self.rows);
+        }
+    }
+}
+
+/// [`PANEL`] rows of `cols` values (row after row) into the packed kernel's panel layout,
+/// `panel[k · PANEL + l] = rows[l][k]`: four-by-four blocks transposed in registers (`cols` is
+/// whole quantisation blocks, so a multiple of four; a scalar copy took a tenth of the forward).
+fn interleave(rows: &[f32], cols: usize, panel: &mut [f32]) {
+    const _: () = assert!(PANEL % 4 == 0 && BLOCK % 4 == 0);
+    for k in (0..cols).step_by(4) {
+        for group in 0..PANEL / 4 {
+            let block: [F4; 4] =
+                std::array::from_fn(|i| F4::load(&rows[(4 * group + i) * cols + k..]));
+            for (j, column) in transpose4(block).into_iter().enumerate() {
+                let at = (k + j) * PANEL + 4 * group;
+                column.store(&mut panel[at..at + 4]);
+            }
         }
     }
 }

@@ -1,7 +1,9 @@
-//! The language model's worker, seen from the page ([`LmClient`]): started when the view is
-//! first opened (the `model-worker` build with `?lm`, which fetches the 98 MB file itself), one
-//! request in flight at a time and the newest waiting one replacing any older (a reader typing
-//! never builds a queue), and its answers turned into signals.
+//! The language model's workers, seen from the page ([`LmClient`]): the first started when the
+//! view is first opened (the `model-worker` build with `?lm`, which fetches the 98 MB file
+//! itself), a second handed its file where there is a second core; one text in flight at a time
+//! (scored by the first while the second draws its swap: [`TextRun`]) and the newest waiting one
+//! replacing any older (a reader typing never builds a queue), and their answers turned into
+//! signals.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -12,6 +14,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use crate::lab::config::LM_LAYERS;
+use crate::lab::models::smollm::text_run::{LmWorkerSlot, Post, TextRun};
 use crate::lab::models::smollm::{
     LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LmFromWorker, LmJob, LmLayerBar, LmReport, LmToWorker,
     Share,
@@ -36,7 +39,8 @@ pub enum LmState {
 pub struct LmAnswer {
     pub job: LmJob,
     pub report: Result<Rc<LmReport>, String>,
-    /// Answers received so far, this one included (a test tells a new answer by it).
+    /// Answers published so far, this one included (a test tells a new answer by it): a
+    /// swap's later draws publish the same text's answer again, refined.
     pub count: u32,
 }
 
@@ -55,9 +59,38 @@ pub struct LmChart {
     pub first_bar_ms: Option<f64>,
     pub all_bars_ms: Option<f64>,
     pub total_ms: Option<f64>,
-    /// Workers sharing the chart, and those that have ended their share.
+    /// Workers sharing the chart (0 until it is asked, after the swap's last draw), and those
+    /// that have ended their share.
     pub parts: usize,
     pub ended: usize,
+}
+
+impl LmChart {
+    /// The chart of `job` before it is asked (`parts` 0: the swap's draws come first).
+    fn waiting(job: LmJob) -> Self {
+        Self {
+            job,
+            bars: Vec::new(),
+            done: false,
+            error: None,
+            first_bar_ms: None,
+            all_bars_ms: None,
+            total_ms: None,
+            parts: 0,
+            ended: 0,
+        }
+    }
+}
+
+/// Whether `chart` is the chart of `job`'s text and settings (the chart swaps every layer
+/// whatever layers the swap itself uses).
+fn same_chart(chart: &LmChart, job: &LmJob) -> bool {
+    let mut asked = job.config.clone();
+    asked
+        .attention
+        .lm_layers
+        .clone_from(&chart.job.config.attention.lm_layers);
+    chart.job.text == job.text && chart.job.config == asked
 }
 
 /// The worker's message and error handlers.
@@ -74,8 +107,8 @@ struct Inner {
     handlers: Option<Handlers>,
     ready: bool,
     next_id: u64,
-    /// The request the worker is computing.
-    in_flight: Option<(u64, LmJob)>,
+    /// The text the workers are computing.
+    run: Option<TextRun>,
     /// The newest job asked while another was in flight (or before the model was ready).
     waiting: Option<LmJob>,
     /// The last job sent, so that an unchanged configuration is not asked twice.
@@ -190,6 +223,14 @@ impl LmClient {
             }
             inner.helper_ready = false;
         }
+        // A draw it was computing goes to the first worker.
+        let posts = inner
+            .borrow_mut()
+            .run
+            .as_mut()
+            .map(TextRun::second_lost)
+            .unwrap_or_default();
+        self.dispatch(posts);
         self.chart.update(|chart| {
             if let Some(chart) = chart.as_mut().filter(|c| c.parts > 1 && !c.done) {
                 chart.done = true;
@@ -212,40 +253,145 @@ impl LmClient {
                 return;
             }
             inner.waiting = Some(job);
+            // The text under way hands out no more draws: its answer is not wanted.
+            if let Some(run) = inner.run.as_mut() {
+                run.stop();
+            }
         }
         self.send_waiting();
     }
 
-    /// Sends the waiting job if the model is ready and nothing is in flight.
+    /// Sends the waiting job if the model is ready and no text is in flight: the first worker
+    /// scores it, the second (when ready) draws its swap.
     fn send_waiting(self) {
         let inner = self.inner.get_value();
-        let mut inner = inner.borrow_mut();
-        if !inner.ready || inner.in_flight.is_some() {
+        let mut guard = inner.borrow_mut();
+        if !guard.ready || guard.run.is_some() {
             return;
         }
-        let Some(job) = inner.waiting.take() else {
+        let Some(job) = guard.waiting.take() else {
             return;
         };
-        inner.next_id += 1;
-        let id = inner.next_id;
-        let message = LmToWorker::Score {
-            id,
-            job: job.clone(),
-        };
-        if post(inner.worker.as_ref(), &message).is_none() {
-            drop(inner);
-            self.fail("the page could not send the text to the language model's worker".into());
-            return;
-        }
-        if let Some(helper) = &inner.helper {
+        guard.next_id += 1;
+        let id = guard.next_id;
+        if let Some(helper) = &guard.helper {
             // The chart of the text before is not wanted any more (the first worker stops its
             // own when it reads the new request).
             let _ = post(Some(helper), &LmToWorker::StopChart);
         }
-        inner.in_flight = Some((id, job.clone()));
-        inner.last_sent = Some(job);
-        drop(inner);
+        let (run, posts) = TextRun::start(id, job.clone(), guard.helper_ready);
+        guard.run = Some(run);
+        guard.last_sent = Some(job);
+        drop(guard);
         self.busy.set(true);
+        self.dispatch(posts);
+    }
+
+    /// Posts each message to its worker; one the second worker cannot take goes back to the
+    /// run (its draw to the first), one the first cannot take fails the model.
+    fn dispatch(self, posts: Vec<Post>) {
+        for (slot, message) in posts {
+            let inner = self.inner.get_value();
+            let worker = match slot {
+                LmWorkerSlot::First => inner.borrow().worker.clone(),
+                LmWorkerSlot::Second => inner.borrow().helper.clone(),
+            };
+            if post(worker.as_ref(), &message).is_some() {
+                continue;
+            }
+            match slot {
+                LmWorkerSlot::First => {
+                    self.fail(
+                        "the page could not send the text to the language model's worker".into(),
+                    );
+                    return;
+                }
+                LmWorkerSlot::Second => self.helper_failed("a message could not be posted".into()),
+            }
+        }
+    }
+
+    /// After a worker's answer of the text in flight: its news published, the next messages
+    /// posted, and once the text is done the per-layer chart asked (if every draw came) and
+    /// the waiting text sent.
+    fn advance_run(self, posts: Vec<Post>) {
+        self.dispatch(posts);
+        let inner = self.inner.get_value();
+        let (news, finished) = {
+            let mut guard = inner.borrow_mut();
+            let Some(run) = guard.run.as_mut() else {
+                return;
+            };
+            let news = run.news().map(|report| (run.job.clone(), report));
+            let finished = run
+                .is_finished()
+                .then(|| (run.is_complete(), run.job.clone()));
+            if news.is_some() {
+                guard.answers += 1;
+            }
+            (news.map(|n| (n, guard.answers)), finished)
+        };
+        if let Some(((job, report), count)) = news {
+            // The chart shown is another text's or setting's: it waits, empty, for this text's
+            // last draw (the page does not jump, and no old bar stands beside the new answer).
+            let stale = self
+                .chart
+                .with_untracked(|c| c.as_ref().is_some_and(|c| !same_chart(c, &job)));
+            if stale {
+                self.chart.set(
+                    (job.method().is_some() && job.config.attention.lm_chart)
+                        .then(|| LmChart::waiting(job.clone())),
+                );
+            }
+            self.answer.set(Some(LmAnswer {
+                job,
+                report: report.map(Rc::new),
+                count,
+            }));
+        }
+        if let Some((complete, job)) = finished {
+            inner.borrow_mut().run = None;
+            self.busy.set(false);
+            if complete {
+                self.ask_chart(&job);
+            } else {
+                self.chart.set(None);
+            }
+            self.send_waiting();
+        }
+    }
+
+    /// Whether `id` is the text in flight.
+    fn is_current_run(self, id: u64) -> bool {
+        self.inner
+            .get_value()
+            .borrow()
+            .run
+            .as_ref()
+            .is_some_and(|run| run.id == id)
+    }
+
+    /// A draw of the text in flight from `slot` (an older text's is dropped).
+    fn on_drawn(
+        self,
+        slot: LmWorkerSlot,
+        id: u64,
+        draw: usize,
+        result: Result<crate::lab::models::smollm::LmSwapDraw, String>,
+    ) {
+        if !self.is_current_run(id) {
+            return;
+        }
+        let posts = {
+            let inner = self.inner.get_value();
+            let mut guard = inner.borrow_mut();
+            guard
+                .run
+                .as_mut()
+                .map(|run| run.drawn(slot, draw, result))
+                .unwrap_or_default()
+        };
+        self.advance_run(posts);
     }
 
     /// Asks for the per-layer chart of `job` (the job just answered), unless a newer job
@@ -255,23 +401,9 @@ impl LmClient {
             self.chart.set(None);
             return;
         }
-        // The chart swaps every layer whatever layers the swap itself uses: a complete chart
-        // of the same text and settings stays.
-        let same_chart = |chart: &LmChart| {
-            let mut asked = job.config.clone();
-            asked
-                .attention
-                .lm_layers
-                .clone_from(&chart.job.config.attention.lm_layers);
-            chart.done
-                && chart.error.is_none()
-                && chart.job.text == job.text
-                && chart.job.config == asked
-        };
-        if self
-            .chart
-            .with_untracked(|c| c.as_ref().is_some_and(same_chart))
-        {
+        // A complete chart of the same text and settings stays.
+        let kept = |chart: &LmChart| chart.done && chart.error.is_none() && same_chart(chart, job);
+        if self.chart.with_untracked(|c| c.as_ref().is_some_and(kept)) {
             return;
         }
         let inner = self.inner.get_value();
@@ -298,15 +430,8 @@ impl LmClient {
         inner.chart_id = Some(id);
         drop(inner);
         self.chart.set(Some(LmChart {
-            job: job.clone(),
-            bars: Vec::new(),
-            done: false,
-            error: None,
-            first_bar_ms: None,
-            all_bars_ms: None,
-            total_ms: None,
             parts,
-            ended: 0,
+            ..LmChart::waiting(job.clone())
         }));
     }
 
@@ -404,6 +529,9 @@ impl LmClient {
                 LmFromWorker::LayerBar { .. } | LmFromWorker::LayersEnded { .. } => {
                     self.on_chart(message);
                 }
+                LmFromWorker::SwapDrawn { id, draw, result } => {
+                    self.on_drawn(LmWorkerSlot::Second, id, draw, result);
+                }
                 LmFromWorker::Progress { .. } | LmFromWorker::Scored { .. } => {}
             }
             return;
@@ -420,35 +548,22 @@ impl LmClient {
             }
             LmFromWorker::Failed(message) => self.fail(message),
             LmFromWorker::Scored { id, report } => {
-                let inner = self.inner.get_value();
-                let job = {
-                    let mut inner = inner.borrow_mut();
-                    match inner.in_flight.take() {
-                        Some((sent, job)) if sent == id => {
-                            inner.answers += 1;
-                            Some((job, inner.answers))
-                        }
-                        other => {
-                            inner.in_flight = other;
-                            None
-                        }
-                    }
-                };
-                let answered = report.is_ok();
-                if let Some((job, count)) = job {
-                    self.answer.set(Some(LmAnswer {
-                        job: job.clone(),
-                        report: report.map(|r| Rc::new(*r)),
-                        count,
-                    }));
-                    if answered {
-                        self.ask_chart(&job);
-                    } else {
-                        self.chart.set(None);
-                    }
+                if !self.is_current_run(id) {
+                    return;
                 }
-                self.busy.set(false);
-                self.send_waiting();
+                let posts = {
+                    let inner = self.inner.get_value();
+                    let mut guard = inner.borrow_mut();
+                    guard
+                        .run
+                        .as_mut()
+                        .map(|run| run.scored(report))
+                        .unwrap_or_default()
+                };
+                self.advance_run(posts);
+            }
+            LmFromWorker::SwapDrawn { id, draw, result } => {
+                self.on_drawn(LmWorkerSlot::First, id, draw, result);
             }
             LmFromWorker::LayerBar { .. } | LmFromWorker::LayersEnded { .. } => {
                 self.on_chart(message);

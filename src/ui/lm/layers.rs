@@ -54,6 +54,10 @@ pub(super) fn LayerChart(client: LmClient) -> impl IntoView {
         let complete = chart.bars.iter().filter(|b| b.complete).count();
         Some(match (&chart.error, chart.done, chart.total_ms) {
             (Some(e), _, _) => format!("The chart stopped: {e}"),
+            _ if chart.parts == 0 => {
+                "The chart starts once the swap's draws are in (the workers compute them first)."
+                    .to_string()
+            }
             (None, true, Some(ms)) => {
                 format!(
                     "All {} layers in {}{first}{draws}.",

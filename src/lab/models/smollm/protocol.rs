@@ -46,7 +46,72 @@ pub struct LmSwapReport {
     pub perplexity: Option<Spread>,
     /// The first draw's next tokens per position.
     pub top: Vec<Vec<NextToken>>,
+    /// The mean time of a swapped forward.
     pub forward_ms: f64,
+    /// Draws not in yet (the page shows the swap after its first draw and refines it; 0 in
+    /// the command line's report).
+    #[serde(default)]
+    pub pending_draws: usize,
+}
+
+/// One draw of a swap: one forward with the method in the swapped layers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LmSwapDraw {
+    /// Which draw (its random features are the `draw`-th of the seed's).
+    pub draw: usize,
+    /// Each token's loss; empty when the draw failed.
+    pub losses: Vec<f64>,
+    pub perplexity: Option<f64>,
+    /// Why it failed (a row whose estimated normaliser is not positive cannot go on).
+    pub failure: Option<String>,
+    /// Next tokens per position, kept for draw 0 only.
+    pub top: Vec<Vec<NextToken>>,
+    pub forward_ms: f64,
+}
+
+impl LmSwapReport {
+    /// The swap of `method` (its id and label) in `layers` over `draws` draws, from the draws
+    /// `received` so far in any order: losses and perplexities taken in draw order (so the
+    /// page, whose draws come from two workers, and the command line give the same bits), the
+    /// first failure's reason, draw 0's next tokens.
+    pub fn from_draws(
+        (method, label): (&str, &str),
+        layers: &[usize],
+        draws: usize,
+        received: &[LmSwapDraw],
+    ) -> Self {
+        let mut ordered: Vec<&LmSwapDraw> = received.iter().collect();
+        ordered.sort_by_key(|d| d.draw);
+        let ran: Vec<&LmSwapDraw> = ordered
+            .iter()
+            .copied()
+            .filter(|d| d.perplexity.is_some())
+            .collect();
+        let mut sums = vec![0.0f64; ran.first().map_or(0, |d| d.losses.len())];
+        for draw in &ran {
+            for (s, l) in sums.iter_mut().zip(&draw.losses) {
+                *s += l;
+            }
+        }
+        let perplexities: Vec<f64> = ran.iter().filter_map(|d| d.perplexity).collect();
+        let timed = ordered.len().max(1) as f64;
+        LmSwapReport {
+            method: method.to_string(),
+            label: label.to_string(),
+            layers: layers.to_vec(),
+            draws,
+            failed_draws: ordered.len() - ran.len(),
+            failure: ordered.iter().find_map(|d| d.failure.clone()),
+            losses: sums.iter().map(|s| s / ran.len() as f64).collect(),
+            perplexity: Spread::of(&perplexities),
+            top: ordered
+                .iter()
+                .find(|d| d.draw == 0)
+                .map_or_else(Vec::new, |d| d.top.clone()),
+            forward_ms: ordered.iter().map(|d| d.forward_ms).sum::<f64>() / timed,
+            pending_draws: draws.saturating_sub(ordered.len()),
+        }
+    }
 }
 
 /// What `kernel-lab lm` prints and the view shows.
@@ -110,13 +175,28 @@ impl LmJob {
     pub fn method(&self) -> Option<MethodId> {
         self.config.attention.lm_method
     }
+
+    /// The swap's draws: `swapdraws` of a random method, one of a deterministic one, none
+    /// without a method.
+    pub fn swap_draws(&self) -> usize {
+        match self.method() {
+            Some(method) if method.is_random() => self.config.attention.swap_draws.max(1),
+            Some(_) => 1,
+            None => 0,
+        }
+    }
 }
 
 /// A message to the language model's worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LmToWorker {
-    /// Score a text; the answer carries the same id. Stops any per-layer chart.
+    /// Score a text under exact attention (the report's `swap` is `None`); the answer carries
+    /// the same id. Stops any per-layer chart.
     Score { id: u64, job: LmJob },
+    /// One draw of the job's swap ([`LmFromWorker::SwapDrawn`]): the page hands a swap's
+    /// draws to its two workers while the first scores the text, so the first swapped number
+    /// comes with the exact one. Stops any per-layer chart.
+    SwapDraw { id: u64, job: LmJob, draw: usize },
     /// The per-layer chart of the job's method over every layer, bar by bar
     /// ([`LmFromWorker::LayerBar`], then [`LmFromWorker::LayersEnded`]); replaces any chart
     /// under way.
@@ -171,6 +251,12 @@ pub enum LmFromWorker {
         id: u64,
         report: Result<Box<LmReport>, String>,
     },
+    /// Draw `draw` of job `id`'s swap, or why the text cannot be swapped.
+    SwapDrawn {
+        id: u64,
+        draw: usize,
+        result: Result<LmSwapDraw, String>,
+    },
     /// A bar of chart `id`, `ms` after the worker took the request.
     LayerBar { id: u64, bar: LmLayerBar, ms: f64 },
     /// Chart `id` is complete (`error: None`) or stopped by an error, `ms` after the request.
@@ -179,4 +265,60 @@ pub enum LmFromWorker {
         ms: f64,
         error: Option<String>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draw(draw: usize, losses: &[f64], failure: Option<&str>) -> LmSwapDraw {
+        let perplexity = failure
+            .is_none()
+            .then(|| (losses.iter().sum::<f64>() / losses.len() as f64).exp());
+        LmSwapDraw {
+            draw,
+            losses: if failure.is_none() {
+                losses.to_vec()
+            } else {
+                Vec::new()
+            },
+            perplexity,
+            failure: failure.map(str::to_string),
+            top: vec![vec![]; draw + 1],
+            forward_ms: 100.0 * (draw + 1) as f64,
+        }
+    }
+
+    /// Draws in any order give the same report, the losses averaged over the draws that ran,
+    /// the failed one counted with its reason, draw 0's next tokens, what is still to come.
+    #[test]
+    fn a_swap_is_its_draws_in_draw_order() {
+        let draws = [
+            draw(2, &[3.0, 1.0], None),
+            draw(0, &[1.0, 1.0], None),
+            draw(1, &[], Some("a row's normaliser is not positive")),
+        ];
+        let report = LmSwapReport::from_draws(("prf-pos", "Performer"), &[1, 2], 4, &draws);
+        let mut reversed = draws.clone();
+        reversed.reverse();
+        assert_eq!(
+            report,
+            LmSwapReport::from_draws(("prf-pos", "Performer"), &[1, 2], 4, &reversed)
+        );
+        assert_eq!(report.losses, vec![2.0, 1.0]);
+        assert_eq!(report.failed_draws, 1);
+        assert_eq!(report.pending_draws, 1);
+        assert_eq!(
+            report.failure.as_deref(),
+            Some("a row's normaliser is not positive")
+        );
+        assert_eq!(report.top.len(), 1, "draw 0's");
+        assert_eq!(report.forward_ms, 200.0);
+        let p = report.perplexity.expect("two draws ran");
+        assert!((p.mean - (1f64.exp() + 2f64.exp()) / 2.0).abs() < 1e-12);
+        // Nothing in yet: no perplexity, every draw to come.
+        let none = LmSwapReport::from_draws(("elu", "elu + 1"), &[0], 1, &[]);
+        assert_eq!((none.perplexity, none.pending_draws), (None, 1));
+        assert!(none.losses.is_empty());
+    }
 }

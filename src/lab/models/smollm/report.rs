@@ -5,13 +5,15 @@
 //! several draws of a random method.
 
 use super::protocol::{
-    LM_MAX_TOKENS, LmLayerBar, LmLayerReport, LmReport, LmSwapReport, NextToken, TOP_TOKENS,
+    LM_MAX_TOKENS, LmLayerBar, LmLayerReport, LmReport, LmSwapDraw, LmSwapReport, NextToken,
+    TOP_TOKENS,
 };
 use super::protocol::{LmJob, Share};
 use super::sweep::LayerSweep;
 use crate::lab::config::{ExperimentConfig, MAX_TEXT_BYTES, MODEL_MAX_TOKENS};
-use crate::lab::models::head_swap::{Swap, SwapMethod, registry_of, replacement_of};
-use crate::lab::models::protocol::Spread;
+use crate::lab::models::head_swap::{
+    RegistryContext, Swap, SwapMethod, registry_of, replacement_of,
+};
 use crate::numerics::attention::long::LinearForm;
 use crate::numerics::llama::{ExactRun, LlamaModel, LmError, LmHeads, LmScores};
 
@@ -26,8 +28,9 @@ pub fn swap_of(config: &ExperimentConfig) -> Option<Swap> {
     })
 }
 
-/// What the page's worker answers for `job`: [`lm_report`] with the job's swap, and the exact
-/// run it made (kept by the worker for the per-layer chart of the same text).
+/// What the page's worker answers for `job`: the text under exact attention (its swap, if
+/// any, comes draw by draw from [`swap_draw`], on both of the page's workers), and the exact run
+/// (kept by the worker for the per-layer chart of the same text).
 pub fn score(
     model: &LlamaModel,
     job: &LmJob,
@@ -37,16 +40,62 @@ pub fn score(
     let start = now();
     let exact = model.exact_run(&ids, TOP_TOKENS)?;
     let forward_ms = now() - start;
-    let swap = swap_of(&job.config);
     let report = report_of(
         model,
         &job.text,
         &exact,
         &job.config,
-        swap.as_ref(),
+        None,
         (forward_ms, now),
     )?;
     Ok((report, exact))
+}
+
+/// Draw `draw` of `job`'s swap on its text (`Ok` with the draw's failure when the method could
+/// not run; `Err` when the text cannot be scored or the job has no method).
+pub fn swap_draw(
+    model: &LlamaModel,
+    job: &LmJob,
+    draw: usize,
+    now: fn() -> f64,
+) -> Result<LmSwapDraw, LmError> {
+    let ids = lm_tokens(model, &job.text)?;
+    let swap = swap_of(&job.config)
+        .ok_or_else(|| LmError::Replacement("no method is chosen to swap in".into()))?;
+    let registry = registry_of(&swap, &job.config, model.config.head_dim);
+    one_draw(model, &ids, (&swap, registry.as_ref()), draw, now)
+}
+
+/// One forward of `ids` with draw `draw` of `swap` (its registry context prepared once per
+/// swap); draw 0 keeps each position's next tokens.
+fn one_draw(
+    model: &LlamaModel,
+    ids: &[u32],
+    (swap, registry): (&Swap, Option<&RegistryContext>),
+    draw: usize,
+    now: fn() -> f64,
+) -> Result<LmSwapDraw, LmError> {
+    let start = now();
+    let mut replace = replacement_of(swap, registry, draw, LinearForm::CausalChunked);
+    let keep_top = if draw == 0 { TOP_TOKENS } else { 0 };
+    let (losses, perplexity, failure, top) = match model.forward(ids, keep_top, Some(&mut replace))
+    {
+        Ok(scores) => {
+            let top = next_tokens(model, &scores);
+            (scores.losses.clone(), scores.perplexity(), None, top)
+        }
+        Err(LmError::Replacement(reason)) => (Vec::new(), None, Some(reason), Vec::new()),
+        Err(other) => return Err(other),
+    };
+    Ok(LmSwapDraw {
+        draw,
+        losses,
+        // A text of two tokens or more always has a loss; NaN marks a non-finite forward.
+        perplexity: failure.is_none().then(|| perplexity.unwrap_or(f64::NAN)),
+        failure,
+        top,
+        forward_ms: now() - start,
+    })
 }
 
 /// The text's ids, at least one: a text over [`MAX_TEXT_BYTES`] is refused before tokenising.
@@ -149,7 +198,8 @@ fn next_tokens(model: &LlamaModel, scores: &LmScores) -> Vec<Vec<NextToken>> {
         .collect()
 }
 
-/// `ids` under `swap`, every draw of a random method.
+/// `ids` under `swap`, every draw of a random method, one after the other (the page hands
+/// them to its two workers and gathers them with the same [`LmSwapReport::from_draws`]).
 fn swap_report(
     model: &LlamaModel,
     ids: &[u32],
@@ -157,51 +207,17 @@ fn swap_report(
     swap: &Swap,
     now: fn() -> f64,
 ) -> Result<LmSwapReport, LmError> {
-    let draws = if swap.method.is_random() {
-        swap.draws.max(1)
-    } else {
-        1
-    };
+    let draws = swap.draws_run();
     let registry = registry_of(swap, config, model.config.head_dim);
-    let mut sums = vec![0.0f64; ids.len() - 1];
-    let (mut perplexities, mut top, mut failure) = (Vec::new(), Vec::new(), None);
-    let start = now();
-    for draw in 0..draws {
-        let mut replace = replacement_of(swap, registry.as_ref(), draw, LinearForm::CausalChunked);
-        let keep_top = if draw == 0 { TOP_TOKENS } else { 0 };
-        match model.forward(ids, keep_top, Some(&mut replace)) {
-            Ok(scores) => {
-                for (s, l) in sums.iter_mut().zip(&scores.losses) {
-                    *s += l;
-                }
-                perplexities.push(scores.perplexity().unwrap_or(f64::NAN));
-                if draw == 0 {
-                    top = next_tokens(model, &scores);
-                }
-            }
-            Err(LmError::Replacement(reason)) => {
-                failure.get_or_insert(reason);
-            }
-            Err(other) => return Err(other),
-        }
-    }
-    let ran = perplexities.len();
-    Ok(LmSwapReport {
-        method: swap.method.id().to_string(),
-        label: swap.method.label().to_string(),
-        layers: swap.layers.clone(),
+    let received = (0..draws)
+        .map(|draw| one_draw(model, ids, (swap, registry.as_ref()), draw, now))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(LmSwapReport::from_draws(
+        (swap.method.id(), swap.method.label()),
+        &swap.layers,
         draws,
-        failed_draws: draws - ran,
-        failure,
-        losses: if ran > 0 {
-            sums.iter().map(|s| s / ran as f64).collect()
-        } else {
-            Vec::new()
-        },
-        perplexity: Spread::of(&perplexities),
-        top,
-        forward_ms: (now() - start) / draws as f64,
-    })
+        &received,
+    ))
 }
 
 /// Perplexity of `text` with the swap's method in each of `swap.layers` alone (the others

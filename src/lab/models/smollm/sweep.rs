@@ -54,11 +54,7 @@ impl LayerSweep {
             .filter(|&(position, _)| share.takes(position))
             .map(|(_, layer)| layer)
             .collect();
-        let draws = if swap.method.is_random() {
-            swap.draws.max(1)
-        } else {
-            1
-        };
+        let draws = swap.draws_run();
         Self {
             registry: registry_of(swap, config, model.config.head_dim),
             bar_draws: layers.iter().map(|_| BarDraws::default()).collect(),

@@ -1,0 +1,350 @@
+//! One text through the page's two language model workers: the first scores it under exact
+//! attention while the second computes the swap's first draw, then each takes the next draw
+//! still to do as it comes free. The swap's first number so comes with the exact one (one
+//! forward's time, not two), and three draws take two forwards' time, not four. The page's
+//! client ([`crate::ui`]'s `LmClient`) posts the messages this bookkeeping returns and publishes
+//! [`TextRun::news`]; it has no web dependency, so its order of work is tested natively.
+
+use super::protocol::{LmJob, LmReport, LmSwapDraw, LmSwapReport, LmToWorker};
+
+/// Which of the page's language model workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LmWorkerSlot {
+    /// The one that fetched the file: it scores the text and keeps its exact run for the chart.
+    First,
+    /// The second, handed the first's file where there is a second core.
+    Second,
+}
+
+impl LmWorkerSlot {
+    fn index(self) -> usize {
+        match self {
+            LmWorkerSlot::First => 0,
+            LmWorkerSlot::Second => 1,
+        }
+    }
+}
+
+/// What a worker computes for the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Task {
+    Exact,
+    Draw(usize),
+}
+
+/// A message for one of the workers.
+pub type Post = (LmWorkerSlot, LmToWorker);
+
+/// A text's exact score and its swap's draws, part way.
+#[derive(Debug)]
+pub struct TextRun {
+    pub id: u64,
+    pub job: LmJob,
+    exact: Option<Result<Box<LmReport>, String>>,
+    /// The swap's draws (0 without a method), those not handed out yet (next last), and those in.
+    draws: usize,
+    to_hand: Vec<usize>,
+    received: Vec<LmSwapDraw>,
+    computing: [Option<Task>; 2],
+    /// Whether the second worker takes draws.
+    second: bool,
+    /// A newer text waits: nothing more is handed out.
+    stopped: bool,
+    /// Draws in when the answer was last published (`None`: never).
+    published: Option<usize>,
+}
+
+impl TextRun {
+    /// The run of `job` (request id `id`), with the second worker when `second`: the first
+    /// scores the text, the second takes the swap's first draw.
+    pub fn start(id: u64, job: LmJob, second: bool) -> (Self, Vec<Post>) {
+        let draws = job.swap_draws();
+        let mut run = Self {
+            id,
+            exact: None,
+            draws,
+            to_hand: (0..draws).rev().collect(),
+            received: Vec::new(),
+            computing: [Some(Task::Exact), None],
+            second,
+            stopped: false,
+            published: None,
+            job,
+        };
+        let mut posts = vec![(
+            LmWorkerSlot::First,
+            LmToWorker::Score {
+                id,
+                job: run.job.clone(),
+            },
+        )];
+        posts.extend(run.hand(LmWorkerSlot::Second));
+        (run, posts)
+    }
+
+    /// The first worker's exact report (or why there is none); the next draw for it.
+    pub fn scored(&mut self, report: Result<Box<LmReport>, String>) -> Vec<Post> {
+        self.computing[0] = None;
+        self.exact = Some(report);
+        self.hand(LmWorkerSlot::First).into_iter().collect()
+    }
+
+    /// A draw from `slot` (an error is kept as that draw's failure); the next draw for it.
+    pub fn drawn(
+        &mut self,
+        slot: LmWorkerSlot,
+        draw: usize,
+        result: Result<LmSwapDraw, String>,
+    ) -> Vec<Post> {
+        if self.computing[slot.index()] != Some(Task::Draw(draw)) {
+            return Vec::new();
+        }
+        self.computing[slot.index()] = None;
+        self.received
+            .push(result.unwrap_or_else(|reason| LmSwapDraw {
+                draw,
+                losses: Vec::new(),
+                perplexity: None,
+                failure: Some(reason),
+                top: Vec::new(),
+                forward_ms: 0.0,
+            }));
+        self.hand(slot).into_iter().collect()
+    }
+
+    /// The second worker stopped: its draw goes back to be done, by the first when it is free.
+    pub fn second_lost(&mut self) -> Vec<Post> {
+        self.second = false;
+        if let Some(Task::Draw(draw)) = self.computing[1].take() {
+            self.to_hand.push(draw);
+        }
+        self.hand(LmWorkerSlot::First).into_iter().collect()
+    }
+
+    /// A newer text waits: hand out no more draws (those under way finish).
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Whether nothing of the run is being computed or left to hand out.
+    pub fn is_finished(&self) -> bool {
+        self.computing.iter().all(Option::is_none)
+            && (self.to_hand.is_empty() || self.stopped || self.exact_failed())
+    }
+
+    /// Whether the exact report and every draw are in (the per-layer chart can follow).
+    pub fn is_complete(&self) -> bool {
+        self.is_finished() && matches!(self.exact, Some(Ok(_))) && self.received.len() == self.draws
+    }
+
+    /// The answer to publish if something new came since the last call: the exact report with
+    /// the swap as its draws so far make it (shown from its first draw on), or why the text
+    /// could not be scored.
+    pub fn news(&mut self) -> Option<Result<LmReport, String>> {
+        let exact = self.exact.as_ref()?;
+        let report = match exact {
+            Err(reason) => {
+                return self
+                    .published
+                    .replace(0)
+                    .is_none()
+                    .then(|| Err(reason.clone()));
+            }
+            Ok(report) => report,
+        };
+        let waiting_first_draw = self.draws > 0 && self.received.is_empty();
+        if (waiting_first_draw && !self.is_finished())
+            || self.published == Some(self.received.len())
+        {
+            return None;
+        }
+        self.published = Some(self.received.len());
+        let mut report = (**report).clone();
+        report.swap = self.job.method().map(|method| {
+            LmSwapReport::from_draws(
+                (method.id(), method.label()),
+                &self.job.config.attention.lm_layers,
+                self.draws,
+                &self.received,
+            )
+        });
+        Some(Ok(report))
+    }
+
+    fn exact_failed(&self) -> bool {
+        matches!(self.exact, Some(Err(_)))
+    }
+
+    /// The next draw for `slot` if it is free and one is left.
+    fn hand(&mut self, slot: LmWorkerSlot) -> Option<Post> {
+        let free = self.computing[slot.index()].is_none();
+        if !free
+            || self.stopped
+            || self.exact_failed()
+            || (slot == LmWorkerSlot::Second && !self.second)
+        {
+            return None;
+        }
+        let draw = self.to_hand.pop()?;
+        self.computing[slot.index()] = Some(Task::Draw(draw));
+        Some((
+            slot,
+            LmToWorker::SwapDraw {
+                id: self.id,
+                job: self.job.clone(),
+                draw,
+            },
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::config::ExperimentConfig;
+    use crate::numerics::attention::methods::MethodId;
+
+    fn job(method: &str, draws: usize) -> LmJob {
+        let mut config = ExperimentConfig::default();
+        config.attention.lm_method = MethodId::from_id(method);
+        config.attention.swap_draws = draws;
+        LmJob::of(&config)
+    }
+
+    fn report() -> Box<LmReport> {
+        Box::new(LmReport {
+            text: "a b".into(),
+            ids: vec![1, 2],
+            pieces: vec!["a".into(), " b".into()],
+            losses: vec![1.0],
+            perplexity: 1f64.exp(),
+            top: Vec::new(),
+            multiply_adds: 1.0,
+            forward_ms: 1.0,
+            swap: None,
+        })
+    }
+
+    fn draw(draw: usize, loss: f64) -> Result<LmSwapDraw, String> {
+        Ok(LmSwapDraw {
+            draw,
+            losses: vec![loss],
+            perplexity: Some(loss.exp()),
+            failure: None,
+            top: Vec::new(),
+            forward_ms: 10.0,
+        })
+    }
+
+    /// What `posts` ask, as (worker, draw or `None` for the exact score).
+    fn asked(posts: &[Post]) -> Vec<(LmWorkerSlot, Option<usize>)> {
+        posts
+            .iter()
+            .map(|(slot, message)| match message {
+                LmToWorker::SwapDraw { draw, .. } => (*slot, Some(*draw)),
+                _ => (*slot, None),
+            })
+            .collect()
+    }
+
+    use LmWorkerSlot::{First, Second};
+
+    /// Two workers, three draws: the exact score and draw 0 at once; the swap shown with the
+    /// exact report once draw 0 is in, refined by each later draw; the chart's turn once all
+    /// three are in.
+    #[test]
+    fn two_workers_share_the_draws() {
+        let (mut run, posts) = TextRun::start(7, job("prf-pos", 3), true);
+        assert_eq!(asked(&posts), vec![(First, None), (Second, Some(0))]);
+        assert!(run.news().is_none(), "nothing in yet");
+        assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(1))]);
+        assert!(
+            run.news().is_none(),
+            "the exact report waits for the first draw"
+        );
+        assert_eq!(
+            asked(&run.drawn(Second, 0, draw(0, 2.0))),
+            vec![(Second, Some(2))]
+        );
+        let first = run.news().expect("news").expect("a report");
+        let swap = first.swap.expect("a swap");
+        assert_eq!((swap.pending_draws, swap.losses.clone()), (2, vec![2.0]));
+        assert!(run.news().is_none(), "nothing new");
+        assert!(run.drawn(Second, 2, draw(2, 4.0)).is_empty());
+        assert!(!run.is_finished());
+        assert!(run.drawn(First, 1, draw(1, 3.0)).is_empty());
+        let last = run
+            .news()
+            .expect("news")
+            .expect("a report")
+            .swap
+            .expect("a swap");
+        assert_eq!((last.pending_draws, last.losses), (0, vec![3.0]));
+        assert!(run.is_complete());
+    }
+
+    /// One worker does everything in turn; a run without a method publishes the exact report
+    /// alone; a text that cannot be scored publishes its reason once and hands out nothing.
+    #[test]
+    fn one_worker_no_method_and_a_refused_text() {
+        let (mut run, posts) = TextRun::start(1, job("elu", 3), false);
+        assert_eq!(asked(&posts), vec![(First, None)]);
+        assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(0))]);
+        assert!(
+            run.drawn(First, 0, draw(0, 1.5)).is_empty(),
+            "a deterministic method: one draw"
+        );
+        assert!(run.is_complete());
+        assert_eq!(
+            run.news()
+                .and_then(|r| r.ok())
+                .and_then(|r| r.swap)
+                .map(|s| s.draws),
+            Some(1)
+        );
+
+        let (mut run, posts) = TextRun::start(2, job("none", 3), true);
+        assert_eq!(asked(&posts), vec![(First, None)]);
+        assert!(run.scored(Ok(report())).is_empty());
+        assert!(run.news().expect("news").expect("a report").swap.is_none());
+        assert!(run.is_complete());
+
+        let (mut run, _) = TextRun::start(3, job("prf-pos", 3), true);
+        assert!(run.scored(Err("the text is empty".into())).is_empty());
+        assert_eq!(run.news(), Some(Err("the text is empty".into())));
+        assert_eq!(run.news(), None);
+        // The second's draw of a text that cannot be scored fails too; nothing more is handed.
+        assert!(
+            run.drawn(Second, 0, Err("the text is empty".into()))
+                .is_empty()
+        );
+        assert!(run.is_finished() && !run.is_complete());
+    }
+
+    /// A newer text stops the handing out; a second worker that stops gives its draw back to
+    /// the first.
+    #[test]
+    fn a_newer_text_and_a_lost_worker() {
+        let (mut run, _) = TextRun::start(4, job("prf-pos", 3), true);
+        run.stop();
+        assert!(run.scored(Ok(report())).is_empty());
+        assert!(!run.is_finished(), "draw 0 is still under way");
+        assert!(run.drawn(Second, 0, draw(0, 2.0)).is_empty());
+        assert!(run.is_finished() && !run.is_complete());
+
+        let (mut run, _) = TextRun::start(5, job("prf-pos", 2), true);
+        assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(1))]);
+        assert!(
+            run.second_lost().is_empty(),
+            "the first is busy with draw 1"
+        );
+        assert_eq!(
+            asked(&run.drawn(First, 1, draw(1, 2.0))),
+            vec![(First, Some(0))]
+        );
+        // A late answer of the lost worker is not counted.
+        assert!(run.drawn(Second, 0, draw(0, 9.0)).is_empty());
+        assert!(run.drawn(First, 0, draw(0, 1.0)).is_empty());
+        assert!(run.is_complete());
+    }
+}
