@@ -165,7 +165,7 @@ impl<'a> QuantMatrix<'a> {
 /// `panel[k · PANEL + l] = rows[l][k]`: four-by-four blocks transposed in registers (`cols` is
 /// whole quantisation blocks, so a multiple of four; a scalar copy took a tenth of the forward).
 fn interleave(rows: &[f32], cols: usize, panel: &mut [f32]) {
-    const _: () = assert!(PANEL % 4 == 0 && BLOCK % 4 == 0);
+    const _: () = assert!(PANEL.is_multiple_of(4) && BLOCK.is_multiple_of(4));
     for k in (0..cols).step_by(4) {
         for group in 0..PANEL / 4 {
             let block: [F4; 4] =
