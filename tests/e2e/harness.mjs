@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { before, after } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import { chromium, firefox } from 'playwright-core';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -291,4 +292,16 @@ export async function changeAndWait(page, key, value) {
     observer.observe(app, { attributes: true });
   }), generation);
   return { updateMs: ended - started, computeMs: Number(await page.getAttribute('.app', 'data-compute-ms')) };
+}
+
+/**
+ * What `kernel-lab` prints for `args`: the binary KERNEL_LAB_BIN names (scripts/test.sh passes
+ * the one its native tests built, so nothing is compiled again), else `cargo run`'s.
+ */
+export function cli(args) {
+  const options = { cwd: resolve(here, '..', '..'), encoding: 'utf8', maxBuffer: 64 << 20 };
+  const binary = process.env.KERNEL_LAB_BIN;
+  return binary
+    ? execFileSync(binary, args, options)
+    : execFileSync('cargo', ['run', '-q', '--bin', 'kernel-lab', '--', ...args], options);
 }

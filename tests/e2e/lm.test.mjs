@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { axeViolations, formatViolations, openPage, sharedServerAndBrowser } from './harness.mjs';
+import { axeViolations, cli, formatViolations, openPage, sharedServerAndBrowser } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 const reference = JSON.parse(readFileSync(new URL('../fixtures/smollm-reference.json', import.meta.url), 'utf8'));
@@ -103,6 +103,28 @@ test('language model: bad input gets a sentence, never a page error', async () =
   await page.goto(`${shared.server.url}?view=lm&lmmethod=nystrom&lmlayers=3&text=${encodeURIComponent('The cat sat on the mat.')}`);
   await waitAnswer(page, 1);
   await page.waitForFunction(() => /no causal form/.test(document.querySelector('.lm-swapped')?.textContent ?? ''));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('language model: a random method\'s draws, shared by two workers, give the command line\'s swap', async () => {
+  // Performer's positive features in layer 5, m = 16, three draws: the first worker scores the
+  // text while the second runs draw 0, then each takes a draw; the page gathers them in draw
+  // order as kernel-lab lm does on one thread.
+  const text = 'The quick brown fox jumps over the lazy dog near the river bank.';
+  const settings = ['--method', 'prf-pos', '--layers', '5', '--features', '16', '--swapdraws', '3'];
+  const expected = JSON.parse(cli(['lm', '--text', text, ...settings])).swap;
+  const { page, problems, context } = await openPage(shared.browser,
+    `${shared.server.url}?view=lm&lmmethod=prf-pos&lmlayers=5&features=16&swapdraws=3&lmchart=off&text=${encodeURIComponent(text)}`);
+  await waitAnswer(page, 1);
+  await page.waitForSelector('.lm-swapped[data-pending-draws="0"]', { timeout: 120_000 });
+  const swapped = Number(await page.$eval('.lm-swapped', (e) => e.dataset.swappedPerplexity));
+  // The page's f32 arithmetic (fused multiply-adds in WebAssembly) against the native build's:
+  // rounding apart, the same three draws. Another draw would move it by its spread.
+  assert.ok(Math.abs(swapped / expected.perplexity.mean - 1) < 1e-3,
+    `page ${swapped} against the command line's ${expected.perplexity.mean} (sd ${expected.perplexity.sd})`);
+  assert.ok(expected.perplexity.sd > 1e-2 * expected.perplexity.mean, 'the draws differ: the test can tell them apart');
+  assert.match(await page.textContent('.lm-swapped'), /over 3 draws/);
   assert.deepEqual(problems, []);
   await context.close();
 });

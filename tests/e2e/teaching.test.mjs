@@ -3,22 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { openPage, waitReady, browserName, sharedServerAndBrowser } from './harness.mjs';
+import { cli, openPage, waitReady, browserName, sharedServerAndBrowser } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
-
-/**
- * What `kernel-lab` prints for `args`: the binary KERNEL_LAB_BIN names (scripts/test.sh passes
- * the one its native tests built, so nothing is compiled again), else `cargo run`'s.
- */
-function cli(args) {
-  const options = { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8' };
-  const binary = process.env.KERNEL_LAB_BIN;
-  return binary
-    ? execFileSync(binary, args, options)
-    : execFileSync('cargo', ['run', '-q', '--bin', 'kernel-lab', '--', ...args], options);
-}
 
 test('a preset is a link: choosing one sets the URL and explains itself, the rest of the page stays', async () => {
   const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?n=200&datasets=5&pairs=100`);
