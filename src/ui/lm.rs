@@ -21,6 +21,7 @@ use crate::lab::models::smollm::{LM_MAX_TOKENS, LmJob, LmReport, NextToken};
 use crate::numerics::attention::method::MethodFamily;
 use crate::numerics::attention::methods::MethodId;
 use crate::ui::controls::NumberControl;
+use crate::ui::megabytes;
 
 /// Methods whose families are feature maps, so they have a causal form (a random map whose
 /// fit has no batched form, such as a complex A, is refused by the worker with its reason).
@@ -33,10 +34,6 @@ fn causal_methods() -> Vec<MethodId> {
             )
         })
         .collect()
-}
-
-fn megabytes(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
 /// A loss's colour: white at 0 nats to red at 10 and beyond, never darker than the dark text

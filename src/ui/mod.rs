@@ -96,6 +96,11 @@ const CRASH_KEY: &str = "crash";
 /// After a panic the WebAssembly instance cannot be trusted, so the banner is plain DOM built
 /// without Rust state, and "reset to defaults" is a link to the page without a query: it
 /// works even though the module has stopped. Text only (no HTML from strings).
+/// A size in megabytes, one decimal ("98.4 MB"), as the model views say their files' sizes.
+pub(in crate::ui) fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
 fn show_panic_banner() -> Option<()> {
     let document = web_sys::window()?.document()?;
     if document.get_element_by_id("panic-banner").is_some() {

@@ -98,21 +98,11 @@ impl LmTokenizer {
         Ok(encoding.get_ids().to_vec())
     }
 
-    /// A token as the vocabulary writes it (GPT-2's printable bytes: `Ġ` a space).
-    pub fn token(&self, id: u32) -> Option<&str> {
-        self.tokens.get(id as usize).map(String::as_str)
-    }
-
     /// A token's text as the reader sees it (its bytes decoded; a token that is part of a
     /// UTF-8 character shows U+FFFD).
     pub fn piece(&self, id: u32) -> String {
         self.tokenizer
             .decode(&[id], false)
             .unwrap_or_else(|_| char::REPLACEMENT_CHARACTER.to_string())
-    }
-
-    /// Tokens in the vocabulary.
-    pub fn vocab_size(&self) -> usize {
-        self.tokens.len()
     }
 }

@@ -13,6 +13,7 @@ use crate::lab::config::{
     STORED_PASSAGES,
 };
 use crate::lab::models::board::{SHARED_SPLIT_MIN_TOKENS, SPLIT_MIN_TOKENS};
+use crate::ui::megabytes;
 
 /// Whether the page is cross-origin isolated (served with COOP and COEP): only then may the
 /// model workers share memory, and a text's parts meet on shared boards.
@@ -35,10 +36,6 @@ fn sharing_note(workers: usize) -> String {
              workers pass a text's layers by message and a text under {SPLIT_MIN_TOKENS} tokens runs on one"
         ),
     }
-}
-
-fn megabytes(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
 /// The text box, the model's status and the text's tokens: the encoder's (`src=text`), or the
