@@ -6,6 +6,7 @@
 
 mod client;
 mod layers;
+mod spawn;
 
 use std::rc::Rc;
 
