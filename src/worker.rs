@@ -135,6 +135,8 @@ fn serve<W: 'static>(
 }
 
 #[cfg(feature = "text-model")]
+mod fetch;
+#[cfg(feature = "text-model")]
 mod lm;
 #[cfg(feature = "text-model")]
 mod lm_heads;

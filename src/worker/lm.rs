@@ -14,6 +14,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use sha2::{Digest, Sha256};
 
+use super::fetch::stream_file;
 use super::{Reply, message_bytes, serve};
 use crate::lab::models::smollm::{
     LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_URL, LayerSweep,
@@ -282,63 +283,21 @@ pub(super) async fn fetch_with_progress(
     url: &str,
     progress: &dyn Fn(u64, Option<u64>),
 ) -> Result<(Vec<u8>, String, f64), String> {
-    let scope: DedicatedWorkerGlobalScope = js_sys::global()
-        .dyn_into()
-        .map_err(|_| "not in a worker".to_string())?;
-    let absent = || {
-        format!(
-            "the language model file {url} is not served: run scripts/fetch-model.sh (or \
-             ./scripts/serve.sh, which runs it) and reload"
-        )
-    };
-    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str(url))
-        .await
-        .map_err(|_| absent())?
-        .dyn_into()
-        .map_err(|_| absent())?;
-    if !response.ok() {
-        return Err(format!("{} (HTTP status {})", absent(), response.status()));
-    }
-    let total = response
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|v| v.parse::<u64>().ok());
-    let body = response.body().ok_or_else(absent)?;
-    let reader: web_sys::ReadableStreamDefaultReader = body
-        .get_reader()
-        .dyn_into()
-        .map_err(|_| "cannot read the language model file".to_string())?;
-    let capacity = total.unwrap_or(LM_FILE_BYTES).min(LM_FILE_BYTES * 2) as usize;
-    let mut bytes: Vec<u8> = Vec::with_capacity(capacity);
+    let mut bytes: Vec<u8> = Vec::with_capacity(LM_FILE_BYTES as usize);
     let mut hasher = Sha256::new();
-    let mut reported = 0usize;
-    let mut last_byte_at = now();
-    loop {
-        let chunk = JsFuture::from(reader.read())
-            .await
-            .map_err(|_| "the language model's download broke off".to_string())?;
-        let done = js_sys::Reflect::get(&chunk, &"done".into())
-            .map(|d| d.is_truthy())
-            .unwrap_or(true);
-        if done {
-            break;
-        }
-        if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
-            let array = js_sys::Uint8Array::new(&value);
+    let streamed = stream_file(
+        url,
+        "the language model file",
+        &mut |array| {
             let start = bytes.len();
             bytes.resize(start + array.length() as usize, 0);
             array.copy_to(&mut bytes[start..]);
             hasher.update(&bytes[start..]);
-            last_byte_at = now();
-        }
-        if bytes.len() - reported >= 1 << 20 {
-            reported = bytes.len();
-            progress(reported as u64, total);
-        }
-    }
-    progress(bytes.len() as u64, total);
+        },
+        progress,
+    )
+    .await?;
+    debug_assert_eq!(streamed.loaded, bytes.len() as u64);
     let digest = crate::numerics::bert::weights::digest_hex(&hasher.finalize());
-    Ok((bytes, digest, last_byte_at))
+    Ok((bytes, digest, streamed.last_byte_at))
 }

@@ -13,6 +13,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 
+use super::fetch::stream_file;
 use super::peers::Peers;
 use super::{Reply, message_bytes, serve};
 use crate::lab::models::board::{BoardLayout, board_holds, worth_splitting};
@@ -379,73 +380,13 @@ async fn fetch_with_progress(url: &str, reply: &Reply) -> Result<(ModelLoader, f
             total,
         }));
     };
-    let scope: DedicatedWorkerGlobalScope = js_sys::global()
-        .dyn_into()
-        .map_err(|_| "not in a worker".to_string())?;
-    let absent = || {
-        format!(
-            "the model file {url} is not served: run scripts/fetch-model.sh (or \
-             ./scripts/serve.sh, which runs it) and reload"
-        )
-    };
-    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str(url))
-        .await
-        .map_err(|_| absent())?
-        .dyn_into()
-        .map_err(|_| absent())?;
-    if !response.ok() {
-        return Err(format!("{} (HTTP status {})", absent(), response.status()));
-    }
-    let total = response
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|v| v.parse::<u64>().ok());
-    let body = response.body().ok_or_else(absent)?;
-    let reader: web_sys::ReadableStreamDefaultReader = body
-        .get_reader()
-        .dyn_into()
-        .map_err(|_| "cannot read the model file".to_string())?;
     let mut loader = ModelLoader::new();
-    let mut reported = 0u64;
-    let clock = || scope.performance().map_or(0.0, |p| p.now());
-    let mut last_chunk_at = clock();
-    loop {
-        let chunk = JsFuture::from(reader.read())
-            .await
-            .map_err(|_| "the model file's download broke off".to_string())?;
-        let done = js_sys::Reflect::get(&chunk, &"done".into())
-            .map(|d| d.is_truthy())
-            .unwrap_or(true);
-        if done {
-            break;
-        }
-        if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
-            let array = js_sys::Uint8Array::new(&value);
-            last_chunk_at = clock();
-            loader.push_with(array.length() as usize, |slot| array.copy_to(slot));
-        }
-        let loaded = loader.loaded();
-        if loaded - reported >= 1 << 20 {
-            reported = loaded;
-            progress(loaded, total);
-        }
-    }
-    progress(loader.loaded(), total);
-    // When the browser had the last byte (the fetch's resource timing, on the same clock), if
-    // before the loop took the last chunk: a loader slower than the download counts its backlog.
-    let network_end = scope
-        .performance()
-        .and_then(|p| {
-            p.get_entries_by_name(&response.url())
-                .pop()
-                .dyn_into::<js_sys::Object>()
-                .ok()
-        })
-        .and_then(|entry| js_sys::Reflect::get(&entry, &"responseEnd".into()).ok())
-        .and_then(|end| end.as_f64())
-        .filter(|&end| end > 0.0);
-    let last_byte_at = network_end.map_or(last_chunk_at, |end| end.min(last_chunk_at));
-    Ok((loader, last_byte_at))
+    let streamed = stream_file(
+        url,
+        "the model file",
+        &mut |array| loader.push_with(array.length() as usize, |slot| array.copy_to(slot)),
+        &progress,
+    )
+    .await?;
+    Ok((loader, streamed.last_byte_at))
 }
