@@ -246,18 +246,22 @@ fn deterministic_swaps_equal_the_reference() {
     assert_eq!(failures, 0, "swaps over the tolerance (above)");
 }
 
+/// The registry method `id` swapped into `layers`, `draws` draws.
+fn registry_swap(id: &str, layers: Vec<usize>, draws: usize) -> Swap {
+    Swap {
+        method: SwapMethod::Registry(MethodId::from_id(id).expect("a registry method")),
+        layers,
+        draws,
+    }
+}
+
 /// The per-layer chart's bar of a layer is, bit for bit, the forward swapped in that layer
 /// alone (the exact states before it are reused, not approximated), deepest layer first.
 #[test]
 fn per_layer_bars_equal_single_layer_swaps() {
     let config = ExperimentConfig::default();
     let text = "Linear attention keeps a state of fixed size.";
-    let elu = MethodId::from_id("elu").expect("elu");
-    let swap = |layers: Vec<usize>| Swap {
-        method: SwapMethod::Registry(elu),
-        layers,
-        draws: 1,
-    };
+    let swap = |layers: Vec<usize>| registry_swap("elu", layers, 1);
     let mut seen = Vec::new();
     let report = per_layer_report(model(), text, &config, &swap(vec![0, 7, 29]), &mut |bar| {
         seen.push(bar.layer)
@@ -318,12 +322,7 @@ fn per_layer_draws_go_round_by_round() {
     let mut config = ExperimentConfig::default();
     config.attention.features = 16;
     let text = "Linear attention keeps a state of fixed size.";
-    let prf = MethodId::from_id("prf-pos").expect("prf-pos");
-    let swap = |layers: Vec<usize>| Swap {
-        method: SwapMethod::Registry(prf),
-        layers,
-        draws: 2,
-    };
+    let swap = |layers: Vec<usize>| registry_swap("prf-pos", layers, 2);
     let ids = model().tokenizer.encode(text).expect("ids");
     let run = model().exact_run(&ids, 0).expect("runs");
     let mut sweep = LayerSweep::new(model(), &config, &swap(vec![3, 29]), Share::ALL);

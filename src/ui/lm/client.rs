@@ -356,35 +356,16 @@ impl LmClient {
         }
     }
 
-    /// Whether `id` is the text in flight.
-    fn is_current_run(self, id: u64) -> bool {
-        self.inner
-            .get_value()
-            .borrow()
-            .run
-            .as_ref()
-            .is_some_and(|run| run.id == id)
-    }
-
-    /// A draw of the text in flight from `slot` (an older text's is dropped).
-    fn on_drawn(
-        self,
-        slot: LmWorkerSlot,
-        id: u64,
-        draw: usize,
-        result: Result<crate::lab::models::smollm::LmSwapDraw, String>,
-    ) {
-        if !self.is_current_run(id) {
-            return;
-        }
+    /// An answer about text `id`, fed to the run in flight by `answer` (an older text's is
+    /// dropped); then the run moves on.
+    fn on_run_answer(self, id: u64, answer: impl FnOnce(&mut TextRun) -> Vec<Post>) {
         let posts = {
             let inner = self.inner.get_value();
             let mut guard = inner.borrow_mut();
-            guard
-                .run
-                .as_mut()
-                .map(|run| run.drawn(slot, draw, result))
-                .unwrap_or_default()
+            match guard.run.as_mut() {
+                Some(run) if run.id == id => answer(run),
+                _ => return,
+            }
         };
         self.advance_run(posts);
     }
@@ -525,7 +506,7 @@ impl LmClient {
                     self.on_chart(message);
                 }
                 LmFromWorker::SwapDrawn { id, draw, result } => {
-                    self.on_drawn(LmWorkerSlot::Second, id, draw, result);
+                    self.on_run_answer(id, |run| run.drawn(LmWorkerSlot::Second, draw, result));
                 }
                 LmFromWorker::Progress { .. } | LmFromWorker::Scored { .. } => {}
             }
@@ -543,22 +524,10 @@ impl LmClient {
             }
             LmFromWorker::Failed(message) => self.fail(message),
             LmFromWorker::Scored { id, report } => {
-                if !self.is_current_run(id) {
-                    return;
-                }
-                let posts = {
-                    let inner = self.inner.get_value();
-                    let mut guard = inner.borrow_mut();
-                    guard
-                        .run
-                        .as_mut()
-                        .map(|run| run.scored(report))
-                        .unwrap_or_default()
-                };
-                self.advance_run(posts);
+                self.on_run_answer(id, |run| run.scored(report));
             }
             LmFromWorker::SwapDrawn { id, draw, result } => {
-                self.on_drawn(LmWorkerSlot::First, id, draw, result);
+                self.on_run_answer(id, |run| run.drawn(LmWorkerSlot::First, draw, result));
             }
             LmFromWorker::LayerBar { .. } | LmFromWorker::LayersEnded { .. } => {
                 self.on_chart(message);
