@@ -353,7 +353,7 @@ mod bench {
             let mut best = f64::INFINITY;
             for _ in 0..times {
                 let start = now();
-                if swap_draw(model, &job, 0, now).is_err() {
+                if swap_draw(model, &job, 0, now, None).is_err() {
                     return f64::NAN;
                 }
                 best = best.min(now() - start);

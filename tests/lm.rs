@@ -22,7 +22,8 @@ use softmax_kernel_lab::cli::default_lm_path;
 use softmax_kernel_lab::lab::config::ExperimentConfig;
 use softmax_kernel_lab::lab::models::head_swap::{Swap, SwapMethod};
 use softmax_kernel_lab::lab::models::smollm::{
-    LM_MAX_TOKENS, LayerSweep, Share, lm_heads, lm_report, per_layer_report,
+    LM_MAX_TOKENS, LayerSweep, LmJob, Share, lm_heads, lm_report, per_layer_report, score,
+    swap_draw,
 };
 use softmax_kernel_lab::numerics::attention::exact::softmax_rows;
 use softmax_kernel_lab::numerics::attention::heads::HeadSet;
@@ -340,6 +341,34 @@ fn per_layer_draws_go_round_by_round() {
         assert_eq!(perplexity, &alone.perplexity, "layer {layer}");
     }
     assert_eq!(sweep.bars().len(), 2);
+}
+
+/// A swap's draw on a text whose exact run the worker kept starts from the exact states
+/// entering the first swapped layer and is, bit for bit, the draw computed from the
+/// embeddings (losses, perplexity and next tokens); a kept run of another text is not used.
+/// The page sends no second exact score when only the swap changes.
+#[test]
+fn draws_from_a_kept_exact_run_equal_the_whole_forward() {
+    let mut config = ExperimentConfig::default();
+    config.attention.text = "Linear attention keeps a state of fixed size.".into();
+    config.attention.lm_method = MethodId::from_id("prf-pos");
+    config.attention.features = 16;
+    config.attention.lm_layers = (20..30).collect();
+    let job = LmJob::of(&config);
+    let (_, kept) = score(model(), &job, now).expect("scores");
+    let mut other = config.clone();
+    other.attention.text = "Another text entirely, of other tokens.".into();
+    let (_, other_run) = score(model(), &LmJob::of(&other), now).expect("scores");
+    for draw in 0..2 {
+        let whole = swap_draw(model(), &job, draw, now, None).expect("runs");
+        for run in [&kept, &other_run] {
+            let from_kept = swap_draw(model(), &job, draw, now, Some(run)).expect("runs");
+            assert_eq!(from_kept.losses, whole.losses, "draw {draw}");
+            assert_eq!(from_kept.perplexity, whole.perplexity, "draw {draw}");
+            assert_eq!(from_kept.top, whole.top, "draw {draw}");
+        }
+        assert!(whole.perplexity.is_some_and(f64::is_finite));
+    }
 }
 
 /// The tolerance of an attention probability of layer `layer`, measured against the float64

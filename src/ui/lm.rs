@@ -113,18 +113,19 @@ pub fn LmView(
         LmState::Failed(message) => format!("The language model is not available: {message}"),
     };
     let report = move || {
-        client
-            .answer
-            .with(|a| a.as_ref().map(|a| (a.report.clone(), a.count)))
+        client.answer.with(|a| {
+            a.as_ref()
+                .map(|a| (a.report.clone(), a.count, a.exact_kept))
+        })
     };
     let summary = move || {
-        report().map(|(result, count)| match result {
-            Ok(r) => summary_view(&r, count).into_any(),
+        report().map(|(result, count, exact_kept)| match result {
+            Ok(r) => summary_view(&r, count, exact_kept).into_any(),
             Err(message) => view! { <p class="error" role="alert">{message}</p> }.into_any(),
         })
     };
     let tokens = move || {
-        report().and_then(|(result, _)| result.ok()).map(|r| {
+        report().and_then(|(result, _, _)| result.ok()).map(|r| {
             let swapped = r.swap.as_ref().filter(|s| !s.losses.is_empty()).cloned();
             let by = if swapped.is_some() {
                 colouring.get()
@@ -171,7 +172,7 @@ pub fn LmView(
     };
     let detail = move || {
         let i = chosen.get()?;
-        let (result, _) = report()?;
+        let (result, _, _) = report()?;
         let r = result.ok()?;
         Some(token_detail(&r, i))
     };
@@ -324,15 +325,21 @@ fn visible(piece: &str) -> String {
     piece.replace('\n', "⏎").replace('\t', "⇥")
 }
 
-/// The perplexities, exact and swapped.
-fn summary_view(r: &Rc<LmReport>, count: u32) -> impl IntoView + use<> {
+/// The perplexities, exact and swapped; `exact_kept` when the exact score is the same text's
+/// from before (only the swap ran for this answer).
+fn summary_view(r: &Rc<LmReport>, count: u32, exact_kept: bool) -> impl IntoView + use<> {
     let exact = format!(
-        "Perplexity {:.2} over {} scored tokens (mean loss {:.3} nats); forward {:.0} ms for {:.2e} multiply-adds.",
+        "Perplexity {:.2} over {} scored tokens (mean loss {:.3} nats); forward {:.0} ms for {:.2e} multiply-adds{}.",
         r.perplexity,
         r.losses.len(),
         r.losses.iter().sum::<f64>() / r.losses.len().max(1) as f64,
         r.forward_ms,
-        r.multiply_adds
+        r.multiply_adds,
+        if exact_kept {
+            ", kept from before: only the swap ran, from the exact states entering its first layer"
+        } else {
+            ""
+        }
     );
     let swapped = r.swap.as_ref().map(|s| {
         let layers = where_swapped(&s.layers);
@@ -376,6 +383,7 @@ fn summary_view(r: &Rc<LmReport>, count: u32) -> impl IntoView + use<> {
             data-perplexity=format!("{:.4}", r.perplexity)
             data-forward-ms=format!("{:.1}", r.forward_ms)
             data-answer=count
+            data-exact-kept=exact_kept.to_string()
         >{exact}</p>
         {swapped}
     }

@@ -155,7 +155,8 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
             let mut worker = state.borrow_mut();
             worker.chart = None;
             let result = match &worker.model {
-                Some(model) => swap_draw(model, &job, draw, now).map_err(|e| e.to_string()),
+                Some(model) => swap_draw(model, &job, draw, now, worker.exact.as_ref())
+                    .map_err(|e| e.to_string()),
                 None => Err("the language model is not loaded yet".to_string()),
             };
             send(reply, &LmFromWorker::SwapDrawn { id, draw, result });

@@ -12,7 +12,9 @@
 // - lab.swap[draws]: a 128-token text with Performer's positive features (prf-pos, m = 256) in
 //   every layer, 1 and 3 draws: swap_forward_ms a forward with the swap, answer_ms from the text
 //   typed to its first answer on the page (the exact forward on one worker, the first draw on
-//   the other), all_draws_ms to the swap's last draw;
+//   the other), all_draws_ms to the swap's last draw; lab.swap.on_scored_text[layers]: the same
+//   swap (one draw) chosen on a text already scored, every layer and layers 20-29: answer_ms
+//   from the choice to the swapped perplexity (the exact score kept, only the swap runs);
 // - lab.chart[method]: the per-layer chart of a 128-token text (30 bars, each layer alone),
 //   elu + 1 (one draw) and prf-pos (3 draws, round by round): first_bar_ms, all_bars_ms (every
 //   bar's first draw) and total_ms from the chart's request, parts the workers sharing it;
@@ -137,6 +139,39 @@ export async function benchLm(browser, server) {
     problems.push(...swapPage.problems);
     await swapPage.context.close();
   }
+
+  // One swap on a text already scored: the reader reads the exact losses, then picks a method.
+  // The first worker kept the text's exact run, so only the swap runs, both workers free:
+  // prf-pos, one draw, in every layer, and in layers 20-29 alone (from the kept exact states
+  // entering layer 20). answer_ms: from the choice to the swapped perplexity on the page.
+  const kept = {};
+  for (const layers of ['all', '20-29']) {
+    const k = await openPage(browser, `${server.url}?view=lm&lmmethod=none&lmlayers=${layers}&swapdraws=1&lmchart=off`);
+    await firstAnswer(k.page);
+    const answerSamples = [];
+    const forwardSamples = [];
+    for (let i = 0; i <= runs; i += 1) {
+      await score(k.page, textOf(128, 300 + i));
+      const before = await answerCount(k.page);
+      const started = await k.page.evaluate(() => performance.now());
+      await k.page.selectOption('#control-lmmethod', 'prf-pos');
+      await k.page.waitForFunction((before) => Number(document.querySelector('.lm-figure')?.dataset.answer ?? 0) > before
+        && document.querySelector('.lm-swapped')?.dataset.pendingDraws === '0', before, { timeout: 300_000, polling: 20 });
+      const wall = (await k.page.evaluate(() => performance.now())) - started;
+      if (await k.page.$eval('.lm-exact', (e) => e.dataset.exactKept) !== 'true') throw new Error('the exact score was computed again');
+      if (i > 0) {
+        answerSamples.push(wall);
+        forwardSamples.push(Number(await k.page.getAttribute('.lm-swapped', 'data-swap-forward-ms')));
+      }
+      const back = await answerCount(k.page);
+      await k.page.selectOption('#control-lmmethod', 'none');
+      await k.page.waitForFunction((back) => Number(document.querySelector('.lm-figure')?.dataset.answer ?? 0) > back, back, { timeout: 60_000, polling: 20 });
+    }
+    kept[layers] = { tokens: 128, method: 'prf-pos', layers, draws: 1, swap_forward_ms: round(median(forwardSamples)), answer_ms: round(median(answerSamples)) };
+    problems.push(...k.problems);
+    await k.context.close();
+  }
+  swap.on_scored_text = kept;
 
   // The per-layer chart at 128 tokens, once the second worker has the file (a first chart).
   const chart = {};

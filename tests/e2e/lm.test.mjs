@@ -125,6 +125,23 @@ test('language model: a random method\'s draws, shared by two workers, give the 
     `page ${swapped} against the command line's ${expected.perplexity.mean} (sd ${expected.perplexity.sd})`);
   assert.ok(expected.perplexity.sd > 1e-2 * expected.perplexity.mean, 'the draws differ: the test can tell them apart');
   assert.match(await page.textContent('.lm-swapped'), /over 3 draws/);
+  assert.equal(await page.$eval('.lm-exact', (e) => e.dataset.exactKept), 'false');
+  // The method off, then on again, on the same text: the exact score is kept (no second exact
+  // forward), the draws start from the first worker's kept exact states (the second's from
+  // the embeddings), and the swap is the same to the last digit shown.
+  const before = Number(await page.$eval('.lm-figure', (e) => e.dataset.answer));
+  const exactShown = await page.$eval('.lm-exact', (e) => e.dataset.perplexity);
+  await page.selectOption('#control-lmmethod', 'none');
+  await waitAnswer(page, before + 1);
+  assert.equal(await page.$$eval('.lm-swapped', (e) => e.length), 0);
+  assert.equal(await page.$eval('.lm-exact', (e) => e.dataset.exactKept), 'true');
+  await page.selectOption('#control-lmmethod', 'prf-pos');
+  await page.waitForFunction((before) => Number(document.querySelector('.lm-figure')?.dataset.answer) > before + 1
+    && document.querySelector('.lm-swapped')?.dataset.pendingDraws === '0', before, { timeout: 120_000 });
+  assert.equal(await page.$eval('.lm-exact', (e) => e.dataset.exactKept), 'true');
+  assert.equal(await page.$eval('.lm-exact', (e) => e.dataset.perplexity), exactShown);
+  assert.equal(Number(await page.$eval('.lm-swapped', (e) => e.dataset.swappedPerplexity)), swapped);
+  assert.match(await page.textContent('.lm-exact'), /kept from before/);
   assert.deepEqual(problems, []);
   await context.close();
 });

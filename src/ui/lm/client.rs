@@ -43,6 +43,8 @@ pub struct LmAnswer {
     /// Answers published so far, this one included (a test tells a new answer by it): a
     /// swap's later draws publish the same text's answer again, refined.
     pub count: u32,
+    /// The exact score is the same text's from before (only the swap was computed).
+    pub exact_kept: bool,
 }
 
 /// The per-layer chart of the newest answer's text and method, as its bars come.
@@ -104,6 +106,9 @@ struct Inner {
     next_id: u64,
     /// The text the workers are computing.
     run: Option<TextRun>,
+    /// The first worker's last exact report: it keeps that text's run, so a new setting on
+    /// the same text needs only the swap's draws.
+    last_exact: Option<Box<LmReport>>,
     /// The newest job asked while another was in flight (or before the model was ready).
     waiting: Option<LmJob>,
     /// The last job sent, so that an unchanged configuration is not asked twice.
@@ -274,12 +279,14 @@ impl LmClient {
             // own when it reads the new request).
             let _ = post(Some(helper), &LmToWorker::StopChart);
         }
-        let (run, posts) = TextRun::start(id, job.clone(), guard.helper_ready);
+        let known = guard.last_exact.clone();
+        let (run, posts) = TextRun::start(id, job.clone(), guard.helper_ready, known);
         guard.run = Some(run);
         guard.last_sent = Some(job);
         drop(guard);
         self.busy.set(true);
-        self.dispatch(posts);
+        // With a kept exact report and no method, the answer is already complete.
+        self.advance_run(posts);
     }
 
     /// Posts each message to its worker; one the second worker cannot take goes back to the
@@ -317,7 +324,9 @@ impl LmClient {
             let Some(run) = guard.run.as_mut() else {
                 return;
             };
-            let news = run.news().map(|report| (run.job.clone(), report));
+            let news = run
+                .news()
+                .map(|report| (run.job.clone(), report, run.exact_kept()));
             let finished = run
                 .is_finished()
                 .then(|| (run.is_complete(), run.job.clone()));
@@ -326,7 +335,7 @@ impl LmClient {
             }
             (news.map(|n| (n, guard.answers)), finished)
         };
-        if let Some(((job, report), count)) = news {
+        if let Some(((job, report, exact_kept), count)) = news {
             // The chart shown is another text's or setting's: it waits, empty, for this text's
             // last draw (the page does not jump, and no old bar stands beside the new answer).
             let stale = self
@@ -342,6 +351,7 @@ impl LmClient {
                 job,
                 report: report.map(Rc::new),
                 count,
+                exact_kept,
             }));
         }
         if let Some((complete, job)) = finished {
@@ -524,6 +534,10 @@ impl LmClient {
             }
             LmFromWorker::Failed(message) => self.fail(message),
             LmFromWorker::Scored { id, report } => {
+                // Whichever text it was, the worker now keeps its exact run.
+                if let Ok(report) = &report {
+                    self.inner.get_value().borrow_mut().last_exact = Some(report.clone());
+                }
                 self.on_run_answer(id, |run| run.scored(report));
             }
             LmFromWorker::SwapDrawn { id, draw, result } => {

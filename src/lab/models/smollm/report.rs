@@ -52,34 +52,52 @@ pub fn score(
 }
 
 /// Draw `draw` of `job`'s swap on its text (`Ok` with the draw's failure when the method could
-/// not run; `Err` when the text cannot be scored or the job has no method).
+/// not run; `Err` when the text cannot be scored or the job has no method). `exact`, the
+/// worker's kept exact run, saves the layers before the first swapped one when it is this
+/// text's (the answer is the same bit for bit either way).
 pub fn swap_draw(
     model: &LlamaModel,
     job: &LmJob,
     draw: usize,
     now: fn() -> f64,
+    exact: Option<&ExactRun>,
 ) -> Result<LmSwapDraw, LmError> {
     let ids = lm_tokens(model, &job.text)?;
     let swap = swap_of(&job.config)
         .ok_or_else(|| LmError::Replacement("no method is chosen to swap in".into()))?;
     let registry = registry_of(&swap, &job.config, model.config.head_dim);
-    one_draw(model, &ids, (&swap, registry.as_ref()), draw, now)
+    one_draw(model, &ids, (&swap, registry.as_ref()), (draw, exact), now)
 }
 
 /// One forward of `ids` with draw `draw` of `swap` (its registry context prepared once per
-/// swap); draw 0 keeps each position's next tokens.
+/// swap); draw 0 keeps each position's next tokens. With `exact`, the exact run of the same
+/// ids, the forward starts from its hidden states entering the first swapped layer: the layers
+/// before it are softmax whatever the swap, so only their cost is saved.
 fn one_draw(
     model: &LlamaModel,
     ids: &[u32],
     (swap, registry): (&Swap, Option<&RegistryContext>),
-    draw: usize,
+    (draw, exact): (usize, Option<&ExactRun>),
     now: fn() -> f64,
 ) -> Result<LmSwapDraw, LmError> {
     let start = now();
     let mut replace = replacement_of(swap, registry, draw, LinearForm::CausalChunked);
     let keep_top = if draw == 0 { TOP_TOKENS } else { 0 };
-    let (losses, perplexity, failure, top) = match model.forward(ids, keep_top, Some(&mut replace))
-    {
+    let first_swapped = swap.layers.iter().copied().min().unwrap_or(0);
+    let kept = exact
+        .filter(|run| run.ids == ids)
+        .and_then(|run| Some((run.states.get(first_swapped)?, &run.rope)));
+    let scores = match kept {
+        Some((entering, rope)) => model.finish(
+            first_swapped,
+            (entering.clone(), rope),
+            ids,
+            keep_top,
+            Some(&mut replace),
+        ),
+        None => model.forward(ids, keep_top, Some(&mut replace)),
+    };
+    let (losses, perplexity, failure, top) = match scores {
         Ok(scores) => {
             let top = next_tokens(model, &scores);
             (scores.losses.clone(), scores.perplexity(), None, top)
@@ -166,7 +184,7 @@ fn report_of(
 ) -> Result<LmReport, LmError> {
     let ids = &exact.ids;
     let swap = swap
-        .map(|swap| swap_report(model, ids, config, swap, now))
+        .map(|swap| swap_report(model, exact, config, swap, now))
         .transpose()?;
     Ok(LmReport {
         text: text.to_string(),
@@ -198,11 +216,12 @@ fn next_tokens(model: &LlamaModel, scores: &LmScores) -> Vec<Vec<NextToken>> {
         .collect()
 }
 
-/// `ids` under `swap`, every draw of a random method, one after the other (the page hands
-/// them to its two workers and gathers them with the same [`LmSwapReport::from_draws`]).
+/// `exact`'s text under `swap`, every draw of a random method, one after the other, each from
+/// the exact states entering the first swapped layer (the page hands the draws to its two
+/// workers and gathers them with the same [`LmSwapReport::from_draws`]).
 fn swap_report(
     model: &LlamaModel,
-    ids: &[u32],
+    exact: &ExactRun,
     config: &ExperimentConfig,
     swap: &Swap,
     now: fn() -> f64,
@@ -210,7 +229,10 @@ fn swap_report(
     let draws = swap.draws_run();
     let registry = registry_of(swap, config, model.config.head_dim);
     let received = (0..draws)
-        .map(|draw| one_draw(model, ids, (swap, registry.as_ref()), draw, now))
+        .map(|draw| {
+            let draw_of = (draw, Some(exact));
+            one_draw(model, &exact.ids, (swap, registry.as_ref()), draw_of, now)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(LmSwapReport::from_draws(
         (swap.method.id(), swap.method.label()),

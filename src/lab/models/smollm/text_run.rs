@@ -52,34 +52,54 @@ pub struct TextRun {
     stopped: bool,
     /// Draws in when the answer was last published (`None`: never).
     published: Option<usize>,
+    /// The exact report came from before (the same text's), not from a `Score` of this run.
+    exact_was_known: bool,
 }
 
 impl TextRun {
     /// The run of `job` (request id `id`), with the second worker when `second`: the first
-    /// scores the text, the second takes the swap's first draw.
-    pub fn start(id: u64, job: LmJob, second: bool) -> (Self, Vec<Post>) {
+    /// scores the text, the second takes the swap's first draw. With `known`, the exact report
+    /// of the same text (the first worker keeps its run), nothing is scored again: the first
+    /// worker takes draw 0, starting from its kept states, and the second the next.
+    pub fn start(
+        id: u64,
+        job: LmJob,
+        second: bool,
+        known: Option<Box<LmReport>>,
+    ) -> (Self, Vec<Post>) {
         let draws = job.swap_draws();
+        let known = known.filter(|report| report.text == job.text);
         let mut run = Self {
             id,
-            exact: None,
+            exact_was_known: known.is_some(),
+            computing: [known.is_none().then_some(Task::Exact), None],
+            exact: known.map(Ok),
             draws,
             to_hand: (0..draws).rev().collect(),
             received: Vec::new(),
-            computing: [Some(Task::Exact), None],
             second,
             stopped: false,
             published: None,
             job,
         };
-        let mut posts = vec![(
-            LmWorkerSlot::First,
-            LmToWorker::Score {
-                id,
-                job: run.job.clone(),
-            },
-        )];
+        let mut posts = Vec::new();
+        if run.exact.is_none() {
+            posts.push((
+                LmWorkerSlot::First,
+                LmToWorker::Score {
+                    id,
+                    job: run.job.clone(),
+                },
+            ));
+        }
+        posts.extend(run.hand(LmWorkerSlot::First));
         posts.extend(run.hand(LmWorkerSlot::Second));
         (run, posts)
+    }
+
+    /// Whether the run reuses an exact report from before (no `Score` was sent).
+    pub fn exact_kept(&self) -> bool {
+        self.exact_was_known
     }
 
     /// The first worker's exact report (or why there is none); the next draw for it.
@@ -254,7 +274,7 @@ mod tests {
     /// three are in.
     #[test]
     fn two_workers_share_the_draws() {
-        let (mut run, posts) = TextRun::start(7, job("prf-pos", 3), true);
+        let (mut run, posts) = TextRun::start(7, job("prf-pos", 3), true, None);
         assert_eq!(asked(&posts), vec![(First, None), (Second, Some(0))]);
         assert!(run.news().is_none(), "nothing in yet");
         assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(1))]);
@@ -287,7 +307,7 @@ mod tests {
     /// alone; a text that cannot be scored publishes its reason once and hands out nothing.
     #[test]
     fn one_worker_no_method_and_a_refused_text() {
-        let (mut run, posts) = TextRun::start(1, job("elu", 3), false);
+        let (mut run, posts) = TextRun::start(1, job("elu", 3), false, None);
         assert_eq!(asked(&posts), vec![(First, None)]);
         assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(0))]);
         assert!(
@@ -303,13 +323,13 @@ mod tests {
             Some(1)
         );
 
-        let (mut run, posts) = TextRun::start(2, job("none", 3), true);
+        let (mut run, posts) = TextRun::start(2, job("none", 3), true, None);
         assert_eq!(asked(&posts), vec![(First, None)]);
         assert!(run.scored(Ok(report())).is_empty());
         assert!(run.news().expect("news").expect("a report").swap.is_none());
         assert!(run.is_complete());
 
-        let (mut run, _) = TextRun::start(3, job("prf-pos", 3), true);
+        let (mut run, _) = TextRun::start(3, job("prf-pos", 3), true, None);
         assert!(run.scored(Err("the text is empty".into())).is_empty());
         assert_eq!(run.news(), Some(Err("the text is empty".into())));
         assert_eq!(run.news(), None);
@@ -325,14 +345,14 @@ mod tests {
     /// the first.
     #[test]
     fn a_newer_text_and_a_lost_worker() {
-        let (mut run, _) = TextRun::start(4, job("prf-pos", 3), true);
+        let (mut run, _) = TextRun::start(4, job("prf-pos", 3), true, None);
         run.stop();
         assert!(run.scored(Ok(report())).is_empty());
         assert!(!run.is_finished(), "draw 0 is still under way");
         assert!(run.drawn(Second, 0, draw(0, 2.0)).is_empty());
         assert!(run.is_finished() && !run.is_complete());
 
-        let (mut run, _) = TextRun::start(5, job("prf-pos", 2), true);
+        let (mut run, _) = TextRun::start(5, job("prf-pos", 2), true, None);
         assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(1))]);
         assert!(
             run.second_lost().is_empty(),
@@ -346,5 +366,46 @@ mod tests {
         assert!(run.drawn(Second, 0, draw(0, 9.0)).is_empty());
         assert!(run.drawn(First, 0, draw(0, 1.0)).is_empty());
         assert!(run.is_complete());
+    }
+
+    /// The same text again with another setting: its exact report is kept, so nothing is
+    /// scored; the first worker (which kept the text's exact run) takes draw 0, the second
+    /// draw 1, and the swap is published with the kept report from its first draw. A kept
+    /// report of another text is not used; a run with no method is complete at once.
+    #[test]
+    fn a_kept_exact_report_is_not_scored_again() {
+        let prf = job("prf-pos", 3);
+        let kept = Box::new(LmReport {
+            text: prf.text.clone(),
+            ..*report()
+        });
+        let (mut run, posts) = TextRun::start(8, prf.clone(), true, Some(kept.clone()));
+        assert!(run.exact_kept());
+        assert_eq!(asked(&posts), vec![(First, Some(0)), (Second, Some(1))]);
+        assert!(run.news().is_none(), "the swap waits for its first draw");
+        assert_eq!(
+            asked(&run.drawn(First, 0, draw(0, 2.0))),
+            vec![(First, Some(2))]
+        );
+        let shown = run.news().expect("news").expect("a report");
+        assert_eq!(shown.perplexity, kept.perplexity);
+        assert_eq!(shown.swap.map(|s| s.pending_draws), Some(2));
+        assert!(run.drawn(Second, 1, draw(1, 3.0)).is_empty());
+        assert!(run.drawn(First, 2, draw(2, 4.0)).is_empty());
+        assert!(run.is_complete());
+
+        let (run, posts) = TextRun::start(9, prf, true, Some(report()));
+        assert!(!run.exact_kept(), "another text's report");
+        assert_eq!(asked(&posts), vec![(First, None), (Second, Some(0))]);
+
+        let none = job("none", 3);
+        let kept = Box::new(LmReport {
+            text: none.text.clone(),
+            ..*report()
+        });
+        let (mut run, posts) = TextRun::start(10, none, true, Some(kept));
+        assert!(posts.is_empty());
+        assert!(run.is_complete());
+        assert!(run.news().expect("news").expect("a report").swap.is_none());
     }
 }
