@@ -13,11 +13,11 @@
 
 use std::ops::Range;
 
+use crate::charts::backend::LabCanvas;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use super::ChartError;
@@ -34,7 +34,7 @@ pub use heatmap::draw_heatmap;
 pub use timings::draw_timings;
 pub use xy::{ErrorBarSeries, Series, draw_xy, draw_xy_mixed, draw_xy_with_errors};
 
-type Root = DrawingArea<CanvasBackend, plotters::coord::Shift>;
+type Root = DrawingArea<LabCanvas, plotters::coord::Shift>;
 
 pub(super) const INK: RGBColor = RGBColor(40, 40, 40);
 const MUTED: RGBColor = RGBColor(100, 100, 100);

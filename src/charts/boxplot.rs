@@ -1,8 +1,8 @@
 //! Figures 2 and 3: one box per estimator on a log axis, with the theory's marker beside it.
 
+use crate::charts::backend::LabCanvas;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use super::{
@@ -201,14 +201,14 @@ pub fn draw_boxplots(
 
 type LogChart<'a> = ChartContext<
     'a,
-    CanvasBackend,
+    LabCanvas,
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
 /// A black diamond at the theoretical value beside a box; a value beyond the axis is drawn
 /// as an arrow on the edge with its number, so a huge theory does not squash the boxes.
 fn draw_theory_marker(
-    root: &DrawingArea<CanvasBackend, plotters::coord::Shift>,
+    root: &DrawingArea<LabCanvas, plotters::coord::Shift>,
     chart: &LogChart<'_>,
     x: f64,
     theory: f64,

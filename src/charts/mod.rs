@@ -17,13 +17,14 @@
 
 use std::fmt;
 
+use backend::LabCanvas;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use crate::numerics::estimators::EstimatorId;
 
 mod attention;
+mod backend;
 mod boxplot;
 mod data;
 mod probe;
@@ -109,17 +110,17 @@ fn prepare(canvas: &HtmlCanvasElement, fallback_height: u32) -> f64 {
     dpr
 }
 
-fn backend(canvas: &HtmlCanvasElement) -> Result<CanvasBackend, ChartError> {
-    CanvasBackend::with_canvas_object(canvas.clone()).ok_or(ChartError::NoContext)
+fn backend(canvas: &HtmlCanvasElement) -> Result<LabCanvas, ChartError> {
+    LabCanvas::new(canvas).ok_or(ChartError::NoContext)
 }
 
 /// The mesh every chart shares: light grid, labels and axis descriptions at the page's sizes.
 fn styled_mesh<'a, 'b, X, Y, XT, YT>(
-    chart: &'b mut ChartContext<'a, CanvasBackend, Cartesian2d<X, Y>>,
+    chart: &'b mut ChartContext<'a, LabCanvas, Cartesian2d<X, Y>>,
     x_desc: &str,
     y_desc: &str,
     px: &impl Fn(f64) -> i32,
-) -> plotters::chart::MeshStyle<'a, 'b, X, Y, CanvasBackend>
+) -> plotters::chart::MeshStyle<'a, 'b, X, Y, LabCanvas>
 where
     X: Ranged<ValueType = XT> + plotters::coord::ranged1d::ValueFormatter<XT>,
     Y: Ranged<ValueType = YT> + plotters::coord::ranged1d::ValueFormatter<YT>,
@@ -144,7 +145,7 @@ fn legend(
     skip: i32,
     lines: &[(RGBColor, String)],
     px: impl Fn(f64) -> i32,
-) -> Result<(), DrawingAreaErrorKind<<CanvasBackend as DrawingBackend>::ErrorType>> {
+) -> Result<(), DrawingAreaErrorKind<<LabCanvas as DrawingBackend>::ErrorType>> {
     let origin = (plot.0.start + px(10.0), plot.1.start + px(6.0) + skip);
     let width = f64::from(plot.0.end - plot.0.start - px(20.0));
     let font = ("sans-serif", px(11.0)).into_font();
@@ -190,7 +191,7 @@ fn legend(
 }
 
 /// The root drawing area of a chart.
-type Root = DrawingArea<CanvasBackend, plotters::coord::Shift>;
+type Root = DrawingArea<LabCanvas, plotters::coord::Shift>;
 
 /// The width in pixels of `text` drawn in `font` (0 if the backend cannot tell).
 fn text_width(root: &Root, font: &FontDesc<'_>, text: &str) -> f64 {

@@ -1,8 +1,8 @@
 //! The single-pair probe: one histogram panel per estimator.
 
+use crate::charts::backend::LabCanvas;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use super::{ChartError, backend, estimator_color, prepare};
@@ -62,7 +62,7 @@ pub fn draw_probe(
 }
 
 fn draw_probe_panel(
-    panel: &DrawingArea<CanvasBackend, plotters::coord::Shift>,
+    panel: &DrawingArea<LabCanvas, plotters::coord::Shift>,
     entry: &ProbeEntry<'_>,
     px: &impl Fn(f64) -> i32,
 ) -> Result<(), ChartError> {
