@@ -264,6 +264,17 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
                     },
                     PROGRESS_DELAY,
                 ),
+                JobCommand::StartFollowTimer {
+                    generation,
+                    delay_ms,
+                } => set_timeout(
+                    move || {
+                        if let Some(send) = send.get_value() {
+                            send(JobInput::FollowDelay { generation });
+                        }
+                    },
+                    Duration::from_secs_f64(delay_ms.max(0.0) / 1e3),
+                ),
                 JobCommand::Show(Part::Scatter) => {
                     set_scatter.set(job.with_value(|j| j.scatter().cloned()));
                 }
@@ -372,12 +383,19 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
         dispatch(JobInput::Configured {
             config: Box::new(request),
             workers,
+            now_ms: pool::now_ms(),
         });
     });
 
     // Called by the charts once a part of the latest result is drawn.
+    // The newest request with a chart on screen (`data-drawn-generation`): while a slider is
+    // dragged, the page draws answers before it is ready (the benchmark and a test read it).
+    let (drawn_generation, set_drawn_generation) = signal(None::<u64>);
     let on_drawn = Callback::new(move |outcome: (u64, Part, Result<(), String>)| {
         let (generation, part, outcome) = outcome;
+        if outcome.is_ok() && drawn_generation.get_untracked() < Some(generation) {
+            set_drawn_generation.set(Some(generation));
+        }
         dispatch(JobInput::Drawn {
             generation,
             part,
@@ -462,6 +480,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
             data-status=move || status.with(|s| s.as_attr())
             data-compute-ms=move || elapsed.get().map(|(_, ms)| format!("{ms:.1}"))
             data-generation=move || elapsed.get().map(|(generation, _)| generation)
+            data-drawn-generation=move || drawn_generation.get()
         >
             <header>
                 <h1>"softmax-kernel-lab"</h1>

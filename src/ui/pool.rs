@@ -119,7 +119,7 @@ pub struct Pool {
     this: Weak<RefCell<Pool>>,
 }
 
-fn now_ms() -> f64 {
+pub(super) fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
         .map(|p| p.now())

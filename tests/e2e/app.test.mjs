@@ -325,6 +325,47 @@ test('dragging every slider end to end, through the budget prompt and the work l
   await context.close();
 });
 
+test('a slider dragged at a thumb\'s pace: the charts follow it, and its last step equals a fresh page', async () => {
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url);
+  await waitReady(page, 90_000);
+  // A first recompute, so that the pool knows its speed (a quick job then waits for nothing).
+  await typeInto(page, '#control-seed', '2');
+  await waitReady(page, 60_000);
+  await page.evaluate(() => {
+    const app = document.querySelector('.app');
+    window.__drawn = new Set();
+    new MutationObserver(() => window.__drawn.add(app.dataset.drawnGeneration))
+      .observe(app, { attributes: true, attributeFilter: ['data-drawn-generation'] });
+  });
+  // m from 16 to about 2000 in 40 steps as fast as the pointer moves (30-40 ms a step here,
+  // faster than a job ends: superseding each step, none was drawn until the thumb rested).
+  const slider = page.locator('.control-row', { has: page.locator('#control-m') }).locator('input[type="range"]');
+  await slider.evaluate((element) => element.scrollIntoView({ block: 'center' }));
+  const box = await slider.boundingBox();
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + 1, y);
+  await page.mouse.down();
+  const steps = 40;
+  for (let i = 1; i <= steps; i += 1) {
+    await page.mouse.move(box.x + 1 + (box.width / 2 - 2) * (i / steps), y);
+  }
+  const drawnWhileDragging = await page.evaluate(() => window.__drawn.size);
+  await page.mouse.up();
+  await waitReady(page, 60_000);
+  // Each answer that ended was drawn while the thumb moved.
+  assert.ok(drawnWhileDragging >= 3, `${drawnWhileDragging} answers drawn during the drag`);
+  const m = await page.inputValue('#control-m');
+  assert.match(page.url(), new RegExp(`[?&]m=${m}(&|$)`));
+  assert.match(await page.textContent('table caption'), new RegExp(`m = ${m}\\b`));
+  const fresh = await openPage(shared.browser, page.url());
+  await waitReady(fresh.page, 90_000);
+  assert.deepEqual(await readTable(page), await readTable(fresh.page));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(fresh.problems, []);
+  await fresh.context.close();
+  await context.close();
+});
+
 test('a long run shows progress and can be cancelled; the previous results stay', async () => {
   const { page, problems, context } = await openPage(shared.browser, shared.server.url + '?n=200&datasets=5&pairs=100');
   await waitReady(page);

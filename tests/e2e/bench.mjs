@@ -9,7 +9,10 @@
 // - update_ms: median time from changing m through the UI (a new m each run) to
 //   data-status="ready" with every chart drawn.
 // - long_task_max_ms: the longest main-thread task (PerformanceObserver "longtask", which
-//   reports tasks over 50 ms; 0 when there were none) during those updates.
+//   reports tasks over 50 ms; 0 when there were none) during those updates and the drag.
+// - drag: m's slider dragged in 40 steps as fast as the pointer moves (a quick thumb):
+//   first_frame_ms, the median time from a step to the next newer answer drawn; frames_drawn
+//   while the thumb moved; settle_ms from the last step to the page ready on its value.
 // - wasm_gzip_bytes: gzipped size of every shipped .wasm (the page's parts and both builds
 //   of each worker); wasm_first_view_gzip_bytes: what this browser downloads for the first
 //   view (the main part of the page's module and the one kernel-worker build it loads; the
@@ -36,6 +39,55 @@ const runs = Math.max(5, Number(process.env.BENCH_RUNS ?? 5));
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const k = s.length >> 1; return s.length % 2 ? s[k] : (s[k - 1] + s[k]) / 2; };
 const round = (x) => Number(x.toFixed(1));
+
+/**
+ * Drags m's slider in 40 steps from its left end to about its middle, as fast as the browser
+ * takes the pointer's moves (a step every 30-40 ms here, as a quick thumb), and returns:
+ * first_frame_ms, the median over steps (the slider's input events) of the time from the step
+ * to the next newer answer drawn (data-drawn-generation; the last steps', which wait for the
+ * thumb to rest, included); frames_drawn, the answers drawn while the thumb moved; settle_ms,
+ * from the last step to the page ready on the last step's value.
+ */
+async function dragAtThumbPace(page) {
+  await page.evaluate(() => {
+    const app = document.querySelector('.app');
+    window.__frames = [];
+    window.__steps = [];
+    new MutationObserver(() => window.__frames.push(performance.now()))
+      .observe(app, { attributes: true, attributeFilter: ['data-drawn-generation'] });
+    const range = [...document.querySelectorAll('.control-row')]
+      .find((row) => row.querySelector('#control-m')).querySelector('input[type="range"]');
+    range.addEventListener('input', () => window.__steps.push(performance.now()));
+  });
+  const slider = page.locator('.control-row', { has: page.locator('#control-m') }).locator('input[type="range"]');
+  await slider.evaluate((element) => element.scrollIntoView({ block: 'center' }));
+  const box = await slider.boundingBox();
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + 1, y);
+  await page.mouse.down();
+  const steps = 40;
+  for (let i = 1; i <= steps; i += 1) {
+    await page.mouse.move(box.x + 1 + (box.width / 2 - 2) * (i / steps), y);
+  }
+  await page.mouse.up();
+  const ready = await page.evaluate(() => new Promise((resolve) => {
+    const app = document.querySelector('.app');
+    const done = () => app.dataset.status === 'ready' && app.dataset.generation === app.dataset.drawnGeneration;
+    if (done()) { resolve(performance.now()); return; }
+    const observer = new MutationObserver(() => { if (done()) { observer.disconnect(); resolve(performance.now()); } });
+    observer.observe(app, { attributes: true });
+  }));
+  const { frames, stepTimes } = await page.evaluate(() => ({ frames: window.__frames, stepTimes: window.__steps }));
+  const last = stepTimes[stepTimes.length - 1];
+  const waits = stepTimes.map((t) => (frames.find((f) => f > t) ?? ready) - t);
+  return {
+    first_frame_ms: round(median(waits)),
+    frames_drawn: frames.filter((f) => f <= last).length,
+    settle_ms: round(ready - last),
+    steps: stepTimes.length,
+    drag_ms: round(last - stepTimes[0]),
+  };
+}
 
 /** The page's work formula (ExperimentConfig::work): projections × d × estimators. */
 function work({ n = 1000, datasets = 20, pairs = 250, m = 1024, d = 50, estimators = 3 }) {
@@ -150,6 +202,9 @@ try {
     const { updateMs, computeMs } = await change(page, 'm', 1024 + 16 * (i + 1));
     if (i > 0) { update.push(updateMs); updateCompute.push(computeMs); }
   }
+  // A drag of m (40 steps from 16 to about the middle, a quick thumb), with the long-task
+  // observer still on: when each step was made and when each newer answer was drawn.
+  const drag = await dragAtThumbPace(page);
   await page.waitForTimeout(100);
   const longTasks = await page.evaluate(() => window.__longTasks);
 
@@ -231,6 +286,7 @@ try {
     attention_samples_ms: attention.map(round),
     update_ms: round(median(update)),
     long_task_max_ms: round(Math.max(0, ...longTasks)),
+    drag,
     wasm_gzip_bytes: wasmGzipBytes,
     wasm_first_view_gzip_bytes: firstViewGzipBytes,
     wasm_attention_gzip_bytes: attentionGzipBytes,

@@ -22,16 +22,29 @@ pub const BUDGET_BYTES: f64 = 512e6;
 /// machine the drawing does not take the CPU from the workers while they compute. Longer jobs
 /// show each part as it lands.
 pub const PROGRESS_DELAY_MS: u64 = 200;
+/// A configuration that comes while a job started less than this long ago computes waits for
+/// that job's end instead of superseding it, and the newest waiting one supersedes the job
+/// when it has run this long ([`JobCommand::StartFollowTimer`]). A slider dragged sends a
+/// configuration per step, faster than a job ends: superseding each, no job ended and the
+/// charts stood still until the thumb rested (0 answers drawn in a 1.5 s drag of m). Waiting,
+/// each quick job's answer is drawn, a whole answer for a step the thumb passed, and the
+/// newest step is computed next (the steps between are skipped); a long job is superseded
+/// after this long at most, so the reader never waits for it.
+pub const FOLLOW_MAX_MS: f64 = 250.0;
 
 /// What happens to the page.
 #[derive(Clone, Debug)]
 pub enum JobInput {
     /// The configuration changed (or the page started): `workers` is the pool's size, for the
-    /// memory budget.
+    /// memory budget; `now_ms`, the page's clock ([`FOLLOW_MAX_MS`]).
     Configured {
         config: Box<ExperimentConfig>,
         workers: usize,
+        now_ms: f64,
     },
+    /// The follow timer of request `generation` fired: a configuration still waiting for it
+    /// supersedes it ([`FOLLOW_MAX_MS`]).
+    FollowDelay { generation: u64 },
     /// The scheduler reports.
     Pool(SchedulerEvent),
     /// The progress timer of request `generation` fired.
@@ -62,6 +75,9 @@ pub enum JobCommand {
     Cancel,
     /// Call back with [`JobInput::ProgressDelay`] after [`PROGRESS_DELAY_MS`].
     StartProgressTimer { generation: u64 },
+    /// Call back with [`JobInput::FollowDelay`] after `delay_ms` (when request `generation`
+    /// will have run [`FOLLOW_MAX_MS`]).
+    StartFollowTimer { generation: u64, delay_ms: f64 },
     /// Show (draw) this part: its value is [`Job::scatter`], [`Job::summaries`] or
     /// [`Job::curves`].
     Show(Part),
@@ -82,6 +98,14 @@ pub struct Job {
     /// The pool's size at the last configuration (the memory budget depends on it).
     pub(super) workers: usize,
     pub(super) elapsed: Option<(u64, f64)>,
+    /// The newest configuration asked while a young job computes, with the pool's size: it
+    /// is submitted when that job ends, or supersedes it once it is old ([`FOLLOW_MAX_MS`]).
+    pub(super) next: Option<(ExperimentConfig, usize)>,
+    /// The page's clock at the last configuration, and when the job in flight was asked.
+    pub(super) clock_ms: f64,
+    pub(super) started_ms: f64,
+    /// The request whose follow timer is set.
+    pub(super) follow_timer: Option<u64>,
     pub(super) scatter: Option<Shown<ScatterView>>,
     pub(super) summaries: Option<Shown<ExperimentResult>>,
     pub(super) curves: Option<Shown<Vec<MseCurve>>>,
@@ -116,6 +140,10 @@ impl Job {
             confirmed: None,
             workers: 1,
             elapsed: None,
+            next: None,
+            clock_ms: 0.0,
+            started_ms: 0.0,
+            follow_timer: None,
             scatter: None,
             summaries: None,
             curves: None,
@@ -165,7 +193,35 @@ impl Job {
     /// Handles one input; returns what the page must do, in order.
     pub fn handle(&mut self, input: JobInput) -> Vec<JobCommand> {
         match input {
-            JobInput::Configured { config, workers } => self.configure(*config, workers),
+            JobInput::Configured {
+                config,
+                workers,
+                now_ms,
+            } => {
+                if now_ms.is_finite() {
+                    self.clock_ms = self.clock_ms.max(now_ms);
+                }
+                if self.is_young() {
+                    self.next = Some((*config, workers));
+                    if self.follow_timer == Some(self.generation) {
+                        return Vec::new();
+                    }
+                    self.follow_timer = Some(self.generation);
+                    return vec![JobCommand::StartFollowTimer {
+                        generation: self.generation,
+                        delay_ms: (self.started_ms + FOLLOW_MAX_MS - self.clock_ms).max(0.0),
+                    }];
+                }
+                self.next = None;
+                self.configure(*config, workers)
+            }
+            JobInput::FollowDelay { generation } => {
+                if generation == self.generation && self.status == Status::Computing {
+                    self.submit_next()
+                } else {
+                    Vec::new()
+                }
+            }
             JobInput::Pool(event) => self.on_pool(event),
             JobInput::ProgressDelay { generation } => {
                 if generation == self.generation && self.status == Status::Computing {
@@ -207,6 +263,7 @@ impl Job {
                 }
                 self.progress = None;
                 self.status = Status::Cancelled;
+                self.next = None;
                 vec![JobCommand::Cancel]
             }
         }
@@ -214,6 +271,7 @@ impl Job {
 
     fn configure(&mut self, config: ExperimentConfig, workers: usize) -> Vec<JobCommand> {
         self.generation += 1;
+        self.started_ms = self.clock_ms;
         self.workers = workers;
         self.request = Arc::new(config);
         self.drawn = [false; 3];
@@ -237,6 +295,23 @@ impl Job {
                 generation: self.generation,
             },
         ]
+    }
+
+    /// Whether a job computes that was asked less than [`FOLLOW_MAX_MS`] ago (a new
+    /// configuration then waits for it).
+    fn is_young(&self) -> bool {
+        self.generation > 0
+            && self.status == Status::Computing
+            && !self.finished
+            && self.clock_ms - self.started_ms < FOLLOW_MAX_MS
+    }
+
+    /// The configuration that waited for the job just ended, submitted (nothing if none).
+    pub(super) fn submit_next(&mut self) -> Vec<JobCommand> {
+        match self.next.take() {
+            Some((config, workers)) => self.configure(config, workers),
+            None => Vec::new(),
+        }
     }
 
     pub(super) fn mark_ready_if_done(&mut self) {

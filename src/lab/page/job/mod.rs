@@ -11,6 +11,9 @@
 //!   progress bar appears.
 //! - The page is ready when every part of the current request is in and drawn.
 //! - Anything that answers an older request is ignored.
+//! - A configuration that comes while a quick job computes (a slider dragged) waits for that
+//!   job's end, the newest replacing any other waiting ([`FOLLOW_MAX_MS`]): every answer is
+//!   drawn while the thumb moves.
 
 mod held;
 mod machine;
@@ -19,5 +22,7 @@ mod shown;
 #[cfg(test)]
 mod tests;
 
-pub use machine::{BUDGET_BYTES, BUDGET_WORK, Job, JobCommand, JobInput, PROGRESS_DELAY_MS};
+pub use machine::{
+    BUDGET_BYTES, BUDGET_WORK, FOLLOW_MAX_MS, Job, JobCommand, JobInput, PROGRESS_DELAY_MS,
+};
 pub use shown::{ScatterView, Shown, Status};

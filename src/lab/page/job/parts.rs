@@ -73,18 +73,21 @@ impl Job {
                 generation: g,
                 elapsed_ms,
             } if current(g) => {
-                let commands = self.show_held();
+                let mut commands = self.show_held();
                 self.elapsed = Some((g, elapsed_ms));
                 self.finished = true;
                 self.mark_ready_if_done();
+                commands.extend(self.submit_next());
                 commands
             }
             SchedulerEvent::Failed {
                 generation: g,
                 message,
             } if current(g) => {
-                let commands = self.show_held();
+                let mut commands = self.show_held();
                 self.status = Status::Error(message);
+                // A newer configuration waited: it is computed (and may not fail).
+                commands.extend(self.submit_next());
                 commands
             }
             _ => Vec::new(),

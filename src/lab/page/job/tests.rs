@@ -19,7 +19,10 @@ struct Page {
     workspace: Workspace,
     shown: Vec<(u64, Part)>,
     timers: Vec<u64>,
+    /// Follow timers asked: (request, delay in ms).
+    follow_timers: Vec<(u64, f64)>,
     cancelled: usize,
+    clock: f64,
 }
 
 impl Page {
@@ -32,7 +35,9 @@ impl Page {
             workspace: Workspace::new(),
             shown: Vec::new(),
             timers: Vec::new(),
+            follow_timers: Vec::new(),
             cancelled: 0,
+            clock: 0.0,
         }
     }
 
@@ -52,8 +57,19 @@ impl Page {
                         self.scheduler.worker_ready(0);
                     }
                     JobCommand::StartProgressTimer { generation } => self.timers.push(generation),
+                    JobCommand::StartFollowTimer {
+                        generation,
+                        delay_ms,
+                    } => self.follow_timers.push((generation, delay_ms)),
                     JobCommand::Show(part) => {
-                        let generation = self.job.generation;
+                        // The part's own generation (a job that ended may be followed by the
+                        // next in the same input), as the charts report it.
+                        let generation = match part {
+                            Part::Scatter => self.job.scatter().map(|s| s.generation),
+                            Part::Boxplots => self.job.summaries().map(|s| s.generation),
+                            Part::Curves => self.job.curves().map(|s| s.generation),
+                        }
+                        .expect("a part shown is on screen");
                         self.shown.push((generation, part));
                         // The app draws the part and reports it drawn.
                         inputs.push(JobInput::Drawn {
@@ -92,10 +108,19 @@ impl Page {
         }
     }
 
+    /// A configuration, a second after the last (a job in flight is superseded at once).
     fn configure(&mut self, config: ExperimentConfig) {
+        self.clock += 1000.0;
+        self.configure_at(config, self.clock);
+    }
+
+    /// A configuration at `now_ms` on the page's clock.
+    fn configure_at(&mut self, config: ExperimentConfig, now_ms: f64) {
+        self.clock = now_ms;
         self.send(JobInput::Configured {
             config: Box::new(config),
             workers: 1,
+            now_ms,
         });
     }
 }
@@ -233,4 +258,70 @@ fn a_chart_that_fails_to_draw_is_an_error() {
         outcome: Err("no canvas".into()),
     });
     assert_eq!(page.job.status(), &Status::Error("no canvas".into()));
+}
+
+/// A slider dragged: the steps that come while a young job computes wait, the newest
+/// replacing the others, and one follow timer is asked for when the job will be
+/// FOLLOW_MAX_MS old; each job that ends is drawn whole, then the newest step is computed;
+/// the page ends ready on the last step. A job that has run FOLLOW_MAX_MS is superseded by
+/// the next step at once, or by the waiting one when its timer fires; cancel drops a waiting
+/// step.
+#[test]
+fn a_dragged_slider_follows_young_jobs_and_supersedes_old_ones() {
+    let mut page = Page::new();
+    page.configure_at(small("32"), 1000.0);
+    for (m, at) in [("40", 1030.0), ("48", 1060.0), ("56", 1090.0)] {
+        page.configure_at(small(m), at);
+        assert_eq!(page.job.generation, 1, "step m = {m} waits");
+    }
+    assert_eq!(page.follow_timers, vec![(1, FOLLOW_MAX_MS - 30.0)]);
+    assert_eq!(page.job.request(), &small("32"));
+    // Job 1 ends: drawn whole, then the newest step (56) is submitted, the steps between
+    // skipped. Its timer, firing late, changes nothing.
+    while page.job.generation == 1 {
+        page.compute(Some(1));
+    }
+    assert_eq!(
+        page.shown,
+        vec![(1, Part::Scatter), (1, Part::Boxplots), (1, Part::Curves)]
+    );
+    assert_eq!(page.job.request(), &small("56"));
+    assert_eq!(page.job.status(), &Status::Computing);
+    page.send(JobInput::FollowDelay { generation: 1 });
+    assert_eq!(page.job.generation, 2);
+    page.compute(None);
+    assert_eq!(page.job.status(), &Status::Ready);
+    assert_eq!(page.job.shown_config(), Some(&small("56")));
+    assert_eq!(page.shown.len(), 6);
+
+    // A step FOLLOW_MAX_MS after the job was asked supersedes it at once.
+    let mut page = Page::new();
+    page.configure_at(small("32"), 1000.0);
+    page.configure_at(small("40"), 1000.0 + FOLLOW_MAX_MS);
+    assert_eq!(page.job.generation, 2);
+    assert_eq!(page.job.request(), &small("40"));
+    page.compute(None);
+    assert!(page.shown.iter().all(|(g, _)| *g == 2));
+
+    // The thumb rests on a waiting step while a job runs long: the timer makes it supersede.
+    let mut page = Page::new();
+    page.configure_at(small("32"), 1000.0);
+    page.configure_at(small("64"), 1100.0);
+    assert_eq!(page.follow_timers, vec![(1, FOLLOW_MAX_MS - 100.0)]);
+    page.send(JobInput::FollowDelay { generation: 1 });
+    assert_eq!(page.job.generation, 2);
+    assert_eq!(page.job.request(), &small("64"));
+    page.compute(None);
+    assert_eq!(page.job.shown_config(), Some(&small("64")));
+
+    // A waiting step is dropped by cancel; nothing is computed after it.
+    let mut page = Page::new();
+    page.configure_at(small("32"), 1000.0);
+    page.configure_at(small("64"), 1010.0);
+    page.send(JobInput::Cancel);
+    assert_eq!(page.job.status(), &Status::Cancelled);
+    page.send(JobInput::FollowDelay { generation: 1 });
+    page.compute(None);
+    assert_eq!(page.job.generation, 1);
+    assert_eq!(page.job.request(), &small("32"));
 }
