@@ -342,12 +342,14 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     });
 
     // Called by the charts once a part of the latest result is drawn.
-    // The newest request with a chart on screen (`data-drawn-generation`): while a slider is
-    // dragged, the page draws answers before it is ready (the benchmark and a test read it).
+    // The newest request whose scatter (the first figure, new with every setting) is on
+    // screen (`data-drawn-generation`): while a slider is dragged, the page draws answers
+    // before it is ready (the benchmark and a test read it).
     let (drawn_generation, set_drawn_generation) = signal(None::<u64>);
     let on_drawn = Callback::new(move |outcome: (u64, Part, Result<(), String>)| {
         let (generation, part, outcome) = outcome;
-        if outcome.is_ok() && drawn_generation.get_untracked() < Some(generation) {
+        let newer = drawn_generation.get_untracked() < Some(generation);
+        if part == Part::Scatter && outcome.is_ok() && newer {
             set_drawn_generation.set(Some(generation));
         }
         dispatch(JobInput::Drawn {
