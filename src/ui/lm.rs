@@ -328,18 +328,21 @@ fn visible(piece: &str) -> String {
 /// The perplexities, exact and swapped; `exact_kept` when the exact score is the same text's
 /// from before (only the swap ran for this answer).
 fn summary_view(r: &Rc<LmReport>, count: u32, exact_kept: bool) -> impl IntoView + use<> {
+    // Where the swap's forward started when the exact run was kept: its first swapped layer.
+    let kept = match r.swap.as_ref().and_then(|s| s.layers.iter().min()) {
+        _ if !exact_kept => String::new(),
+        Some(&first) if first > 0 => {
+            format!("; kept from before, so only the swap ran, from layer {first} on")
+        }
+        _ => "; kept from before, so only the swap ran".to_string(),
+    };
     let exact = format!(
-        "Perplexity {:.2} over {} scored tokens (mean loss {:.3} nats); forward {:.0} ms for {:.2e} multiply-adds{}.",
+        "Perplexity {:.2} over {} scored tokens (mean loss {:.3} nats); forward {:.0} ms for {:.2e} multiply-adds{kept}.",
         r.perplexity,
         r.losses.len(),
         r.losses.iter().sum::<f64>() / r.losses.len().max(1) as f64,
         r.forward_ms,
         r.multiply_adds,
-        if exact_kept {
-            ", kept from before: only the swap ran, from the exact states entering its first layer"
-        } else {
-            ""
-        }
     );
     let swapped = r.swap.as_ref().map(|s| {
         let layers = where_swapped(&s.layers);
