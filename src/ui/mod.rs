@@ -227,6 +227,17 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     // Feeds one input to the job state machine and carries out its commands (which may feed
     // it more: the pool reports synchronously), then shows its state.
     let send = StoredValue::new_local(None::<Rc<dyn Fn(JobInput)>>);
+    // A timer's input to the state machine, fed after `delay`.
+    let send_later = move |input: JobInput, delay: Duration| {
+        set_timeout(
+            move || {
+                if let Some(send) = send.get_value() {
+                    send(input);
+                }
+            },
+            delay,
+        )
+    };
     let run: Rc<dyn Fn(JobInput)> = Rc::new(move |input: JobInput| {
         let commands = job
             .try_update_value(|j| j.handle(input))
@@ -243,23 +254,14 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
                 }
                 JobCommand::Pause => with_pool(&Pool::pause),
                 JobCommand::Cancel => with_pool(&Pool::cancel),
-                JobCommand::StartProgressTimer { generation } => set_timeout(
-                    move || {
-                        if let Some(send) = send.get_value() {
-                            send(JobInput::ProgressDelay { generation });
-                        }
-                    },
-                    PROGRESS_DELAY,
-                ),
+                JobCommand::StartProgressTimer { generation } => {
+                    send_later(JobInput::ProgressDelay { generation }, PROGRESS_DELAY);
+                }
                 JobCommand::StartFollowTimer {
                     generation,
                     delay_ms,
-                } => set_timeout(
-                    move || {
-                        if let Some(send) = send.get_value() {
-                            send(JobInput::FollowDelay { generation });
-                        }
-                    },
+                } => send_later(
+                    JobInput::FollowDelay { generation },
                     Duration::from_secs_f64(delay_ms.max(0.0) / 1e3),
                 ),
                 JobCommand::Show(Part::Scatter) => {
@@ -341,11 +343,11 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
         });
     });
 
-    // Called by the charts once a part of the latest result is drawn.
     // The newest request whose scatter (the first figure, new with every setting) is on
     // screen (`data-drawn-generation`): while a slider is dragged, the page draws answers
     // before it is ready (the benchmark and a test read it).
     let (drawn_generation, set_drawn_generation) = signal(None::<u64>);
+    // Called by the charts once a part of the latest result is drawn.
     let on_drawn = Callback::new(move |outcome: (u64, Part, Result<(), String>)| {
         let (generation, part, outcome) = outcome;
         let newer = drawn_generation.get_untracked() < Some(generation);

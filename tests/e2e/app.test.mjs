@@ -3,7 +3,7 @@
 // console error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, waitReady, readTable, dragSlider, typeInto, sharedServerAndBrowser } from './harness.mjs';
+import { openPage, waitReady, readTable, dragSlider, timedDrag, typeInto, sharedServerAndBrowser } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 
@@ -328,30 +328,13 @@ test('dragging every slider end to end, through the budget prompt and the work l
 test('a slider dragged at a thumb\'s pace: the charts follow it, and its last step equals a fresh page', async () => {
   const { page, problems, context } = await openPage(shared.browser, shared.server.url);
   await waitReady(page, 90_000);
-  // A first recompute, so that the pool knows its speed (a quick job then waits for nothing).
+  // A first recompute: the workers' code warmed up, as a reader's page is after a moment.
   await typeInto(page, '#control-seed', '2');
   await waitReady(page, 60_000);
-  await page.evaluate(() => {
-    const app = document.querySelector('.app');
-    window.__drawn = new Set();
-    new MutationObserver(() => window.__drawn.add(app.dataset.drawnGeneration))
-      .observe(app, { attributes: true, attributeFilter: ['data-drawn-generation'] });
-  });
   // m from 16 to about 2000 in 40 steps as fast as the pointer moves (30-40 ms a step here,
   // faster than a job ends: superseding each step, none was drawn until the thumb rested).
-  const slider = page.locator('.control-row', { has: page.locator('#control-m') }).locator('input[type="range"]');
-  await slider.evaluate((element) => element.scrollIntoView({ block: 'center' }));
-  const box = await slider.boundingBox();
-  const y = box.y + box.height / 2;
-  await page.mouse.move(box.x + 1, y);
-  await page.mouse.down();
-  const steps = 40;
-  for (let i = 1; i <= steps; i += 1) {
-    await page.mouse.move(box.x + 1 + (box.width / 2 - 2) * (i / steps), y);
-  }
-  const drawnWhileDragging = await page.evaluate(() => window.__drawn.size);
-  await page.mouse.up();
-  await waitReady(page, 60_000);
+  const { stepTimes, frames } = await timedDrag(page, 'm', 40, 0.5);
+  const drawnWhileDragging = frames.filter((f) => f <= stepTimes[stepTimes.length - 1]).length;
   // Each answer that ended was drawn while the thumb moved.
   assert.ok(drawnWhileDragging >= 3, `${drawnWhileDragging} answers drawn during the drag`);
   const m = await page.inputValue('#control-m');

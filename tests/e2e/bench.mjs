@@ -33,7 +33,7 @@ import { gzipSync } from 'node:zlib';
 import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { serveDist, launchBrowser, openPage, waitReady, distDir, changeAndWait as change } from './harness.mjs';
+import { serveDist, launchBrowser, openPage, waitReady, distDir, timedDrag, changeAndWait as change } from './harness.mjs';
 
 const runs = Math.max(5, Number(process.env.BENCH_RUNS ?? 5));
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
@@ -41,43 +41,15 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const k = s.le
 const round = (x) => Number(x.toFixed(1));
 
 /**
- * Drags m's slider in 40 steps from its left end to about its middle, as fast as the browser
- * takes the pointer's moves (a step every 30-40 ms here, as a quick thumb), and returns:
+ * Drags m's slider in 40 steps from its left end to about its middle (`timedDrag`: each move as
+ * fast as the browser takes it, a step every 30-40 ms here, as a quick thumb) and returns:
  * first_frame_ms, the median over steps (the slider's input events) of the time from the step
  * to the next newer answer drawn (data-drawn-generation; the last steps', which wait for the
  * thumb to rest, included); frames_drawn, the answers drawn while the thumb moved; settle_ms,
  * from the last step to the page ready on the last step's value.
  */
 async function dragAtThumbPace(page) {
-  await page.evaluate(() => {
-    const app = document.querySelector('.app');
-    window.__frames = [];
-    window.__steps = [];
-    new MutationObserver(() => window.__frames.push(performance.now()))
-      .observe(app, { attributes: true, attributeFilter: ['data-drawn-generation'] });
-    const range = [...document.querySelectorAll('.control-row')]
-      .find((row) => row.querySelector('#control-m')).querySelector('input[type="range"]');
-    range.addEventListener('input', () => window.__steps.push(performance.now()));
-  });
-  const slider = page.locator('.control-row', { has: page.locator('#control-m') }).locator('input[type="range"]');
-  await slider.evaluate((element) => element.scrollIntoView({ block: 'center' }));
-  const box = await slider.boundingBox();
-  const y = box.y + box.height / 2;
-  await page.mouse.move(box.x + 1, y);
-  await page.mouse.down();
-  const steps = 40;
-  for (let i = 1; i <= steps; i += 1) {
-    await page.mouse.move(box.x + 1 + (box.width / 2 - 2) * (i / steps), y);
-  }
-  await page.mouse.up();
-  const ready = await page.evaluate(() => new Promise((resolve) => {
-    const app = document.querySelector('.app');
-    const done = () => app.dataset.status === 'ready' && app.dataset.generation === app.dataset.drawnGeneration;
-    if (done()) { resolve(performance.now()); return; }
-    const observer = new MutationObserver(() => { if (done()) { observer.disconnect(); resolve(performance.now()); } });
-    observer.observe(app, { attributes: true });
-  }));
-  const { frames, stepTimes } = await page.evaluate(() => ({ frames: window.__frames, stepTimes: window.__steps }));
+  const { stepTimes, frames, ready } = await timedDrag(page, 'm');
   const last = stepTimes[stepTimes.length - 1];
   const waits = stepTimes.map((t) => (frames.find((f) => f > t) ?? ready) - t);
   return {

@@ -183,8 +183,11 @@ export function readTable(page) {
   ])));
 }
 
-/** Drags the slider of control `key` from one end to the other with the mouse. */
-export async function dragSlider(page, key, toEnd, steps = 24) {
+/**
+ * Drags the slider of control `key` from one end toward the other with the mouse, `steps`
+ * moves as fast as the browser takes them, over `reach` of its width (1: to the other end).
+ */
+export async function dragSlider(page, key, toEnd, steps = 24, reach = 1) {
   const slider = page.locator('.control-row', { has: page.locator(`#control-${key}`) }).locator('input[type="range"]');
   // Sliders low in the sidebar may be below the fold; WebDriver (Firefox) refuses a pointer
   // outside the viewport anyway. Centred, not just "in view": a slider on the viewport's last
@@ -192,11 +195,42 @@ export async function dragSlider(page, key, toEnd, steps = 24) {
   await slider.evaluate((element) => element.scrollIntoView({ block: 'center', inline: 'nearest' }));
   const box = await slider.boundingBox();
   const y = box.y + box.height / 2;
-  const [from, to] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
+  const [from, end] = toEnd ? [box.x + 1, box.x + box.width - 1] : [box.x + box.width - 1, box.x + 1];
+  const to = from + (end - from) * reach;
   await page.mouse.move(from, y);
   await page.mouse.down();
   for (let i = 1; i <= steps; i += 1) await page.mouse.move(from + ((to - from) * i) / steps, y);
   await page.mouse.up();
+}
+
+/**
+ * Drags the kernel view's slider `key` from its left end over `reach` of its width in `steps`
+ * pointer moves (a quick thumb: each move as fast as the browser takes it), then waits for the
+ * page to be ready on the last step. Returns, on the page's clock, `stepTimes` (the slider's
+ * input events), `frames` (each time a newer request's scatter was drawn:
+ * `data-drawn-generation`) and `ready`.
+ */
+export async function timedDrag(page, key, steps = 40, reach = 0.5) {
+  await page.evaluate((key) => {
+    const app = document.querySelector('.app');
+    window.__frames = [];
+    window.__steps = [];
+    new MutationObserver(() => window.__frames.push(performance.now()))
+      .observe(app, { attributes: true, attributeFilter: ['data-drawn-generation'] });
+    const range = [...document.querySelectorAll('.control-row')]
+      .find((row) => row.querySelector(`#control-${key}`)).querySelector('input[type="range"]');
+    range.addEventListener('input', () => window.__steps.push(performance.now()));
+  }, key);
+  await dragSlider(page, key, true, steps, reach);
+  const ready = await page.evaluate(() => new Promise((resolve) => {
+    const app = document.querySelector('.app');
+    const done = () => app.dataset.status === 'ready' && app.dataset.generation === app.dataset.drawnGeneration;
+    if (done()) { resolve(performance.now()); return; }
+    const observer = new MutationObserver(() => { if (done()) { observer.disconnect(); resolve(performance.now()); } });
+    observer.observe(app, { attributes: true });
+  }));
+  const { frames, stepTimes } = await page.evaluate(() => ({ frames: window.__frames, stepTimes: window.__steps }));
+  return { stepTimes, frames, ready };
 }
 
 /**

@@ -100,12 +100,12 @@ pub struct Job {
     pub(super) elapsed: Option<(u64, f64)>,
     /// The newest configuration asked while a young job computes, with the pool's size: it
     /// is submitted when that job ends, or supersedes it once it is old ([`FOLLOW_MAX_MS`]).
+    /// It always waits for the current request (`configure` clears it), so its presence also
+    /// says that request's follow timer is set.
     pub(super) next: Option<(ExperimentConfig, usize)>,
     /// The page's clock at the last configuration, and when the job in flight was asked.
     pub(super) clock_ms: f64,
     pub(super) started_ms: f64,
-    /// The request whose follow timer is set.
-    pub(super) follow_timer: Option<u64>,
     pub(super) scatter: Option<Shown<ScatterView>>,
     pub(super) summaries: Option<Shown<ExperimentResult>>,
     pub(super) curves: Option<Shown<Vec<MseCurve>>>,
@@ -143,7 +143,6 @@ impl Job {
             next: None,
             clock_ms: 0.0,
             started_ms: 0.0,
-            follow_timer: None,
             scatter: None,
             summaries: None,
             curves: None,
@@ -202,17 +201,15 @@ impl Job {
                     self.clock_ms = self.clock_ms.max(now_ms);
                 }
                 if self.is_young() {
-                    self.next = Some((*config, workers));
-                    if self.follow_timer == Some(self.generation) {
+                    let timer_set = self.next.replace((*config, workers)).is_some();
+                    if timer_set {
                         return Vec::new();
                     }
-                    self.follow_timer = Some(self.generation);
                     return vec![JobCommand::StartFollowTimer {
                         generation: self.generation,
                         delay_ms: (self.started_ms + FOLLOW_MAX_MS - self.clock_ms).max(0.0),
                     }];
                 }
-                self.next = None;
                 self.configure(*config, workers)
             }
             JobInput::FollowDelay { generation } => {
@@ -272,6 +269,7 @@ impl Job {
     fn configure(&mut self, config: ExperimentConfig, workers: usize) -> Vec<JobCommand> {
         self.generation += 1;
         self.started_ms = self.clock_ms;
+        self.next = None;
         self.workers = workers;
         self.request = Arc::new(config);
         self.drawn = [false; 3];
