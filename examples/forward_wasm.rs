@@ -85,6 +85,58 @@ mod bench {
         if trained { eval } else { f64::NAN }
     }
 
+    /// The answers shipped with the lab computed here, in V8, against `shipped` (the native
+    /// build's file): the largest relative difference of the training's check (every head's
+    /// cross-entropy) and of the retrieval reports' exact and first-draw cosines, and whether
+    /// each method's top-1 and Kendall's τ are the same (what `SHIPPED_TOLERANCE` must allow).
+    #[wasm_bindgen]
+    pub fn shipped_deviation(shipped: &[u8]) -> String {
+        use softmax_kernel_lab::lab::models::shipped::{ShippedAnswers, compute_shipped_answers};
+        let Ok(native) = postcard::from_bytes::<ShippedAnswers>(shipped) else {
+            return "the shipped file does not decode".into();
+        };
+        let here = MODEL.with(|m| {
+            m.borrow()
+                .as_ref()
+                .map(|model| compute_shipped_answers(model, &native.model_sha256, || 0.0))
+        });
+        let Some(Ok(here)) = here else {
+            return "no model, or the answers failed".into();
+        };
+        let relative = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
+                .fold(0.0f64, f64::max)
+        };
+        let check = relative(&here.training.check, &native.training.check);
+        // What the worker's check compares: the shipped maps' cross-entropies computed here.
+        let shipped_maps = MODEL.with(|m| {
+            m.borrow().as_ref().map(|model| {
+                softmax_kernel_lab::lab::models::learned_map::kept_check(
+                    model,
+                    &native.training.parts,
+                )
+            })
+        });
+        let Some(Ok(shipped_maps)) = shipped_maps else {
+            return "the shipped maps' check failed".into();
+        };
+        let checked = relative(&shipped_maps, &native.training.check);
+        let (mut exact, mut approximate, mut same) = (0.0f64, 0.0f64, true);
+        for (h, n) in here.retrievals.iter().zip(&native.retrievals) {
+            exact = exact.max(relative(&h.report.exact.cosines, &n.report.exact.cosines));
+            if let (Some(a), Some(b)) = (&h.report.approximate, &n.report.approximate) {
+                approximate = approximate.max(relative(&a.cosines, &b.cosines));
+            }
+            same &= h.report.top1_kept == n.report.top1_kept
+                && h.report.exact.order == n.report.exact.order;
+        }
+        format!(
+            "the shipped maps' check {checked:.2e}, the maps trained here {check:.2e}, exact cosines {exact:.2e}, first-draw cosines {approximate:.2e}, same orders and top-1: {same}"
+        )
+    }
+
     /// The page's default swap plan (`swap_plan::swap_plan`) on the benchmark's text of `tokens`
     /// tokens, every job through the model worker's own `ModelWorkspace::handle` on this one
     /// thread: each job's kind and wall milliseconds, a line each (where the swap's time goes
@@ -120,7 +172,7 @@ mod bench {
                     format!("swap {} m={}", job.method, job.config.attention.features)
                 }
                 ModelRequest::Retrieve { job, .. } => format!("retrieve {}", job.method),
-                ModelRequest::TrainHedgehog(_) => "train hedgehog".into(),
+                ModelRequest::TrainHedgehog { .. } => "train hedgehog".into(),
                 _ => "other".into(),
             };
             if !name.starts_with(only) {

@@ -3,9 +3,11 @@
 //! `swap_plan` makes for the default configuration on the benchmark's text of L tokens, every job
 //! answered by the model worker's own `ModelWorkspace::handle`, in the page's order.
 //!
-//! `cargo run --release --example swap_timing -- [--len 128] [--rounds 3] [--dump answers.json]`
-//! prints, per round, each job kind's total milliseconds and the plan's sum; `--dump` writes
-//! the last round's answers (reports without their times) as JSON, to compare two builds.
+//! `cargo run --release --example swap_timing -- [--len 128] [--rounds 3] [--dump answers.json]
+//! [--computed]` prints, per round, each job kind's total milliseconds and the plan's sum; `--dump` writes
+//! the last round's answers (reports without their times) as JSON, to compare two builds. The
+//! worker takes the answers shipped with the lab (`assets/shipped-answers.bin`) as the page's
+//! does; `--computed` computes them (a first visit before issue 48).
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -13,6 +15,7 @@ use softmax_kernel_lab::cli::default_model_path;
 use softmax_kernel_lab::lab::config::{ExperimentConfig, HeadSource};
 use softmax_kernel_lab::lab::models::loader::ModelLoader;
 use softmax_kernel_lab::lab::models::protocol::{ModelAnswer, ModelRequest, ModelSetup};
+use softmax_kernel_lab::lab::models::shipped::{SHIPPED_ASSET_PATH, ShippedSource};
 use softmax_kernel_lab::lab::models::swap_plan::swap_plan;
 use softmax_kernel_lab::lab::pool::model_worker::ModelWorkspace;
 
@@ -51,7 +54,7 @@ fn kind(request: &ModelRequest) -> String {
             format!("swap {} m={}", job.method, job.config.attention.features)
         }
         ModelRequest::Retrieve { job, .. } => format!("retrieve {}", job.method),
-        ModelRequest::TrainHedgehog(_) => "train hedgehog".into(),
+        ModelRequest::TrainHedgehog { .. } => "train hedgehog".into(),
         other => format!("{other:?}"),
     }
 }
@@ -92,7 +95,7 @@ fn exact_retrieval_cost(bytes: &[u8], config: &ExperimentConfig) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut len, mut rounds, mut dump, mut only) = (128, 3, None, None);
+    let (mut len, mut rounds, mut dump, mut only, mut computed) = (128, 3, None, None, false);
     while let Some(arg) = args.next() {
         let mut value = || args.next().expect("a value after the flag");
         match arg.as_str() {
@@ -100,6 +103,7 @@ fn main() {
             "--rounds" => rounds = value().parse().expect("--rounds"),
             "--dump" => dump = Some(value()),
             "--only" => only = Some(value()),
+            "--computed" => computed = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -115,6 +119,12 @@ fn main() {
         if let ModelSetup::Failed(e) = workspace.load(loader, now(), now) {
             panic!("{e}");
         }
+        // The answers shipped with the lab, as the page's worker reads them (`--computed`: none).
+        if !computed {
+            workspace.set_shipped(ShippedSource::read_by(|| {
+                std::fs::read(SHIPPED_ASSET_PATH).map_err(|e| e.to_string())
+            }));
+        }
         let mut kinds: Vec<(String, f64, f64)> = Vec::new();
         let mut answers = Vec::new();
         let (mut total, mut total_cpu) = (0.0, 0.0);
@@ -123,7 +133,8 @@ fn main() {
             // The training stays whenever Hedgehog's jobs do (they need its maps).
             let needed = |o: &String| {
                 name.contains(o.as_str())
-                    || (o.contains("hedgehog") && matches!(request, ModelRequest::TrainHedgehog(_)))
+                    || (o.contains("hedgehog")
+                        && matches!(request, ModelRequest::TrainHedgehog { .. }))
             };
             if only.as_ref().is_some_and(|o| !needed(o)) {
                 continue;

@@ -19,7 +19,7 @@ use softmax_kernel_lab::lab::attention::{
 use softmax_kernel_lab::lab::config::ExperimentConfig;
 use softmax_kernel_lab::lab::models::learned_map::{KeptTraining, kept_training_key};
 use softmax_kernel_lab::lab::models::loader::ModelLoader;
-use softmax_kernel_lab::lab::models::protocol::{ModelAnswer, ModelRequest, ModelSetup};
+use softmax_kernel_lab::lab::models::protocol::{ModelAnswer, ModelRequest, ModelSetup, Origin};
 use softmax_kernel_lab::lab::models::swap_plan::swap_plan;
 use softmax_kernel_lab::lab::models::text_model::TextModel;
 use softmax_kernel_lab::lab::pool::model_worker::ModelWorkspace;
@@ -223,7 +223,7 @@ fn the_swap_plan_goes_one_job_per_worker_after_any_text_and_both_hold_the_traine
     let plan = swap_plan(&config, None);
     let training = plan
         .iter()
-        .position(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+        .position(|r| matches!(r, ModelRequest::TrainHedgehog { .. }))
         .expect("the plan trains the Hedgehog maps");
     let swap = fabric.scheduler.ticket(Channel::Swap);
     let handles: Vec<u64> = plan.iter().map(|r| fabric.ask(swap, r.clone())).collect();
@@ -308,9 +308,9 @@ fn a_training_split_by_heads_over_two_workers_equals_one_workers() {
     config.attention.swap_draws = 1;
     config.attention.methods.truncate(1);
     let plan = swap_plan(&config, None);
-    let Some(ModelRequest::TrainHedgehog(job)) = plan
+    let Some(ModelRequest::TrainHedgehog { job, .. }) = plan
         .iter()
-        .find(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+        .find(|r| matches!(r, ModelRequest::TrainHedgehog { .. }))
         .cloned()
     else {
         panic!("the plan trains the Hedgehog maps");
@@ -323,7 +323,10 @@ fn a_training_split_by_heads_over_two_workers_equals_one_workers() {
     let mut fabric = Fabric::new(3);
     // One worker alone, as before.
     let whole = fabric.workers[2].handle(
-        ModelRequest::TrainHedgehog(job.clone()),
+        ModelRequest::TrainHedgehog {
+            job: job.clone(),
+            reuse: true,
+        },
         || 0.0,
         &mut |_| {},
     );
@@ -369,7 +372,7 @@ fn a_training_split_by_heads_over_two_workers_equals_one_workers() {
     let mut later = Fabric::new(1);
     match later.workers[0].keep_kept_training(&kept) {
         Some(ModelAnswer::Trained(Ok(training))) => {
-            assert!(training.kept);
+            assert_eq!(training.origin, Origin::Kept);
             assert_eq!(
                 (training.curve.clone(), training.train_tokens),
                 record(&whole)

@@ -35,6 +35,8 @@ mod lm;
 mod model;
 mod pair;
 #[cfg(feature = "text-model")]
+mod shipped;
+#[cfg(feature = "text-model")]
 mod swap;
 
 pub use args::{MAX_COMPONENT, MAX_VECTOR_LEN};
@@ -68,6 +70,8 @@ USAGE:
     kernel-lab swap [--text TEXT] [--methods IDS] [--features M] [--layers all|each|L,..]
                     [--swapdraws R] [--rank [--retrieval SET]] [--hedgehog [--hhsteps N]]
                     [--model-file PATH]
+    kernel-lab lm --text TEXT [--method M [--layers L | --per-layer]] [--lm-file PATH]
+    kernel-lab shipped [--out PATH] [--model-file PATH]
     kernel-lab --help
 
 pair: estimate SM(x, y) for one pair T times, each trial with fresh ω, and print JSON with
@@ -151,6 +155,11 @@ tokens at each position, as JSON. At most 1,024 tokens.
     --per-layer     instead, the perplexity with each of those layers alone swapped
     --lm-file       the GGUF file             [$SKL_MODEL_CACHE or ~/.cache/softmax-kernel-lab/
                     smollm2-135m-instruct-q4_1.gguf, written by scripts/fetch-model.sh]
+
+shipped: compute the text view's answers that do not depend on the text, for the page's
+defaults (the Hedgehog maps trained on their own text, the retrieval set under each default
+method), with the model worker's code, and write them for the page to ship; prints a summary.
+    --out           where                               [assets/shipped-answers.bin]
 
 Flags also accept --flag=value. Exit status: 0 on success, 2 on a rejected argument (one
 line on stderr names it), 1 if the output cannot be written.
@@ -282,6 +291,8 @@ pub fn run(args: &[String]) -> Result<String, CliError> {
         "swap" => swap::run_swap_command(rest),
         #[cfg(feature = "text-model")]
         "lm" => lm::run_lm_command(rest),
+        #[cfg(feature = "text-model")]
+        "shipped" => shipped::run_shipped_command(rest),
         other => Err(CliError::new(
             "<command>",
             format!(

@@ -78,7 +78,7 @@ pub struct SwapOutput {
 }
 
 /// Milliseconds since the first call (the forwards' measured times).
-fn now() -> f64 {
+pub(super) fn now() -> f64 {
     static START: OnceLock<Instant> = OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
 }

@@ -20,6 +20,7 @@ use crate::lab::models::board::{BoardLayout, board_holds, worth_splitting};
 use crate::lab::models::learned_map::{KeptTraining, LearnedHeads, kept_training_key};
 use crate::lab::models::loader::ModelLoader;
 use crate::lab::models::protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
+use crate::lab::models::shipped::{SHIPPED_ASSET_PATH, ShippedSource};
 use crate::lab::models::split::{PeerMessage, TextPart};
 use crate::lab::pool::PartOf;
 use crate::lab::pool::model_worker::ModelWorkspace;
@@ -45,6 +46,9 @@ fn now() -> f64 {
 pub fn start_model() {
     let mut worker = ModelWorker::default();
     worker.workspace.set_stored_heads(super::stored_heads());
+    worker.workspace.set_shipped(ShippedSource::read_by(|| {
+        super::fetch_now(SHIPPED_ASSET_PATH)
+    }));
     let Some((state, reply)) = serve(worker, on_message) else {
         return;
     };
@@ -85,13 +89,13 @@ fn on_message(state: &Rc<RefCell<ModelWorker>>, event: MessageEvent, reply: &Rep
     if let WorkerRequest::Model {
         id,
         part,
-        request: ModelRequest::TrainHedgehog(job),
+        request: ModelRequest::TrainHedgehog { job, reuse },
     } = &request
     {
         let (state, reply) = (state.clone(), reply.clone());
-        let (id, part, job) = (*id, part.clone(), job.clone());
+        let (id, part, job, reuse) = (*id, part.clone(), job.clone(), *reuse);
         wasm_bindgen_futures::spawn_local(async move {
-            keep_or_train(&state, &reply, id, &part, &job).await;
+            keep_or_train(&state, &reply, id, &part, &job, reuse).await;
         });
         return;
     }
@@ -221,23 +225,36 @@ async fn text_split(
     Ok(())
 }
 
-/// Answers a Hedgehog training (see [`on_message`]): with the maps kept from an earlier visit
-/// when Cache Storage has them and their check holds with this build and model (part 0
-/// answers the kept record, curve and all), otherwise by training them (split by heads over
-/// the request's parts), after which part 0 keeps them for later visits. A context without
-/// Cache Storage (a page not served from a secure origin) trains every time.
+/// Answers a Hedgehog training (see [`on_message`]): with `reuse`, with the maps kept from an
+/// earlier visit when Cache Storage has them and their check holds with this build and model,
+/// or else with the maps shipped with the lab when they are the job's and their check holds
+/// (part 0 answers the record, curve and all); otherwise by training them (split by heads over
+/// the request's parts), after which part 0 keeps them for later visits. Every part checks for
+/// itself (each worker holds every map). A context without Cache Storage (a page not served
+/// from a secure origin) does not keep them.
 async fn keep_or_train(
     state: &Rc<RefCell<ModelWorker>>,
     reply: &Reply,
     id: u64,
     part: &PartOf,
     job: &HedgehogJob,
+    reuse: bool,
 ) {
     let key = kept_training_key(job, MODEL_SHA256);
-    let kept = cache_get(&key)
-        .await
-        .and_then(|bytes| decode::<KeptTraining>(&bytes).ok());
-    let kept_answer = kept.and_then(|kept| state.borrow_mut().workspace.keep_kept_training(&kept));
+    let kept = if reuse {
+        cache_get(&key)
+            .await
+            .and_then(|bytes| decode::<KeptTraining>(&bytes).ok())
+    } else {
+        None
+    };
+    let kept_answer = kept
+        .and_then(|kept| state.borrow_mut().workspace.keep_kept_training(&kept))
+        .or_else(|| {
+            reuse
+                .then(|| state.borrow_mut().workspace.keep_shipped_training(job))
+                .flatten()
+        });
     if let Some(answer) = kept_answer {
         // The record carries the curve (the page draws a training's record's curve), so no
         // points are posted one by one.

@@ -109,3 +109,31 @@ test('model swap: an edited retrieval set, fewer layers, bad sets refused, none 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('model swap: the answers that do not depend on the text are shipped, checked, and the same computed here', async () => {
+  // Taylor alone: its retrieval job and the Hedgehog maps' are the default plan's, so shipped.
+  const query = `?view=attention&src=text&methods=taylor&text=${encodeURIComponent(TEXT)}`;
+  const numbers = async (page) => ({
+    rows: (await page.$$eval('.retrieval-table tbody tr', (rows) => rows.map((r) => [r.dataset.method, r.querySelector('.top1').textContent, r.querySelector('.tau').textContent]))).sort(),
+    curve: (await page.textContent('.hedgehog-caption')).match(/KL per row on the held-out \d+-token text .*$/)[0],
+    hedgehog: (await page.textContent('.swap-table tr[data-method="hedgehog"]')).match(/[01]\.\d{4}/g),
+  });
+  const { page, problems, context } = await openPage(shared.browser, shared.server.url + query);
+  await waitSwapDone(page);
+  assert.equal(await page.getAttribute('.hedgehog-caption', 'data-train-origin'), 'shipped');
+  assert.match(await page.textContent('.hedgehog-caption'), /^shipped with the lab \(trained by its build in \d+\.\d s on the same text and seed; every head's loss checked here/);
+  assert.deepEqual(await page.$$eval('.retrieval-table tbody tr', (rows) => rows.map((r) => r.dataset.origin)), ['shipped', 'shipped']);
+  assert.match(await page.textContent('.retrieval-table caption'), /2 of 2 rows are shipped with the lab/);
+  const shipped = await numbers(page);
+  // Computed here (the box unticked writes reuse=off): the same numbers as the page shows them.
+  await page.uncheck('input[name="reuse"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('reuse') === 'off');
+  await waitSwapDone(page);
+  await page.waitForFunction(() => document.querySelector('.hedgehog-caption')?.dataset.trainOrigin === 'computed', null, { timeout: 240_000 });
+  await waitSwapDone(page);
+  assert.deepEqual(await page.$$eval('.retrieval-table tbody tr', (rows) => rows.map((r) => r.dataset.origin)), ['computed', 'computed']);
+  assert.deepEqual(await numbers(page), shipped);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+

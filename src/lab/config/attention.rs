@@ -166,6 +166,10 @@ pub struct AttentionSettings {
     pub hedgehog_steps: usize,
     /// The retrieval set: the query on the first line, the candidates on the others.
     pub retrieval: String,
+    /// Whether the model swap takes the answers that do not depend on the text (the Hedgehog
+    /// maps, the retrieval set's reports) from an earlier visit or from the lab's build when
+    /// their check holds, instead of computing them again (`lab::models::shipped`).
+    pub reuse_answers: bool,
     /// The length study's longest L (0: the study is off; else 128 to 16,384).
     pub length_max: usize,
     /// The language model view's method in place of softmax (`None`: exact only).
@@ -374,6 +378,7 @@ impl Default for AttentionSettings {
             swap_draws: 3,
             hedgehog_steps: 100,
             retrieval: default_retrieval(),
+            reuse_answers: true,
             length_max: 0,
             lm_method: MethodId::from_id("prf-pos"),
             lm_layers: (0..LM_LAYERS).collect(),

@@ -6,6 +6,7 @@
 
 mod attention;
 mod experiment;
+mod param_handle;
 pub mod params;
 pub mod presets;
 #[cfg(test)]

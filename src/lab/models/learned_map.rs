@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::lab::config::MODEL_MAX_TOKENS;
-use crate::lab::models::protocol::{HedgehogJob, HedgehogPoint, HedgehogTraining};
+use crate::lab::models::protocol::{HedgehogJob, HedgehogPoint, HedgehogTraining, Origin};
 use crate::lab::models::text_model::TextModel;
 use crate::numerics::attention::hedgehog::{
     CompactMap, HeadLoss, HeadSample, HedgehogMap, HedgehogSettings, TrainedHeads, TrainingPoint,
@@ -268,7 +268,7 @@ pub fn merge_learned_heads(
             eval_tokens: first.eval_tokens,
             curve: curve.iter().map(point_of).collect(),
             train_ms: parts.iter().map(|p| p.train_ms).fold(0.0, f64::max),
-            kept: false,
+            origin: Origin::Computed,
         },
     ))
 }

@@ -50,15 +50,20 @@ pub enum ModelRequest {
     Run { text: String },
     /// Swap a method into the model on a text (`lab::models::swap::swap_report`).
     Swap(SwapJob),
-    /// Rank candidates by cosine to a query, exactly and with a swap.
+    /// Rank candidates by cosine to a query, exactly and with a swap. With `reuse`, the
+    /// report shipped with the lab for the same request is answered when this model's exact
+    /// ranking of the set agrees with it (`lab::models::shipped`).
     Retrieve {
         job: SwapJob,
         query: String,
         candidates: Vec<String>,
+        reuse: bool,
     },
     /// Train the Hedgehog maps of every head on one text, evaluate them on another
-    /// (`lab::models::learned_map`); every worker keeps them for swaps of [`HEDGEHOG`].
-    TrainHedgehog(HedgehogJob),
+    /// (`lab::models::learned_map`); every worker keeps them for swaps of [`HEDGEHOG`]. With
+    /// `reuse`, maps kept from an earlier visit or shipped with the lab for the same job are
+    /// taken instead when their check holds.
+    TrainHedgehog { job: HedgehogJob, reuse: bool },
 }
 
 impl ModelRequest {
@@ -68,7 +73,7 @@ impl ModelRequest {
             ModelRequest::Run { .. } => "run",
             ModelRequest::Swap(_) => "swap",
             ModelRequest::Retrieve { .. } => "retrieve",
-            ModelRequest::TrainHedgehog(_) => "train",
+            ModelRequest::TrainHedgehog { .. } => "train",
         }
     }
 }
@@ -213,6 +218,33 @@ pub struct RetrievalReport {
     pub top1_kept: Option<f64>,
     /// Kendall's τ of each draw's cosines against the exact ones.
     pub kendall_tau: Option<Spread>,
+    /// Computed here, or shipped with the lab and checked here.
+    pub origin: Origin,
+}
+
+/// Where an answer that does not depend on the reader's text comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Origin {
+    /// Computed in this visit.
+    #[default]
+    Computed,
+    /// Kept from an earlier visit (the browser's Cache Storage), checked against this build
+    /// and model.
+    Kept,
+    /// Computed by the lab's build (`kernel-lab shipped`, the same code) and shipped beside
+    /// the model, checked here against what this model computes.
+    Shipped,
+}
+
+impl Origin {
+    /// The page's name of it (`data-train-origin`, `data-origin`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Origin::Computed => "computed",
+            Origin::Kept => "kept",
+            Origin::Shipped => "shipped",
+        }
+    }
 }
 
 /// One point of the Hedgehog maps' training curve (means over the 72 heads).
@@ -235,9 +267,9 @@ pub struct HedgehogTraining {
     pub eval_tokens: usize,
     pub curve: Vec<HedgehogPoint>,
     pub train_ms: f64,
-    /// Kept from an earlier visit (the browser's Cache Storage), checked against this build
-    /// and model, instead of trained again: `train_ms` is that training's.
-    pub kept: bool,
+    /// Trained here, kept from an earlier visit or shipped with the lab (then `train_ms` is
+    /// that training's).
+    pub origin: Origin,
 }
 
 /// What the model worker answers.

@@ -9,14 +9,19 @@
 //!
 //! How a method replaces one head is [`super::head_swap`]'s, shared with the causal model.
 
-use crate::lab::config::{ExperimentConfig, MODEL_MAX_TOKENS};
+use std::sync::Arc;
+
+use crate::lab::config::{ExperimentConfig, HEAD_LAYERS, MAX_SWAP_DRAWS, MODEL_MAX_TOKENS};
 pub use crate::lab::models::head_swap::{Swap, SwapMethod};
 use crate::lab::models::head_swap::{registry_of, replacement_of};
+use crate::lab::models::learned_map::LearnedMaps;
+use crate::lab::models::protocol::{HEDGEHOG, Origin, SwapJob};
 pub use crate::lab::models::protocol::{
     LayerMovement, Ranking, RetrievalReport, Spread, SwapCost, SwapReport,
 };
 use crate::lab::models::text_model::TextModel;
 use crate::numerics::attention::long::LinearForm;
+use crate::numerics::attention::methods::MethodId;
 use crate::numerics::bert::{Forward, Keep, ModelError};
 
 /// Relative Frobenius norm of `a − b` against `b`.
@@ -262,6 +267,13 @@ pub struct ExactRetrieval {
     ranking: Ranking,
 }
 
+impl ExactRetrieval {
+    /// The candidates ranked by the exact model.
+    pub fn ranking(&self) -> &Ranking {
+        &self.ranking
+    }
+}
+
 /// The exact run of a retrieval set.
 pub fn exact_retrieval(
     model: &TextModel,
@@ -344,5 +356,33 @@ pub fn retrieval_report_on(
         draws,
         failed_draws: draws - taus.len(),
         failure,
+        origin: Origin::Computed,
+    })
+}
+
+/// The swap a job names: its method (the registry's, or the Hedgehog maps `learned`, which a
+/// job of [`HEDGEHOG`] needs) in its layers, with its draws (1 to [`MAX_SWAP_DRAWS`]).
+pub fn swap_of_job(job: &SwapJob, learned: Option<Arc<LearnedMaps>>) -> Result<Swap, String> {
+    if let Some(layer) = job.layers.iter().find(|&&l| l >= HEAD_LAYERS) {
+        return Err(format!(
+            "the model has layers 0 to {} (got {layer})",
+            HEAD_LAYERS - 1
+        ));
+    }
+    job.config.validate().map_err(|e| e.to_string())?;
+    let method = if job.method == HEDGEHOG {
+        SwapMethod::Learned(
+            learned.ok_or_else(|| "the Hedgehog maps are not trained yet".to_string())?,
+        )
+    } else {
+        SwapMethod::Registry(
+            MethodId::from_id(&job.method)
+                .ok_or_else(|| format!("no attention method {}", job.method))?,
+        )
+    };
+    Ok(Swap {
+        method,
+        layers: job.layers.clone(),
+        draws: job.draws.clamp(1, MAX_SWAP_DRAWS),
     })
 }

@@ -10,7 +10,7 @@ use crate::lab::config::{
     parse_retrieval,
 };
 use crate::lab::models::protocol::{
-    HEDGEHOG, HEDGEHOG_EVAL_TEXT, HEDGEHOG_TRAINING_TEXT, HedgehogJob, ModelRequest,
+    HEDGEHOG, HEDGEHOG_EVAL_TEXT, HEDGEHOG_TRAINING_TEXT, HedgehogJob, ModelRequest, Origin,
     RetrievalReport, SwapJob, SwapReport,
 };
 use crate::numerics::attention::method::MethodFamily;
@@ -86,11 +86,15 @@ pub fn uses_features(config: &ExperimentConfig, method: MethodId) -> bool {
 
 /// The jobs of the model swap for `config`, in the order the page sends them: every chosen
 /// method at every budget (budget by budget, so that the table fills column by column; a
-/// method without a budget once), then the Hedgehog maps (trained unless `trained` is the same
-/// training) and their swap, then the retrieval set under every method at the view's m (jobs
+/// method without a budget once), then the Hedgehog maps (trained unless the workers hold the
+/// same training, `trained`, and it was computed here or the configuration reuses answers) and
+/// their swap, then the retrieval set under every method at the view's m (jobs
 /// that do not depend on the text: their `text` is empty). Empty unless the data are the
 /// user's text.
-pub fn swap_plan(config: &ExperimentConfig, trained: Option<&HedgehogJob>) -> Vec<ModelRequest> {
+pub fn swap_plan(
+    config: &ExperimentConfig,
+    trained: Option<(&HedgehogJob, Origin)>,
+) -> Vec<ModelRequest> {
     if config.attention.source != HeadSource::Text || config.attention.swap_layers.is_empty() {
         return Vec::new();
     }
@@ -104,8 +108,14 @@ pub fn swap_plan(config: &ExperimentConfig, trained: Option<&HedgehogJob>) -> Ve
     }
     let hedgehog = hedgehog_job(config);
     if let Some(training) = &hedgehog {
-        if trained != Some(training) {
-            plan.push(ModelRequest::TrainHedgehog(training.clone()));
+        let held = trained.is_some_and(|(job, origin)| {
+            job == training && (config.attention.reuse_answers || origin == Origin::Computed)
+        });
+        if !held {
+            plan.push(ModelRequest::TrainHedgehog {
+                job: training.clone(),
+                reuse: config.attention.reuse_answers,
+            });
         }
         plan.push(ModelRequest::Swap(job(
             config,
@@ -126,6 +136,7 @@ pub fn swap_plan(config: &ExperimentConfig, trained: Option<&HedgehogJob>) -> Ve
                 },
                 query: query.clone(),
                 candidates: candidates.clone(),
+                reuse: config.attention.reuse_answers,
             });
         }
     }
@@ -300,13 +311,13 @@ mod tests {
         assert_eq!(swaps.iter().filter(|(m, _)| m == HEDGEHOG).count(), 1);
         let trainings = plan
             .iter()
-            .filter(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+            .filter(|r| matches!(r, ModelRequest::TrainHedgehog { .. }))
             .count();
         assert_eq!(trainings, 1);
         // The training comes before the learned maps' swap and retrieval.
         let train_at = plan
             .iter()
-            .position(|r| matches!(r, ModelRequest::TrainHedgehog(_)));
+            .position(|r| matches!(r, ModelRequest::TrainHedgehog { .. }));
         let first_hedgehog = plan.iter().position(|r| match r {
             ModelRequest::Swap(j) | ModelRequest::Retrieve { job: j, .. } => j.method == HEDGEHOG,
             _ => false,
@@ -386,12 +397,19 @@ mod tests {
     fn trained_maps_are_not_trained_again_and_other_data_plan_nothing() {
         let config = text_config();
         let trained = hedgehog_job(&config);
-        let plan = swap_plan(&config, trained.as_ref());
-        assert!(
-            !plan
+        let trains = |config: &ExperimentConfig, origin| {
+            swap_plan(config, trained.as_ref().map(|job| (job, origin)))
                 .iter()
-                .any(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
-        );
+                .any(|r| matches!(r, ModelRequest::TrainHedgehog { .. }))
+        };
+        assert!(!trains(&config, Origin::Computed));
+        assert!(!trains(&config, Origin::Shipped));
+        // Asked to compute here: shipped maps are trained again, maps trained here are not.
+        let mut here = config.clone();
+        here.attention.reuse_answers = false;
+        assert!(trains(&here, Origin::Shipped));
+        assert!(trains(&here, Origin::Kept));
+        assert!(!trains(&here, Origin::Computed));
         let mut no_hedgehog = config.clone();
         no_hedgehog.attention.hedgehog_steps = 0;
         assert!(!swap_plan(&no_hedgehog, None).iter().any(|r| match r {

@@ -222,7 +222,7 @@ impl Ask for ModelRequest {
     fn reach(&self) -> Reach {
         match self {
             ModelRequest::Run { .. } => Reach::Free,
-            ModelRequest::TrainHedgehog(_) => Reach::All,
+            ModelRequest::TrainHedgehog { .. } => Reach::All,
             ModelRequest::Swap(_) | ModelRequest::Retrieve { .. } => Reach::One,
         }
     }

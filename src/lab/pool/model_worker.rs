@@ -8,22 +8,22 @@ use std::sync::Arc;
 use super::protocol::{TaskResponse, WorkerRequest, WorkerResponse};
 use crate::lab::attention::{StoredHeads, run_attention, run_attention_on};
 use crate::lab::config::HeadSource;
-use crate::lab::config::{HEAD_LAYERS, MAX_SWAP_DRAWS};
 use crate::lab::models::learned_map::{
     KeptTraining, LearnedHeads, LearnedMaps, kept_check, merge_learned_heads, train_learned_heads,
     train_learned_maps,
 };
 use crate::lab::models::loader::ModelLoader;
 use crate::lab::models::protocol::{
-    HEDGEHOG, HedgehogJob, HedgehogPoint, ModelAnswer, ModelRequest, ModelSetup, SwapJob,
+    HedgehogJob, HedgehogPoint, ModelAnswer, ModelRequest, ModelSetup, Origin, SwapJob,
 };
+use crate::lab::models::shipped::ShippedSource;
 use crate::lab::models::swap::{
-    ExactRetrieval, ExactRun, Swap, SwapMethod, exact_retrieval, exact_run, retrieval_report_on,
+    ExactRetrieval, ExactRun, Swap, exact_retrieval, exact_run, retrieval_report_on, swap_of_job,
     swap_report, swap_report_on,
 };
 use crate::lab::models::text_model::TextModel;
 use crate::numerics::attention::heads::RealHeads;
-use crate::numerics::attention::methods::MethodId;
+use crate::numerics::bert::MODEL_SHA256;
 
 /// The least time between two points of a training posted to the page while it trains. Every
 /// point posted is a message, a chart redrawn and a page painted (a Chromium trace: 2.6 s of the
@@ -62,12 +62,19 @@ pub struct ModelWorkspace {
     exact_retrieval: Option<ExactRetrieval>,
     /// The stored heads, read when a part on them first comes to this worker.
     stored: StoredHeads,
+    /// The answers shipped with the lab, read when a request may first use them.
+    shipped: ShippedSource,
 }
 
 impl ModelWorkspace {
     /// Where this worker reads the stored heads from (none until it is told).
     pub fn set_stored_heads(&mut self, stored: StoredHeads) {
         self.stored = stored;
+    }
+
+    /// Where this worker reads the shipped answers from (none until it is told).
+    pub fn set_shipped(&mut self, shipped: ShippedSource) {
+        self.shipped = shipped;
     }
 
     /// Finishes the fetched file (hashed and mostly unpacked as it streamed in) and keeps the
@@ -228,9 +235,11 @@ impl ModelWorkspace {
                 job,
                 query,
                 candidates,
+                reuse,
             } => {
                 let start = now();
                 let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
+                let shipped = reuse.then(|| self.shipped.get(MODEL_SHA256)).flatten();
                 let report = self.swap_of(&job).and_then(|swap| {
                     let model = self.model.as_ref().ok_or("the model is not loaded yet")?;
                     let kept = self
@@ -242,8 +251,11 @@ impl ModelWorkspace {
                         None => exact_retrieval(model, &query, &candidates)
                             .map_err(|e| e.to_string())?,
                     };
-                    let report = retrieval_report_on(model, &exact, &job.config, &swap)
-                        .map_err(|e| e.to_string());
+                    let report = match shipped.and_then(|s| s.checked_retrieval(&exact, &job)) {
+                        Some(report) => Ok(report),
+                        None => retrieval_report_on(model, &exact, &job.config, &swap)
+                            .map_err(|e| e.to_string()),
+                    };
                     self.exact_retrieval = Some(exact);
                     report
                 });
@@ -253,7 +265,10 @@ impl ModelWorkspace {
                     ms: now() - start,
                 }
             }
-            ModelRequest::TrainHedgehog(job) => {
+            ModelRequest::TrainHedgehog { job, reuse } => {
+                if reuse && let Some(answer) = self.keep_shipped_training(&job) {
+                    return answer;
+                }
                 let Some(model) = &self.model else {
                     return ModelAnswer::Failed("the model is not loaded yet".into());
                 };
@@ -317,39 +332,28 @@ impl ModelWorkspace {
         }
         match self.keep_trained_parts(&kept.parts) {
             ModelAnswer::Trained(Ok(mut training)) => {
-                training.kept = true;
+                training.origin = Origin::Kept;
                 Some(ModelAnswer::Trained(Ok(training)))
             }
             _ => None,
         }
     }
 
-    /// The swap a job names: its method (the registry's, or the trained Hedgehog maps) in its layers.
+    /// Keeps the maps of `job` shipped with the lab if their check holds with this model (the
+    /// training's record, marked shipped), or `None` (none shipped for it: train it).
+    pub fn keep_shipped_training(&mut self, job: &HedgehogJob) -> Option<ModelAnswer> {
+        let model = self.model.clone()?;
+        let (maps, training) = self
+            .shipped
+            .get(MODEL_SHA256)?
+            .checked_training(&model, job)?;
+        self.learned = Some(Arc::new(maps));
+        Some(ModelAnswer::Trained(Ok(training)))
+    }
+
+    /// The swap a job names ([`swap_of_job`]), with the maps this worker holds.
     fn swap_of(&self, job: &SwapJob) -> Result<Swap, String> {
-        if let Some(layer) = job.layers.iter().find(|&&l| l >= HEAD_LAYERS) {
-            return Err(format!(
-                "the model has layers 0 to {} (got {layer})",
-                HEAD_LAYERS - 1
-            ));
-        }
-        job.config.validate().map_err(|e| e.to_string())?;
-        let method = if job.method == HEDGEHOG {
-            SwapMethod::Learned(
-                self.learned
-                    .clone()
-                    .ok_or_else(|| "the Hedgehog maps are not trained yet".to_string())?,
-            )
-        } else {
-            SwapMethod::Registry(
-                MethodId::from_id(&job.method)
-                    .ok_or_else(|| format!("no attention method {}", job.method))?,
-            )
-        };
-        Ok(Swap {
-            method,
-            layers: job.layers.clone(),
-            draws: job.draws.clamp(1, MAX_SWAP_DRAWS),
-        })
+        swap_of_job(job, self.learned.clone())
     }
 }
 

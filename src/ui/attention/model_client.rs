@@ -11,7 +11,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 
 use crate::lab::models::protocol::{
-    HedgehogJob, HedgehogPoint, HedgehogTraining, ModelAnswer, ModelRequest, ModelSetup,
+    HedgehogJob, HedgehogPoint, HedgehogTraining, ModelAnswer, ModelRequest, ModelSetup, Origin,
     RetrievalReport, SwapJob, SwapReport, TextRun,
 };
 use crate::lab::pool::Channel;
@@ -86,7 +86,7 @@ pub(super) struct ModelClient {
     pub swap: SwapResults,
     pool: ModelPool,
     /// The training whose maps every worker holds.
-    trained: StoredValue<Option<HedgehogJob>, LocalStorage>,
+    trained: StoredValue<Option<(HedgehogJob, Origin)>, LocalStorage>,
     answers: StoredValue<u32>,
 }
 
@@ -158,7 +158,7 @@ impl ModelClient {
     }
 
     /// The training whose maps the workers hold (the plan leaves it out when it is the same).
-    pub fn trained(self) -> Option<HedgehogJob> {
+    pub fn trained(self) -> Option<(HedgehogJob, Origin)> {
         self.trained.get_value()
     }
 
@@ -183,7 +183,7 @@ impl ModelClient {
         self.swap.retrieval.set(kept);
         if jobs
             .iter()
-            .any(|r| matches!(r, ModelRequest::TrainHedgehog(_)))
+            .any(|r| matches!(r, ModelRequest::TrainHedgehog { .. }))
         {
             self.swap.curve.set(Vec::new());
             self.swap.training.set(None);
@@ -219,7 +219,8 @@ impl ModelClient {
                     }
                     Ok(ModelAnswer::Trained(result)) => {
                         if let Ok(training) = &result {
-                            self.trained.set_value(Some(training.job.clone()));
+                            self.trained
+                                .set_value(Some((training.job.clone(), training.origin)));
                             // While it trains split by heads, the points are the first part's
                             // heads'; the record's curve is every head's mean.
                             swap.curve.set(training.curve.clone());

@@ -139,7 +139,7 @@ fn answer(config: &ExperimentConfig, cells: &[SwapCell], done: bool) -> String {
 
 /// The swap's controls: the layers swapped, the draws, the Hedgehog maps' steps.
 ///
-/// - `config`, `set_config`: the configuration (this writes `swap`, `swapdraws`, `hhsteps`).
+/// - `config`, `set_config`: the configuration (this writes `swap`, `swapdraws`, `hhsteps`, `reuse`).
 #[component]
 fn SwapControls(
     config: ReadSignal<ExperimentConfig>,
@@ -191,6 +191,18 @@ fn SwapControls(
             </fieldset>
             <NumberControl param=Param::SwapDraws config set_config/>
             <NumberControl param=Param::HedgehogSteps config set_config/>
+            <label class="check" title="The Hedgehog maps and the retrieval reports do not depend on your text: the lab's build computed the defaults' with the same code, and each is checked here before it is used. Untick to compute them here.">
+                <input
+                    type="checkbox"
+                    name="reuse"
+                    prop:checked=move || config.with(|c| c.attention.reuse_answers)
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        set_config.update(|c| c.attention.reuse_answers = on);
+                    }
+                />
+                " reuse answers " <code class="param-key">"reuse"</code>
+            </label>
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
         </div>
     }
@@ -212,7 +224,12 @@ pub(super) fn ModelSwap(
         // Read, not only tracked: a memo nobody read never computes, so never notifies.
         plan.with(|_| ());
         // Empty unless the data are the user's text.
-        let jobs = config.with_untracked(|c| swap_plan(c, model.trained().as_ref()));
+        let jobs = config.with_untracked(|c| {
+            swap_plan(
+                c,
+                model.trained().as_ref().map(|(job, origin)| (job, *origin)),
+            )
+        });
         model.plan(jobs);
     });
     let swap = model.swap;

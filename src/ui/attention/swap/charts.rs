@@ -8,7 +8,7 @@ use super::summary::methods_of;
 use super::{colour_of, label_of};
 use crate::charts::{Series, describe, draw_xy};
 use crate::lab::config::SWAP_BUDGETS;
-use crate::lab::models::protocol::{HedgehogPoint, HedgehogTraining, SwapReport};
+use crate::lab::models::protocol::{HedgehogPoint, HedgehogTraining, Origin, SwapReport};
 use crate::lab::models::swap_plan::KEEPS_COSINE;
 use crate::ui::attention::model_client::SwapCell;
 use crate::ui::attention::{TableScroll, paced_chart};
@@ -294,13 +294,15 @@ pub(super) fn HedgehogCurve(
             Some(Ok(t)) => {
                 let first = t.curve.first();
                 let last = t.curve.last();
-                let when = if t.kept {
-                    format!(
-                        "kept from an earlier visit (trained in {:.1} s then; checked against this build and model)",
-                        t.train_ms / 1e3
-                    )
-                } else {
-                    format!("trained in the model worker in {:.1} s", t.train_ms / 1e3)
+                let seconds = t.train_ms / 1e3;
+                let when = match t.origin {
+                    Origin::Kept => format!(
+                        "kept from an earlier visit (trained in {seconds:.1} s then; checked against this build and model)"
+                    ),
+                    Origin::Shipped => format!(
+                        "shipped with the lab (trained by its build in {seconds:.1} s on the same text and seed; every head's loss checked here against this model)"
+                    ),
+                    Origin::Computed => format!("trained in the model worker in {seconds:.1} s"),
                 };
                 format!(
                     "{when}: {} Adam steps on a {}-token text, every head's pair of maps (n = {}, so {} features); KL per row on the held-out {}-token text {:.3} → {:.3}.",
@@ -326,7 +328,8 @@ pub(super) fn HedgehogCurve(
     view! {
         <canvas node_ref=canvas class="chart" data-chart="hedgehog"></canvas>
         <p class="caption hedgehog-caption" data-trained=move || training.with(|t| matches!(t, Some(Ok(_))).to_string())
-            data-train-kept=move || training.with(|t| matches!(t, Some(Ok(t)) if t.kept).to_string())
+            data-train-kept=move || training.with(|t| matches!(t, Some(Ok(t)) if t.origin == Origin::Kept).to_string())
+            data-train-origin=move || training.with(|t| t.as_ref().and_then(|t| t.as_ref().ok()).map(|t| t.origin.key()))
             data-train-ms=move || training.with(|t| match t {
                 Some(Ok(t)) => Some(format!("{:.0}", t.train_ms)),
                 _ => None,

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::{css_colour_of, label_of};
 use crate::lab::config::{ExperimentConfig, Param};
-use crate::lab::models::protocol::{Ranking, RetrievalReport};
+use crate::lab::models::protocol::{Origin, Ranking, RetrievalReport};
 use crate::ui::attention::TableScroll;
 use crate::ui::attention::model_client::RetrievalCell;
 use crate::ui::controls::commit;
@@ -68,8 +68,9 @@ pub(super) fn RetrievalView(
                         Err(e) => ("–".to_string(), "–".to_string(), e.clone()),
                     };
                     let pick = method.clone();
+                    let origin = cell.report.as_ref().ok().map(|r| r.origin.key());
                     view! {
-                        <tr data-method=method.clone() title=title>
+                        <tr data-method=method.clone() data-origin=origin title=title>
                             <td>
                                 <button type="button" class="link" on:click=move |_| chosen.set(Some(pick.clone()))>
                                     <span class="swatch" style=format!("background:{}", css_colour_of(&method))></span>{label_of(&method)}
@@ -81,6 +82,21 @@ pub(super) fn RetrievalView(
                     }
                 })
                 .collect_view()
+        })
+    };
+    // Which rows the lab's build computed (checked here against this model's exact ranking).
+    let shipped_note = move || {
+        retrieval.with(|cells| {
+            let shipped = cells
+                .iter()
+                .filter(|c| c.report.as_ref().is_ok_and(|r| r.origin == Origin::Shipped))
+                .count();
+            (shipped > 0).then(|| {
+                format!(
+                    ". {shipped} of {} rows are shipped with the lab: computed by its build with the same code and seed, used here because this model's exact ranking of the set agrees with theirs (untick “reuse answers” to compute them here)",
+                    cells.len()
+                )
+            })
         })
     };
     let side_by_side = move || {
@@ -124,7 +140,7 @@ pub(super) fn RetrievalView(
         {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
         <TableScroll label="retrieval ranking kept">
             <table class="leaderboard retrieval-table">
-                <caption>{move || config.with(|c| format!("every method at m = {} in the chosen layers; click a method to rank with it below", c.attention.features))}</caption>
+                <caption>{move || config.with(|c| format!("every method at m = {} in the chosen layers; click a method to rank with it below", c.attention.features))}{shipped_note}</caption>
                 <thead><tr><th>"method"</th><th>"top-1 kept"</th><th>"Kendall's τ"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
