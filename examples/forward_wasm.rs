@@ -13,6 +13,15 @@
 //!   m.load(require("fs").readFileSync(process.env.HOME + "/.cache/softmax-kernel-lab/minilm-l6-v2-f16.safetensors"));
 //!   console.log(m.run(128, 1))'
 //! ```
+//!
+//! The swap's plan job by job (`plan`, with the shipped answers or, given empty bytes, without):
+//!
+//! ```sh
+//! node --experimental-wasm-relaxed-simd -e '
+//!   const m = require("/tmp/fw/forward_wasm.js"); const fs = require("fs");
+//!   const bytes = fs.readFileSync(process.env.HOME + "/.cache/softmax-kernel-lab/minilm-l6-v2-f16.safetensors");
+//!   console.log(m.plan(bytes, fs.readFileSync("assets/shipped-answers.bin"), 128, ""))'
+//! ```
 #[cfg(target_arch = "wasm32")]
 mod bench {
     use std::cell::RefCell;
@@ -141,9 +150,11 @@ mod bench {
     /// tokens, every job through the model worker's own `ModelWorkspace::handle` on this one
     /// thread: each job's kind and wall milliseconds, a line each (where the swap's time goes
     /// in V8, job by job). Only the jobs whose line starts with `only` run (all when empty);
-    /// `only = "part"` times the attention view's parts on the text instead.
+    /// `only = "part"` times the attention view's parts on the text instead. The worker takes
+    /// the answers shipped with the lab from `shipped` (the file's bytes) as the page's does, and
+    /// computes them when it is empty (a first visit before issue 48).
     #[wasm_bindgen]
-    pub fn plan(bytes: &[u8], tokens: usize, only: &str) -> String {
+    pub fn plan(bytes: &[u8], shipped: &[u8], tokens: usize, only: &str) -> String {
         use softmax_kernel_lab::lab::config::{ExperimentConfig, HeadSource};
         use softmax_kernel_lab::lab::models::loader::ModelLoader;
         use softmax_kernel_lab::lab::models::protocol::{ModelAnswer, ModelRequest, ModelSetup};
@@ -163,6 +174,14 @@ mod bench {
         loader.push(bytes);
         if let ModelSetup::Failed(e) = workspace.load(loader, now(), now) {
             return e.to_string();
+        }
+        if !shipped.is_empty() {
+            let shipped = shipped.to_vec();
+            workspace.set_shipped(
+                softmax_kernel_lab::lab::models::shipped::ShippedSource::read_by(move || {
+                    Ok(shipped.clone())
+                }),
+            );
         }
         let mut lines = Vec::new();
         let mut total = 0.0;

@@ -84,9 +84,24 @@ pub fn uses_features(config: &ExperimentConfig, method: MethodId) -> bool {
     at(16) != at(64)
 }
 
+/// A job's multiply-adds in attention at the first budget, to order that budget's jobs: the
+/// method's outputs on a 128-token head of the model (d = dv = 32), times its draws when it is
+/// random (a deterministic method runs once).
+pub fn first_budget_cost(config: &ExperimentConfig, method: MethodId) -> f64 {
+    let mut settings = config.attention.clone();
+    settings.features = SWAP_BUDGETS[0];
+    let draws = if method.is_random() {
+        config.attention.swap_draws.max(1)
+    } else {
+        1
+    };
+    settings.output_work(method, 128, 32, 32) * draws as f64
+}
+
 /// The jobs of the model swap for `config`, in the order the page sends them: every chosen
 /// method at every budget (budget by budget, so that the table fills column by column; a
-/// method without a budget once), then the Hedgehog maps (trained unless the workers hold the
+/// method without a budget once; the first budget's jobs cheapest first, [`first_budget_cost`],
+/// so that the first answer comes soonest), then the Hedgehog maps (trained unless the workers hold the
 /// same training, `trained`, and it was computed here or the configuration reuses answers) and
 /// their swap, then the retrieval set under every method at the view's m (jobs
 /// that do not depend on the text: their `text` is empty). Empty unless the data are the
@@ -99,8 +114,16 @@ pub fn swap_plan(
         return Vec::new();
     }
     let mut plan = Vec::new();
+    let mut first_budget = config.attention.methods.clone();
+    first_budget
+        .sort_by(|&a, &b| first_budget_cost(config, a).total_cmp(&first_budget_cost(config, b)));
     for (i, &m) in SWAP_BUDGETS.iter().enumerate() {
-        for &method in &config.attention.methods {
+        let methods = if i == 0 {
+            &first_budget
+        } else {
+            &config.attention.methods
+        };
+        for &method in methods {
             if uses_features(config, method) || i == 0 {
                 plan.push(ModelRequest::Swap(job(config, method.id(), m)));
             }
@@ -328,6 +351,28 @@ mod tests {
             .filter(|r| matches!(r, ModelRequest::Retrieve { .. }))
             .count();
         assert_eq!(retrievals, 3, "two methods and Hedgehog");
+    }
+
+    /// The first budget's jobs go cheapest first (the first answer soonest): for the defaults a
+    /// deterministic map of d features, never randomized attention or Taylor-2 (D = 1 + d + d²).
+    #[test]
+    fn the_first_budget_runs_the_cheapest_jobs_first() {
+        let mut config = ExperimentConfig::default();
+        config.attention.source = HeadSource::Text;
+        let first: Vec<MethodId> = swap_plan(&config, None)
+            .iter()
+            .take(config.attention.methods.len())
+            .filter_map(|r| match r {
+                ModelRequest::Swap(job) => MethodId::from_id(&job.method),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(first.len(), config.attention.methods.len());
+        let costs: Vec<f64> = first.iter().map(|&m| first_budget_cost(&config, m)).collect();
+        assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{first:?}: {costs:?}");
+        assert!(["elu", "lln"].contains(&first[0].id()), "{first:?}");
+        let last = first.last().map(|m| m.id());
+        assert!(matches!(last, Some("ra" | "taylor")), "{first:?}");
     }
 
     /// The head shown and the kernel view's sliders do not change the jobs; m and the seed do.
