@@ -368,8 +368,14 @@ mod tests {
             })
             .collect();
         assert_eq!(first.len(), config.attention.methods.len());
-        let costs: Vec<f64> = first.iter().map(|&m| first_budget_cost(&config, m)).collect();
-        assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{first:?}: {costs:?}");
+        let costs: Vec<f64> = first
+            .iter()
+            .map(|&m| first_budget_cost(&config, m))
+            .collect();
+        assert!(
+            costs.windows(2).all(|w| w[0] <= w[1]),
+            "{first:?}: {costs:?}"
+        );
         assert!(["elu", "lln"].contains(&first[0].id()), "{first:?}");
         let last = first.last().map(|m| m.id());
         assert!(matches!(last, Some("ra" | "taylor")), "{first:?}");
