@@ -21,6 +21,7 @@ mod formulas;
 mod heads_table;
 mod kernel_vs_attention;
 mod lengths;
+mod lengths_client;
 mod lengths_table;
 mod matrices;
 mod model_client;
@@ -37,6 +38,7 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
+use crate::lab::attention::AttentionPart;
 use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource};
 use crate::lab::page::attention_dispatch::{AttentionDispatch, ViewState};
 use crate::lab::page::mode::EmbedFigure;
@@ -53,6 +55,7 @@ use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;
 use lengths::LengthsView;
+use lengths_client::stop_study;
 use matrices::{Heatmaps, SingularValues};
 use model_client::ModelClient;
 use parts::{Parts, submit};
@@ -146,6 +149,10 @@ pub fn AttentionView(
     // (lab::page::attention_dispatch); this only sends them.
     Effect::new(move |_| {
         let config = config.get();
+        // A study whose part no longer applies (lmax off) sends nothing more.
+        if !AttentionPart::Lengths.applies(&config) {
+            stop_study(dispatch, parts, true);
+        }
         let awaiting_confirmation = large.get().is_some();
         // The model workers hold this very text's heads once it ran (an older text's answer
         // does not count).
@@ -175,7 +182,7 @@ pub fn AttentionView(
             (n, _) => format!("computing… ({n} parts in flight)"),
         };
         if parts.lengths_busy.get() {
-            let study = "the length study is timing in a worker (10–60 s)";
+            let study = "the length study is timing in the workers";
             if parts_status.is_empty() {
                 study.to_string()
             } else {
@@ -197,6 +204,9 @@ pub fn AttentionView(
         }
     };
 
+    // The length study's stop button: what was measured stays, as it is.
+    let stop = Callback::new(move |()| stop_study(dispatch, parts, false));
+
     if let Some(figure) = embed {
         return view! {
             <AttentionEmbed
@@ -208,6 +218,7 @@ pub fn AttentionView(
                 status_attr=Signal::derive(status_attr)
                 large
                 confirmed
+                stop
             />
         }
         .into_any();
@@ -244,7 +255,14 @@ pub fn AttentionView(
                 <BudgetChart budget=parts.budget/>
                 <HeadsTableView config table=parts.table/>
                 <KernelVsAttentionChart report=parts.kernel_vs_attention/>
-                <LengthsView config set_config report=parts.lengths running=parts.lengths_busy/>
+                <LengthsView
+                    config
+                    set_config
+                    report=parts.lengths
+                    running=parts.lengths_busy
+                    progress=parts.lengths_progress
+                    stop
+                />
                 <Tensorised/>
                 <AttentionFormulas/>
             </section>

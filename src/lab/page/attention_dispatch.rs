@@ -107,6 +107,7 @@ impl AttentionDispatch {
                     config: config.clone(),
                     part,
                     share: None,
+                    lengths_unit: None,
                 },
                 generation,
             });
