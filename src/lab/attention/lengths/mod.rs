@@ -33,4 +33,4 @@ pub use series::{
     TV_ROWS,
 };
 pub use study::{length_study, measure_unit, study_features};
-pub use unit::{LengthsUnit, SeriesKey, study_head_sizes, study_lengths, study_units};
+pub use unit::{LengthsUnit, SeriesKey, UnitKernels, study_head_sizes, study_lengths, study_units};

@@ -130,14 +130,14 @@ struct HeadSize {
 }
 
 impl HeadSize {
-    /// Fits head size `d`: the chosen head's Gaussian, and each method's map on a sample of it
-    /// (a method without a map is added to `skipped` if `said_here`).
+    /// Fits head size `d`: the chosen head's Gaussian, and unless `exact_only` each method's map
+    /// on a sample of it (a method without a map is added to `skipped` if `said_here`).
     fn fit(
         config: &ExperimentConfig,
         heads: &dyn HeadSet,
         d: usize,
         features: &[usize],
-        said_here: bool,
+        (exact_only, said_here): (bool, bool),
         skipped: &mut Vec<Skipped>,
     ) -> Result<Self, AttentionError> {
         let attention = &config.attention;
@@ -148,8 +148,12 @@ impl HeadSize {
             stream_index("lengths"),
             d as u64,
         );
-        let fit_sample = model.sample(FIT_TOKENS, &mut fit_rng);
-        let timed = method_maps(config, &fit_sample, features, said_here, skipped)?;
+        let timed = if exact_only {
+            Vec::new()
+        } else {
+            let fit_sample = model.sample(FIT_TOKENS, &mut fit_rng);
+            method_maps(config, &fit_sample, features, said_here, skipped)?
+        };
         Ok(Self { d, model, timed })
     }
 
@@ -170,16 +174,20 @@ impl HeadSize {
         exact.into_iter().chain(methods).collect()
     }
 
-    /// Times length `len` in the forms `measured` picks, one point added to each of `series`
-    /// (this head size's, as [`HeadSize::series`] lists them) that has not stopped by `len`.
+    /// Times length `len` (all of it, or what `unit` times), one point added to each of
+    /// `series` (this head size's, as [`HeadSize::series`] lists them) that has not stopped by
+    /// `len`.
     fn measure(
         &self,
         seed: u64,
         len: usize,
-        measured: impl Fn(LinearForm) -> bool,
+        unit: Option<&LengthsUnit>,
         series: &mut [LengthSeries],
         dense_rate: f64,
     ) -> Result<(), AttentionError> {
+        let measured = |form: LinearForm| unit.is_none_or(|u| u.measures(form));
+        let time_exact = unit.is_none_or(LengthsUnit::times_exact);
+        let time_methods = unit.is_none_or(LengthsUnit::times_methods);
         let (d, budget_ms) = (self.d, POINT_BUDGET_MS);
         let mut rng = stream_rng(
             seed,
@@ -191,8 +199,8 @@ impl HeadSize {
         let seq = Sequence::new(len, d, d, &sample.q, &sample.k, &sample.v)
             .ok_or_else(|| AttentionError::Data("sampled shapes".into()))?;
         let stopped = |s: &LengthSeries| s.stopped_at.is_some_and(|at| at <= len);
-        // Exact attention: the reference outputs (computed untimed if its series stopped, so
-        // that the methods' errors are still measured).
+        // Exact attention: the reference outputs (computed untimed if its series stopped or
+        // this unit times only the methods, so that the methods' errors are still measured).
         let mut exact_outputs: [Option<Vec<f32>>; 2] = [None, None];
         for (s, form) in EXACT_FORMS.iter().enumerate() {
             if !measured(*form) {
@@ -200,8 +208,10 @@ impl HeadSize {
             }
             let series = &mut series[s];
             let causal = form.is_causal();
-            if stopped(series) {
-                exact_outputs[s] = Some(flash_attention(&seq, causal));
+            if stopped(series) || !time_exact {
+                if time_methods {
+                    exact_outputs[s] = Some(flash_attention(&seq, causal));
+                }
                 continue;
             }
             let (runs_ms, output) = timed_runs(budget_ms, || flash_attention(&seq, causal));
@@ -220,7 +230,7 @@ impl HeadSize {
         for (t, timed) in self.timed.iter().enumerate() {
             for (f, form) in LINEAR_FORMS.iter().enumerate() {
                 let series = &mut series[EXACT_FORMS.len() + t * LINEAR_FORMS.len() + f];
-                if !measured(*form) || stopped(series) {
+                if !time_methods || !measured(*form) || stopped(series) {
                     continue;
                 }
                 let Some(exact) = &exact_outputs[usize::from(form.is_causal())] else {
@@ -309,10 +319,17 @@ pub fn length_study(
     let mut skipped = Vec::new();
     for &d in &head_sizes {
         let said_here = head_sizes.first() == Some(&d);
-        let head = HeadSize::fit(config, heads, d, &features, said_here, &mut skipped)?;
+        let head = HeadSize::fit(
+            config,
+            heads,
+            d,
+            &features,
+            (false, said_here),
+            &mut skipped,
+        )?;
         let mut own = head.series();
         for &len in &lengths {
-            head.measure(config.seed, len, |_| true, &mut own, dense_rate)?;
+            head.measure(config.seed, len, None, &mut own, dense_rate)?;
         }
         series.extend(own);
     }
@@ -322,8 +339,9 @@ pub fn length_study(
 }
 
 /// Measures one unit of `config`'s study: its report holds every series of the unit's head
-/// size, with a point at the unit's length in the unit's forms (none in the others, nor in the
-/// series it names as stopped), its own dense-kernel rate, and the study's lengths. An error
+/// size (exact attention's alone for a unit of exact attention alone), with a point at the
+/// unit's length in the unit's forms and kernels (none in the others, nor in the series it
+/// names as stopped), its own dense-kernel rate, and the study's lengths. An error
 /// for a unit the configuration does not have (a message from elsewhere must not panic).
 pub fn measure_unit(
     config: &ExperimentConfig,
@@ -342,7 +360,15 @@ pub fn measure_unit(
     let dense_rate = dense_rate();
     let mut skipped = Vec::new();
     let said_here = head_sizes.first() == Some(&unit.d);
-    let head = HeadSize::fit(config, heads, unit.d, &features, said_here, &mut skipped)?;
+    let exact_only = !unit.times_methods();
+    let head = HeadSize::fit(
+        config,
+        heads,
+        unit.d,
+        &features,
+        (exact_only, said_here),
+        &mut skipped,
+    )?;
     let mut series = head.series();
     // A stopped series stops at this length, for `measure`; its stop is the page's to keep.
     let named = |s: &LengthSeries| {
@@ -353,13 +379,7 @@ pub fn measure_unit(
     for s in series.iter_mut().filter(|s| named(s)) {
         s.stopped_at = Some(unit.len);
     }
-    head.measure(
-        config.seed,
-        unit.len,
-        |form| unit.measures(form),
-        &mut series,
-        dense_rate,
-    )?;
+    head.measure(config.seed, unit.len, Some(unit), &mut series, dense_rate)?;
     for s in series.iter_mut().filter(|s| named(s)) {
         s.stopped_at = None;
     }

@@ -18,6 +18,18 @@ pub struct SeriesKey {
     pub form: LinearForm,
 }
 
+/// Which kernels a unit times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnitKernels {
+    /// Exact attention and every method.
+    All,
+    /// Exact attention alone (no method is fitted): the study's first piece, so that its first
+    /// point is on screen while a worker that has just started still warms up.
+    Exact,
+    /// Every method, against exact attention computed untimed.
+    Methods,
+}
+
 /// One piece of the study: length `len` at head size `d`, the bidirectional forms or the
 /// causal ones.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,6 +37,7 @@ pub struct LengthsUnit {
     pub d: usize,
     pub len: usize,
     pub causal: bool,
+    pub kernels: UnitKernels,
     /// Series of head size `d` that stopped at a shorter length (a run over the budget): not
     /// timed again (exact attention's output is still computed, untimed, as the methods'
     /// reference).
@@ -35,6 +48,16 @@ impl LengthsUnit {
     /// Whether `form` belongs to this unit.
     pub fn measures(&self, form: LinearForm) -> bool {
         form.is_causal() == self.causal
+    }
+
+    /// Whether it times exact attention.
+    pub fn times_exact(&self) -> bool {
+        self.kernels != UnitKernels::Methods
+    }
+
+    /// Whether it times the methods.
+    pub fn times_methods(&self) -> bool {
+        self.kernels != UnitKernels::Exact
     }
 }
 
@@ -55,14 +78,16 @@ pub fn study_head_sizes(config: &ExperimentConfig) -> Vec<usize> {
     GaussianHead::head_sizes(head_dim)
 }
 
-/// Every unit of a study, in the order they are sent: shortest length first (the first point
-/// on screen is the cheapest), and within a length the dearest first (d = 64 before 32,
-/// bidirectional exact attention, L², before causal, about L²/2), so that the longest length's
-/// big units start as early as its small ones and the workers finish together.
+/// Every unit of a study, in the order they are sent: shortest length first, and within a
+/// length the dearest first (d = 64 before 32, bidirectional exact attention, L², before
+/// causal, about L²/2), so that the longest length's big units start as early as its small ones
+/// and the workers finish together. The very first unit is split in two, exact attention alone
+/// then the methods: a worker's first unit also pays for its start (the compiler's tiers, the
+/// stored heads), and exact attention alone is the first point on screen within a second.
 pub fn study_units(lengths: &[usize], head_sizes: &[usize]) -> Vec<LengthsUnit> {
     let mut sizes = head_sizes.to_vec();
     sizes.sort_unstable_by(|a, b| b.cmp(a));
-    lengths
+    let mut units: Vec<LengthsUnit> = lengths
         .iter()
         .flat_map(|&len| {
             sizes.iter().flat_map(move |&d| {
@@ -70,9 +95,19 @@ pub fn study_units(lengths: &[usize], head_sizes: &[usize]) -> Vec<LengthsUnit> 
                     d,
                     len,
                     causal,
+                    kernels: UnitKernels::All,
                     stopped: Vec::new(),
                 })
             })
         })
-        .collect()
+        .collect();
+    if let Some(first) = units.first_mut() {
+        first.kernels = UnitKernels::Methods;
+        let exact = LengthsUnit {
+            kernels: UnitKernels::Exact,
+            ..first.clone()
+        };
+        units.insert(0, exact);
+    }
+    units
 }

@@ -3,7 +3,9 @@
 //! answers out of place change nothing.
 
 use super::*;
-use crate::lab::attention::lengths::{Kernel, LengthPoint, LengthSeries, POINT_BUDGET_MS};
+use crate::lab::attention::lengths::{
+    Kernel, LengthPoint, LengthSeries, POINT_BUDGET_MS, UnitKernels,
+};
 use crate::lab::test_support::config_with;
 use crate::numerics::attention::long::LinearForm;
 
@@ -54,12 +56,14 @@ fn answer(request: &AttentionRequest, ms: f64) -> LengthsReport {
 #[test]
 fn units_go_out_one_per_worker_shortest_first() {
     let mut run = LengthsRun::new(&config("512"));
-    // 3 lengths × 2 head sizes × 2 causalities.
-    assert_eq!(run.progress().total, 12);
+    // 3 lengths × 2 head sizes × 2 causalities, the first split in two.
+    assert_eq!(run.progress().total, 13);
     let first = run.next_requests(2);
     assert_eq!(first.len(), 2);
     let unit = |r: &AttentionRequest| r.lengths_unit.clone().expect("a unit");
     assert_eq!((unit(&first[0].1).len, unit(&first[0].1).d), (128, 64));
+    assert_eq!(unit(&first[0].1).kernels, UnitKernels::Exact);
+    assert_eq!(unit(&first[1].1).kernels, UnitKernels::Methods);
     assert!(first.iter().all(|(_, r)| r.part == AttentionPart::Lengths));
     // Nothing more while both are in flight; a zero worker count still keeps one going.
     assert!(run.next_requests(2).is_empty());
@@ -76,8 +80,8 @@ fn units_go_out_one_per_worker_shortest_first() {
     assert_eq!(
         run.progress(),
         LengthsProgress {
-            done: 12,
-            total: 12,
+            done: 13,
+            total: 13,
             state: RunState::Complete
         }
     );
@@ -100,9 +104,9 @@ fn a_stop_is_named_in_later_units() {
     for (index, request) in &sent[1..] {
         run.on_answer(*index, Ok(answer(request, 1.0)));
     }
-    let later = run.next_requests(8);
+    let mut later = run.next_requests(8);
     assert_eq!(later.len(), 8);
-    for (index, request) in &later {
+    while let Some((index, request)) = later.pop() {
         let unit = request.lengths_unit.as_ref().expect("a unit");
         let named = unit.d == stopped_unit.d;
         assert_eq!(unit.stopped.len(), usize::from(named), "{unit:?}");
@@ -111,7 +115,8 @@ fn a_stop_is_named_in_later_units() {
             assert_eq!(unit.stopped[0].form, LinearForm::Bidirectional);
         }
         // The worker measures it anyway here: the merge drops it.
-        run.on_answer(*index, Ok(answer(request, 1.0)));
+        run.on_answer(index, Ok(answer(&request, 1.0)));
+        later.extend(run.next_requests(8));
     }
     let report = run.report().expect("merged");
     let stopped = report
@@ -140,7 +145,7 @@ fn stop_error_and_stray_answers() {
     assert!(run.next_requests(2).is_empty());
     run.on_answer(sent[1].0, Ok(answer(&sent[1].1, 1.0)));
     let progress = run.progress();
-    assert_eq!((progress.done, progress.total), (1, 16));
+    assert_eq!((progress.done, progress.total), (1, 17));
     assert_eq!(progress.state, RunState::Stopped);
     assert_eq!(run.report().map(|r| r.series.len()), Some(1));
 
@@ -164,7 +169,7 @@ fn stop_error_and_stray_answers() {
 fn the_language_models_study_has_one_head_size() {
     let lm = config_with(&[("view", "attention"), ("src", "lm"), ("lmax", "256")]);
     let mut run = LengthsRun::new(&lm);
-    assert_eq!(run.progress().total, 2 * 2);
+    assert_eq!(run.progress().total, 2 * 2 + 1);
     let sent = run.next_requests(8);
     assert!(
         sent.iter()

@@ -3,7 +3,7 @@
 
 use super::super::crossover::CrossoverLength;
 use super::super::series::{Kernel, LengthPoint, LengthSeries, POINT_BUDGET_MS};
-use super::super::unit::{LengthsUnit, study_head_sizes, study_lengths, study_units};
+use super::super::unit::{LengthsUnit, UnitKernels, study_head_sizes, study_lengths, study_units};
 use super::super::{length_study, measure_unit};
 use super::*;
 use crate::lab::test_support::config_with;
@@ -35,7 +35,8 @@ fn without_clock(mut report: LengthsReport) -> LengthsReport {
     report
 }
 
-/// Every unit of a small study measured and merged, last unit first: the same series in the
+/// Every unit of a small study measured and merged, last unit first (so exact attention's own
+/// unit last): the same series in the
 /// same order, the same points (lengths, multiply-adds, memory, output errors, row TVs, bad
 /// rows, bit for bit), the same skipped method, lengths, head sizes and m, and a crossover for
 /// each method series as in the whole study.
@@ -54,7 +55,11 @@ fn merged_units_are_the_whole_study_but_for_the_clock() {
     let head_sizes = GaussianHead::head_sizes(heads.shape().head_dim);
     assert_eq!(head_sizes, study_head_sizes(&config));
     let units = study_units(&study_lengths(256), &head_sizes);
-    assert_eq!(units.len(), 2 * 2 * 2);
+    // Two lengths × two head sizes × two causalities, the first split in exact attention and
+    // the methods.
+    assert_eq!(units.len(), 2 * 2 * 2 + 1);
+    assert_eq!(units[0].kernels, UnitKernels::Exact);
+    assert_eq!(units[1].kernels, UnitKernels::Methods);
     let mut merged: Option<LengthsReport> = None;
     for unit in units.iter().rev() {
         let report = measure_unit(&config, &heads, unit).expect("the unit runs");
@@ -67,7 +72,7 @@ fn merged_units_are_the_whole_study_but_for_the_clock() {
             }
         });
     }
-    let merged = merged.expect("eight units");
+    let merged = merged.expect("nine units");
     assert!(merged.dense_rate > 0.0 && merged.exact_rate > 0.0);
     for p in merged.series.iter().flat_map(|s| &s.points) {
         assert_eq!(p.model_ms, p.multiply_adds / merged.dense_rate * 1e3);
@@ -91,6 +96,7 @@ fn a_unit_outside_the_study_is_an_error() {
             d,
             len,
             causal: false,
+            kernels: UnitKernels::All,
             stopped: Vec::new(),
         };
         assert!(measure_unit(&config, &heads, &unit).is_err(), "{d} {len}");
