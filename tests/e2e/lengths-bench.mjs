@@ -8,7 +8,7 @@
 // exact attention's rates, every crossover (method, m, D, head size, form, length, model
 // length, error and row TV there) and the path of the CSV the page's "Download CSV" gave
 // (target/length-study-chromium.csv). BENCH_DIST: another build's folder (say the build
-// before a change) instead of dist/.
+// before a change) instead of dist/; BENCH_ALONE=1: timed one worker at a time.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,13 @@ const browser = await launchBrowser('chromium');
 try {
   const { page, problems } = await openPage(browser, `${server.url}?view=attention`, { init: recordLengths });
   await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 300_000 });
+  // BENCH_ALONE=1: the study timed one worker at a time (its control, shown once it is on: set
+  // at lmax 1024 first, then the timed lmax chosen).
+  if (process.env.BENCH_ALONE === '1') {
+    await page.selectOption('select[name="lmax"]', '1024');
+    await page.check('input[name="lengths-alone"]');
+    await page.waitForFunction(() => document.querySelector('.lengths')?.dataset.lengthsStatus === 'ready', null, { timeout: 300_000 });
+  }
   const started = await page.evaluate(() => performance.now());
   await page.selectOption('select[name="lmax"]', String(lmax));
   await page.waitForFunction(() => {
@@ -31,7 +38,9 @@ try {
   }, null, { timeout: 1_800_000, polling: 1000 });
   const log = await page.evaluate(() => window.__lengthsLog);
   const ended = log.findLast((e) => e.status === 'ready');
-  const firstPoint = log.find((e) => e.t > started && e.charts > 0);
+  // The first chart shown after the study was reset (no point, or none yet in either build).
+  const reset = log.findIndex((e) => e.t > started && e.points === 0);
+  const firstPoint = reset < 0 ? undefined : log.slice(reset).find((e) => e.charts > 0 && e.status !== 'off');
   const seconds = (ended.t - started) / 1000;
   const first_point_s = firstPoint ? (firstPoint.t - started) / 1000 : null;
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('.lengths .download-csv')]);
@@ -60,7 +69,7 @@ try {
     };
     crossovers.set(key, entry);
   }
-  console.log(JSON.stringify({ lmax, first_point_s, seconds, ...rates, problems, csv: csvPath, crossovers: [...crossovers.values()] }));
+  console.log(JSON.stringify({ lmax, alone: process.env.BENCH_ALONE === '1', first_point_s, seconds, ...rates, problems, csv: csvPath, crossovers: [...crossovers.values()] }));
 } finally {
   await browser.close();
   await server.close();

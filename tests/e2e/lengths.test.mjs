@@ -167,18 +167,19 @@ test('length study: on from its control, accessible once computed', async () => 
   }
 });
 
-test('length study: stop keeps what was measured; a new lmax runs again', async () => {
+test('length study: stop keeps what was measured; a new lmax, or timing alone, runs it again', async () => {
   // lmax = 4096: 25 units, the longest lengths' seconds long, so a stop lands mid-run.
   const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?view=attention&lmax=4096&methods=prf-pos,elu&features=16`);
   try {
-    await page.waitForFunction(() => Number(document.querySelector('.lengths')?.dataset.lengthsPoints) > 0, null, { timeout: 120_000 });
+    // Two units in: the first is exact attention alone, so a method's too.
+    await page.waitForFunction(() => Number(document.querySelector('.lengths')?.dataset.lengthsDone) >= 2, null, { timeout: 120_000 });
     assert.equal(await page.getAttribute('.lengths', 'data-lengths-status'), 'computing');
     assert.equal(await page.getAttribute('.lengths progress', 'max'), '25');
     await page.click('.lengths button.lengths-stop');
     await waitLengths(page, 'stopped', 10_000);
     assert.equal(await page.$$eval('.lengths progress', (p) => p.length), 0);
     const done = Number(await page.getAttribute('.lengths', 'data-lengths-done'));
-    assert.ok(done >= 1 && done < 25, `${done} units done`);
+    assert.ok(done >= 2 && done < 25, `${done} units done`);
     assert.match(await page.textContent('.lengths [data-lengths-partial]'), new RegExp(`^Stopped after ${done} of 25 pieces`));
     // What was measured stays: its table rows and, in the CSV (named partial), its points.
     assert.ok(await page.$$eval('.lengths-table tbody tr[data-method]', (r) => r.length) > 0);
@@ -199,6 +200,13 @@ test('length study: stop keeps what was measured; a new lmax runs again', async 
     assert.equal(await page.getAttribute('.lengths', 'data-lengths-total'), '17');
     assert.equal(await page.getAttribute('.lengths', 'data-lengths-done'), '17');
     assert.equal(await page.$$eval('.lengths [data-lengths-partial]', (p) => p.length), 0);
+
+    // Timed one worker at a time: the study runs again, in full, and says so.
+    await page.check('input[name="lengths-alone"]');
+    await page.waitForFunction(() => document.querySelector('.lengths')?.dataset.lengthsDone !== '17');
+    await waitLengths(page, 'ready', 120_000);
+    assert.equal(await page.getAttribute('.lengths', 'data-lengths-done'), '17');
+    assert.match(await page.textContent('.lengths .caption'), /Timed on one worker at a time/);
     assert.deepEqual(problems, []);
   } finally {
     await context.close();

@@ -128,6 +128,12 @@ impl AttentionDispatch {
         }
     }
 
+    /// Forgets `part`'s newest request: the next change asks it again, even with the same key
+    /// (the length study timed another way), and an answer to it is stale.
+    pub fn forget(&mut self, part: AttentionPart) {
+        self.asked.remove(&part);
+    }
+
     /// Whether `part`'s newest request awaits its answer.
     pub fn is_pending(&self, part: AttentionPart) -> bool {
         self.asked.get(&part).is_some_and(|asked| !asked.answered)

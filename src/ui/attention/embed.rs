@@ -156,6 +156,7 @@ pub(super) fn AttentionEmbed(
                     report=parts.lengths
                     running=parts.lengths_busy
                     progress=parts.lengths_progress
+                    alone=parts.lengths_alone
                     stop
                     compact=true
                 />

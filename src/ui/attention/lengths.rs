@@ -278,6 +278,8 @@ fn LengthsNotes(report: Report, threshold: RwSignal<f64>) -> impl IntoView {
 ///   the first answer).
 /// - `running`: whether a study is in flight.
 /// - `progress`: its units answered out of all, and whether it ended or was stopped.
+/// - `alone`: the reader's choice to time one unit at a time (each kernel alone on the device)
+///   rather than one per worker at once; changing it runs the study again.
 /// - `stop`: stops it (what was measured stays).
 /// - `compact`: the controls, the status and the charts with their legend only (a figure
 ///   embedded alone: its frame gives the title and caption); no notes, table or download.
@@ -288,6 +290,7 @@ pub(super) fn LengthsView(
     report: Report,
     running: RwSignal<bool>,
     progress: Progress,
+    alone: RwSignal<bool>,
     stop: Callback<()>,
     #[prop(optional)] compact: bool,
 ) -> impl IntoView {
@@ -340,11 +343,16 @@ pub(super) fn LengthsView(
                 .map(usize::to_string)
                 .collect();
             format!(
-                "Sequences drawn from a Gaussian fitted to layer {}, head {} of {model}, at head sizes d = {}; random maps at m = {} (a quarter of the chosen m, and m).",
+                "Sequences drawn from a Gaussian fitted to layer {}, head {} of {model}, at head sizes d = {}; random maps at m = {} (a quarter of the chosen m, and m). {}",
                 c.attention.layer,
                 c.attention.head,
                 sizes.join(" and "),
-                m.join(" and ")
+                m.join(" and "),
+                if alone.get() {
+                    "Timed on one worker at a time: each kernel alone on this device."
+                } else {
+                    "Timed on every worker at once, one length each: each time is that of this device busy on every core (slower than alone where the cores share their work)."
+                }
             )
         })
     };
@@ -369,7 +377,7 @@ pub(super) fn LengthsView(
             _ if running.get() => Some(view! {
                 <div class="lengths-progress">
                     <p class="status-line">
-                        {format!("timing exact attention and each method at each length, in the page's workers: {done} of {total} pieces measured, shortest length first…")}
+                        {format!("timing exact attention and each method at each length, shortest first: {done} of {total} pieces measured…")}
                     </p>
                     <progress
                         max=total.to_string()
@@ -423,6 +431,10 @@ pub(super) fn LengthsView(
                 <Show when=on>
                     <NumberControl param=Param::Layer config set_config id_prefix="lengths-"/>
                     <NumberControl param=Param::Head config set_config id_prefix="lengths-"/>
+                    <label class="check">
+                        <input type="checkbox" name="lengths-alone" prop:checked=move || alone.get() on:change=move |ev| alone.set(event_target_checked(&ev))/>
+                        <span>"one worker at a time (each kernel timed alone; slower)"</span>
+                    </label>
                 </Show>
             </div>
             {(!compact).then(|| view! {

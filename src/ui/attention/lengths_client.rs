@@ -15,17 +15,27 @@ use crate::ui::pool::{AttentionRunner, NO_WORKER, StudyChannel};
 
 type Dispatch = StoredValue<Rc<RefCell<AttentionDispatch>>, LocalStorage>;
 
-/// The study in flight: its run, its units' channel in the pool, and the generation of the
-/// dispatch's request it answers.
+/// The view's length study in flight (or its last one), for its units' answers and the stop.
+pub(super) type StudySlot = StoredValue<Option<Rc<Study>>, LocalStorage>;
+
+/// The study in flight: its run, its units' channel in the pool, the generation of the
+/// dispatch's request it answers, and whether it times one unit at a time.
 pub(super) struct Study {
     run: RefCell<LengthsRun>,
     channel: StudyChannel,
     generation: u64,
+    alone: bool,
 }
 
 /// Starts the study `ask` asks for, in place of any older one (whose units in flight are
-/// then never delivered).
-pub(super) fn start_study(runner: AttentionRunner, dispatch: Dispatch, parts: Parts, ask: PartAsk) {
+/// then never delivered), timed as the reader chose (`Parts::lengths_alone`).
+pub(super) fn start_study(
+    runner: AttentionRunner,
+    dispatch: Dispatch,
+    parts: Parts,
+    slot: StudySlot,
+    ask: PartAsk,
+) {
     let PartAsk {
         request,
         generation,
@@ -34,7 +44,7 @@ pub(super) fn start_study(runner: AttentionRunner, dispatch: Dispatch, parts: Pa
         parts.count_pending(&dispatch.borrow());
     }
     let Some(channel) = runner.length_study(request.config.attention.source) else {
-        parts.study.set_value(None);
+        slot.set_value(None);
         parts.lengths.set(Some(Err(NO_WORKER.into())));
         parts.lengths_progress.set(None);
         answered(dispatch, parts, generation, false);
@@ -44,18 +54,19 @@ pub(super) fn start_study(runner: AttentionRunner, dispatch: Dispatch, parts: Pa
         run: RefCell::new(LengthsRun::new(&request.config)),
         channel,
         generation,
+        alone: parts.lengths_alone.get_untracked(),
     });
-    parts.study.set_value(Some(study.clone()));
+    slot.set_value(Some(study.clone()));
     parts.lengths.set(None);
     show(dispatch, parts, &study);
-    send(dispatch, parts, &study);
+    send(dispatch, parts, slot, &study);
 }
 
 /// Stops the study in flight, if any: nothing more is sent and what is in flight is dropped;
 /// what was measured stays on screen. `again`: the study is asked again at the next change
 /// (its part no longer applies, so a later return to it must not find it stopped).
-pub(super) fn stop_study(dispatch: Dispatch, parts: Parts, again: bool) {
-    let Some(study) = parts.study.try_with_value(Clone::clone).flatten() else {
+pub(super) fn stop_study(dispatch: Dispatch, parts: Parts, slot: StudySlot, again: bool) {
+    let Some(study) = slot.try_with_value(Clone::clone).flatten() else {
         return;
     };
     if study.run.borrow_mut().stop() {
@@ -68,15 +79,18 @@ pub(super) fn stop_study(dispatch: Dispatch, parts: Parts, again: bool) {
 }
 
 /// Sends the units the run gives now.
-fn send(dispatch: Dispatch, parts: Parts, study: &Rc<Study>) {
-    let workers = study.channel.workers();
+fn send(dispatch: Dispatch, parts: Parts, slot: StudySlot, study: &Rc<Study>) {
+    let workers = if study.alone {
+        1
+    } else {
+        study.channel.workers()
+    };
     let requests = study.run.borrow_mut().next_requests(workers);
     for (index, request) in requests {
         let this = study.clone();
         study.channel.ask(request, move |answer| {
             // A study replaced (or a view gone) hears nothing more.
-            let current = parts
-                .study
+            let current = slot
                 .try_with_value(|s| s.as_ref().is_some_and(|s| Rc::ptr_eq(s, &this)))
                 .unwrap_or(false);
             if !current {
@@ -88,7 +102,7 @@ fn send(dispatch: Dispatch, parts: Parts, study: &Rc<Study>) {
             });
             this.run.borrow_mut().on_answer(index, report);
             show(dispatch, parts, &this);
-            send(dispatch, parts, &this);
+            send(dispatch, parts, slot, &this);
         });
     }
 }

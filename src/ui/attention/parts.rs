@@ -14,8 +14,6 @@ use crate::lab::page::attention_dispatch::{AnswerFate, AttentionDispatch, PartAs
 use crate::lab::page::lengths_run::LengthsProgress;
 use crate::ui::pool::AttentionRunner;
 
-use super::lengths_client::{Study, start_study};
-
 /// The latest outcome of each part (`None`: not computed yet), and how long the last main
 /// part took from request to answer. The length study (seconds to a minute) is counted apart
 /// from the other parts, so that the view is ready while it runs; its report is the merge of
@@ -40,8 +38,10 @@ pub(super) struct Parts {
     /// The length study's units answered out of all, and whether it runs, ended or stopped
     /// (`None` before the first study).
     pub(super) lengths_progress: RwSignal<Option<LengthsProgress>>,
-    /// The length study in flight (or the last one), for its units' answers and the stop.
-    pub(super) study: StoredValue<Option<Rc<Study>>, LocalStorage>,
+    /// Whether the length study times one unit at a time (each kernel alone on the device)
+    /// instead of one per worker at once (the reader's choice; page-local, as the quiet of the
+    /// machine is: it changes the conditions of the timings, not what is measured).
+    pub(super) lengths_alone: RwSignal<bool>,
 }
 
 impl Parts {
@@ -59,7 +59,7 @@ impl Parts {
             main_answers: RwSignal::new(0),
             lengths_busy: RwSignal::new(false),
             lengths_progress: RwSignal::new(None),
-            study: StoredValue::new_local(None),
+            lengths_alone: RwSignal::new(false),
         }
     }
 
@@ -122,17 +122,13 @@ fn now_ms() -> f64 {
 
 /// Sends `ask` for its part (the pool holds it while an older one of the part is in flight);
 /// the answer is shown if the dispatch says it is the part's newest, and the parts' in-flight
-/// counts follow the dispatch's. The length study goes unit by unit (`lengths_client`).
+/// counts follow the dispatch's. (The length study goes unit by unit: `lengths_client`.)
 pub(super) fn submit(
     runner: AttentionRunner,
     dispatch: StoredValue<Rc<RefCell<AttentionDispatch>>, LocalStorage>,
     parts: Parts,
     ask: PartAsk,
 ) {
-    if ask.request.part == AttentionPart::Lengths {
-        start_study(runner, dispatch, parts, ask);
-        return;
-    }
     let PartAsk {
         request,
         generation,
