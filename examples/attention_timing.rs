@@ -24,6 +24,7 @@ fn main() {
             config: config.clone(),
             part,
             share: None,
+            lengths_unit: None,
         };
         let outcome = run_attention(&request, &mut stored).map(|_| ());
         println!(
@@ -39,6 +40,7 @@ fn main() {
             config: c,
             part: AttentionPart::Main,
             share: None,
+            lengths_unit: None,
         };
         let _ = run_attention(&request, &mut stored);
         println!(

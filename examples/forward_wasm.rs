@@ -222,6 +222,7 @@ mod bench {
                         config: config.clone(),
                         part,
                         share: None,
+                        lengths_unit: None,
                     },
                 };
                 let start = now();

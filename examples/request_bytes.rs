@@ -38,6 +38,7 @@ fn main() {
             config: config.clone(),
             part: AttentionPart::Main,
             share: None,
+            lengths_unit: None,
         };
         let now = encode(&WorkerRequest::Attention {
             id: 7,

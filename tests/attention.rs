@@ -26,6 +26,7 @@ fn part(config: &ExperimentConfig, part: AttentionPart) -> AttentionOutput {
         config: config.clone(),
         part,
         share: None,
+        lengths_unit: None,
     };
     run_attention(&request, &mut StoredHeads::none()).unwrap_or_else(|e| panic!("{part:?}: {e}"))
 }
@@ -472,6 +473,7 @@ fn parts_over_every_head_merge_from_shares() {
                 config: config.clone(),
                 part,
                 share,
+                lengths_unit: None,
             };
             run_attention_on(&request, Some(&heads))
                 .unwrap_or_else(|e| panic!("{part:?} {share:?}: {e}"))
@@ -491,6 +493,7 @@ fn parts_over_every_head_merge_from_shares() {
             config: config.clone(),
             part,
             share: None,
+            lengths_unit: None,
         };
         run_attention_on(&request, Some(&heads)).unwrap()
     };

@@ -546,6 +546,7 @@ fn attention_prints_the_library_numbers_as_json_and_csv() {
                 config,
                 part: softmax_kernel_lab::lab::attention::AttentionPart::Main,
                 share: None,
+                lengths_unit: None,
             },
             &mut softmax_kernel_lab::lab::attention::StoredHeads::none(),
         )

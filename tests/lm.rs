@@ -540,6 +540,7 @@ fn the_attention_view_runs_on_the_language_models_heads() {
         config: config.clone(),
         part,
         share: None,
+        lengths_unit: None,
     };
     let Ok(AttentionOutput::Main(main)) = run_attention_on(&ask(AttentionPart::Main), Some(&heads))
     else {

@@ -777,6 +777,7 @@ fn attention_on_a_text_reports_the_default_methods_on_its_heads() {
             config: config.clone(),
             part,
             share: None,
+            lengths_unit: None,
         };
         run_attention_on(&request, Some(&heads)).expect("the library runs the same request")
     };

@@ -182,6 +182,7 @@ fn the_newest_text_wins_and_every_worker_then_holds_its_heads() {
         config: config.clone(),
         part: AttentionPart::Main,
         share: None,
+        lengths_unit: None,
     };
     let asset_heads = RealHeads::parse(&asset).unwrap();
     let reference = run_attention_on(&request, Some(&asset_heads)).unwrap();

@@ -273,6 +273,7 @@ pub fn run_attention_command(command: &AttentionCommand) -> Result<String, CliEr
             config: command.config.clone(),
             part,
             share: None,
+            lengths_unit: None,
         };
         run_attention_on(&request, heads.as_deref())
             .map_err(|e| CliError::new("attention", e.to_string()))

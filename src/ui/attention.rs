@@ -2,11 +2,13 @@
 //! or a real head of all-MiniLM-L6-v2. Its parts are computed in the worker pool
 //! ([`AttentionRunner`]), each shown as it arrives; each part is a channel of the pool, so a
 //! part's newer request waits for the one in flight and replaces any older waiting one, and
-//! dragging a slider never queues stale work. Which parts to ask for, and which answers to
+//! dragging a slider never queues stale work (the length study is asked unit by unit, as many
+//! at once as the pool has workers). Which parts to ask for, and which answers to
 //! show, is `lab::page::attention_dispatch`'s; the workers read the stored heads themselves.
 //!
 //! The files: this one (the view and its status), `parts` (the parts' signals, a request sent
-//! and its answer shown), `controls`, `figure` (what every figure shares), `text` (numbers
+//! and its answer shown), `lengths_client` (the length study's units sent, one per worker, and
+//! shown as they land), `controls`, `figure` (what every figure shares), `text` (numbers
 //! and colours as text), and one file per figure or group of figures: `table`, `matrices`,
 //! `errors`, `temperature`, `budget`, `heads_table`, `kernel_vs_attention`, `lengths` (the
 //! length study: time against sequence length), `tensorised` and `formulas`; `embed` lays out
@@ -21,6 +23,7 @@ mod formulas;
 mod heads_table;
 mod kernel_vs_attention;
 mod lengths;
+mod lengths_client;
 mod lengths_table;
 mod matrices;
 mod model_client;
@@ -37,6 +40,7 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
+use crate::lab::attention::AttentionPart;
 use crate::lab::config::{ATTENTION_ASK_WORK, ExperimentConfig, HeadSource};
 use crate::lab::page::attention_dispatch::{AttentionDispatch, ViewState};
 use crate::lab::page::mode::EmbedFigure;
@@ -53,6 +57,7 @@ use formulas::AttentionFormulas;
 use heads_table::HeadsTableView;
 use kernel_vs_attention::KernelVsAttentionChart;
 use lengths::LengthsView;
+use lengths_client::{StudySlot, start_study, stop_study};
 use matrices::{Heatmaps, SingularValues};
 use model_client::ModelClient;
 use parts::{Parts, submit};
@@ -131,6 +136,7 @@ pub fn AttentionView(
     });
     let dispatch: Rc<RefCell<AttentionDispatch>> = Rc::default();
     let dispatch = StoredValue::new_local(dispatch);
+    let study: StudySlot = StoredValue::new_local(None);
     // A configuration above the ask-first budget waits for a click; this is the last one
     // confirmed (its query).
     let confirmed = RwSignal::new(None::<String>);
@@ -144,8 +150,21 @@ pub fn AttentionView(
 
     // Every part follows the configuration: the dispatch says which to ask for
     // (lab::page::attention_dispatch); this only sends them.
-    Effect::new(move |_| {
+    Effect::new(move |alone_before: Option<bool>| {
         let config = config.get();
+        let alone = parts.lengths_alone.get();
+        // A study whose part no longer applies (lmax off) sends nothing more.
+        if !AttentionPart::Lengths.applies(&config) {
+            stop_study(dispatch, parts, study, true);
+        }
+        // Timed another way (one worker at a time, or all at once): the study again.
+        if alone_before.is_some_and(|before| before != alone) {
+            stop_study(dispatch, parts, study, true);
+            dispatch
+                .get_value()
+                .borrow_mut()
+                .forget(AttentionPart::Lengths);
+        }
         let awaiting_confirmation = large.get().is_some();
         // The model workers hold this very text's heads once it ran (an older text's answer
         // does not count).
@@ -154,7 +173,7 @@ pub fn AttentionView(
                 |o| matches!(o, Some(Ok(outcome)) if outcome.run.text == config.attention.text),
             );
         let Some(runner) = runner else {
-            return;
+            return alone;
         };
         let embedded = embed.map(|figure| figure.attention_parts());
         let view = ViewState {
@@ -164,8 +183,13 @@ pub fn AttentionView(
         };
         let asks = dispatch.get_value().borrow_mut().on_change(&config, view);
         for ask in asks {
-            submit(runner, dispatch, parts, ask);
+            if ask.request.part == AttentionPart::Lengths {
+                start_study(runner, dispatch, parts, study, ask);
+            } else {
+                submit(runner, dispatch, parts, ask);
+            }
         }
+        alone
     });
 
     let status = move || {
@@ -175,11 +199,11 @@ pub fn AttentionView(
             (n, _) => format!("computing… ({n} parts in flight)"),
         };
         if parts.lengths_busy.get() {
-            let study = "the length study is timing in a worker (10–60 s)";
+            let timing = "the length study is timing in the workers";
             if parts_status.is_empty() {
-                study.to_string()
+                timing.to_string()
             } else {
-                format!("{parts_status}; {study}")
+                format!("{parts_status}; {timing}")
             }
         } else {
             parts_status
@@ -197,6 +221,9 @@ pub fn AttentionView(
         }
     };
 
+    // The length study's stop button: what was measured stays, as it is.
+    let stop = Callback::new(move |()| stop_study(dispatch, parts, study, false));
+
     if let Some(figure) = embed {
         return view! {
             <AttentionEmbed
@@ -208,6 +235,7 @@ pub fn AttentionView(
                 status_attr=Signal::derive(status_attr)
                 large
                 confirmed
+                stop
             />
         }
         .into_any();
@@ -244,7 +272,15 @@ pub fn AttentionView(
                 <BudgetChart budget=parts.budget/>
                 <HeadsTableView config table=parts.table/>
                 <KernelVsAttentionChart report=parts.kernel_vs_attention/>
-                <LengthsView config set_config report=parts.lengths running=parts.lengths_busy/>
+                <LengthsView
+                    config
+                    set_config
+                    report=parts.lengths
+                    running=parts.lengths_busy
+                    progress=parts.lengths_progress
+                    alone=parts.lengths_alone
+                    stop
+                />
                 <Tensorised/>
                 <AttentionFormulas/>
             </section>

@@ -63,7 +63,9 @@ mod side;
 mod workers;
 
 pub use crate::lab::pool::{Channel, Ticket};
-pub use runners::{AttentionRunner, DataViewRunner, ExportRunner, ModelPool, ProbeRunner};
+pub use runners::{
+    AttentionRunner, DataViewRunner, ExportRunner, ModelPool, ProbeRunner, StudyChannel,
+};
 use side::SideEntry;
 use workers::post_transferred;
 use workers::{RetiredHandlers, WorkerHandle};

@@ -129,8 +129,10 @@ export function launchBrowser(name = browserName, { touch = false } = {}) {
  * matches); over WebDriver BiDi, Firefox ignores both: launch it with `touch` instead
  * (`launchBrowser`); its touch input works either way (`touchDrag`).
  */
-export async function openPage(browser, url, { deviceScaleFactor = 1, width = 1400, height = 1000, hasTouch = false, isMobile = false } = {}) {
+export async function openPage(browser, url, { deviceScaleFactor = 1, width = 1400, height = 1000, hasTouch = false, isMobile = false, init } = {}) {
   const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor, hasTouch, isMobile });
+  // `init`: a function run in the page before its own scripts (a recorder of its states, say).
+  if (init) await context.addInitScript(init);
   // Firefox reports a blocked script or connection only to its own console: have the page say it.
   await context.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => {
     console.error(`Content-Security-Policy violation: ${e.effectiveDirective} blocked ${e.blockedURI || 'an inline script'}`);
@@ -338,4 +340,33 @@ export function cli(args) {
   return binary
     ? execFileSync(binary, args, options)
     : execFileSync('cargo', ['run', '-q', '--bin', 'kernel-lab', '--', ...args], options);
+}
+
+/**
+ * Run in the page (`openPage`'s `init`): records into `window.__lengthsLog` each state the
+ * length study's section shows, with its time (`performance.now()`): its status, points,
+ * units done and total, its progress bar's value, maximum and label (or null), and how many of
+ * its charts are visible. Both builds (before and after the study streamed) show the charts'
+ * appearance, so `lengths-bench.mjs` reads the first point from it in either.
+ */
+export function recordLengths() {
+  window.__lengthsLog = [];
+  const note = () => {
+    const section = document.querySelector('.lengths');
+    if (!section) return;
+    const bar = section.querySelector('progress');
+    const entry = {
+      status: section.dataset.lengthsStatus,
+      points: Number(section.dataset.lengthsPoints ?? 0),
+      done: section.dataset.lengthsDone === undefined ? null : Number(section.dataset.lengthsDone),
+      total: section.dataset.lengthsTotal === undefined ? null : Number(section.dataset.lengthsTotal),
+      bar: bar ? { value: bar.getAttribute('value'), max: bar.getAttribute('max'), label: bar.getAttribute('aria-label') } : null,
+      charts: section.querySelectorAll('canvas[data-chart^="lengths-"]:not([hidden])').length,
+    };
+    const log = window.__lengthsLog;
+    const { t: _, ...last } = log.at(-1) ?? {};
+    if (JSON.stringify(last) === JSON.stringify(entry)) return;
+    log.push({ t: performance.now(), ...entry });
+  };
+  new MutationObserver(note).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 }

@@ -1,10 +1,13 @@
 // End-to-end: the attention view's length study ("where linear attention pays"), in the
 // release build, small enough to be quick (lmax=256: L = 128 and 256; m = 16: m = 4 and 16).
-// It times in a worker, so only shapes and presence are checked, never a time.
+// It times in the workers, so only shapes and presence are checked, never a time. The study
+// streams: each unit (a length at a head size, bidirectional or causal) is drawn as it is
+// measured, with a progress bar and a stop button; `recordLengths` (harness.mjs) logs each
+// state the section shows, so that a state passed between two polls is still seen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { openPage, typeInto, axeViolations, formatViolations, sharedServerAndBrowser, browserName } from './harness.mjs';
+import { openPage, typeInto, axeViolations, formatViolations, sharedServerAndBrowser, browserName, recordLengths } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 
@@ -31,10 +34,38 @@ function ink(page, name) {
 
 const LINK = '?view=attention&lmax=256&methods=prf-pos,elu&features=16';
 
+/**
+ * What the log says of a run that ended: a progress bar while it ran (a <progress> whose value
+ * and maximum are the units done and all, with a label saying so), a point on screen before
+ * the last unit, and the units all done at the end, the bar gone.
+ */
+async function checkStreamed(page, total) {
+  const log = await page.evaluate(() => window.__lengthsLog);
+  const running = log.filter((e) => e.status === 'computing' && e.bar);
+  assert.ok(running.length > 0, `a progress bar while it ran: ${JSON.stringify(log)}`);
+  // (The bar and the section's attributes are set by separate effects: a state logged between
+  // them may pair one's new value with the other's old one, so each is checked on its own.)
+  for (const e of running) {
+    assert.equal(e.bar.max, String(total));
+    assert.ok(Number(e.bar.value) >= 0 && Number(e.bar.value) < total, JSON.stringify(e));
+    assert.equal(e.bar.label, `length study: ${e.bar.value} of ${total} pieces measured`);
+  }
+  const early = log.find((e) => e.status === 'computing' && e.points > 0 && e.charts > 0);
+  assert.ok(early && early.done < total, `a point drawn before the end: ${JSON.stringify(log)}`);
+  const last = log.at(-1);
+  assert.equal(last.status, 'ready');
+  assert.equal(last.bar, null);
+  assert.equal(last.done, total);
+  assert.equal(last.total, total);
+}
+
 test('length study: table, charts, sentences and CSV from a link; off hides it', async () => {
-  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}${LINK}`);
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}${LINK}`, { init: recordLengths });
   try {
     await waitLengths(page, 'ready');
+    // Two lengths × two head sizes × (bidirectional, causal), the first of them split in exact
+    // attention alone and the methods: nine units, streamed.
+    await checkStreamed(page, 9);
     // The other parts answered as well (they run in other workers of the pool).
     await page.waitForSelector('.attention-view[data-attention-status="ready"]', { timeout: 120_000 });
 
@@ -103,6 +134,7 @@ test('length study: table, charts, sentences and CSV from a link; off hides it',
     assert.match(csv[0], /^d,kernel,m,features,form,len,ms,model_ms,/);
     // Per head size: 2 exact series and 9 method series, each at L = 128 and 256.
     assert.equal(csv.length - 1, 2 * (2 + 9) * 2);
+    assert.equal(Number(await page.getAttribute('.lengths', 'data-lengths-points')), csv.length - 1);
 
     // Off: the URL says lmax=0, the charts and table go.
     await page.selectOption('select[name="lmax"]', '0');
@@ -129,6 +161,52 @@ test('length study: on from its control, accessible once computed', async () => 
     assert.equal(rows, 2 * 3, 'elu + 1 in three forms at two head sizes');
     const violations = await axeViolations(page);
     assert.equal(violations.length, 0, `${violations.length} axe violation(s):\n${formatViolations(violations)}`);
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('length study: stop keeps what was measured; a new lmax, or timing alone, runs it again', async () => {
+  // lmax = 4096: 25 units, the longest lengths' seconds long, so a stop lands mid-run.
+  const { page, problems, context } = await openPage(shared.browser, `${shared.server.url}?view=attention&lmax=4096&methods=prf-pos,elu&features=16`);
+  try {
+    // Two units in: the first is exact attention alone, so a method's too.
+    await page.waitForFunction(() => Number(document.querySelector('.lengths')?.dataset.lengthsDone) >= 2, null, { timeout: 120_000 });
+    assert.equal(await page.getAttribute('.lengths', 'data-lengths-status'), 'computing');
+    assert.equal(await page.getAttribute('.lengths progress', 'max'), '25');
+    await page.click('.lengths button.lengths-stop');
+    await waitLengths(page, 'stopped', 10_000);
+    assert.equal(await page.$$eval('.lengths progress', (p) => p.length), 0);
+    const done = Number(await page.getAttribute('.lengths', 'data-lengths-done'));
+    assert.ok(done >= 2 && done < 25, `${done} units done`);
+    assert.match(await page.textContent('.lengths [data-lengths-partial]'), new RegExp(`^Stopped after ${done} of 25 pieces`));
+    // What was measured stays: its table rows and, in the CSV (named partial), its points.
+    assert.ok(await page.$$eval('.lengths-table tbody tr[data-method]', (r) => r.length) > 0);
+    const points = Number(await page.getAttribute('.lengths', 'data-lengths-points'));
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('.lengths button.download-csv')]);
+    assert.equal(download.suggestedFilename(), 'length-study-partial.csv');
+    const csv = readFileSync(await download.path(), 'utf8').trim().split('\n');
+    assert.equal(csv.length - 1, points);
+    // Nothing more arrives after the stop.
+    await page.waitForTimeout(1500);
+    assert.equal(Number(await page.getAttribute('.lengths', 'data-lengths-done')), done);
+    assert.equal(await page.getAttribute('.lengths', 'data-lengths-status'), 'stopped');
+
+    // A new configuration runs the study again, in full.
+    await page.selectOption('select[name="lmax"]', '1024');
+    await page.waitForFunction(() => /lmax=1024/.test(location.search));
+    await waitLengths(page, 'ready', 120_000);
+    assert.equal(await page.getAttribute('.lengths', 'data-lengths-total'), '17');
+    assert.equal(await page.getAttribute('.lengths', 'data-lengths-done'), '17');
+    assert.equal(await page.$$eval('.lengths [data-lengths-partial]', (p) => p.length), 0);
+
+    // Timed one worker at a time: the study runs again, in full, and says so.
+    await page.check('input[name="lengths-alone"]');
+    await page.waitForFunction(() => document.querySelector('.lengths')?.dataset.lengthsDone !== '17');
+    await waitLengths(page, 'ready', 120_000);
+    assert.equal(await page.getAttribute('.lengths', 'data-lengths-done'), '17');
+    assert.match(await page.textContent('.lengths .caption'), /Timed on one worker at a time/);
     assert.deepEqual(problems, []);
   } finally {
     await context.close();

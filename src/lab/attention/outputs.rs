@@ -9,7 +9,7 @@ use crate::numerics::attention::{AttentionError, Evaluation};
 use crate::numerics::stats::{mean_and_standard_error, median};
 
 pub use crate::lab::attention::kernel_vs_attention::KernelVsAttention;
-pub use crate::lab::attention::lengths::LengthsReport;
+pub use crate::lab::attention::lengths::{LengthsReport, LengthsUnit};
 pub use crate::lab::attention::share::ProblemShare;
 
 /// The parts of the view, computed separately (in parallel in the pool) and shown as they
@@ -85,6 +85,11 @@ pub struct AttentionRequest {
     /// and the page merges the answers ([`AttentionOutput::merge_shares`]).
     #[serde(default)]
     pub share: Option<ProblemShare>,
+    /// The length study's one unit this request measures (`None`: the whole study); the page
+    /// sends the units a few at a time and merges their reports
+    /// ([`LengthsReport::merge_unit`]).
+    #[serde(default)]
+    pub lengths_unit: Option<LengthsUnit>,
 }
 
 impl AttentionRequest {

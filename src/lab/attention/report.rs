@@ -4,7 +4,7 @@
 
 use crate::lab::attention::data::attention_data;
 use crate::lab::attention::kernel_vs_attention::kernel_vs_attention_share;
-use crate::lab::attention::lengths::length_study;
+use crate::lab::attention::lengths::{length_study, measure_unit};
 use crate::lab::attention::methods::lln_constants;
 pub use crate::lab::attention::outputs::*;
 pub use crate::lab::attention::parts::BUDGET_TOKENS;
@@ -94,7 +94,10 @@ pub fn run_attention_on(
             let heads = heads.ok_or_else(|| {
                 AttentionError::Data("the length study needs the real heads".into())
             })?;
-            AttentionOutput::Lengths(length_study(config, heads)?)
+            AttentionOutput::Lengths(match &request.lengths_unit {
+                Some(unit) => measure_unit(config, heads, unit)?,
+                None => length_study(config, heads)?,
+            })
         }
     })
 }

@@ -107,6 +107,7 @@ impl AttentionDispatch {
                     config: config.clone(),
                     part,
                     share: None,
+                    lengths_unit: None,
                 },
                 generation,
             });
@@ -125,6 +126,12 @@ impl AttentionDispatch {
             }
             _ => AnswerFate::Stale,
         }
+    }
+
+    /// Forgets `part`'s newest request: the next change asks it again, even with the same key
+    /// (the length study timed another way), and an answer to it is stale.
+    pub fn forget(&mut self, part: AttentionPart) {
+        self.asked.remove(&part);
     }
 
     /// Whether `part`'s newest request awaits its answer.

@@ -279,6 +279,7 @@ mod tests {
             config: config_with(&[("view", "attention")]),
             part: crate::lab::attention::AttentionPart::Main,
             share: None,
+            lengths_unit: None,
         };
         let part = PartOf::whole(1);
         assert_eq!(

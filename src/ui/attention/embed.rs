@@ -94,6 +94,7 @@ fn SourceSelect(
 /// - `figure`: [`EmbedFigure::Rows`] or [`EmbedFigure::Lengths`] (any other shows nothing).
 /// - `parts`, `status`, `status_attr`, `large`, `confirmed`: the view's state,
 ///   as its full layout shows it.
+/// - `stop`: stops the length study in flight.
 #[component]
 pub(super) fn AttentionEmbed(
     figure: EmbedFigure,
@@ -104,17 +105,19 @@ pub(super) fn AttentionEmbed(
     status_attr: Signal<&'static str>,
     large: Memo<Option<f64>>,
     confirmed: RwSignal<Option<String>>,
+    stop: Callback<()>,
 ) -> impl IntoView {
     let real = move || config.with(|c| c.attention.source != HeadSource::Synthetic);
     // The view's status is the study's here (nothing to compute is ready).
     let lengths_status = move || {
         let on = config.with(|c| AttentionPart::Lengths.applies(c));
-        let failed = false;
         let running = parts.lengths_busy.get();
-        match parts
-            .lengths
-            .with(|r| status_of(on, running, failed, r.as_ref()))
-        {
+        let status = parts.lengths_progress.with(|p| {
+            parts
+                .lengths
+                .with(|r| status_of(on, running, p.as_ref(), r.as_ref()))
+        });
+        match status {
             "off" => "ready",
             status => status,
         }
@@ -152,6 +155,9 @@ pub(super) fn AttentionEmbed(
                     set_config
                     report=parts.lengths
                     running=parts.lengths_busy
+                    progress=parts.lengths_progress
+                    alone=parts.lengths_alone
+                    stop
                     compact=true
                 />
             </div>

@@ -2,8 +2,11 @@
 //! the configuration and so to the URL), a log–log chart of milliseconds against L per head
 //! size with a form selector, the legend, the sentences read from the report (row error against
 //! a chosen threshold, the two rates, what stopped or was not timed), the crossover table
-//! (`lengths_table`) and the CSV download. The study runs in a worker of the pool; its status
-//! is the section's `data-lengths-status` (off, computing, ready, error).
+//! (`lengths_table`) and the CSV download. The study runs unit by unit over the pool's workers
+//! (`lengths_client`), its charts, notes and table redrawn as each unit's points arrive, a
+//! progress bar and a stop button while it runs. Its status is the section's
+//! `data-lengths-status` (off, computing, ready, stopped, error); `data-lengths-done` and
+//! `data-lengths-total` count its units, `data-lengths-points` the points measured.
 
 use leptos::ev;
 use leptos::html::Canvas;
@@ -22,6 +25,7 @@ use crate::lab::attention::timing_notes::{
 };
 use crate::lab::config::{ExperimentConfig, HEAD_DIM, HeadSource, LM_HEAD_DIM, Param};
 use crate::lab::page::formulas;
+use crate::lab::page::lengths_run::{LengthsProgress, RunState};
 use crate::numerics::attention::gaussian_head::GaussianHead;
 use crate::numerics::attention::long::LinearForm;
 use crate::ui::controls::{NumberControl, commit};
@@ -32,21 +36,24 @@ use crate::ui::math::Math;
 const LENGTH_CHOICES: [usize; 6] = [0, 1024, 2048, 4096, 8192, 16_384];
 
 type Report = RwSignal<Option<Result<LengthsReport, String>>, LocalStorage>;
+type Progress = RwSignal<Option<LengthsProgress>>;
 
-/// The section's status for the tests: `off`, `computing`, `ready` or `error`.
+/// The section's status for the tests: `off`, `computing` (units in flight), `ready` (every
+/// unit measured), `stopped` (the reader stopped it: what was measured is shown) or `error`.
 pub(super) fn status_of(
     on: bool,
     running: bool,
-    failed: bool,
+    progress: Option<&LengthsProgress>,
     report: Option<&Result<LengthsReport, String>>,
 ) -> &'static str {
-    match (on, running, failed, report) {
+    let state = progress.map(|p| &p.state);
+    match (on, report, state) {
         (false, ..) => "off",
-        (true, _, true, _) => "error",
-        (true, true, ..) => "computing",
-        (true, false, false, Some(Ok(_))) => "ready",
-        (true, false, false, Some(Err(_))) => "error",
-        (true, false, false, None) => "computing",
+        (true, Some(Err(_)), _) | (true, _, Some(RunState::Failed(_))) => "error",
+        _ if running => "computing",
+        (true, _, Some(RunState::Stopped)) => "stopped",
+        (true, Some(Ok(_)), _) => "ready",
+        (true, None, _) => "computing",
     }
 }
 
@@ -267,8 +274,13 @@ fn LengthsNotes(report: Report, threshold: RwSignal<f64>) -> impl IntoView {
 ///
 /// - `config`, `set_config`: the configuration (the control writes `attention.length_max`;
 ///   the study reads the methods, m, the seed, the layer and the head).
-/// - `report`: the study's latest outcome (`None` before the first answer).
+/// - `report`: the study's latest outcome, the units answered so far merged (`None` before
+///   the first answer).
 /// - `running`: whether a study is in flight.
+/// - `progress`: its units answered out of all, and whether it ended or was stopped.
+/// - `alone`: the reader's choice to time one unit at a time (each kernel alone on the device)
+///   rather than one per worker at once; changing it runs the study again.
+/// - `stop`: stops it (what was measured stays).
 /// - `compact`: the controls, the status and the charts with their legend only (a figure
 ///   embedded alone: its frame gives the title and caption); no notes, table or download.
 #[component]
@@ -277,13 +289,28 @@ pub(super) fn LengthsView(
     set_config: WriteSignal<ExperimentConfig>,
     report: Report,
     running: RwSignal<bool>,
+    progress: Progress,
+    alone: RwSignal<bool>,
+    stop: Callback<()>,
     #[prop(optional)] compact: bool,
 ) -> impl IntoView {
     let form = RwSignal::new(LinearForm::Bidirectional);
     let threshold = RwSignal::new(0.1);
     let model = RwSignal::new(true);
     let on = move || config.with(|c| AttentionPart::Lengths.applies(c));
-    let status = move || report.with(|r| status_of(on(), running.get(), false, r.as_ref()));
+    let status = move || {
+        progress.with(|p| report.with(|r| status_of(on(), running.get(), p.as_ref(), r.as_ref())))
+    };
+    let count = move |pick: fn(&LengthsProgress) -> usize| {
+        progress.with(|p| p.as_ref().filter(|_| on()).map(|p| pick(p).to_string()))
+    };
+    // Points measured so far (the benchmark and the tests wait for the first).
+    let points = move || {
+        report.with(|r| match r {
+            Some(Ok(r)) if on() => r.series.iter().map(|s| s.points.len()).sum::<usize>(),
+            _ => 0,
+        })
+    };
     let crossovers = move || {
         report.with(|r| match r {
             Some(Ok(r)) if on() => r.crossovers.len(),
@@ -316,11 +343,16 @@ pub(super) fn LengthsView(
                 .map(usize::to_string)
                 .collect();
             format!(
-                "Sequences drawn from a Gaussian fitted to layer {}, head {} of {model}, at head sizes d = {}; random maps at m = {} (a quarter of the chosen m, and m).",
+                "Sequences drawn from a Gaussian fitted to layer {}, head {} of {model}, at head sizes d = {}; random maps at m = {} (a quarter of the chosen m, and m). {}",
                 c.attention.layer,
                 c.attention.head,
                 sizes.join(" and "),
-                m.join(" and ")
+                m.join(" and "),
+                if alone.get() {
+                    "Timed on one worker at a time: each kernel alone on this device."
+                } else {
+                    "Timed on every worker at once, one length each: each time is that of this device busy on every core (slower than alone where the cores share their work)."
+                }
             )
         })
     };
@@ -328,17 +360,48 @@ pub(super) fn LengthsView(
         if !on() {
             return None;
         }
-        match report.with(|r| r.as_ref().map(|r| r.as_ref().err().cloned())) {
-            Some(Some(e)) => Some(view! { <p class="error" role="alert">{e}</p> }.into_any()),
-            _ if running.get() => Some(view! { <p class="status-line">"timing exact attention and each method at every length in a worker (10–60 s)…"</p> }.into_any()),
-            None => Some(view! { <p class="status-line">"waiting for the study…"</p> }.into_any()),
+        if let Some(Some(e)) = report.with(|r| r.as_ref().map(|r| r.as_ref().err().cloned())) {
+            return Some(view! { <p class="error" role="alert">{e}</p> }.into_any());
+        }
+        let (done, total, state) = progress.with(|p| {
+            p.as_ref().map_or((0, 0, RunState::Running), |p| {
+                (p.done, p.total, p.state.clone())
+            })
+        });
+        match state {
+            RunState::Stopped => Some(view! {
+                <p class="status-line" data-lengths-partial="">
+                    {format!("Stopped after {done} of {total} pieces: the charts, the table and the CSV hold what was measured. Change lmax, or a setting the study reads, to run it again.")}
+                </p>
+            }.into_any()),
+            _ if running.get() => Some(view! {
+                <div class="lengths-progress">
+                    <p class="status-line">
+                        {format!("timing exact attention and each method at each length, shortest first: {done} of {total} pieces measured…")}
+                    </p>
+                    <progress
+                        max=total.to_string()
+                        value=done.to_string()
+                        aria-label=format!("length study: {done} of {total} pieces measured")
+                    ></progress>
+                    <button type="button" class="lengths-stop" on:click=move |_| stop.run(())>"Stop"</button>
+                </div>
+            }.into_any()),
+            _ if report.with(Option::is_none) => Some(view! { <p class="status-line">"waiting for the study…"</p> }.into_any()),
             _ => None,
         }
     };
     let download_csv = move |_| {
+        let partial =
+            progress.with_untracked(|p| p.as_ref().is_some_and(|p| p.state != RunState::Complete));
+        let name = if partial {
+            "length-study-partial.csv"
+        } else {
+            "length-study.csv"
+        };
         report.with_untracked(|r| {
             if let Some(Ok(r)) = r {
-                download("length-study.csv", &text_url("text/csv", &lengths_csv(r)));
+                download(name, &text_url("text/csv", &lengths_csv(r)));
             }
         });
     };
@@ -352,6 +415,9 @@ pub(super) fn LengthsView(
         <section
             class="figure lengths"
             data-lengths-status=status
+            data-lengths-done=move || count(|p| p.done)
+            data-lengths-total=move || count(|p| p.total)
+            data-lengths-points=move || points().to_string()
             data-lengths-crossovers=move || crossovers().to_string()
             data-lengths-dense-rate=move || rate(|r| r.dense_rate)
             data-lengths-exact-rate=move || rate(|r| r.exact_rate)
@@ -365,6 +431,10 @@ pub(super) fn LengthsView(
                 <Show when=on>
                     <NumberControl param=Param::Layer config set_config id_prefix="lengths-"/>
                     <NumberControl param=Param::Head config set_config id_prefix="lengths-"/>
+                    <label class="check">
+                        <input type="checkbox" name="lengths-alone" prop:checked=move || alone.get() on:change=move |ev| alone.set(event_target_checked(&ev))/>
+                        <span>"one worker at a time (each kernel timed alone; slower)"</span>
+                    </label>
                 </Show>
             </div>
             {(!compact).then(|| view! {

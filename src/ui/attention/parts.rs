@@ -11,11 +11,13 @@ use crate::lab::attention::report::{
     KernelVsAttention, LengthsReport, MainReport, TemperatureReport,
 };
 use crate::lab::page::attention_dispatch::{AnswerFate, AttentionDispatch, PartAsk};
+use crate::lab::page::lengths_run::LengthsProgress;
 use crate::ui::pool::AttentionRunner;
 
 /// The latest outcome of each part (`None`: not computed yet), and how long the last main
 /// part took from request to answer. The length study (seconds to a minute) is counted apart
-/// from the other parts, so that the view is ready while it runs.
+/// from the other parts, so that the view is ready while it runs; its report is the merge of
+/// the units answered so far, with its progress beside it.
 #[derive(Clone, Copy)]
 pub(super) struct Parts {
     pub(super) main: RwSignal<Option<Result<MainReport, String>>, LocalStorage>,
@@ -33,6 +35,13 @@ pub(super) struct Parts {
     pub(super) main_answers: RwSignal<u64>,
     /// Whether a length study is in flight.
     pub(super) lengths_busy: RwSignal<bool>,
+    /// The length study's units answered out of all, and whether it runs, ended or stopped
+    /// (`None` before the first study).
+    pub(super) lengths_progress: RwSignal<Option<LengthsProgress>>,
+    /// Whether the length study times one unit at a time (each kernel alone on the device)
+    /// instead of one per worker at once (the reader's choice; page-local, as the quiet of the
+    /// machine is: it changes the conditions of the timings, not what is measured).
+    pub(super) lengths_alone: RwSignal<bool>,
 }
 
 impl Parts {
@@ -49,6 +58,8 @@ impl Parts {
             main_ms: RwSignal::new(None),
             main_answers: RwSignal::new(0),
             lengths_busy: RwSignal::new(false),
+            lengths_progress: RwSignal::new(None),
+            lengths_alone: RwSignal::new(false),
         }
     }
 
@@ -111,7 +122,7 @@ fn now_ms() -> f64 {
 
 /// Sends `ask` for its part (the pool holds it while an older one of the part is in flight);
 /// the answer is shown if the dispatch says it is the part's newest, and the parts' in-flight
-/// counts follow the dispatch's.
+/// counts follow the dispatch's. (The length study goes unit by unit: `lengths_client`.)
 pub(super) fn submit(
     runner: AttentionRunner,
     dispatch: StoredValue<Rc<RefCell<AttentionDispatch>>, LocalStorage>,

@@ -149,6 +149,24 @@ pub struct AttentionRunner {
 }
 
 impl AttentionRunner {
+    /// The pool that computes the attention view's parts on `source`'s heads, if started.
+    fn pool_of(&self, source: HeadSource) -> Option<Rc<RefCell<Pool>>> {
+        match source {
+            HeadSource::Text => self.model.get(),
+            HeadSource::Lm => self.lm.get(),
+            HeadSource::Synthetic | HeadSource::Minilm => self.main.try_with_value(Clone::clone),
+        }
+    }
+
+    /// A new length study on `source`'s heads: a new ticket of the study's channel, so that
+    /// the older study's units still in flight are never delivered and its waiting ones never
+    /// sent. `None` without a pool.
+    pub fn length_study(&self, source: HeadSource) -> Option<StudyChannel> {
+        let pool = self.pool_of(source)?;
+        let ticket = Pool::ticket(&pool, Channel::Attention(AttentionPart::Lengths));
+        Some(StudyChannel { pool, ticket })
+    }
+
     /// Computes `request` in a worker; `done` is told the outcome unless a newer request for
     /// the same part superseded it (the newer one is sent once this one is answered).
     pub fn run(
@@ -156,12 +174,7 @@ impl AttentionRunner {
         request: AttentionRequest,
         done: impl FnOnce(Result<AttentionOutput, String>) + 'static,
     ) {
-        let pool = match request.config.attention.source {
-            HeadSource::Text => self.model.get(),
-            HeadSource::Lm => self.lm.get(),
-            HeadSource::Synthetic | HeadSource::Minilm => self.main.try_with_value(Clone::clone),
-        };
-        match pool {
+        match self.pool_of(request.config.attention.source) {
             Some(pool) => {
                 let part: AttentionPart = request.part;
                 let ticket = Pool::ticket(&pool, Channel::Attention(part));
@@ -173,6 +186,35 @@ impl AttentionRunner {
             }
             None => done(Err(NO_WORKER.into())),
         }
+    }
+}
+
+/// One length study's units in the pool, under one ticket ([`AttentionRunner::length_study`]).
+pub struct StudyChannel {
+    pool: Rc<RefCell<Pool>>,
+    ticket: Ticket,
+}
+
+impl StudyChannel {
+    /// The pool's live workers: as many units as this are kept in flight.
+    pub fn workers(&self) -> usize {
+        self.pool.borrow().workers()
+    }
+
+    /// Sends one unit; `done` is told its outcome unless the study was superseded or stopped.
+    pub fn ask(
+        &self,
+        request: AttentionRequest,
+        done: impl FnOnce(Result<AttentionOutput, String>) + 'static,
+    ) {
+        Pool::ask(&self.pool, self.ticket, request, done);
+    }
+
+    /// Stops listening: a new ticket of the channel, so the units in flight finish in their
+    /// workers (a worker cannot be interrupted without losing every other part on it) and
+    /// their answers are dropped.
+    pub fn supersede(&self) {
+        Pool::ticket(&self.pool, self.ticket.channel);
     }
 }
 

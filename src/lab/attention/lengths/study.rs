@@ -1,10 +1,12 @@
-//! The study itself: each length timed, exact attention against each method, with its error.
-
-use web_time::Instant;
+//! The study itself: each length timed, exact attention against each method, with its error;
+//! all of it at once ([`length_study`], the command line's) or one [`LengthsUnit`] at a time
+//! ([`measure_unit`], the page's workers'), the same measurements either way.
 
 use super::crossover::crossovers;
+use super::measure::{dense_rate, mean_row_tv, relative_error, timed_runs};
 use super::report::LengthsReport;
 use super::series::*;
+use super::unit::{LengthsUnit, study_lengths};
 use crate::lab::attention::methods::{draw_rng, lln_constants, method_settings, prepare_with};
 use crate::lab::config::ExperimentConfig;
 use crate::numerics::attention::AttentionError;
@@ -16,8 +18,6 @@ use crate::numerics::attention::long::{
     linear_attention_f32, linear_memory_bytes, linear_multiply_adds,
 };
 use crate::numerics::attention::methods::stream_index;
-use crate::numerics::estimators::Side;
-use crate::numerics::packed_linear::PackedLinear;
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 use crate::numerics::stats::median;
 
@@ -25,12 +25,13 @@ use crate::numerics::stats::median;
 /// nothing but the fit's cost).
 const FIT_TOKENS: usize = 512;
 
-/// The lengths a configuration measures: 128, 256, … up to `lmax`.
-pub fn study_lengths(length_max: usize) -> Vec<usize> {
-    std::iter::successors(Some(FIRST_LENGTH), |l| Some(l * 2))
-        .take_while(|&l| l <= length_max.min(MAX_LENGTH))
-        .collect()
-}
+/// Exact attention's forms, and the methods' (in the order of a head size's series).
+const EXACT_FORMS: [LinearForm; 2] = [LinearForm::Bidirectional, LinearForm::CausalChunked];
+const LINEAR_FORMS: [LinearForm; 3] = [
+    LinearForm::Bidirectional,
+    LinearForm::CausalPrefix,
+    LinearForm::CausalChunked,
+];
 
 /// The projections m measured: a quarter of the chosen m (at least 4) and m.
 pub fn study_features(m: usize) -> Vec<usize> {
@@ -39,167 +40,20 @@ pub fn study_features(m: usize) -> Vec<usize> {
     features
 }
 
-/// Milliseconds of `work`.
-fn time_ms<T>(work: impl FnOnce() -> T) -> (f64, T) {
-    let start = Instant::now();
-    let out = work();
-    (start.elapsed().as_secs_f64() * 1e3, out)
-}
-
-/// A batch of runs lasts at least this long: Firefox's `performance.now()` ticks in whole
-/// milliseconds, so a 0.1 ms run timed alone reads 0 or 1.
-pub const MIN_BATCH_MS: f64 = 10.0;
-
-/// Milliseconds per run of `work`, repeated until a batch lasts [`MIN_BATCH_MS`] (at most 1,000
-/// runs), and the last run's result.
-fn time_batch<T>(mut work: impl FnMut() -> T) -> (f64, T) {
-    let start = Instant::now();
-    let mut count = 1u32;
-    let mut out = work();
-    while start.elapsed().as_secs_f64() * 1e3 < MIN_BATCH_MS && count < 1_000 {
-        out = work();
-        count += 1;
-    }
-    (start.elapsed().as_secs_f64() * 1e3 / f64::from(count), out)
-}
-
-/// Time per run in up to [`RUNS`] batches (one when the first run takes over half the budget),
-/// after one untimed warm-up run when a run is short (the first call of a kernel pays for its
-/// allocations and, in a worker, the compiler's tier-up), and the last run's result.
-fn timed_runs<T>(budget_ms: f64, mut work: impl FnMut() -> T) -> (Vec<f64>, T) {
-    let (warm_up, mut out) = time_ms(&mut work);
-    if warm_up > budget_ms / 2.0 {
-        return (vec![warm_up], out);
-    }
-    let mut runs = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
-        let (ms, result) = time_batch(&mut work);
-        runs.push(ms);
-        out = result;
-    }
-    (runs, out)
-}
-
-/// The dense kernel's multiply-adds per second: MiniLM's feed-forward layer (384 → 1536) on
-/// 128 rows, the fastest of seven runs after two warm-ups (one run is 75 M multiply-adds, a few
-/// milliseconds: a median still caught the CPU's clock ramping up or another process).
-pub fn dense_rate() -> f64 {
-    let (inputs, outputs, rows) = (384, 1536, 128);
-    let weight: Vec<f32> = (0..inputs * outputs)
-        .map(|i| ((i * 37 % 101) as f32 - 50.0) / 500.0)
-        .collect();
-    let layer = PackedLinear::new(&weight, &vec![0.0; outputs], inputs, outputs);
-    let x: Vec<f32> = (0..rows * inputs).map(|i| (i % 13) as f32 / 13.0).collect();
-    let mut y = vec![0.0f32; rows * outputs];
-    let fastest = (0..9)
-        .map(|_| time_ms(|| layer.apply(&x, rows, &mut y)).0)
-        .skip(2)
-        .fold(f64::INFINITY, f64::min)
-        .max(1e-3);
-    layer.multiply_adds(rows) as f64 / (fastest / 1e3)
-}
-
-/// `‖a − b‖_F / ‖b‖_F` over the rows where `a` is finite.
-fn relative_error(a: &[f32], b: &[f32], dv: usize) -> Option<f64> {
-    let (mut diff, mut norm) = (0.0f64, 0.0f64);
-    for (ra, rb) in a.chunks_exact(dv).zip(b.chunks_exact(dv)) {
-        if ra.iter().all(|x| x.is_finite()) {
-            for (x, y) in ra.iter().zip(rb) {
-                diff += (f64::from(*x) - f64::from(*y)).powi(2);
-                norm += f64::from(*y).powi(2);
-            }
-        }
-    }
-    (norm > 0.0).then(|| (diff / norm).sqrt())
-}
-
-/// The mean total variation of [`TV_ROWS`] evenly spaced rows of P̂ (from `map`) against P.
-/// Keys' features are made a chunk at a time (Taylor-2 at d = 64 has 4,161 per token: all of
-/// them at L = 16,384 would take 270 MB).
-fn mean_row_tv(map: &FeatureMap32, seq: &Sequence<'_>) -> Option<f64> {
-    const CHUNK: usize = 64;
-    let (len, d, size) = (seq.len, seq.d, map.size());
-    let rows: Vec<usize> = (0..TV_ROWS).map(|r| r * len / TV_ROWS).collect();
-    let mut scratch = vec![0.0f32; CHUNK * map.scratch_per_token().max(1)];
-    let mut query_features = vec![0.0f32; rows.len() * size];
-    let mut query_shifts = vec![0.0f32; rows.len()];
-    for (r, &i) in rows.iter().enumerate() {
-        map.features(
-            &seq.q[i * d..(i + 1) * d],
-            1,
-            Side::Query,
-            &mut query_features[r * size..(r + 1) * size],
-            &mut query_shifts[r..r + 1],
-            &mut scratch,
-        );
-    }
-    // φ(q_i)·ψ(k_j) without the keys' factors, and those factors' logs.
-    let mut dots = vec![0.0f64; rows.len() * len];
-    let mut key_shifts = vec![0.0f32; len];
-    let mut chunk = vec![0.0f32; CHUNK * size];
-    for j0 in (0..len).step_by(CHUNK) {
-        let count = CHUNK.min(len - j0);
-        map.features(
-            &seq.k[j0 * d..(j0 + count) * d],
-            count,
-            Side::Key,
-            &mut chunk,
-            &mut key_shifts[j0..j0 + count],
-            &mut scratch,
-        );
-        for (r, phi) in query_features.chunks_exact(size).enumerate() {
-            for c in 0..count {
-                let psi = &chunk[c * size..(c + 1) * size];
-                let dot: f32 = phi.iter().zip(psi).map(|(a, b)| a * b).sum();
-                dots[r * len + j0 + c] = f64::from(dot);
-            }
-        }
-    }
-    let key_max = key_shifts.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-    let mut total = 0.0;
-    let mut counted = 0;
-    for (r, &i) in rows.iter().enumerate() {
-        let q = &seq.q[i * d..(i + 1) * d];
-        let approx: Vec<f64> = (0..len)
-            .map(|j| dots[r * len + j] * f64::from(key_shifts[j] - key_max).exp())
-            .collect();
-        let den: f64 = approx.iter().sum();
-        if !(den.is_finite() && den > 0.0) {
-            continue;
-        }
-        let logits: Vec<f64> = (0..len)
-            .map(|j| {
-                q.iter()
-                    .zip(&seq.k[j * d..(j + 1) * d])
-                    .map(|(a, b)| f64::from(*a) * f64::from(*b))
-                    .sum()
-            })
-            .collect();
-        let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let exact: Vec<f64> = logits.iter().map(|s| (s - max).exp()).collect();
-        let exact_total: f64 = exact.iter().sum();
-        total += 0.5
-            * approx
-                .iter()
-                .zip(&exact)
-                .map(|(a, e)| (a / den - e / exact_total).abs())
-                .sum::<f64>();
-        counted += 1;
-    }
-    (counted > 0).then(|| total / counted as f64)
-}
-
 /// One method's map at one head size and m, or why it has none.
 struct Timed {
     kernel: Kernel,
     map: FeatureMap32,
 }
 
-/// The methods' maps at head size `d` (fitted on a prefix of `sample`), each at every m.
+/// The methods' maps at head size `d` (fitted on a prefix of `sample`), each at every m; a
+/// method without one goes to `skipped` with its reason if `said_here` (the study's first
+/// head size: the reason is the same at every one).
 fn method_maps(
     config: &ExperimentConfig,
     sample: &SampledSequence,
     features: &[usize],
+    said_here: bool,
     skipped: &mut Vec<Skipped>,
 ) -> Result<Vec<Timed>, AttentionError> {
     let d = sample.d;
@@ -259,9 +113,8 @@ fn method_maps(
                 }
             }
         }
-        // Said once, at the first head size (the reason is the same at both).
         if let Some(reason) = reason
-            && d == GaussianHead::HEAD_SIZES[0]
+            && said_here
         {
             skipped.push(Skipped { method, reason });
         }
@@ -269,25 +122,25 @@ fn method_maps(
     Ok(timed)
 }
 
-/// Runs the study for `config` on the chosen real head's statistics.
-pub fn length_study(
-    config: &ExperimentConfig,
-    heads: &dyn HeadSet,
-) -> Result<LengthsReport, AttentionError> {
-    let attention = &config.attention;
-    let lengths = study_lengths(attention.length_max);
-    if lengths.is_empty() {
-        return Err(AttentionError::Data(format!(
-            "the length study needs lmax of at least {FIRST_LENGTH}"
-        )));
-    }
-    let features = study_features(attention.features);
-    let head_sizes = GaussianHead::head_sizes(heads.shape().head_dim);
-    let dense_rate = dense_rate();
-    let budget_ms = POINT_BUDGET_MS;
-    let mut series = Vec::new();
-    let mut skipped = Vec::new();
-    for &d in &head_sizes {
+/// What every length of one head size shares: the fitted Gaussian and the methods' maps.
+struct HeadSize {
+    d: usize,
+    model: GaussianHead,
+    timed: Vec<Timed>,
+}
+
+impl HeadSize {
+    /// Fits head size `d`: the chosen head's Gaussian, and unless `exact_only` each method's map
+    /// on a sample of it (a method without a map is added to `skipped` if `said_here`).
+    fn fit(
+        config: &ExperimentConfig,
+        heads: &dyn HeadSet,
+        d: usize,
+        features: &[usize],
+        (exact_only, said_here): (bool, bool),
+        skipped: &mut Vec<Skipped>,
+    ) -> Result<Self, AttentionError> {
+        let attention = &config.attention;
         let model = GaussianHead::fit(heads, attention.layer, attention.head, d)?;
         let mut fit_rng = stream_rng(
             config.seed,
@@ -295,154 +148,279 @@ pub fn length_study(
             stream_index("lengths"),
             d as u64,
         );
-        let fit_sample = model.sample(FIT_TOKENS, &mut fit_rng);
-        let timed = method_maps(config, &fit_sample, &features, &mut skipped)?;
-        let exact_forms = [LinearForm::Bidirectional, LinearForm::CausalChunked];
-        let linear_forms = [
-            LinearForm::Bidirectional,
-            LinearForm::CausalPrefix,
-            LinearForm::CausalChunked,
-        ];
-        let first = series.len();
-        for form in exact_forms {
-            series.push(LengthSeries {
-                d,
-                kernel: Kernel::Exact,
-                form,
-                points: Vec::new(),
-                stopped_at: None,
-            });
-        }
-        for t in &timed {
-            for form in linear_forms {
-                series.push(LengthSeries {
-                    d,
-                    kernel: t.kernel,
-                    form,
-                    points: Vec::new(),
-                    stopped_at: None,
-                });
+        let timed = if exact_only {
+            Vec::new()
+        } else {
+            let fit_sample = model.sample(FIT_TOKENS, &mut fit_rng);
+            method_maps(config, &fit_sample, features, said_here, skipped)?
+        };
+        Ok(Self { d, model, timed })
+    }
+
+    /// Its series, empty: exact attention in both forms, then each map in three.
+    fn series(&self) -> Vec<LengthSeries> {
+        let empty = |kernel, form| LengthSeries {
+            d: self.d,
+            kernel,
+            form,
+            points: Vec::new(),
+            stopped_at: None,
+        };
+        let exact = EXACT_FORMS.map(|form| empty(Kernel::Exact, form));
+        let methods = self
+            .timed
+            .iter()
+            .flat_map(|t| LINEAR_FORMS.map(|form| empty(t.kernel, form)));
+        exact.into_iter().chain(methods).collect()
+    }
+
+    /// Times length `len` (all of it, or what `unit` times), one point added to each of
+    /// `series` (this head size's, as [`HeadSize::series`] lists them) that has not stopped by
+    /// `len`.
+    fn measure(
+        &self,
+        seed: u64,
+        len: usize,
+        unit: Option<&LengthsUnit>,
+        series: &mut [LengthSeries],
+        dense_rate: f64,
+    ) -> Result<(), AttentionError> {
+        let measured = |form: LinearForm| unit.is_none_or(|u| u.measures(form));
+        let time_exact = unit.is_none_or(LengthsUnit::times_exact);
+        let time_methods = unit.is_none_or(LengthsUnit::times_methods);
+        let (d, budget_ms) = (self.d, POINT_BUDGET_MS);
+        let mut rng = stream_rng(
+            seed,
+            StreamPurpose::Attention,
+            stream_index("lengths"),
+            (d * 1_000_000 + len) as u64,
+        );
+        let sample = self.model.sample(len, &mut rng);
+        let seq = Sequence::new(len, d, d, &sample.q, &sample.k, &sample.v)
+            .ok_or_else(|| AttentionError::Data("sampled shapes".into()))?;
+        let stopped = |s: &LengthSeries| s.stopped_at.is_some_and(|at| at <= len);
+        // Exact attention: the reference outputs (computed untimed if its series stopped or
+        // this unit times only the methods, so that the methods' errors are still measured).
+        let mut exact_outputs: [Option<Vec<f32>>; 2] = [None, None];
+        for (s, form) in EXACT_FORMS.iter().enumerate() {
+            if !measured(*form) {
+                continue;
             }
+            let series = &mut series[s];
+            let causal = form.is_causal();
+            if stopped(series) || !time_exact {
+                if time_methods {
+                    exact_outputs[s] = Some(flash_attention(&seq, causal));
+                }
+                continue;
+            }
+            let (runs_ms, output) = timed_runs(budget_ms, || flash_attention(&seq, causal));
+            let point = Measured {
+                len,
+                runs_ms,
+                multiply_adds: exact_multiply_adds(len, d, d, causal),
+                memory_bytes: flash_memory_bytes(len, d),
+                output_error: None,
+                row_tv: None,
+                bad_rows: 0,
+            };
+            push_point(series, point, dense_rate, budget_ms);
+            exact_outputs[s] = Some(output);
         }
-        for &len in &lengths {
-            let mut rng = stream_rng(
-                config.seed,
-                StreamPurpose::Attention,
-                stream_index("lengths"),
-                (d * 1_000_000 + len) as u64,
-            );
-            let sample = model.sample(len, &mut rng);
-            let seq = Sequence::new(len, d, d, &sample.q, &sample.k, &sample.v)
-                .ok_or_else(|| AttentionError::Data("sampled shapes".into()))?;
-            // Exact attention in both forms: the reference outputs (computed untimed if its
-            // series stopped, so that the methods' errors are still measured).
-            let mut exact_outputs = Vec::new();
-            for (s, form) in exact_forms.iter().enumerate() {
-                let series = &mut series[first + s];
-                let causal = form.is_causal();
-                if series.stopped_at.is_some() {
-                    exact_outputs.push(flash_attention(&seq, causal));
+        for (t, timed) in self.timed.iter().enumerate() {
+            for (f, form) in LINEAR_FORMS.iter().enumerate() {
+                let series = &mut series[EXACT_FORMS.len() + t * LINEAR_FORMS.len() + f];
+                if !time_methods || !measured(*form) || stopped(series) {
                     continue;
                 }
-                let (runs_ms, output) = timed_runs(budget_ms, || flash_attention(&seq, causal));
-                let multiply_adds = exact_multiply_adds(len, d, d, causal);
-                push_point(
-                    series,
+                let Some(exact) = &exact_outputs[usize::from(form.is_causal())] else {
+                    continue;
+                };
+                let (runs_ms, run) =
+                    timed_runs(budget_ms, || linear_attention_f32(&timed.map, &seq, *form));
+                let point = Measured {
                     len,
                     runs_ms,
-                    multiply_adds,
-                    dense_rate,
-                    budget_ms,
-                    flash_memory_bytes(len, d),
-                    None,
-                    None,
-                    0,
-                );
-                exact_outputs.push(output);
-            }
-            for (t, timed) in timed.iter().enumerate() {
-                for (f, form) in linear_forms.iter().enumerate() {
-                    let series =
-                        &mut series[first + exact_forms.len() + t * linear_forms.len() + f];
-                    if series.stopped_at.is_some() {
-                        continue;
-                    }
-                    let (runs_ms, run) =
-                        timed_runs(budget_ms, || linear_attention_f32(&timed.map, &seq, *form));
-                    let exact = &exact_outputs[usize::from(form.is_causal())];
-                    let error = relative_error(&run.output, exact, d);
-                    let tv = (*form == LinearForm::Bidirectional)
+                    multiply_adds: linear_multiply_adds(&timed.map, len, d, *form),
+                    memory_bytes: linear_memory_bytes(&timed.map, d, *form),
+                    output_error: relative_error(&run.output, exact, d),
+                    row_tv: (*form == LinearForm::Bidirectional)
                         .then(|| mean_row_tv(&timed.map, &seq))
-                        .flatten();
-                    let multiply_adds = linear_multiply_adds(&timed.map, len, d, *form);
-                    let memory = linear_memory_bytes(&timed.map, d, *form);
-                    push_point(
-                        series,
-                        len,
-                        runs_ms,
-                        multiply_adds,
-                        dense_rate,
-                        budget_ms,
-                        memory,
-                        error,
-                        tv,
-                        run.bad_rows,
-                    );
-                }
+                        .flatten(),
+                    bad_rows: run.bad_rows,
+                };
+                push_point(series, point, dense_rate, budget_ms);
             }
         }
+        Ok(())
     }
-    let exact_rate = series
+}
+
+/// The lengths of `config`, or the error of a study too short to measure anything.
+fn lengths_of(config: &ExperimentConfig) -> Result<Vec<usize>, AttentionError> {
+    let lengths = study_lengths(config.attention.length_max);
+    if lengths.is_empty() {
+        return Err(AttentionError::Data(format!(
+            "the length study needs lmax of at least {FIRST_LENGTH}"
+        )));
+    }
+    Ok(lengths)
+}
+
+/// The report of `series` measured with `dense_rate` (the crossovers and exact attention's
+/// best rate read from them).
+#[allow(clippy::too_many_arguments)]
+fn report_of(
+    config: &ExperimentConfig,
+    lengths: Vec<usize>,
+    head_sizes: Vec<usize>,
+    features: Vec<usize>,
+    dense_rate: f64,
+    series: Vec<LengthSeries>,
+    skipped: Vec<Skipped>,
+) -> LengthsReport {
+    LengthsReport {
+        layer: config.attention.layer,
+        head: config.attention.head,
+        lengths,
+        head_sizes,
+        features,
+        dense_rate,
+        exact_rate: exact_rate(&series),
+        budget_ms: POINT_BUDGET_MS,
+        crossovers: crossovers(&series),
+        series,
+        skipped,
+    }
+}
+
+/// The best multiply-adds per second of exact attention over `series`' points.
+pub(super) fn exact_rate(series: &[LengthSeries]) -> f64 {
+    series
         .iter()
         .filter(|s| s.kernel == Kernel::Exact)
         .flat_map(|s| &s.points)
         .map(|p| p.multiply_adds / (p.ms / 1e3))
         .filter(|r| r.is_finite())
-        .fold(0.0, f64::max);
-    let crossovers = crossovers(&series);
-    Ok(LengthsReport {
-        layer: attention.layer,
-        head: attention.head,
-        lengths,
-        head_sizes,
-        features,
-        dense_rate,
-        exact_rate,
-        budget_ms,
-        series,
-        crossovers,
-        skipped,
-    })
+        .fold(0.0, f64::max)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn push_point(
-    series: &mut LengthSeries,
+/// Runs the whole study for `config` on the chosen real head's statistics, one length after
+/// another on this thread (a series stops once a run exceeds the budget).
+pub fn length_study(
+    config: &ExperimentConfig,
+    heads: &dyn HeadSet,
+) -> Result<LengthsReport, AttentionError> {
+    let lengths = lengths_of(config)?;
+    let features = study_features(config.attention.features);
+    let head_sizes = GaussianHead::head_sizes(heads.shape().head_dim);
+    let dense_rate = dense_rate();
+    let mut series = Vec::new();
+    let mut skipped = Vec::new();
+    for &d in &head_sizes {
+        let said_here = head_sizes.first() == Some(&d);
+        let head = HeadSize::fit(
+            config,
+            heads,
+            d,
+            &features,
+            (false, said_here),
+            &mut skipped,
+        )?;
+        let mut own = head.series();
+        for &len in &lengths {
+            head.measure(config.seed, len, None, &mut own, dense_rate)?;
+        }
+        series.extend(own);
+    }
+    Ok(report_of(
+        config, lengths, head_sizes, features, dense_rate, series, skipped,
+    ))
+}
+
+/// Measures one unit of `config`'s study: its report holds every series of the unit's head
+/// size (exact attention's alone for a unit of exact attention alone), with a point at the
+/// unit's length in the unit's forms and kernels (none in the others, nor in the series it
+/// names as stopped), its own dense-kernel rate, and the study's lengths. An error
+/// for a unit the configuration does not have (a message from elsewhere must not panic).
+pub fn measure_unit(
+    config: &ExperimentConfig,
+    heads: &dyn HeadSet,
+    unit: &LengthsUnit,
+) -> Result<LengthsReport, AttentionError> {
+    let lengths = lengths_of(config)?;
+    let head_sizes = GaussianHead::head_sizes(heads.shape().head_dim);
+    if !lengths.contains(&unit.len) || !head_sizes.contains(&unit.d) {
+        return Err(AttentionError::Data(format!(
+            "the length study has no L = {} at d = {}",
+            unit.len, unit.d
+        )));
+    }
+    let features = study_features(config.attention.features);
+    let dense_rate = dense_rate();
+    let mut skipped = Vec::new();
+    let said_here = head_sizes.first() == Some(&unit.d);
+    let exact_only = !unit.times_methods();
+    let head = HeadSize::fit(
+        config,
+        heads,
+        unit.d,
+        &features,
+        (exact_only, said_here),
+        &mut skipped,
+    )?;
+    let mut series = head.series();
+    // A stopped series stops at this length, for `measure`; its stop is the page's to keep.
+    let named = |s: &LengthSeries| {
+        unit.stopped
+            .iter()
+            .any(|k| k.kernel == s.kernel && k.form == s.form)
+    };
+    for s in series.iter_mut().filter(|s| named(s)) {
+        s.stopped_at = Some(unit.len);
+    }
+    head.measure(config.seed, unit.len, Some(unit), &mut series, dense_rate)?;
+    for s in series.iter_mut().filter(|s| named(s)) {
+        s.stopped_at = None;
+    }
+    Ok(report_of(
+        config, lengths, head_sizes, features, dense_rate, series, skipped,
+    ))
+}
+
+/// One point's measurements, before its median and model time.
+struct Measured {
     len: usize,
     runs_ms: Vec<f64>,
     multiply_adds: f64,
-    dense_rate: f64,
-    budget_ms: f64,
     memory_bytes: f64,
     output_error: Option<f64>,
     row_tv: Option<f64>,
     bad_rows: usize,
-) {
-    let ms = median(&runs_ms).unwrap_or(f64::NAN);
-    if runs_ms.iter().any(|&r| r > budget_ms) {
-        series.stopped_at = Some(len * 2);
+}
+
+/// Adds `point` to `series`, which stops at the next length if a run took over `budget_ms`.
+fn push_point(series: &mut LengthSeries, point: Measured, dense_rate: f64, budget_ms: f64) {
+    let ms = median(&point.runs_ms).unwrap_or(f64::NAN);
+    if point.runs_ms.iter().any(|&r| r > budget_ms) {
+        series.stopped_at = Some(point.len * 2);
     }
     series.points.push(LengthPoint {
-        len,
+        len: point.len,
         ms,
-        runs_ms,
-        multiply_adds,
-        model_ms: multiply_adds / dense_rate * 1e3,
-        memory_bytes,
-        output_error,
-        row_tv,
-        bad_rows,
+        runs_ms: point.runs_ms,
+        multiply_adds: point.multiply_adds,
+        model_ms: model_ms(point.multiply_adds, dense_rate),
+        memory_bytes: point.memory_bytes,
+        output_error: point.output_error,
+        row_tv: point.row_tv,
+        bad_rows: point.bad_rows,
     });
+}
+
+/// The time `multiply_adds` take at the dense kernel's rate, in milliseconds.
+pub(super) fn model_ms(multiply_adds: f64, dense_rate: f64) -> f64 {
+    multiply_adds / dense_rate * 1e3
 }
 
 #[cfg(test)]

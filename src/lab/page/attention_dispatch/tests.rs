@@ -186,3 +186,26 @@ fn an_answer_that_arrives_late_is_stale_and_a_failed_part_is_asked_again() {
     assert_eq!(parts(&asks), [AttentionPart::Lengths]);
     assert!(dispatch.is_pending(AttentionPart::Lengths));
 }
+
+/// A forgotten part is asked again at the next change with the same configuration, and the
+/// answer to its older request is stale.
+#[test]
+fn a_forgotten_part_is_asked_again() {
+    let mut dispatch = AttentionDispatch::new();
+    let config = config_with(&[("view", "attention"), ("lmax", "256")]);
+    let first = dispatch.on_change(&config, view());
+    let lengths = first
+        .iter()
+        .find(|a| a.request.part == AttentionPart::Lengths)
+        .expect("the study is asked");
+    assert!(dispatch.on_change(&config, view()).is_empty());
+    dispatch.forget(AttentionPart::Lengths);
+    assert!(!dispatch.is_pending(AttentionPart::Lengths));
+    let again = dispatch.on_change(&config, view());
+    assert_eq!(parts(&again), [AttentionPart::Lengths]);
+    assert_eq!(
+        dispatch.on_answer(AttentionPart::Lengths, lengths.generation, true),
+        AnswerFate::Stale
+    );
+    assert!(dispatch.is_pending(AttentionPart::Lengths));
+}

@@ -367,6 +367,7 @@ fn attention_run(step: &TourStep, part: AttentionPart) -> AttentionOutput {
             config,
             part,
             share: None,
+            lengths_unit: None,
         },
         &mut stored,
     )

@@ -150,6 +150,7 @@ fn the_kernel_worker_answers_its_requests_and_refuses_attention_parts() {
             config: config_with(&[("view", "attention")]),
             part: crate::lab::attention::AttentionPart::Main,
             share: None,
+            lengths_unit: None,
         },
     })
     .unwrap();
@@ -184,6 +185,7 @@ fn the_kernel_workers_refusals_are_the_bytes_of_the_full_protocols() {
             config: config_with(&[("view", "attention")]),
             part: crate::lab::attention::AttentionPart::Main,
             share: None,
+            lengths_unit: None,
         },
     })
     .unwrap();

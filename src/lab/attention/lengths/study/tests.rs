@@ -203,32 +203,19 @@ fn a_slow_run_stops_its_series() {
         points: Vec::new(),
         stopped_at: None,
     };
-    push_point(
-        &mut series,
-        128,
-        vec![1.0, 2.0, 3.0],
-        10.0,
-        1e9,
-        100.0,
-        0.0,
-        None,
-        None,
-        0,
-    );
+    let point = |len: usize, runs_ms: Vec<f64>| Measured {
+        len,
+        runs_ms,
+        multiply_adds: 10.0,
+        memory_bytes: 0.0,
+        output_error: None,
+        row_tv: None,
+        bad_rows: 0,
+    };
+    push_point(&mut series, point(128, vec![1.0, 2.0, 3.0]), 1e9, 100.0);
     assert_eq!(series.stopped_at, None);
     assert_eq!(series.points[0].ms, 2.0);
-    push_point(
-        &mut series,
-        256,
-        vec![150.0],
-        10.0,
-        1e9,
-        100.0,
-        0.0,
-        None,
-        None,
-        0,
-    );
+    push_point(&mut series, point(256, vec![150.0]), 1e9, 100.0);
     assert_eq!(series.stopped_at, Some(512));
 }
 
