@@ -150,20 +150,11 @@ pub fn AttentionView(
 
     // Every part follows the configuration: the dispatch says which to ask for
     // (lab::page::attention_dispatch); this only sends them.
-    Effect::new(move |alone_before: Option<bool>| {
+    Effect::new(move |_| {
         let config = config.get();
-        let alone = parts.lengths_alone.get();
         // A study whose part no longer applies (lmax off) sends nothing more.
         if !AttentionPart::Lengths.applies(&config) {
             stop_study(dispatch, parts, study, true);
-        }
-        // Timed another way (one worker at a time, or all at once): the study again.
-        if alone_before.is_some_and(|before| before != alone) {
-            stop_study(dispatch, parts, study, true);
-            dispatch
-                .get_value()
-                .borrow_mut()
-                .forget(AttentionPart::Lengths);
         }
         let awaiting_confirmation = large.get().is_some();
         // The model workers hold this very text's heads once it ran (an older text's answer
@@ -173,7 +164,7 @@ pub fn AttentionView(
                 |o| matches!(o, Some(Ok(outcome)) if outcome.run.text == config.attention.text),
             );
         let Some(runner) = runner else {
-            return alone;
+            return;
         };
         let embedded = embed.map(|figure| figure.attention_parts());
         let view = ViewState {
@@ -189,7 +180,6 @@ pub fn AttentionView(
                 submit(runner, dispatch, parts, ask);
             }
         }
-        alone
     });
 
     let status = move || {
@@ -278,7 +268,6 @@ pub fn AttentionView(
                     report=parts.lengths
                     running=parts.lengths_busy
                     progress=parts.lengths_progress
-                    alone=parts.lengths_alone
                     stop
                 />
                 <Tensorised/>

@@ -203,6 +203,7 @@ test('length study: stop keeps what was measured; a new lmax, or timing alone, r
 
     // Timed one worker at a time: the study runs again, in full, and says so.
     await page.check('input[name="lengths-alone"]');
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('lalone') === 'on');
     await page.waitForFunction(() => document.querySelector('.lengths')?.dataset.lengthsDone !== '17');
     await waitLengths(page, 'ready', 120_000);
     assert.equal(await page.getAttribute('.lengths', 'data-lengths-done'), '17');

@@ -172,6 +172,10 @@ pub struct AttentionSettings {
     pub reuse_answers: bool,
     /// The length study's longest L (0: the study is off; else 128 to 16,384).
     pub length_max: usize,
+    /// Whether the page's length study times one unit at a time (each kernel alone on the
+    /// device) instead of one on every worker at once (`lab::page::lengths_run`; the command
+    /// line always times one at a time).
+    pub lengths_alone: bool,
     /// The language model view's method in place of softmax (`None`: exact only).
     pub lm_method: Option<MethodId>,
     /// The language model's layers that run it, sorted, no repeats, each below [`LM_LAYERS`].
@@ -380,6 +384,7 @@ impl Default for AttentionSettings {
             retrieval: default_retrieval(),
             reuse_answers: true,
             length_max: 0,
+            lengths_alone: false,
             lm_method: MethodId::from_id("prf-pos"),
             lm_layers: (0..LM_LAYERS).collect(),
             lm_chart: true,

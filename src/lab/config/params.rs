@@ -494,6 +494,19 @@ param_table! {
         "the length study's longest sequence L (0 turns it off; it measures L = 128, 256, … up to this)",
         Attention, int(0.0, 16384.0), true,
         |c| c.attention.length_max as f64, |c, v| c.attention.length_max = v as usize),
+    LengthsAlone "lalone" => text("length study one worker at a time",
+        "whether the page's length study times one piece at a time, each kernel alone (on), or one on every worker at once (off; the command line always times one at a time)", Attention,
+        || "on or off".to_string(),
+        |c| if c.attention.lengths_alone { "on" } else { "off" }.to_string(),
+        |c, t| {
+            c.attention.lengths_alone = match t.trim() {
+                "on" => true,
+                "off" => false,
+                _ => return Err(Rejection::NotAllowed),
+            };
+            Ok(())
+        },
+        every_value_allowed),
     Retrieval "retrieval" => ParamSpec {
         omitted_when: Some(|c| c.attention.retrieval == super::attention::default_retrieval()),
         ..text("retrieval set", "the retrieval set: a query, then candidates, one per line", Attention,

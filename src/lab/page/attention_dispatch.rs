@@ -128,12 +128,6 @@ impl AttentionDispatch {
         }
     }
 
-    /// Forgets `part`'s newest request: the next change asks it again, even with the same key
-    /// (the length study timed another way), and an answer to it is stale.
-    pub fn forget(&mut self, part: AttentionPart) {
-        self.asked.remove(&part);
-    }
-
     /// Whether `part`'s newest request awaits its answer.
     pub fn is_pending(&self, part: AttentionPart) -> bool {
         self.asked.get(&part).is_some_and(|asked| !asked.answered)
@@ -152,8 +146,8 @@ impl AttentionDispatch {
 /// What a part's numbers depend on: for the real-head table only whose heads (the stored ones
 /// or the text's), m, the seed and the estimators' parameters; for the kernel-against-attention
 /// part on the real heads not the head shown; for the length study what it reads
-/// ([`lengths_key`]); for the others everything but the heatmaps' method, the probe and the
-/// length study's `lmax`.
+/// ([`lengths_key`]); for the others everything but the heatmaps' method, the probe, the
+/// length study's `lmax` and `lalone`, and the swap's `reuse`.
 pub fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String {
     if part == AttentionPart::Lengths {
         return lengths_key(config);
@@ -162,6 +156,9 @@ pub fn part_key(part: AttentionPart, config: &ExperimentConfig) -> String {
     c.attention.focus = MethodId::first();
     c.probe = None;
     c.attention.length_max = ExperimentConfig::default().attention.length_max;
+    // How the study is timed, and whether the model swap reuses answers: no part reads them.
+    c.attention.lengths_alone = ExperimentConfig::default().attention.lengths_alone;
+    c.attention.reuse_answers = ExperimentConfig::default().attention.reuse_answers;
     if part == AttentionPart::HeadsTable {
         // A new text is new heads (the table used to keep the last text's).
         let heads = match c.attention.source {
@@ -197,8 +194,9 @@ fn lengths_key(c: &ExperimentConfig) -> String {
         HeadSource::Synthetic | HeadSource::Minilm => "stored heads".to_string(),
     };
     format!(
-        "lengths lmax={} methods={} m={} seed={} coupling={:?} theta={:?} complex_a={:?} degree={} window={} ra={} landmarks={} topk={} layer={} head={} {heads}",
+        "lengths lmax={} alone={} methods={} m={} seed={} coupling={:?} theta={:?} complex_a={:?} degree={} window={} ra={} landmarks={} topk={} layer={} head={} {heads}",
         a.length_max,
+        a.lengths_alone,
         methods.join(","),
         a.features,
         c.seed,

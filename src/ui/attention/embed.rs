@@ -156,7 +156,6 @@ pub(super) fn AttentionEmbed(
                     report=parts.lengths
                     running=parts.lengths_busy
                     progress=parts.lengths_progress
-                    alone=parts.lengths_alone
                     stop
                     compact=true
                 />

@@ -272,14 +272,13 @@ fn LengthsNotes(report: Report, threshold: RwSignal<f64>) -> impl IntoView {
 
 /// "Where linear attention pays": the length study's section.
 ///
-/// - `config`, `set_config`: the configuration (the control writes `attention.length_max`;
-///   the study reads the methods, m, the seed, the layer and the head).
+/// - `config`, `set_config`: the configuration (the controls write `attention.length_max` and
+///   `attention.lengths_alone`, one unit at a time, each kernel alone on the device, rather than
+///   one per worker at once; the study reads the methods, m, the seed, the layer and the head).
 /// - `report`: the study's latest outcome, the units answered so far merged (`None` before
 ///   the first answer).
 /// - `running`: whether a study is in flight.
 /// - `progress`: its units answered out of all, and whether it ended or was stopped.
-/// - `alone`: the reader's choice to time one unit at a time (each kernel alone on the device)
-///   rather than one per worker at once; changing it runs the study again.
 /// - `stop`: stops it (what was measured stays).
 /// - `compact`: the controls, the status and the charts with their legend only (a figure
 ///   embedded alone: its frame gives the title and caption); no notes, table or download.
@@ -290,7 +289,6 @@ pub(super) fn LengthsView(
     report: Report,
     running: RwSignal<bool>,
     progress: Progress,
-    alone: RwSignal<bool>,
     stop: Callback<()>,
     #[prop(optional)] compact: bool,
 ) -> impl IntoView {
@@ -348,7 +346,7 @@ pub(super) fn LengthsView(
                 c.attention.head,
                 sizes.join(" and "),
                 m.join(" and "),
-                if alone.get() {
+                if config.with(|c| c.attention.lengths_alone) {
                     "Timed on one worker at a time: each kernel alone on this device."
                 } else {
                     "Timed on every worker at once, one length each: each time is that of this device busy on every core (slower than alone where the cores share their work)."
@@ -432,8 +430,8 @@ pub(super) fn LengthsView(
                     <NumberControl param=Param::Layer config set_config id_prefix="lengths-"/>
                     <NumberControl param=Param::Head config set_config id_prefix="lengths-"/>
                     <label class="check">
-                        <input type="checkbox" name="lengths-alone" prop:checked=move || alone.get() on:change=move |ev| alone.set(event_target_checked(&ev))/>
-                        <span>"one worker at a time (each kernel timed alone; slower)"</span>
+                        <input type="checkbox" name="lengths-alone" prop:checked=move || config.with(|c| c.attention.lengths_alone) on:change=move |ev| { let on = event_target_checked(&ev); set_config.update(|c| c.attention.lengths_alone = on); }/>
+                        <span>"one worker at a time (each kernel timed alone; slower) " <code class="param-key">"lalone"</code></span>
                     </label>
                 </Show>
             </div>

@@ -28,7 +28,7 @@ pub(super) struct Study {
 }
 
 /// Starts the study `ask` asks for, in place of any older one (whose units in flight are
-/// then never delivered), timed as the reader chose (`Parts::lengths_alone`).
+/// then never delivered), timed as the configuration says (`lalone`).
 pub(super) fn start_study(
     runner: AttentionRunner,
     dispatch: Dispatch,
@@ -54,7 +54,7 @@ pub(super) fn start_study(
         run: RefCell::new(LengthsRun::new(&request.config)),
         channel,
         generation,
-        alone: parts.lengths_alone.get_untracked(),
+        alone: request.config.attention.lengths_alone,
     });
     slot.set_value(Some(study.clone()));
     parts.lengths.set(None);

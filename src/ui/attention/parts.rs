@@ -38,10 +38,6 @@ pub(super) struct Parts {
     /// The length study's units answered out of all, and whether it runs, ended or stopped
     /// (`None` before the first study).
     pub(super) lengths_progress: RwSignal<Option<LengthsProgress>>,
-    /// Whether the length study times one unit at a time (each kernel alone on the device)
-    /// instead of one per worker at once (the reader's choice; page-local, as the quiet of the
-    /// machine is: it changes the conditions of the timings, not what is measured).
-    pub(super) lengths_alone: RwSignal<bool>,
 }
 
 impl Parts {
@@ -59,7 +55,6 @@ impl Parts {
             main_answers: RwSignal::new(0),
             lengths_busy: RwSignal::new(false),
             lengths_progress: RwSignal::new(None),
-            lengths_alone: RwSignal::new(false),
         }
     }
 

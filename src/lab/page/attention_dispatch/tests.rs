@@ -187,10 +187,10 @@ fn an_answer_that_arrives_late_is_stale_and_a_failed_part_is_asked_again() {
     assert!(dispatch.is_pending(AttentionPart::Lengths));
 }
 
-/// A forgotten part is asked again at the next change with the same configuration, and the
-/// answer to its older request is stale.
+/// The study timed another way (`lalone`) is asked again, and its older answer is stale; the
+/// other parts, and the study, do not read the swap's `reuse`.
 #[test]
-fn a_forgotten_part_is_asked_again() {
+fn timing_the_study_another_way_asks_it_again_and_nothing_else() {
     let mut dispatch = AttentionDispatch::new();
     let config = config_with(&[("view", "attention"), ("lmax", "256")]);
     let first = dispatch.on_change(&config, view());
@@ -198,14 +198,19 @@ fn a_forgotten_part_is_asked_again() {
         .iter()
         .find(|a| a.request.part == AttentionPart::Lengths)
         .expect("the study is asked");
-    assert!(dispatch.on_change(&config, view()).is_empty());
-    dispatch.forget(AttentionPart::Lengths);
-    assert!(!dispatch.is_pending(AttentionPart::Lengths));
-    let again = dispatch.on_change(&config, view());
+    let alone = config_with(&[("view", "attention"), ("lmax", "256"), ("lalone", "on")]);
+    let again = dispatch.on_change(&alone, view());
     assert_eq!(parts(&again), [AttentionPart::Lengths]);
     assert_eq!(
         dispatch.on_answer(AttentionPart::Lengths, lengths.generation, true),
         AnswerFate::Stale
     );
     assert!(dispatch.is_pending(AttentionPart::Lengths));
+    let reuse_off = config_with(&[
+        ("view", "attention"),
+        ("lmax", "256"),
+        ("lalone", "on"),
+        ("reuse", "off"),
+    ]);
+    assert!(dispatch.on_change(&reuse_off, view()).is_empty());
 }
