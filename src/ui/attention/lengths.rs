@@ -372,21 +372,40 @@ pub(super) fn LengthsView(
                     {format!("Stopped after {done} of {total} pieces: the charts, the table and the CSV hold what was measured. Change lmax, or a setting the study reads, to run it again.")}
                 </p>
             }.into_any()),
-            _ if running.get() => Some(view! {
+            // Drawn apart (`running_view`), so that its Stop button stays the same element.
+            _ if running.get() => None,
+            _ if report.with(Option::is_none) => Some(view! { <p class="status-line">"waiting for the study…"</p> }.into_any()),
+            _ => None,
+        }
+    };
+    // The running study's line, bar and Stop button: one element whose text and values follow
+    // the progress (re-created at each unit, a click landing on the button as it was replaced
+    // could be lost).
+    let counts = move || progress.with(|p| p.as_ref().map_or((0, 0), |p| (p.done, p.total)));
+    let errored = move || report.with(|r| matches!(r, Some(Err(_))));
+    let stopped =
+        move || progress.with(|p| p.as_ref().is_some_and(|p| p.state == RunState::Stopped));
+    let running_view = move || {
+        view! {
+            <Show when=move || on() && !errored() && !stopped() && running.get()>
                 <div class="lengths-progress">
                     <p class="status-line">
-                        {format!("timing exact attention and each method at each length, shortest first: {done} of {total} pieces measured…")}
+                        {move || {
+                            let (done, total) = counts();
+                            format!("timing exact attention and each method at each length, shortest first: {done} of {total} pieces measured…")
+                        }}
                     </p>
                     <progress
-                        max=total.to_string()
-                        value=done.to_string()
-                        aria-label=format!("length study: {done} of {total} pieces measured")
+                        max=move || counts().1.to_string()
+                        value=move || counts().0.to_string()
+                        aria-label=move || {
+                            let (done, total) = counts();
+                            format!("length study: {done} of {total} pieces measured")
+                        }
                     ></progress>
                     <button type="button" class="lengths-stop" on:click=move |_| stop.run(())>"Stop"</button>
                 </div>
-            }.into_any()),
-            _ if report.with(Option::is_none) => Some(view! { <p class="status-line">"waiting for the study…"</p> }.into_any()),
-            _ => None,
+            </Show>
         }
     };
     let download_csv = move |_| {
@@ -441,6 +460,7 @@ pub(super) fn LengthsView(
             <Show when=on>
                 {(!compact).then(|| view! { <p class="caption">{whose}</p> })}
                 {message}
+                {running_view}
             </Show>
             <Show when=has_report>
                 {(!compact).then(|| view! {
