@@ -35,6 +35,9 @@ pub enum StreamPurpose {
     Attention = 6,
     /// The Hedgehog maps' initial noise (index the head, sub-index 0 queries, 1 keys).
     Hedgehog = 7,
+    /// The language model's sampled continuation (index 0): one uniform draw per token, the
+    /// same for the exact and the linear continuation.
+    Generation = 8,
 }
 
 /// The generator for stream `(seed, purpose, index, sub_index)`.

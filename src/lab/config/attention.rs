@@ -183,7 +183,15 @@ pub struct AttentionSettings {
     /// Whether the language model view charts the method in each layer alone (30 forwards
     /// from the middle of the model on, per draw: seconds of both cores for every text).
     pub lm_chart: bool,
+    /// Tokens the language model view adds to the text, exactly and with `lm_layers` linear
+    /// (0: no continuation; at most [`LM_MAX_GENERATED`]).
+    pub lm_generate: usize,
+    /// The continuation's sampling temperature (0: the likeliest token each time).
+    pub lm_temperature: f64,
 }
+
+/// The most tokens a continuation adds to the reader's text (`lmgen`).
+pub const LM_MAX_GENERATED: usize = 128;
 
 /// The language model's layers (SmolLM2-135M).
 pub const LM_LAYERS: usize = 30;
@@ -388,6 +396,8 @@ impl Default for AttentionSettings {
             lm_method: MethodId::from_id("prf-pos"),
             lm_layers: (0..LM_LAYERS).collect(),
             lm_chart: true,
+            lm_generate: 0,
+            lm_temperature: 0.0,
         }
     }
 }

@@ -13,17 +13,18 @@
 use std::sync::Arc;
 
 use crate::lab::attention::methods::{
-    draw_rng, lln_constants, method_settings, prepare_with, run_with,
+    Prepared, draw_rng, lln_constants, method_settings, prepare_with, run_with,
 };
 use crate::lab::config::ExperimentConfig;
 use crate::lab::models::learned_map::LearnedMaps;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::lln::LlnConstants;
-use crate::numerics::attention::long::{LinearForm, Sequence, linear_attention_f32};
+use crate::numerics::attention::long::{FeatureMap32, LinearForm, Sequence, linear_attention_f32};
 use crate::numerics::attention::method::MethodSettings;
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::bert::HeadInputs;
+use crate::numerics::rng::StreamRng;
 
 /// What replaces softmax: a method of the registry, or the Hedgehog maps learned for every head.
 #[derive(Clone, Debug, PartialEq)]
@@ -165,13 +166,7 @@ fn registry_output(
 ) -> Result<Vec<f32>, String> {
     let text = |e: AttentionError| e.to_string();
     let (method, settings) = (context.method, &context.settings);
-    let v = head.v.iter().map(|x| f64::from(*x)).collect();
-    let data = AttentionData::new(head.len, head.dim, head.dim, q, k, v).map_err(text)?;
-    let lln = context.lln.clone()?;
-    let prepared = prepare_with(method, &data, settings, lln.as_ref()).map_err(text)?;
-    // A stream per (draw, layer, head): 72 heads share no draw.
-    let stream = (draw * 1_000 + head.layer * 100 + head.head) as u64;
-    let mut rng = draw_rng(context.seed, method, stream);
+    let (data, prepared, mut rng) = fit_head(context, draw, head, q, k)?;
     if let Some(Ok(map)) = prepared.batched_map(head.dim, settings, &mut rng) {
         let narrow = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
         let (q32, k32) = (narrow(&data.q), narrow(&data.k));
@@ -192,11 +187,65 @@ fn registry_output(
         &data,
         settings,
         context.seed,
-        stream,
+        head_stream(draw, head),
         &[],
     )
     .map_err(text)?;
     Ok(run.attention.output.iter().map(|x| *x as f32).collect())
+}
+
+/// A stream per (draw, layer, head): 72 heads share no draw.
+fn head_stream(draw: usize, head: &HeadInputs) -> u64 {
+    (draw * 1_000 + head.layer * 100 + head.head) as u64
+}
+
+/// The method fitted on one head (queries and keys already scaled by `dh^{-1/4}`), with the
+/// generator of its draw.
+fn fit_head(
+    context: &RegistryContext,
+    draw: usize,
+    head: &HeadInputs,
+    q: Vec<f64>,
+    k: Vec<f64>,
+) -> Result<(AttentionData, Prepared, StreamRng), String> {
+    let text = |e: AttentionError| e.to_string();
+    let v = head.v.iter().map(|x| f64::from(*x)).collect();
+    let data = AttentionData::new(head.len, head.dim, head.dim, q, k, v).map_err(text)?;
+    let lln = context.lln.clone()?;
+    let prepared =
+        prepare_with(context.method, &data, &context.settings, lln.as_ref()).map_err(text)?;
+    let rng = draw_rng(context.seed, context.method, head_stream(draw, head));
+    Ok((data, prepared, rng))
+}
+
+/// The f32 feature map draw `draw` of the registry method gives one head, fitted on that
+/// head's inputs (rotated, unscaled): what a linear layer decodes with as a recurrent network
+/// (`numerics::llama::Decoder`), the same ω and fit as the swap's forward on those inputs.
+/// Refused for a method with no feature map (randomized attention, Nyström, the window,
+/// sparse, a polynomial map over its budget).
+pub fn decoding_map(
+    context: &RegistryContext,
+    draw: usize,
+    head: &HeadInputs,
+) -> Result<FeatureMap32, String> {
+    let scale = (head.dim as f64).powf(-0.25);
+    let widen = |v: &[f32]| {
+        v.iter()
+            .map(|x| f64::from(*x) * scale)
+            .collect::<Vec<f64>>()
+    };
+    let describe = |e: String| format!("layer {} head {}: {e}", head.layer, head.head);
+    let (_, prepared, mut rng) =
+        fit_head(context, draw, head, widen(head.q), widen(head.k)).map_err(describe)?;
+    match prepared.batched_map(head.dim, &context.settings, &mut rng) {
+        Some(Ok(map)) => Ok(map),
+        Some(Err(e)) => Err(describe(e.to_string())),
+        None => Err(format!(
+            "{} has no recurrent form (only methods with a feature map decode as a recurrent \
+             network: random features, Taylor, LLN, elu + 1)",
+            context.method.id()
+        )),
+    }
 }
 
 /// The settings a swap's registry method reads, prepared once per forward (or batch).

@@ -100,6 +100,19 @@ impl Rope {
         Self { cos, sin, half }
     }
 
+    /// The angles of the one position `position` (a decoding step applies them to its row):
+    /// the same values as row `position` of [`Rope::new`].
+    pub fn at(position: usize, head_dim: usize, base: f64) -> Self {
+        let half = head_dim / 2;
+        let (mut cos, mut sin) = (Vec::with_capacity(half), Vec::with_capacity(half));
+        for i in 0..half {
+            let angle = position as f64 * base.powf(-2.0 * i as f64 / head_dim as f64);
+            cos.push(angle.cos() as f32);
+            sin.push(angle.sin() as f32);
+        }
+        Self { cos, sin, half }
+    }
+
     /// Rotates every head of `x` (`n × heads·d`) in place.
     fn apply(&self, x: &mut [f32], n: usize) {
         let width = x.len() / n.max(1);
@@ -406,7 +419,7 @@ impl LlamaModel {
 }
 
 /// `out = x / √(mean x² + ε) · w` row by row.
-fn rms_norm(x: &[f32], w: &[f32], eps: f64, out: &mut Vec<f32>) {
+pub(super) fn rms_norm(x: &[f32], w: &[f32], eps: f64, out: &mut Vec<f32>) {
     out.resize(x.len(), 0.0);
     for (row, o) in x.chunks_exact(w.len()).zip(out.chunks_exact_mut(w.len())) {
         let mean = row
@@ -455,7 +468,7 @@ fn log_sum_exp(row: &[f32], shifted: &mut [f32]) -> f64 {
     f64::from(max) + ((sums[0] + sums[1]) + (sums[2] + sums[3]) + tail).ln()
 }
 
-fn add(x: &mut [f32], y: &[f32]) {
+pub(super) fn add(x: &mut [f32], y: &[f32]) {
     for (a, b) in x.iter_mut().zip(y) {
         *a += b;
     }

@@ -8,10 +8,13 @@
 //! - `tokenizer`: the byte-level BPE built from the file's tokens and merges;
 //! - `weights`: the configuration and every tensor checked against it;
 //! - `forward`: the forward pass, each token's loss and the next-token predictions;
+//! - `decode`: continuing a text token by token, softmax layers with a key/value cache and
+//!   linear layers as recurrent networks;
 //! - `heads`: every head's queries, keys and values on a text, for the attention view.
 
 use std::fmt;
 
+pub mod decode;
 pub mod forward;
 pub mod gguf;
 pub mod heads;
@@ -19,6 +22,7 @@ pub mod quant;
 pub mod tokenizer;
 pub mod weights;
 
+pub use decode::{Decoder, MapMaker};
 pub use forward::{ExactRun, LmScores, Prediction, Rope, Scratch};
 pub use heads::LmHeads;
 pub use tokenizer::LmTokenizer;

@@ -23,6 +23,8 @@ const CONTROL: i64 = 3;
 pub struct LmTokenizer {
     tokenizer: Tokenizer,
     tokens: Vec<String>,
+    /// The control tokens' ids (`<|endoftext|>`, `<|im_end|>`, …): a continuation ends at one.
+    controls: Vec<u32>,
 }
 
 impl std::fmt::Debug for LmTokenizer {
@@ -77,16 +79,21 @@ impl LmTokenizer {
             ByteLevel::new(false, true, true).into(),
         ])));
         tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
-        let specials: Vec<AddedToken> = tokens
+        let controls: Vec<u32> = (0..tokens.len() as u32)
+            .filter(|&i| types[i as usize] == CONTROL)
+            .collect();
+        let specials: Vec<AddedToken> = controls
             .iter()
-            .zip(&types)
-            .filter(|(_, kind)| **kind == CONTROL)
-            .map(|(t, _)| AddedToken::from(t.clone(), true))
+            .map(|&i| AddedToken::from(tokens[i as usize].clone(), true))
             .collect();
         tokenizer
             .add_special_tokens(specials)
             .map_err(|e| LmError::Tokenizer(format!("the control tokens: {e}")))?;
-        Ok(Self { tokenizer, tokens })
+        Ok(Self {
+            tokenizer,
+            tokens,
+            controls,
+        })
     }
 
     /// The text's token ids (no BOS).
@@ -96,6 +103,18 @@ impl LmTokenizer {
             .encode(text, false)
             .map_err(|e| LmError::Tokenizer(e.to_string()))?;
         Ok(encoding.get_ids().to_vec())
+    }
+
+    /// Whether `id` is a control token (a continuation ends at one).
+    pub fn is_control(&self, id: u32) -> bool {
+        self.controls.contains(&id)
+    }
+
+    /// The text of `ids` together (a character split over two tokens whole).
+    pub fn decode(&self, ids: &[u32]) -> String {
+        self.tokenizer
+            .decode(ids, false)
+            .unwrap_or_else(|_| ids.iter().map(|&id| self.piece(id)).collect())
     }
 
     /// A token's text as the reader sees it (its bytes decoded; a token that is part of a

@@ -2,8 +2,11 @@
 //! `numerics::llama`): how surprised it is by each token under exact attention and with the
 //! lab's estimators swapped into some of its layers ([`report`], feature `text-model`), and what
 //! the page and its worker say ([`protocol`]), and how the page shares a text's work between
-//! its two workers ([`text_run`]).
+//! its two workers ([`text_run`]); and how it continues the text, exactly and with linear
+//! layers decoded as recurrent networks ([`generate`]).
 
+#[cfg(feature = "text-model")]
+pub mod generate;
 pub mod protocol;
 #[cfg(feature = "text-model")]
 pub mod report;
@@ -11,10 +14,13 @@ pub mod report;
 pub mod sweep;
 pub mod text_run;
 
+#[cfg(feature = "text-model")]
+pub use generate::{Generation, continue_text};
 pub use protocol::{
-    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_MAX_TOKENS, LM_URL,
-    LmFromWorker, LmJob, LmLayerBar, LmLayerReport, LmReport, LmSwapDraw, LmSwapReport, LmToWorker,
-    NextToken, Share, TOP_TOKENS,
+    Continuation, ContinuationEnd, ContinuationEvent, ContinuationStart, Decoding, GeneratedToken,
+    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_MAX_GENERATED,
+    LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob, LmLayerBar, LmLayerReport, LmReport, LmSwapDraw,
+    LmSwapReport, LmToWorker, NextToken, Share, TOP_TOKENS,
 };
 #[cfg(feature = "text-model")]
 pub use report::{

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::lab::config::ExperimentConfig;
+pub use crate::lab::config::LM_MAX_GENERATED;
 use crate::lab::models::protocol::Spread;
 use crate::numerics::attention::methods::MethodId;
 
@@ -187,6 +188,108 @@ impl LmJob {
     }
 }
 
+/// Which continuation of the text: the model as it is (softmax in every layer, a key/value
+/// cache), or with the swap's layers linear, decoded as recurrent networks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Decoding {
+    Exact,
+    Linear,
+}
+
+impl Decoding {
+    pub fn key(self) -> &'static str {
+        match self {
+            Decoding::Exact => "exact",
+            Decoding::Linear => "linear",
+        }
+    }
+}
+
+/// A continuation's prompt read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContinuationStart {
+    pub prompt_tokens: usize,
+    /// The layers decoded as recurrent networks (none for the exact continuation).
+    pub linear_layers: Vec<usize>,
+    /// The prompt's batched forward, filling every layer's memory.
+    pub prefill_ms: f64,
+    /// Bytes each layer keeps after the prompt.
+    pub memory: Vec<u64>,
+}
+
+/// One token of a continuation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GeneratedToken {
+    pub id: u32,
+    pub piece: String,
+    /// Its log-probability under the model (temperature 1), in nats.
+    pub logprob: f64,
+    /// The step: choosing it, then reading it through every layer.
+    pub ms: f64,
+    /// Bytes each layer keeps once it is read.
+    pub memory: Vec<u64>,
+}
+
+/// How a continuation ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ContinuationEnd {
+    /// Every token asked for.
+    Complete,
+    /// The model chose a control token (the end of its text).
+    EndOfText,
+    /// It could not go on (a linear head's normaliser not usable, …).
+    Failed(String),
+}
+
+/// What a continuation sends as it goes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ContinuationEvent {
+    Started(ContinuationStart),
+    Token(GeneratedToken),
+    Ended(ContinuationEnd),
+}
+
+/// A whole continuation (the command line's, and the page's once it has ended).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Continuation {
+    pub decoding: Decoding,
+    pub start: Option<ContinuationStart>,
+    pub tokens: Vec<GeneratedToken>,
+    /// The tokens' text together.
+    pub text: String,
+    pub end: Option<ContinuationEnd>,
+}
+
+impl Continuation {
+    pub fn new(decoding: Decoding) -> Self {
+        Self {
+            decoding,
+            start: None,
+            tokens: Vec::new(),
+            text: String::new(),
+            end: None,
+        }
+    }
+
+    /// Takes in one event (a token's piece appended to the text).
+    pub fn absorb(&mut self, event: ContinuationEvent) {
+        match event {
+            ContinuationEvent::Started(start) => self.start = Some(start),
+            ContinuationEvent::Token(token) => {
+                self.text.push_str(&token.piece);
+                self.tokens.push(token);
+            }
+            ContinuationEvent::Ended(end) => self.end = Some(end),
+        }
+    }
+
+    /// Tokens a second over the steps (the prompt's forward apart); `None` before a token.
+    pub fn tokens_per_second(&self) -> Option<f64> {
+        let ms: f64 = self.tokens.iter().map(|t| t.ms).sum();
+        (!self.tokens.is_empty() && ms > 0.0).then(|| self.tokens.len() as f64 * 1e3 / ms)
+    }
+}
+
 /// A message to the language model's worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LmToWorker {
@@ -203,6 +306,15 @@ pub enum LmToWorker {
     PerLayer { id: u64, job: LmJob, share: Share },
     /// Stop the chart under way (the page has moved on to another text or setting).
     StopChart,
+    /// Continue the job's text by `lmgen` tokens ([`LmFromWorker::Continuing`], token by
+    /// token), exactly or with the swap's layers linear; replaces any continuation under way.
+    Continue {
+        id: u64,
+        job: LmJob,
+        decoding: Decoding,
+    },
+    /// Stop the continuation under way.
+    StopContinuing,
     /// Post the model's file to the page (not postcard: a JS object `{ lmFile: Uint8Array }`,
     /// its buffer transferred), which hands it to the chart's second worker.
     SendFile,
@@ -259,6 +371,12 @@ pub enum LmFromWorker {
     },
     /// A bar of chart `id`, `ms` after the worker took the request.
     LayerBar { id: u64, bar: LmLayerBar, ms: f64 },
+    /// An event of continuation `id`.
+    Continuing {
+        id: u64,
+        decoding: Decoding,
+        event: ContinuationEvent,
+    },
     /// Chart `id` is complete (`error: None`) or stopped by an error, `ms` after the request.
     LayersEnded {
         id: u64,

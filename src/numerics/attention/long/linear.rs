@@ -76,7 +76,7 @@ pub fn linear_memory_bytes(map: &FeatureMap32, dv: usize, form: LinearForm) -> f
 }
 
 /// Buffers for one chunk of features.
-struct ChunkFeatures {
+pub(super) struct ChunkFeatures {
     size: usize,
     values: Vec<f32>,
     transposed: Vec<f32>,
@@ -85,18 +85,23 @@ struct ChunkFeatures {
 }
 
 impl ChunkFeatures {
-    fn new(map: &FeatureMap32) -> Self {
+    pub(super) fn new(map: &FeatureMap32) -> Self {
+        Self::of_rows(map, CHUNK)
+    }
+
+    /// Buffers for at most `rows` (≤ [`CHUNK`]) tokens: a recurrent step makes one token's.
+    pub(super) fn of_rows(map: &FeatureMap32, rows: usize) -> Self {
         let size = map.size();
         Self {
             size,
-            values: vec![0.0; CHUNK * size],
-            transposed: vec![0.0; size * CHUNK],
-            shifts: vec![0.0; CHUNK],
-            scratch: vec![0.0; CHUNK * map.scratch_per_token().max(1)],
+            values: vec![0.0; rows * size],
+            transposed: Vec::new(),
+            shifts: vec![0.0; rows],
+            scratch: vec![0.0; rows * map.scratch_per_token().max(1)],
         }
     }
 
-    fn compute(&mut self, map: &FeatureMap32, u: &[f32], rows: usize, side: Side) {
+    pub(super) fn compute(&mut self, map: &FeatureMap32, u: &[f32], rows: usize, side: Side) {
         map.features(
             u,
             rows,
@@ -109,6 +114,7 @@ impl ChunkFeatures {
 
     /// Ψᵀ of the first `rows` tokens (D × rows, stride [`CHUNK`]).
     fn transpose(&mut self, rows: usize) {
+        self.transposed.resize(self.size * CHUNK, 0.0);
         for r in 0..rows {
             for (f, &x) in self.values[r * self.size..(r + 1) * self.size]
                 .iter()
@@ -121,7 +127,8 @@ impl ChunkFeatures {
 }
 
 /// S, z and the running key maximum M.
-struct KeyState {
+#[derive(Clone, Debug)]
+pub(super) struct KeyState {
     dv: usize,
     s: Vec<f32>,
     z: Vec<f32>,
@@ -131,7 +138,12 @@ struct KeyState {
 }
 
 impl KeyState {
-    fn new(size: usize, dv: usize) -> Self {
+    /// Bytes of S, z, the norm sum and M: what a recurrent head carries from token to token.
+    pub(super) fn bytes(&self) -> usize {
+        4 * (self.s.len() + self.z.len() + 2)
+    }
+
+    pub(super) fn new(size: usize, dv: usize) -> Self {
         Self {
             dv,
             s: vec![0.0; size * dv],
@@ -206,7 +218,13 @@ fn usable(den: f32, scale: f32, positive: bool) -> bool {
 
 /// A row's denominator `φ_i·z + extra` and whether it is usable; `norm_sum` is `Σ_j |ψ_j|`
 /// over the keys it covers (read only for a signed map: the scale `|φ_i| Σ_j |ψ_j|`).
-fn denominator(phi: &[f32], z: &[f32], extra: f32, norm_sum: f32, positive: bool) -> (f32, bool) {
+pub(super) fn denominator(
+    phi: &[f32],
+    z: &[f32],
+    extra: f32,
+    norm_sum: f32,
+    positive: bool,
+) -> (f32, bool) {
     let den = dot(phi, z) + extra;
     let scale = if positive {
         0.0
@@ -217,7 +235,7 @@ fn denominator(phi: &[f32], z: &[f32], extra: f32, norm_sum: f32, positive: bool
 }
 
 /// Divides each output row by its denominator; marks unusable rows NaN. Returns their count.
-fn normalise(out: &mut [f32], dens: &[(f32, bool)], dv: usize) -> usize {
+pub(super) fn normalise(out: &mut [f32], dens: &[(f32, bool)], dv: usize) -> usize {
     let mut bad = 0;
     for (o, &(den, usable)) in out.chunks_exact_mut(dv).zip(dens) {
         if usable {
@@ -287,11 +305,26 @@ fn bidirectional(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
 }
 
 fn causal_prefix(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
+    let mut state = KeyState::new(map.size(), seq.dv);
+    let mut output = vec![0.0f32; seq.len * seq.dv];
+    let dens = prefix_into(map, seq, &mut state, &mut output);
+    let bad_rows = normalise(&mut output, &dens, seq.dv);
+    LinearRun { output, bad_rows }
+}
+
+/// Performer's prefix sums over `seq`, continuing `state` (S, z and M after the keys before
+/// it): each token's key admitted, then its query read against every key up to it. `output`
+/// (len × dv, zeros) gets the numerators; the denominators are returned. A recurrent network's
+/// step is this with one token ([`super::recurrent::RecurrentHead`]).
+pub(super) fn prefix_into(
+    map: &FeatureMap32,
+    seq: &Sequence<'_>,
+    state: &mut KeyState,
+    output: &mut [f32],
+) -> Vec<(f32, bool)> {
     let (len, d, dv, size) = (seq.len, seq.d, seq.dv, map.size());
-    let mut state = KeyState::new(size, dv);
-    let mut keys = ChunkFeatures::new(map);
-    let mut queries = ChunkFeatures::new(map);
-    let mut output = vec![0.0f32; len * dv];
+    let mut keys = ChunkFeatures::of_rows(map, CHUNK.min(len));
+    let mut queries = ChunkFeatures::of_rows(map, CHUNK.min(len));
     let mut dens = vec![(0.0f32, false); len];
     let positive = map.is_positive();
     for i0 in (0..len).step_by(CHUNK) {
@@ -322,8 +355,7 @@ fn causal_prefix(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
             dens[i] = denominator(phi, &state.z, 0.0, state.norm_sum, positive);
         }
     }
-    let bad_rows = normalise(&mut output, &dens, dv);
-    LinearRun { output, bad_rows }
+    dens
 }
 
 fn causal_chunked(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {

@@ -8,6 +8,7 @@ pub mod features;
 pub mod flash;
 pub mod gemm;
 pub mod linear;
+pub mod recurrent;
 #[cfg(test)]
 mod tests;
 
@@ -16,6 +17,7 @@ pub use flash::{exact_multiply_adds, flash_attention, flash_memory_bytes};
 pub use linear::{
     LinearForm, LinearRun, linear_attention_f32, linear_memory_bytes, linear_multiply_adds,
 };
+pub use recurrent::RecurrentHead;
 
 /// Queries, keys (L × d) and values (L × dv) in f32, row-major, scaled as the model scales them
 /// (`P_ij = softmax_j(q_i·k_j)`).
