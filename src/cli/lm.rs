@@ -4,7 +4,9 @@
 //! `--method M` the same with M replacing softmax in `--layers` (default all), causally, over
 //! `--swapdraws` draws of a random method (the attention view's `--features`, `--seed`, …
 //! apply). With `--per-layer`, the perplexity with each of those layers alone swapped (the exact
-//! states before it reused). JSON. The GGUF file is the one scripts/fetch-model.sh caches (or `--lm-file`).
+//! states before it reused). With `--generate N` (or `--lmgen`), the text continued by N tokens
+//! (at most 128), exactly and, with `--method`, with those layers decoded as recurrent
+//! networks (`--lmtemp` the temperature, 0 the likeliest token; `--seed` the draws). JSON. The GGUF file is the one scripts/fetch-model.sh caches (or `--lm-file`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -13,8 +15,11 @@ use std::time::Instant;
 use super::args::{FlagKind, Flags};
 use super::experiment::config_of;
 use super::{CliError, quote};
+use crate::lab::config::ExperimentConfig;
 use crate::lab::config::{LM_LAYERS, Param, parse_layers};
-use crate::lab::models::smollm::{lm_report, per_layer_report, swap_of};
+use crate::lab::models::smollm::{
+    Continuation, Decoding, LmJob, continue_text, lm_report, per_layer_report, swap_of,
+};
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::llama::{LM_FILE_NAME, LlamaModel};
 
@@ -43,11 +48,34 @@ fn now() -> f64 {
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
 }
 
+/// The text's continuations, as the page shows them: exact, and with the swap's layers linear
+/// when a method is asked.
+#[derive(serde::Serialize)]
+struct Continuations {
+    exact: Continuation,
+    linear: Option<Continuation>,
+}
+
+fn continuations(model: &LlamaModel, config: &ExperimentConfig) -> Continuations {
+    let job = LmJob::of(config);
+    let run = |decoding| {
+        let mut continuation = Continuation::new(decoding);
+        continue_text(model, &job, decoding, now, &mut |e| continuation.absorb(e));
+        let ids: Vec<u32> = continuation.tokens.iter().map(|t| t.id).collect();
+        continuation.text = model.tokenizer.decode(&ids);
+        continuation
+    };
+    Continuations {
+        exact: run(Decoding::Exact),
+        linear: config.attention.lm_method.map(|_| run(Decoding::Linear)),
+    }
+}
+
 /// Runs `lm`.
 pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
     let flags = Flags::parse("lm", args, |name| match name {
         "per-layer" => Some(FlagKind::Switch),
-        "text" | "lm-file" | "method" | "layers" => Some(FlagKind::Value),
+        "text" | "lm-file" | "method" | "layers" | "generate" => Some(FlagKind::Value),
         key => Param::from_key(key).map(|_| FlagKind::Value),
     })?;
     let mut config = config_of(&flags)?;
@@ -66,6 +94,11 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
         config.attention.lm_layers =
             parse_layers(layers, LM_LAYERS).map_err(|e| CliError::new("--layers", e))?;
     }
+    if let Some(tokens) = flags.value("--generate") {
+        config
+            .set(Param::LmGenerate, tokens)
+            .map_err(|e| CliError::new("--generate", e.to_string()))?;
+    }
     // The page's default method is a link's; the command line swaps only when asked.
     let asked = flags.has("--method") || flags.has("--lmmethod");
     if !asked && (flags.has("--layers") || flags.has("--lmlayers")) {
@@ -82,10 +115,24 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
             "needs --method: the method to swap in each layer",
         ));
     }
+    let generate = flags.has("--generate") || flags.has("--lmgen");
+    if generate && per_layer {
+        return Err(CliError::new(
+            "--generate",
+            "cannot go with --per-layer: ask for one at a time",
+        ));
+    }
     let path = flags
         .value("--lm-file")
         .map_or_else(default_lm_path, PathBuf::from);
     let model = load_lm(&path, "--lm-file")?;
+    if generate {
+        config.attention.text = text.to_string();
+        if !asked {
+            config.attention.lm_method = None;
+        }
+        return super::to_json(&continuations(&model, &config));
+    }
     if let (true, Some(swap)) = (per_layer, &swap) {
         let report = per_layer_report(&model, text, &config, swap, &mut |_| {})
             .map_err(|e| CliError::new("--text", e.to_string()))?;

@@ -5,6 +5,7 @@
 //! chosen (hover, focus or tap) shows what the model expected there, exactly and swapped.
 
 mod client;
+mod continuation;
 mod layers;
 mod spawn;
 
@@ -54,7 +55,7 @@ enum Colouring {
 /// The view.
 ///
 /// - `config`, `set_config`: the configuration (this reads and writes `text`, `lmmethod`,
-///   `lmlayers`, `lmchart`, `features`, `swapdraws`).
+///   `lmlayers`, `lmchart`, `features`, `swapdraws`, `lmgen`, `lmtemp`).
 /// - `client`: the language model's worker, kept by the page across views.
 #[component]
 pub fn LmView(
@@ -63,8 +64,10 @@ pub fn LmView(
     client: LmClient,
 ) -> impl IntoView {
     client.start();
-    let job = Memo::new(move |_| config.with(LmJob::of));
+    let job = Memo::new(move |_| config.with(LmJob::scoring));
     Effect::new(move |_| client.ask(job.get()));
+    let continuation = Memo::new(move |_| config.with(LmJob::continuation));
+    Effect::new(move |_| client.ask_continuation(continuation.get()));
 
     let (text_error, set_text_error) = signal(None::<String>);
     let on_text = move |ev: leptos::ev::Event| {
@@ -289,6 +292,7 @@ pub fn LmView(
                     {tokens}
                     <div class="lm-detail" aria-live="polite">{detail}</div>
                 </section>
+                <continuation::ContinuationPanel config set_config client/>
                 <layers::LayerChart client/>
             </section>
         </div>

@@ -17,8 +17,9 @@ use sha2::{Digest, Sha256};
 use super::fetch::stream_file;
 use super::{Reply, message_bytes, serve};
 use crate::lab::models::smollm::{
-    LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_URL, LayerSweep,
-    LmFromWorker, LmJob, LmToWorker, Share, chart_swap, lm_tokens, score, swap_draw,
+    ContinuationEnd, ContinuationEvent, Decoding, GeneratedToken, Generation, LM_FILE_BYTES,
+    LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_URL, LayerSweep, LmFromWorker, LmJob,
+    LmToWorker, Share, chart_swap, lm_tokens, score, swap_draw,
 };
 use crate::lab::pool::{decode, encode};
 use crate::numerics::llama::{ExactRun, LlamaModel};
@@ -30,8 +31,18 @@ struct LmWorker {
     /// The last text's exact forward with its hidden states: a chart of that text starts from it.
     exact: Option<ExactRun>,
     chart: Option<Chart>,
-    /// Whether the loop stepping the chart is scheduled.
+    /// The continuations under way (at most one of each decoding), stepped before the chart.
+    continuations: Vec<Continuing>,
+    /// Whether the loop stepping the chart and the continuations is scheduled.
     stepping: bool,
+}
+
+/// A continuation being made, one token per turn of the worker.
+struct Continuing {
+    id: u64,
+    decoding: Decoding,
+    generation: Generation,
+    last: Option<GeneratedToken>,
 }
 
 /// A per-layer chart being computed, one draw of one layer per turn of the worker.
@@ -137,8 +148,10 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
     match request {
         LmToWorker::Score { id, job } => {
             let mut worker = state.borrow_mut();
-            // A new text or setting: the chart of the last one is not wanted any more.
+            // A new text or setting: the chart and continuations of the last one are not
+            // wanted any more.
             worker.chart = None;
+            worker.continuations.clear();
             let report = match &worker.model {
                 Some(model) => match score(model, &job, now) {
                     Ok((report, exact)) => {
@@ -154,6 +167,7 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
         LmToWorker::SwapDraw { id, job, draw } => {
             let mut worker = state.borrow_mut();
             worker.chart = None;
+            worker.continuations.clear();
             let result = match &worker.model {
                 Some(model) => swap_draw(model, &job, draw, now, worker.exact.as_ref())
                     .map_err(|e| e.to_string()),
@@ -162,6 +176,39 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
             send(reply, &LmFromWorker::SwapDrawn { id, draw, result });
         }
         LmToWorker::StopChart => state.borrow_mut().chart = None,
+        LmToWorker::StopContinuing => state.borrow_mut().continuations.clear(),
+        LmToWorker::Continue { id, job, decoding } => {
+            let mut worker = state.borrow_mut();
+            worker.continuations.retain(|c| c.decoding != decoding);
+            let started = match &worker.model {
+                Some(model) => Generation::start(model, &job, decoding, now),
+                None => Err(crate::numerics::llama::LmError::Replacement(
+                    "the language model is not loaded yet".into(),
+                )),
+            };
+            let event = match started {
+                Ok((generation, start)) => {
+                    worker.continuations.push(Continuing {
+                        id,
+                        decoding,
+                        generation,
+                        last: None,
+                    });
+                    if !worker.stepping {
+                        worker.stepping = true;
+                        step_charts(state.clone(), reply.clone());
+                    }
+                    ContinuationEvent::Started(start)
+                }
+                Err(error) => ContinuationEvent::Ended(ContinuationEnd::Failed(error.to_string())),
+            };
+            let message = LmFromWorker::Continuing {
+                id,
+                decoding,
+                event,
+            };
+            send(reply, &message);
+        }
         LmToWorker::SendFile => {
             if let Some(model) = &state.borrow().model {
                 post_file(model.file_bytes());
@@ -210,8 +257,9 @@ fn start_chart(worker: &mut LmWorker, job: &LmJob, share: Share) -> Result<Layer
     Ok(LayerSweep::new(model, &job.config, &swap, share))
 }
 
-/// Steps the chart under way, one draw per turn of the worker's event loop (so that a new
-/// request is read between two draws), until no chart is left.
+/// Steps the continuations under way, one token each per turn of the worker's event loop (so
+/// that a new request is read between two tokens), then the chart, one draw per turn, until
+/// nothing is left.
 fn step_charts(state: Rc<RefCell<LmWorker>>, reply: Reply) {
     wasm_bindgen_futures::spawn_local(async move {
         loop {
@@ -221,11 +269,20 @@ fn step_charts(state: Rc<RefCell<LmWorker>>, reply: Reply) {
                 model,
                 exact,
                 chart,
+                continuations,
                 stepping,
             } = &mut *guard;
-            let (Some(model), Some(exact), Some(under_way)) =
-                (model.as_ref(), exact.as_ref(), chart.as_mut())
-            else {
+            let Some(model) = model.as_ref() else {
+                *stepping = false;
+                return;
+            };
+            if !continuations.is_empty() {
+                for message in step_continuations(model, continuations) {
+                    send(&reply, &message);
+                }
+                continue;
+            }
+            let (Some(exact), Some(under_way)) = (exact.as_ref(), chart.as_mut()) else {
                 *stepping = false;
                 return;
             };
@@ -247,6 +304,37 @@ fn step_charts(state: Rc<RefCell<LmWorker>>, reply: Reply) {
             }
         }
     });
+}
+
+/// One token of each continuation under way, and the end of those that are done (then
+/// dropped).
+fn step_continuations(
+    model: &LlamaModel,
+    continuations: &mut Vec<Continuing>,
+) -> Vec<LmFromWorker> {
+    let mut messages = Vec::new();
+    for c in continuations.iter_mut() {
+        let event = if c.generation.is_done() {
+            ContinuationEvent::Ended(c.generation.end(c.last.as_ref(), model))
+        } else {
+            c.generation.step(model, now)
+        };
+        if let ContinuationEvent::Token(token) = &event {
+            c.last = Some(token.clone());
+        }
+        messages.push(LmFromWorker::Continuing {
+            id: c.id,
+            decoding: c.decoding,
+            event,
+        });
+    }
+    continuations.retain(|c| {
+        !messages.iter().any(|m| {
+            matches!(m, LmFromWorker::Continuing { id, decoding, event: ContinuationEvent::Ended(_) }
+                if *id == c.id && *decoding == c.decoding)
+        })
+    });
+    messages
 }
 
 /// Posts a copy of the model's file to the page as `{ lmFile: Uint8Array }`, its buffer

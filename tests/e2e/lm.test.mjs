@@ -194,3 +194,36 @@ test('language model: a missing or damaged file is named, with how to get it', a
     await context.close();
   }
 });
+
+test('language model: the text continued token by token, exactly and with linear layers as recurrent networks, as the command line continues it', async () => {
+  // Performer's positive features in layers 3, 10 and 20, their maps fitted on the text, then
+  // 16 greedy tokens each way: the same ids as kernel-lab lm --generate (the same decoder).
+  const text = 'The cat sat on the mat because it was warm, and the dog';
+  const settings = ['--method', 'prf-pos', '--layers', '3,10,20', '--generate', '16'];
+  const expected = JSON.parse(cli(['lm', '--text', text, ...settings]));
+  const { page, problems, context } = await openPage(shared.browser,
+    `${shared.server.url}?view=lm&lmmethod=prf-pos&lmlayers=3,10,20&lmchart=off&lmgen=16&text=${encodeURIComponent(text)}`);
+  const done = (decoding) => page.waitForSelector(`.lm-continue[data-decoding="${decoding}"][data-done="true"]`, { timeout: 180_000 });
+  await done('exact');
+  await done('linear');
+  for (const [decoding, want] of [['exact', expected.exact], ['linear', expected.linear]]) {
+    const column = await page.$eval(`.lm-continue[data-decoding="${decoding}"]`, (c) => ({ ...c.dataset, text: c.querySelector('.lm-continue-text').textContent }));
+    assert.equal(column.failed, 'false', `${decoding}: ${column.text}`);
+    assert.equal(column.ids, want.tokens.map((t) => t.id).join(','), `${decoding}: the command line's tokens`);
+    assert.ok(Number(column.tokensPerSecond) > 0, `${decoding}: a speed`);
+  }
+  // The chart of what one layer keeps, and the crossover computed from the decoders' numbers.
+  await page.waitForFunction(() => /from position \d+ on/.test(document.querySelector('.lm-crossover')?.textContent ?? ''));
+  assert.ok(await page.$eval('canvas[data-chart="lm-memory"]', (c) => c.width > 0 && /kilobytes|KB/.test(c.getAttribute('aria-label'))));
+  // More tokens from the control: the link says so, and the greedy continuation starts the same.
+  await page.fill('#lm-control-lmgen', '20');
+  await page.$eval('#lm-control-lmgen', (box) => box.dispatchEvent(new Event('change', { bubbles: true })));
+  await page.waitForFunction(() => /lmgen=20/.test(location.search));
+  await page.waitForSelector('.lm-continue[data-decoding="exact"][data-done="true"][data-tokens="20"]', { timeout: 180_000 });
+  const longer = await page.$eval('.lm-continue[data-decoding="exact"]', (c) => c.dataset.ids);
+  assert.ok(longer.startsWith(expected.exact.tokens.map((t) => t.id).join(',')), longer);
+  const violations = await axeViolations(page, { include: [['.lm-continuations']] });
+  assert.deepEqual(violations, [], formatViolations(violations));
+  assert.deepEqual(problems, []);
+  await context.close();
+});

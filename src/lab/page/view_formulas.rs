@@ -24,6 +24,7 @@ pub const RETRIEVAL_AGREEMENT: &str = r"\text{rank by } \cos(e_{\text{query}}, e
 pub const HEDGEHOG_MAP: &str = r"\phi(x) = [\operatorname{softmax}(W x + b),\ \operatorname{softmax}(-W x - b)];\quad \min_{W, b} -\frac{1}{L} \sum_{i,j} P_{ij} \ln \hat{P}_{ij},\ \hat{P}_{ij} = \frac{\phi_q(q_i) \cdot \phi_k(k_j)}{\sum_l \phi_q(q_i) \cdot \phi_k(k_l)}";
 pub const LENGTH_STUDY: &str = r"\text{exact: } L^2 (d + d_v) \text{ multiply-adds (causal: about half)},\ 4 L d \text{ bytes and a tile};\quad \text{linear: } 2 L D (d_v + 1) + 2 L\, c_\phi \text{ multiply-adds},\ 4 D d_v \text{ bytes and a chunk};\quad t_{\text{model}} = \text{multiply-adds} / r_{\text{dense}}";
 pub const LM_PER_LAYER: &str = r"\mathrm{PPL}_\ell = \exp\Big(-\frac{1}{n-1} \sum_{t=1}^{n-1} \ln p_\ell(x_{t+1} \mid x_{\le t})\Big),\quad \text{layer } \ell\text{: } \operatorname{softmax}(q_t \cdot k_{\le t}/\sqrt{d})\, V \to \frac{{\phi(q_t)}^\top \sum_{s \le t} \phi(k_s)\, v_s^\top}{{\phi(q_t)}^\top \sum_{s \le t} \phi(k_s)}";
+pub const LM_RECURRENT: &str = r"\text{softmax layer: keep } K_{\le t}, V_{\le t}\ (2 t d \text{ per key/value head}),\ o_t = \operatorname{softmax}(q_t \cdot K_{\le t}/\sqrt{d})\, V_{\le t};\quad \text{linear layer: } S_t = S_{t-1} + \psi(k_t)\, v_t^\top,\ z_t = z_{t-1} + \psi(k_t),\ o_t = \frac{{\phi(q_t)}^\top S_t}{{\phi(q_t)}^\top z_t}\ (D d + D \text{ per head, whatever } t)";
 
 // The kernel view's panels below its first screen (the data panel, "What is computed") and the
 // guided tour's steps on the kernel view.

@@ -130,7 +130,7 @@ impl Decoder {
             let mut remember = |h: &HeadInputs| -> Option<Result<Vec<f32>, String>> {
                 match memory {
                     LayerMemory::Softmax { keys, values } => {
-                        if h.head % group == 0 {
+                        if h.head.is_multiple_of(group) {
                             keys[h.head / group].extend_from_slice(h.k);
                             values[h.head / group].extend_from_slice(h.v);
                         }
@@ -166,6 +166,26 @@ impl Decoder {
         self.layers.iter().map(LayerMemory::bytes).collect()
     }
 
+    /// Multiply-adds of one more step's attention in each layer: a softmax layer's query
+    /// heads each read every cached key and value (`2 · (position + 1) · d`), a linear layer's
+    /// heads each make one recurrent step, whatever the position.
+    pub fn step_attention_multiply_adds(&self, model: &LlamaModel) -> Vec<f64> {
+        let c = &model.config;
+        self.layers
+            .iter()
+            .map(|memory| match memory {
+                LayerMemory::Softmax { .. } => {
+                    (c.heads * 2 * (self.position + 1) * c.head_dim) as f64
+                }
+                LayerMemory::Linear { heads } => heads
+                    .iter()
+                    .flatten()
+                    .map(RecurrentHead::step_multiply_adds)
+                    .sum(),
+            })
+            .collect()
+    }
+
     /// Reads `token` at the next position: the new logits.
     pub fn step(&mut self, model: &LlamaModel, token: u32) -> Result<&[f32], LmError> {
         let c = &model.config;
@@ -185,7 +205,7 @@ impl Decoder {
                 match memory {
                     LayerMemory::Softmax { keys, values } => {
                         let kv = h.head / group;
-                        if h.head % group == 0 {
+                        if h.head.is_multiple_of(group) {
                             keys[kv].extend_from_slice(h.k);
                             values[kv].extend_from_slice(h.v);
                         }

@@ -13,6 +13,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::Worker;
 
+mod continuing;
+
 use super::spawn::{Handlers, post, spawn};
 use crate::lab::config::LM_LAYERS;
 use crate::lab::models::smollm::text_run::{LmWorkerSlot, Post, TextRun};
@@ -21,6 +23,7 @@ use crate::lab::models::smollm::{
     Share,
 };
 use crate::lab::pool::decode;
+pub use continuing::LmContinuations;
 
 /// Where the model stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,6 +118,11 @@ struct Inner {
     last_sent: Option<LmJob>,
     /// The id of the per-layer chart asked last.
     chart_id: Option<u64>,
+    /// The continuation the view asks for (sent once no text is in flight), the one sent last
+    /// and its id.
+    wanted_continuation: Option<LmJob>,
+    continued: Option<LmJob>,
+    continuation_id: Option<u64>,
     answers: u32,
     /// A second worker that computes half of each per-layer chart (started once the first has
     /// the model, where the machine has a second core); `None` once it failed.
@@ -131,6 +139,8 @@ pub struct LmClient {
     /// The per-layer chart of the newest answer (asked once the answer is in, when a method is
     /// chosen).
     pub chart: RwSignal<Option<LmChart>, LocalStorage>,
+    /// The continuations of the newest text (asked once its answer is in, when `lmgen` > 0).
+    pub continuations: RwSignal<Option<LmContinuations>, LocalStorage>,
     /// Whether a request is being computed.
     pub busy: RwSignal<bool>,
     inner: StoredValue<Rc<RefCell<Inner>>, LocalStorage>,
@@ -142,6 +152,7 @@ impl LmClient {
             state: RwSignal::new_local(LmState::Idle),
             answer: RwSignal::new_local(None),
             chart: RwSignal::new_local(None),
+            continuations: RwSignal::new_local(None),
             busy: RwSignal::new(false),
             inner: StoredValue::new_local(Rc::new(RefCell::new(Inner::default()))),
         }
@@ -278,6 +289,7 @@ impl LmClient {
             // The chart of the text before is not wanted any more (the first worker stops its
             // own when it reads the new request).
             let _ = post(Some(helper), &LmToWorker::StopChart);
+            let _ = post(Some(helper), &LmToWorker::StopContinuing);
         }
         let known = guard.last_exact.clone();
         let (run, posts) = TextRun::start(id, job.clone(), guard.helper_ready, known);
@@ -357,6 +369,9 @@ impl LmClient {
         if let Some((complete, job)) = finished {
             inner.borrow_mut().run = None;
             self.busy.set(false);
+            // A new text's request stopped the workers' continuations: ask again.
+            inner.borrow_mut().continued = None;
+            self.send_continuation();
             if complete {
                 self.ask_chart(&job);
             } else {
@@ -518,6 +533,11 @@ impl LmClient {
                 LmFromWorker::SwapDrawn { id, draw, result } => {
                     self.on_run_answer(id, |run| run.drawn(LmWorkerSlot::Second, draw, result));
                 }
+                LmFromWorker::Continuing {
+                    id,
+                    decoding,
+                    event,
+                } => self.on_continuing(id, decoding, event),
                 LmFromWorker::Progress { .. } | LmFromWorker::Scored { .. } => {}
             }
             return;
@@ -530,6 +550,7 @@ impl LmClient {
                 self.state.set(LmState::Ready { bytes, load_ms });
                 self.inner.get_value().borrow_mut().ready = true;
                 self.send_waiting();
+                self.send_continuation();
                 self.start_helper();
             }
             LmFromWorker::Failed(message) => self.fail(message),
@@ -546,6 +567,11 @@ impl LmClient {
             LmFromWorker::LayerBar { .. } | LmFromWorker::LayersEnded { .. } => {
                 self.on_chart(message);
             }
+            LmFromWorker::Continuing {
+                id,
+                decoding,
+                event,
+            } => self.on_continuing(id, decoding, event),
         }
     }
 }

@@ -104,6 +104,7 @@ impl Generation {
             linear_layers,
             prefill_ms: now() - started,
             memory: widen(&decoder.memory_bytes()),
+            step_multiply_adds: decoder.step_attention_multiply_adds(model),
         };
         let generation = Self {
             decoder,

@@ -164,6 +164,21 @@ pub struct LmJob {
 }
 
 impl LmJob {
+    /// The job of a configuration's scores: the continuation's settings (`lmgen`, `lmtemp`)
+    /// left out, so that changing them does not score the text again.
+    pub fn scoring(config: &ExperimentConfig) -> Self {
+        let mut job = Self::of(config);
+        let a = &mut job.config.attention;
+        a.lm_generate = 0;
+        a.lm_temperature = 0.0;
+        job
+    }
+
+    /// The job of a configuration's continuation, `None` when it asks for none (`lmgen` 0).
+    pub fn continuation(config: &ExperimentConfig) -> Option<Self> {
+        (config.attention.lm_generate > 0).then(|| Self::of(config))
+    }
+
     /// The job of a configuration.
     pub fn of(config: &ExperimentConfig) -> Self {
         Self {
@@ -215,6 +230,9 @@ pub struct ContinuationStart {
     pub prefill_ms: f64,
     /// Bytes each layer keeps after the prompt.
     pub memory: Vec<u64>,
+    /// Multiply-adds of the first step's attention in each layer (a softmax layer's grow by
+    /// `2 · heads · d` a token, a linear layer's stay).
+    pub step_multiply_adds: Vec<f64>,
 }
 
 /// One token of a continuation.

@@ -44,6 +44,13 @@ impl RecurrentHead {
         self.tokens
     }
 
+    /// Multiply-adds of one step: both sides' features, `S += ψ vᵀ`, `z += ψ`, `φ·S` and
+    /// `φ·z`, whatever the position.
+    pub fn step_multiply_adds(&self) -> f64 {
+        let (size, dv) = (self.map.size() as f64, self.dv as f64);
+        2.0 * self.map.multiply_adds_per_token() + 2.0 * size * dv + 2.0 * size
+    }
+
     /// Bytes the head carries between tokens (S, z, the norm sum and M): constant in the
     /// position.
     pub fn state_bytes(&self) -> usize {
