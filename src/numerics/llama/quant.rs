@@ -137,12 +137,17 @@ impl<'a> QuantMatrix<'a> {
 
     /// `y = x Wᵀ` for `n` rows of `x` (`n × cols`) into `y` (`n × rows`): each panel of
     /// [`PANEL`] rows of W widened, then multiplied by the packed kernel. Every output is the
-    /// same sequence of multiply-adds whatever `n` (a row's result does not depend on the
-    /// others in the call).
+    /// same sequence of multiply-adds whatever `n` > 1 (a row's result does not depend on the
+    /// others in the call). One row (a decoding step) goes through [`QuantMatrix::apply_one`]
+    /// instead: the same weights, summed in another order.
     pub fn apply(&self, x: &[f32], n: usize, y: &mut [f32], scratch: &mut Vec<f32>) {
         let cols = self.cols;
         assert_eq!(x.len(), n * cols, "input shape");
         assert_eq!(y.len(), n * self.rows, "output shape");
+        if n == 1 {
+            self.apply_one(x, y);
+            return;
+        }
         scratch.resize(2 * PANEL * cols, 0.0);
         let (panel, rows) = scratch.split_at_mut(PANEL * cols);
         for p in 0..self.rows.div_ceil(PANEL) {
@@ -159,6 +164,84 @@ impl<'a> QuantMatrix<'a> {
             panel_rows(panel, first, width, None, x, n, cols, y, self.rows);
         }
     }
+}
+
+impl QuantMatrix<'_> {
+    /// `y = W x` for one input `x` (`cols`): each row's blocks widened in registers, a block at
+    /// a time, and multiplied into eight running sums, with no copy of the row. A decoding step
+    /// reads every weight once for one token, so widening panels for the packed kernel (built
+    /// for many rows of `x`) cost more than the products: 75 ms a token natively, against the
+    /// weights' 135 million multiply-adds. Each weight is rounded as [`dequantize_row`] rounds
+    /// it (`q·d`, then `+ m`).
+    pub fn apply_one(&self, x: &[f32], y: &mut [f32]) {
+        let row_bytes = self.row_bytes();
+        let (per_block, block_bytes) = self.kind.block();
+        for (out, row) in y.iter_mut().zip(self.bytes.chunks_exact(row_bytes)) {
+            let mut sums = [0.0f32; 8];
+            match self.kind {
+                TensorType::Q4_1 => {
+                    for (b, x) in row.chunks_exact(block_bytes).zip(x.chunks_exact(per_block)) {
+                        q4_1_block_dot(b, x, &mut sums);
+                    }
+                }
+                TensorType::Q8_0 => {
+                    for (b, x) in row.chunks_exact(block_bytes).zip(x.chunks_exact(per_block)) {
+                        q8_0_block_dot(b, x, &mut sums);
+                    }
+                }
+                TensorType::F32 | TensorType::F16 => {
+                    let mut w = vec![0.0f32; self.cols];
+                    dequantize_row(self.kind, row, &mut w);
+                    for (i, (w, x)) in w.iter().zip(x).enumerate() {
+                        sums[i % 8] += w * x;
+                    }
+                }
+            }
+            *out = ((sums[0] + sums[4]) + (sums[1] + sums[5]))
+                + ((sums[2] + sums[6]) + (sums[3] + sums[7]));
+        }
+    }
+}
+
+/// `sums[l] += Σ_c w[8c + l] · x[8c + l]` in two four-lane registers.
+#[inline(always)]
+fn accumulate(w: &[f32; 32], x: &[f32; 32], sums: &mut [f32; 8]) {
+    let (mut low, mut high) = (F4::load(&sums[..4]), F4::load(&sums[4..]));
+    for c in 0..4 {
+        low = low.mul_add(F4::load(&w[8 * c..]), F4::load(&x[8 * c..]));
+        high = high.mul_add(F4::load(&w[8 * c + 4..]), F4::load(&x[8 * c + 4..]));
+    }
+    low.store(&mut sums[..4]);
+    high.store(&mut sums[4..]);
+}
+
+/// One Q4_1 block (20 bytes) times 32 inputs, into eight lanes: fixed-size loops that LLVM
+/// turns into vector code (the nibbles widened four at a time).
+#[inline(always)]
+fn q4_1_block_dot(b: &[u8], x: &[f32], sums: &mut [f32; 8]) {
+    let half = |b: &[u8]| f16_bits_to_f32(u16::from_le_bytes([b[0], b[1]]));
+    let (d, m) = (half(b), half(&b[2..]));
+    let q: &[u8; 16] = b[4..20].try_into().unwrap_or(&[0; 16]);
+    let x: &[f32; 32] = x.try_into().unwrap_or(&[0.0; 32]);
+    let mut w = [0.0f32; 32];
+    for j in 0..16 {
+        w[j] = f32::from(q[j] & 15) * d + m;
+        w[16 + j] = f32::from(q[j] >> 4) * d + m;
+    }
+    accumulate(&w, x, sums);
+}
+
+/// One Q8_0 block (34 bytes) times 32 inputs, into eight lanes.
+#[inline(always)]
+fn q8_0_block_dot(b: &[u8], x: &[f32], sums: &mut [f32; 8]) {
+    let d = f16_bits_to_f32(u16::from_le_bytes([b[0], b[1]]));
+    let q: &[u8; 32] = b[2..34].try_into().unwrap_or(&[0; 32]);
+    let x: &[f32; 32] = x.try_into().unwrap_or(&[0.0; 32]);
+    let mut w = [0.0f32; 32];
+    for j in 0..32 {
+        w[j] = f32::from(q[j] as i8) * d;
+    }
+    accumulate(&w, x, sums);
 }
 
 /// [`PANEL`] rows of `cols` values (row after row) into the packed kernel's panel layout,
@@ -231,6 +314,17 @@ mod tests {
             .collect();
         let mut y = vec![f32::NAN; n * rows];
         m.apply(&x, n, &mut y, &mut Vec::new());
+        // One row at a time (a decoding step's product) gives each row's result too.
+        let mut one = vec![f32::NAN; rows];
+        for r in 0..n {
+            m.apply(&x[r * cols..(r + 1) * cols], 1, &mut one, &mut Vec::new());
+            for (o, (a, b)) in one.iter().zip(&y[r * rows..(r + 1) * rows]).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                    "row {r} output {o}: {a} against {b}"
+                );
+            }
+        }
         let mut w = vec![0f32; cols];
         for o in 0..rows {
             m.row(o, &mut w);
