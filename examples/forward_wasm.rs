@@ -22,6 +22,19 @@
 //!   const bytes = fs.readFileSync(process.env.HOME + "/.cache/softmax-kernel-lab/minilm-l6-v2-f16.safetensors");
 //!   console.log(m.plan(bytes, fs.readFileSync("assets/shipped-answers.bin"), 128, ""))'
 //! ```
+//!
+//! The language model's decoding token by token (`lm_decode`: prefill of a prompt of C one-token
+//! words, then N greedy steps, exact or a method in all 30 layers; one JSON object a call;
+//! tests/e2e/decode-bench.mjs runs it for docs/benchmark.md), and the sketch of a one-row Q4_1
+//! product against `QuantMatrix::apply` (`q4_row`):
+//!
+//! ```sh
+//! node --experimental-wasm-relaxed-simd -e '
+//!   const m = require("/tmp/fw/forward_wasm.js");
+//!   m.lm_load(require("fs").readFileSync(process.env.HOME + "/.cache/softmax-kernel-lab/smollm2-135m-instruct-q4_1.gguf"));
+//!   for (const method of ["exact", "elu", "prf-pos"]) console.log(m.lm_decode(1024, 32, method));
+//!   console.log(m.q4_row(1536, 576, 200))'
+//! ```
 #[cfg(target_arch = "wasm32")]
 mod bench {
     use std::cell::RefCell;
@@ -396,6 +409,257 @@ mod bench {
             }
             best
         })
+    }
+
+    #[wasm_bindgen]
+    extern "C" {
+        /// `performance.now()` (Node's global): sub-millisecond steps, where `Date.now` counts
+        /// whole milliseconds.
+        #[wasm_bindgen(js_namespace = performance, js_name = now)]
+        fn performance_now() -> f64;
+        /// `process.cpuUsage()`: the process's user and system CPU time in µs (the step's own
+        /// work, which a busy shared machine disturbs less than wall time).
+        #[wasm_bindgen(js_namespace = process, js_name = cpuUsage)]
+        fn cpu_usage() -> JsValue;
+    }
+
+    /// The process's CPU time so far, in ms.
+    fn cpu_ms() -> f64 {
+        let usage = cpu_usage();
+        let field = |name: &str| {
+            js_sys::Reflect::get(&usage, &JsValue::from_str(name))
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(f64::NAN)
+        };
+        (field("user") + field("system")) / 1000.0
+    }
+
+    /// The median of `xs` (NaN when empty).
+    fn median(xs: &[f64]) -> f64 {
+        let mut sorted = xs.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        match sorted.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => sorted[n / 2],
+            n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+        }
+    }
+
+    /// Decoding token by token (`numerics::llama::Decoder`) after a prompt of `context` tokens
+    /// (lm-bench's `textOf`, one-token words, seed 1; at most the model's context less `steps`),
+    /// on this thread: the prompt's batched prefill, then `steps` greedy steps, each timed.
+    /// `method`: "exact" (every layer softmax with its key/value cache), or a registry method
+    /// ("elu", "prf-pos" at the default m = 256, …) in all 30 layers, run as recurrent
+    /// networks with maps fitted on the prompt (`head_swap::decoding_map`, draw 0). One JSON
+    /// object: prefill_ms, step_ms (each step), median_ms, tokens_per_s (1000 / median wall),
+    /// the same in the process's CPU time (prefill_cpu_ms, step_cpu_ms, median_cpu_ms),
+    /// memory_bytes (each layer's, after the last step) and the tokens chosen.
+    #[wasm_bindgen]
+    pub fn lm_decode(context: usize, steps: usize, method: &str) -> String {
+        use softmax_kernel_lab::lab::config::{ExperimentConfig, Param};
+        use softmax_kernel_lab::lab::models::head_swap::{decoding_map, registry_of};
+        use softmax_kernel_lab::lab::models::smollm::swap_of;
+        use softmax_kernel_lab::numerics::bert::HeadInputs;
+        use softmax_kernel_lab::numerics::llama::Decoder;
+        let error = |e: String| format!("{{\"error\":{e:?}}}");
+        LM.with(|m| {
+            let m = m.borrow();
+            let Some(model) = m.as_ref() else {
+                return error("no model: lm_load first".into());
+            };
+            let prompt = context
+                .min(model.config.context.saturating_sub(steps))
+                .max(1);
+            let text = (0..prompt)
+                .map(|i| WORDS[(i * 7 + 13 + (i * i) % 5) % WORDS.len()])
+                .collect::<Vec<_>>()
+                .join(" ");
+            let ids = match model.tokenizer.encode(&text) {
+                Ok(ids) if ids.len() == prompt => ids,
+                Ok(ids) => return error(format!("{prompt} words gave {} tokens", ids.len())),
+                Err(e) => return error(e.to_string()),
+            };
+            let (layers, registry) = if method == "exact" {
+                (Vec::new(), None)
+            } else {
+                let mut config = ExperimentConfig::default();
+                if let Err(e) = config.set(Param::LmMethod, method) {
+                    return error(e.to_string());
+                }
+                if let Err(e) = config.set(Param::LmLayers, "all") {
+                    return error(e.to_string());
+                }
+                let Some(swap) = swap_of(&config) else {
+                    return error(format!("{method}: no swap"));
+                };
+                let registry = registry_of(&swap, &config, model.config.head_dim);
+                (swap.layers, registry)
+            };
+            let mut make = |h: &HeadInputs| match &registry {
+                Some(registry) => decoding_map(registry, 0, h),
+                None => Err("no registry method".to_string()),
+            };
+            let (start, cpu_start) = (performance_now(), cpu_ms());
+            let mut decoder = match Decoder::start(model, &ids, &layers, &mut make) {
+                Ok(decoder) => decoder,
+                Err(e) => return error(e.to_string()),
+            };
+            let prefill_ms = performance_now() - start;
+            let prefill_cpu_ms = cpu_ms() - cpu_start;
+            let argmax = |logits: &[f32]| {
+                logits
+                    .iter()
+                    .enumerate()
+                    .fold(0, |best, (i, &v)| if v > logits[best] { i } else { best })
+                    as u32
+            };
+            let mut step_ms = Vec::with_capacity(steps);
+            let mut step_cpu_ms = Vec::with_capacity(steps);
+            let mut tokens = Vec::with_capacity(steps);
+            for _ in 0..steps {
+                let token = argmax(decoder.logits());
+                tokens.push(token);
+                let (start, cpu_start) = (performance_now(), cpu_ms());
+                if let Err(e) = decoder.step(model, token) {
+                    return error(e.to_string());
+                }
+                step_ms.push(performance_now() - start);
+                step_cpu_ms.push(cpu_ms() - cpu_start);
+            }
+            let (wall, cpu) = (median(&step_ms), median(&step_cpu_ms));
+            let list = |xs: Vec<String>| xs.join(",");
+            let ms = |xs: &[f64]| list(xs.iter().map(|t| format!("{t:.2}")).collect());
+            format!(
+                "{{\"method\":{method:?},\"context\":{context},\"prompt_tokens\":{prompt},\
+                 \"steps\":{steps},\"prefill_ms\":{prefill_ms:.1},\
+                 \"prefill_cpu_ms\":{prefill_cpu_ms:.1},\"step_ms\":[{}],\"step_cpu_ms\":[{}],\
+                 \"median_ms\":{wall:.2},\"median_cpu_ms\":{cpu:.2},\"tokens_per_s\":{:.1},\
+                 \"position\":{},\"memory_bytes\":[{}],\"tokens\":[{}]}}",
+                ms(&step_ms),
+                ms(&step_cpu_ms),
+                1000.0 / wall,
+                decoder.position(),
+                list(
+                    decoder
+                        .memory_bytes()
+                        .iter()
+                        .map(usize::to_string)
+                        .collect()
+                ),
+                list(tokens.iter().map(u32::to_string).collect()),
+            )
+        })
+    }
+
+    /// A sketch of a one-row product from the Q4_1 blocks (not the lab's kernel, which is
+    /// `QuantMatrix::apply`): `y_r = Σ_blocks d·(q·x) + m·Σx`, the nibbles widened in
+    /// registers, nothing written to memory but `y`. The weights are not rounded as
+    /// `dequantize_row` rounds them (`q·d + m` per weight), so it agrees with `apply` to f32
+    /// rounding, not bit for bit.
+    #[cfg(target_feature = "relaxed-simd")]
+    fn one_row_q4_1(
+        matrix: &softmax_kernel_lab::numerics::llama::quant::QuantMatrix,
+        x: &[f32],
+        y: &mut [f32],
+    ) {
+        use core::arch::wasm32::*;
+        use softmax_kernel_lab::numerics::stored_float::f16_bits_to_f32;
+        let sums: Vec<f32> = x.chunks_exact(32).map(|c| c.iter().sum()).collect();
+        let load = |at: &[f32]| v128_load_f32(at);
+        let row_bytes = matrix.row_bytes();
+        for (r, out) in y.iter_mut().enumerate() {
+            let row = &matrix.bytes[r * row_bytes..(r + 1) * row_bytes];
+            let mut acc = f32x4_splat(0.0);
+            let mut minimum = 0.0f32;
+            for ((b, xb), sum) in row.chunks_exact(20).zip(x.chunks_exact(32)).zip(&sums) {
+                let d = f16_bits_to_f32(u16::from_le_bytes([b[0], b[1]]));
+                let m = f16_bits_to_f32(u16::from_le_bytes([b[2], b[3]]));
+                let q = v128_load_u8(&b[4..20]);
+                let mut dot = f32x4_splat(0.0);
+                for (half, base) in [(v128_and(q, u8x16_splat(15)), 0), (u8x16_shr(q, 4), 16)] {
+                    for (wide, at) in [
+                        (u16x8_extend_low_u8x16(half), base),
+                        (u16x8_extend_high_u8x16(half), base + 8),
+                    ] {
+                        let a = f32x4_convert_u32x4(u32x4_extend_low_u16x8(wide));
+                        let c = f32x4_convert_u32x4(u32x4_extend_high_u16x8(wide));
+                        dot = f32x4_relaxed_madd(a, load(&xb[at..at + 4]), dot);
+                        dot = f32x4_relaxed_madd(c, load(&xb[at + 4..at + 8]), dot);
+                    }
+                }
+                acc = f32x4_relaxed_madd(f32x4_splat(d), dot, acc);
+                minimum += m * sum;
+            }
+            *out = f32x4_extract_lane::<0>(acc)
+                + f32x4_extract_lane::<1>(acc)
+                + f32x4_extract_lane::<2>(acc)
+                + f32x4_extract_lane::<3>(acc)
+                + minimum;
+        }
+    }
+
+    /// Four floats from `at[..4]` (unaligned).
+    #[cfg(target_feature = "relaxed-simd")]
+    fn v128_load_f32(at: &[f32]) -> core::arch::wasm32::v128 {
+        assert!(at.len() >= 4);
+        // SAFETY: 16 readable bytes (checked above); wasm loads need no alignment.
+        unsafe { core::arch::wasm32::v128_load(at.as_ptr().cast()) }
+    }
+
+    /// The 16 bytes `at[..16]` (unaligned).
+    #[cfg(target_feature = "relaxed-simd")]
+    fn v128_load_u8(at: &[u8]) -> core::arch::wasm32::v128 {
+        assert!(at.len() >= 16);
+        // SAFETY: 16 readable bytes (checked above); wasm loads need no alignment.
+        unsafe { core::arch::wasm32::v128_load(at.as_ptr().cast()) }
+    }
+
+    /// One input row through a `rows × cols` Q4_1 matrix of made-up blocks, `times` times:
+    /// the lab's `QuantMatrix::apply` (each panel widened for the one row) against the sketch
+    /// above; the milliseconds of each, their multiply-adds a second and the largest relative
+    /// difference of the outputs. What a decoding step's products would gain (a profile of a
+    /// step: widening the panels most of its time).
+    #[cfg(target_feature = "relaxed-simd")]
+    #[wasm_bindgen]
+    pub fn q4_row(rows: usize, cols: usize, times: usize) -> String {
+        use softmax_kernel_lab::numerics::llama::quant::{QuantMatrix, TensorType};
+        let blocks = rows * cols / 32;
+        let mut bytes = Vec::with_capacity(blocks * 20);
+        for i in 0..blocks {
+            // d ≈ 0.002 and m ≈ −0.015, varied a little; nibbles from a counter.
+            bytes.extend_from_slice(&(0x1800u16 + (i % 97) as u16).to_le_bytes());
+            bytes.extend_from_slice(&(0xa3c0u16 + (i % 89) as u16).to_le_bytes());
+            bytes.extend((0..16).map(|j| ((i * 31 + j * 7) % 256) as u8));
+        }
+        let Some(matrix) = QuantMatrix::new(TensorType::Q4_1, rows, cols, &bytes) else {
+            return "shapes".into();
+        };
+        let x: Vec<f32> = (0..cols).map(|i| ((i % 23) as f32 - 11.0) / 7.0).collect();
+        let (mut want, mut got, mut scratch) = (vec![0.0f32; rows], vec![0.0f32; rows], Vec::new());
+        let start = performance_now();
+        for _ in 0..times {
+            matrix.apply(&x, 1, &mut want, &mut scratch);
+        }
+        let apply_ms = performance_now() - start;
+        let start = performance_now();
+        for _ in 0..times {
+            one_row_q4_1(&matrix, &x, &mut got);
+        }
+        let row_ms = performance_now() - start;
+        let worst = want
+            .iter()
+            .zip(&got)
+            .map(|(a, b)| f64::from((a - b).abs() / a.abs().max(1.0)))
+            .fold(0.0, f64::max);
+        let rate = |ms: f64| (rows * cols * times) as f64 / (ms / 1000.0);
+        format!(
+            "{rows}x{cols} x{times}: apply {apply_ms:.1} ms ({:.2e}/s), one row {row_ms:.1} ms \
+             ({:.2e}/s), {:.1}x; worst relative difference {worst:.1e}",
+            rate(apply_ms),
+            rate(row_ms),
+            apply_ms / row_ms
+        )
     }
 
     /// One swapped forward of the page's default swap (its method in every layer, draw 0) on

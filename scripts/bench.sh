@@ -35,4 +35,13 @@ fi
 node tests/e2e/model-bench.mjs
 # The language model's view against wllama on the same GGUF (its own JSON line).
 node tests/e2e/lm-bench.mjs
+# Decoding token by token (issue 49, item 2): the lab's decoder in WebAssembly in Node
+# (examples/forward_wasm.rs, built as the model worker is) against wllama in Chromium, in one
+# JSON line (docs/benchmark.md, "Decoding token by token").
+CARGO_TARGET_DIR=target/test-release/worker RUSTFLAGS="-C target-feature=$RELAXED_TARGET_FEATURES" \
+  cargo rustc --release --target wasm32-unknown-unknown --example forward_wasm \
+  --no-default-features --features text-model --crate-type cdylib >&2
+wasm-bindgen --target nodejs --out-dir target/decode-bench/fw \
+  target/test-release/worker/wasm32-unknown-unknown/release/examples/forward_wasm.wasm >&2
+DECODE_LAB_JS=target/decode-bench/fw/forward_wasm.js node tests/e2e/decode-bench.mjs
 node tests/e2e/bench.mjs

@@ -7,8 +7,8 @@
 // getLogits (its guides/intro-v3.md, "Removed low-level APIs"), which are what a prompt-eval
 // timing and a per-position argmax need.
 //
-// Exposes window.wllamaPeer = { ready, load, tokenize, forward, scan, unload }; one model at a
-// time, so that an idle instance's threads never compete with the one being timed.
+// Exposes window.wllamaPeer = { ready, load, tokenize, forward, scan, decodeSteps, unload }; one
+// model at a time, so that an idle instance's threads never compete with the one being timed.
 import { Wllama } from './node_modules/@wllama/wllama/esm/index.js';
 
 const status = document.getElementById('status');
@@ -128,6 +128,32 @@ async function scan(ids, { losses = false } = {}) {
   return { argmax, losses: losses ? out : undefined, ms: now() - started };
 }
 
+/**
+ * Decoding token by token after a prompt: `ids` read in one decode() on a cleared KV cache
+ * (prefill_ms, llama.cpp's batched prompt evaluation in n_batch pieces), then `steps` greedy
+ * steps, each one decode() of the single token the last logits' top-1 names (getLogits(1),
+ * outside the step's time). A step's time is wllama's decode() call from the page: llama.cpp's
+ * forward of one token (its logits included) plus the round trip to wllama's worker.
+ */
+async function decodeSteps(ids, { steps = 32 } = {}) {
+  const model = loaded();
+  await model.kvClear();
+  const started = now();
+  await model.decode(ids, {});
+  const prefill = now() - started;
+  const stepMs = [];
+  const tokens = [];
+  for (let i = 0; i < steps; i += 1) {
+    const [{ token }] = await model.getLogits(1);
+    tokens.push(token);
+    const t0 = now();
+    await model.decode([token], {});
+    stepMs.push(now() - t0);
+  }
+  await model.kvClear();
+  return { prefill_ms: prefill, step_ms: stepMs, ms: median(stepMs), tokens };
+}
+
 const ready = fetch(asset('package.json'))
   .then((r) => r.json())
   .then((pkg) => { window.wllamaVersion = pkg.version; return { version: pkg.version, crossOriginIsolated: self.crossOriginIsolated }; });
@@ -136,4 +162,4 @@ ready.then(
   (error) => { status.textContent = `failed: ${error}`; status.dataset.state = 'failed'; },
 );
 
-window.wllamaPeer = { ready, load, tokenize, forward, scan, unload };
+window.wllamaPeer = { ready, load, tokenize, forward, scan, decodeSteps, unload };

@@ -7,7 +7,7 @@
 // evaluation time (one decode() of all the ids on a cleared KV cache, median of `runs` after
 // `warmup`) with each thread count, and the model's top-1 next token after every prefix (with
 // the first thread count). { skipped } when the package or the GGUF is missing, { error } on a
-// failure.
+// failure. runWllamaDecode() times decoding token by token after a prompt (decode-bench.mjs).
 //
 // Run alone (`node tests/e2e/wllama-peer.mjs`, last stdout line one JSON object; WLLAMA_RUNS,
 // WLLAMA_WARMUP): model-bench.mjs's texts for L = 32, 128 and 512, and the check against
@@ -178,6 +178,71 @@ export async function runWllama({ browser, ggufPath, texts, threads = [1, 2], wa
       runs,
       results,
       ...(checked ? { check: checked } : {}),
+      warnings: [...new Set(warnings)].slice(0, 5),
+      page_errors: problems.slice(0, 5),
+    };
+  } catch (error) {
+    return { error: error.message.split('\n')[0] };
+  } finally {
+    await context?.close();
+    await server.close();
+  }
+}
+
+/**
+ * wllama's decoding token by token (tests/e2e/decode-bench.mjs): for each thread count, the
+ * model loaded with a context of `nCtx` tokens, one untimed warm-up (a 16-token prompt, 4
+ * steps), then for each prompt of `prompts` ([{ name, text, tokens }], `tokens` the count its
+ * text must give) the prompt's prefill and `steps` greedy single-token decodes
+ * (wllamaPeer.decodeSteps): { version, threads_in_effect, results: [{ name, tokens,
+ * prefill_ms: {threadsN}, step_ms: {threadsN}, ms: {threadsN} (median step) }] }, or
+ * { skipped } / { error } as runWllama.
+ */
+export async function runWllamaDecode({ browser, ggufPath, prompts, steps = 32, threads = [1, 2], nCtx = 8192, config = {} }) {
+  const missing = await wllamaMissing(ggufPath);
+  if (missing) return { skipped: missing };
+  const server = await serveWllama(ggufPath);
+  let context;
+  try {
+    const opened = await openPage(browser, `${server.url}wllama.html`);
+    context = opened.context;
+    const { page, problems } = opened;
+    const warnings = [];
+    page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+    await page.waitForFunction(() => window.wllamaPeer, null, { timeout: 60_000 });
+    const { version } = await page.evaluate(() => window.wllamaPeer.ready);
+    const results = prompts.map(({ name }) => ({ name, tokens: null, prefill_ms: {}, ms: {}, step_ms: {}, generated: {} }));
+    const infos = {};
+    for (const n of threads) {
+      const key = `threads${n}`;
+      infos[key] = await page.evaluate((options) => window.wllamaPeer.load(options), { url: server.modelUrl, threads: n, nCtx, config });
+      const warm = await page.evaluate((text) => window.wllamaPeer.tokenize(text), prompts[0].text);
+      await page.evaluate((ids) => window.wllamaPeer.decodeSteps(ids, { steps: 4 }), warm.slice(0, 16));
+      for (const [i, { text, tokens }] of prompts.entries()) {
+        const result = results[i];
+        const ids = await page.evaluate((text) => window.wllamaPeer.tokenize(text), text);
+        if (tokens != null && ids.length !== tokens) throw new Error(`${result.name}: ${ids.length} tokens, not ${tokens}`);
+        if (ids.length + steps > infos[key].n_ctx) throw new Error(`${result.name}: ${ids.length} + ${steps} tokens, n_ctx ${infos[key].n_ctx}`);
+        result.tokens = ids.length;
+        const timed = await page.evaluate(([ids, steps]) => window.wllamaPeer.decodeSteps(ids, { steps }), [ids, steps]);
+        result.prefill_ms[key] = round(timed.prefill_ms);
+        result.ms[key] = Number(timed.ms.toFixed(2));
+        result.step_ms[key] = timed.step_ms.map((x) => Number(x.toFixed(2)));
+        result.generated[key] = timed.tokens;
+      }
+    }
+    await page.evaluate(() => window.wllamaPeer.unload());
+    const byThreads = (f) => Object.fromEntries(Object.entries(infos).map(([key, info]) => [key, f(info)]));
+    const first = infos[`threads${threads[0]}`];
+    return {
+      version,
+      libllama: first.libllama,
+      crossOriginIsolated: first.crossOriginIsolated,
+      threads_in_effect: byThreads((info) => info.threads_in_effect),
+      n_ctx: first.n_ctx,
+      n_batch: first.n_batch,
+      steps,
+      results,
       warnings: [...new Set(warnings)].slice(0, 5),
       page_errors: problems.slice(0, 5),
     };
