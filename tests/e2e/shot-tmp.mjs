@@ -2,8 +2,8 @@ import { serveDist, launchBrowser, openPage } from './harness.mjs';
 const server = await serveDist();
 const browser = await launchBrowser();
 const url = `${server.url}?view=lm&lmmethod=prf-pos&lmlayers=3,10,20&lmchart=off&lmgen=48&text=${encodeURIComponent('The cat sat on the mat because it was warm, and the dog')}`;
-for (const [w, h, name] of [[1280, 800, 'wide'], [390, 844, 'phone']]) {
-  const { page, context, problems } = await openPage(browser, url, { viewport: { width: w, height: h } });
+for (const [w, h, name] of [[390, 844, 'phone']]) {
+  const { page, context, problems } = await openPage(browser, url, { width: w, height: h, deviceScaleFactor: 2, hasTouch: w < 500, isMobile: w < 500 });
   await page.waitForSelector('.lm-continue[data-decoding="linear"][data-done="true"]', { timeout: 180000 });
   await page.waitForSelector('.lm-continue[data-decoding="exact"][data-done="true"]', { timeout: 180000 });
   await page.waitForTimeout(500);

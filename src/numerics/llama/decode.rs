@@ -15,8 +15,10 @@
 use super::LmError;
 use super::forward::{Rope, Scratch, rms_norm};
 use super::weights::LlamaModel;
+use crate::numerics::attention::long::gemm::exp_in_place;
 use crate::numerics::attention::long::{FeatureMap32, RecurrentHead};
 use crate::numerics::bert::HeadInputs;
+use crate::numerics::simd::F4;
 
 /// What a linear head's map is made from: the head's inputs on the prompt (queries and keys
 /// rotated, unscaled), or why it has none.
@@ -69,20 +71,38 @@ fn unusable(layer: usize, head: usize) -> String {
 }
 
 /// Softmax attention of one query (rotated, unscaled) over `keys` and `values` (position × d):
-/// `Σ_j p_j v_j` with `p = softmax(q·k_j / √d)`.
+/// `Σ_j p_j v_j` with `p = softmax(q·k_j / √d)`, the dot products and the weighted sum in four
+/// lanes (at 8,192 positions the scalar loops were 120 ms of a step).
 fn attend_one(q: &[f32], keys: &[f32], values: &[f32], d: usize, out: &mut [f32]) {
     let scale = 1.0 / (d as f32).sqrt();
-    let scores: Vec<f32> = keys
-        .chunks_exact(d)
-        .map(|k| q.iter().zip(k).map(|(a, b)| a * b).sum::<f32>() * scale)
-        .collect();
+    let lanes = d - d % 4;
+    let dot = |k: &[f32]| -> f32 {
+        let mut acc = F4::splat(0.0);
+        for i in (0..lanes).step_by(4) {
+            acc = acc.mul_add(F4::load(&q[i..]), F4::load(&k[i..]));
+        }
+        let mut four = [0.0f32; 4];
+        acc.store(&mut four);
+        let tail: f32 = q[lanes..].iter().zip(&k[lanes..]).map(|(a, b)| a * b).sum();
+        (four[0] + four[1]) + (four[2] + four[3]) + tail
+    };
+    let scores: Vec<f32> = keys.chunks_exact(d).map(|k| dot(k) * scale).collect();
     let max = scores.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
+    let mut weights = scores;
+    for w in weights.iter_mut() {
+        *w -= max;
+    }
+    exp_in_place(&mut weights);
+    let total: f32 = weights.iter().sum();
     out.fill(0.0);
-    let mut total = 0.0f32;
-    for (s, v) in scores.iter().zip(values.chunks_exact(d)) {
-        let p = (s - max).exp();
-        total += p;
-        for (o, x) in out.iter_mut().zip(v) {
+    for (&p, v) in weights.iter().zip(values.chunks_exact(d)) {
+        let p4 = F4::splat(p);
+        for i in (0..lanes).step_by(4) {
+            F4::load(&out[i..])
+                .mul_add(p4, F4::load(&v[i..]))
+                .store(&mut out[i..]);
+        }
+        for (o, x) in out[lanes..].iter_mut().zip(&v[lanes..]) {
             *o += p * x;
         }
     }

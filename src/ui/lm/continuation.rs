@@ -177,7 +177,8 @@ fn crossover_text(c: &LmContinuations) -> Option<String> {
     let softmax_step = *start.step_multiply_adds.first()?;
     let softmax_per_position = softmax_step / (start.prompt_tokens + 1) as f64;
     Some(format!(
-        "One linear layer keeps {:.0} KB whatever the position; a softmax layer's cache grows by \
+        "Solid lines are measured, dashed ones carried on at the measured bytes a token. One \
+         linear layer keeps {:.0} KB whatever the position; a softmax layer's cache grows by \
          {:.2} KB a token, so it is larger from position {:.0} on. A linear layer's step costs \
          {:.3e} multiply-adds; a softmax layer's {:.3e} at position {} and {:.0} more each token, \
          so the linear step is cheaper from position {:.0} on.",
@@ -230,12 +231,12 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, c: &LmContinuations) -> Result<(), 
     let linear = first_linear(c);
     let state = linear.map_or_else(Vec::new, |(l, layer)| memory_points(l, layer));
     let state_label = linear.map_or(String::new(), |(_, layer)| {
-        format!("layer {layer} linear: its state")
+        format!("linear layer {layer}: state")
     });
     let end = chart_end(&cache, &state);
     let (cache_on, state_on) = (projected(&cache, end), projected(&state, end));
     let mut lines = vec![Series {
-        label: "a softmax layer: its key/value cache",
+        label: "softmax layer: cache",
         colour: CACHE_COLOUR,
         points: &cache,
         dashed: false,
@@ -244,7 +245,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, c: &LmContinuations) -> Result<(), 
     }];
     if !cache_on.is_empty() {
         lines.push(Series {
-            label: "the same, carried on (bytes a token × position)",
+            label: "cache, carried on",
             colour: CACHE_COLOUR,
             points: &cache_on,
             dashed: true,
@@ -264,7 +265,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, c: &LmContinuations) -> Result<(), 
     }
     if !state_on.is_empty() {
         lines.push(Series {
-            label: "the state, carried on (it does not grow)",
+            label: "state, carried on",
             colour: STATE_COLOUR,
             points: &state_on,
             dashed: true,
