@@ -45,7 +45,7 @@ use crate::numerics::rng::{StreamPurpose, stream_rng};
 
 use super::dots::transpose_into;
 pub use merge::{CompactMap, merge_heads};
-use products::{Products, SingleScratch, dot, multiply, product};
+use products::{Products, SingleScratch, axpy, dot, multiply, product};
 pub use training::{HeadLoss, TrainedHeads, TrainingPoint, train, train_heads};
 
 /// Features below this are raised to it (LoLCATs' `clamp(min = 1e-12)`).
@@ -174,6 +174,9 @@ pub struct HeadSample {
     dim: usize,
     q: Vec<f64>,
     k: Vec<f64>,
+    /// Whether query i sees only keys j ≤ i (a decoder's head): its softmax rows, the maps'
+    /// rows and the loss are then all under the causal mask.
+    causal: bool,
 }
 
 impl HeadSample {
@@ -185,7 +188,25 @@ impl HeadSample {
         })?;
         check_finite("q", &q, size)?;
         check_finite("k", &k, size)?;
-        Ok(Self { len, dim, q, k })
+        Ok(Self {
+            len,
+            dim,
+            q,
+            k,
+            causal: false,
+        })
+    }
+
+    /// The same head under the causal mask (a decoder's: query i sees keys j ≤ i).
+    pub fn causal(self) -> Self {
+        Self {
+            causal: true,
+            ..self
+        }
+    }
+
+    pub fn is_causal(&self) -> bool {
+        self.causal
     }
 
     /// The tokens L (at least 1: a sample is never empty).
@@ -459,6 +480,50 @@ impl HedgehogMap {
         let mut output = vec![0.0; len * dv];
         multiply(&queries, &key_values, &mut output, m, dv);
         for (out, phi) in output.chunks_exact_mut(dv).zip(queries.chunks_exact(m)) {
+            let denominator = dot(phi, &key_sum);
+            out.iter_mut().for_each(|o| *o /= denominator);
+        }
+        match output.iter().all(|o| o.is_finite()) {
+            true => Ok(output),
+            false => Err(HedgehogError::Overflow {
+                what: "an attention output",
+            }),
+        }
+    }
+
+    /// Causal linear attention output with this map: `out_i = Σ_{j≤i} s_ij v_j / Σ_{j≤i} s_ij`,
+    /// by prefix sums of `φ_k(k_j) v_jᵀ` and `φ_k(k_j)` (a decoder's layer with the learned
+    /// map); the arguments as [`Self::attention`]'s.
+    pub fn causal_attention(
+        &self,
+        q: &[f64],
+        k: &[f64],
+        v: &[f64],
+        len: usize,
+        dim: usize,
+        dv: usize,
+    ) -> Result<Vec<f64>, HedgehogError> {
+        self.check_dim("dim", dim)?;
+        let size = matrix_size("len, dim", len, dim, usize::MAX)?;
+        check_finite("q", q, size)?;
+        check_finite("k", k, size)?;
+        check_finite("v", v, matrix_size("len, dv", len, dv, usize::MAX)?)?;
+        let m = 2 * self.half_features;
+        let keys = self.features(&self.parameters.key, k)?;
+        let queries = self.features(&self.parameters.query, q)?;
+        let (mut state, mut key_sum) = (vec![0.0; m * dv], vec![0.0; m]);
+        let mut output = vec![0.0; len * dv];
+        let rows = keys.chunks_exact(m).zip(queries.chunks_exact(m));
+        for (i, (psi, phi)) in rows.enumerate() {
+            let value = &v[i * dv..(i + 1) * dv];
+            for (f, &p) in psi.iter().enumerate() {
+                key_sum[f] += p;
+                axpy(&mut state[f * dv..(f + 1) * dv], p, value);
+            }
+            let out = &mut output[i * dv..(i + 1) * dv];
+            for (f, &p) in phi.iter().enumerate() {
+                axpy(out, p, &state[f * dv..(f + 1) * dv]);
+            }
             let denominator = dot(phi, &key_sum);
             out.iter_mut().for_each(|o| *o /= denominator);
         }

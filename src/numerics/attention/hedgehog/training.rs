@@ -12,6 +12,10 @@
 //! of the block and p its softmax, `∂u_r = p_r (g_r − ⟨g, p⟩)`, with the opposite sign for the
 //! `−u` block. Then `∂W = c ∂Uᵀ X` and `∂b = Σ_tokens ∂u`.
 //!
+//! **Under the causal mask** (a decoder's head, [`HeadSample::causal`]) row i has the pairs
+//! j ≤ i only: `S_i = Σ_{j≤i} s_ij`, `G_ij = 0` for j > i, so the rank-one part becomes
+//! `w_i Σ_{j≤i} F_k,j` in `∂F_q` (prefix sums) and `Σ_{i≥j} w_i F_q,i` in `∂F_k` (suffix sums).
+//!
 //! **Cost.** A step costs `3 · L² · 2n` multiply-adds per head (s, `A F_k`, `Aᵀ F_q`, as
 //! blocked matrix products), `4 · L · n · d` for the projections and their gradient, `2 · L · n`
 //! exponentials and L² logarithms (the reported loss).
@@ -57,7 +61,10 @@ impl SoftmaxTarget {
             .q
             .chunks_exact(dim)
             .zip(probabilities.chunks_exact_mut(len));
-        for (q, row) in rows {
+        for (i, (q, row)) in rows.enumerate() {
+            // Under the causal mask the row is its first i + 1 keys; the rest stay 0.
+            let seen = if sample.causal { i + 1 } else { len };
+            let row = &mut row[..seen];
             for (score, k) in row.iter_mut().zip(sample.k.chunks_exact(dim)) {
                 *score = dot(q, k);
             }
@@ -157,7 +164,15 @@ pub(super) fn evaluate(
     let mut cross_entropy = 0.0;
     let rows = ws.scores.chunks_exact_mut(len);
     let targets = target.probabilities.chunks_exact(len).zip(&target.row_sums);
-    for ((s_row, (p_row, &row_sum)), weight) in rows.zip(targets).zip(&mut ws.row_weights) {
+    let causal = sample.causal;
+    for (i, ((s_row, (p_row, &row_sum)), weight)) in
+        rows.zip(targets).zip(&mut ws.row_weights).enumerate()
+    {
+        // Under the causal mask, row i is its first i + 1 pairs: the others are no score and
+        // no gradient (A_ij = 0).
+        let seen = if causal { i + 1 } else { len };
+        s_row[seen..].fill(0.0);
+        let (s_row, p_row) = (&mut s_row[..seen], &p_row[..seen]);
         // r_i log S_i − Σ_j P_ij log s_ij, without the P_ij = 0 terms (0 · log = 0).
         let total: f64 = s_row.iter().sum();
         cross_entropy += row_sum * total.libm_ln();
@@ -191,10 +206,23 @@ pub(super) fn evaluate(
             len,
             m,
         );
-        let key_sums = ws.keys_t.chunks_exact(len).map(|r| r.iter().sum::<f64>());
-        for (f, z) in key_sums.enumerate() {
-            let column = ws.grad_q.iter_mut().skip(f).step_by(m);
-            column.zip(&ws.row_weights).for_each(|(g, w)| *g += w * z);
+        if causal {
+            // w_i Σ_{j≤i} F_k,j: the prefix sums of the keys' features.
+            let mut prefix = vec![0.0; m];
+            let rows = ws
+                .grad_q
+                .chunks_exact_mut(m)
+                .zip(features_k.chunks_exact(m));
+            for ((g_row, f_row), w) in rows.zip(&ws.row_weights) {
+                axpy(&mut prefix, 1.0, f_row);
+                axpy(g_row, *w, &prefix);
+            }
+        } else {
+            let key_sums = ws.keys_t.chunks_exact(len).map(|r| r.iter().sum::<f64>());
+            for (f, z) in key_sums.enumerate() {
+                let column = ws.grad_q.iter_mut().skip(f).step_by(m);
+                column.zip(&ws.row_weights).for_each(|(g, w)| *g += w * z);
+            }
         }
         // ∂F_k = Aᵀ F_q + 1 (Σ_i w_i F_q,i)ᵀ.
         transpose_into(&ws.scores, &mut ws.scores_t, len, len);
@@ -207,11 +235,23 @@ pub(super) fn evaluate(
             len,
             m,
         );
-        for (w, f_row) in ws.row_weights.iter().zip(features_q.chunks_exact(m)) {
-            axpy(&mut ws.query_mix, *w, f_row);
-        }
-        for g_row in ws.grad_k.chunks_exact_mut(m) {
-            axpy(g_row, 1.0, &ws.query_mix);
+        if causal {
+            // Σ_{i≥j} w_i F_q,i: the suffix sums of the weighted queries' features.
+            let rows = ws
+                .grad_k
+                .chunks_exact_mut(m)
+                .zip(features_q.chunks_exact(m));
+            for ((g_row, f_row), w) in rows.zip(&ws.row_weights).rev() {
+                axpy(&mut ws.query_mix, *w, f_row);
+                axpy(g_row, 1.0, &ws.query_mix);
+            }
+        } else {
+            for (w, f_row) in ws.row_weights.iter().zip(features_q.chunks_exact(m)) {
+                axpy(&mut ws.query_mix, *w, f_row);
+            }
+            for g_row in ws.grad_k.chunks_exact_mut(m) {
+                axpy(g_row, 1.0, &ws.query_mix);
+            }
         }
         let grad_u_t = &mut ws.grad_u_t;
         let (raw_q, raw_k) = (&ws.queries.raw, &ws.keys.raw);
