@@ -13,6 +13,8 @@ pub mod report;
 #[cfg(feature = "text-model")]
 pub mod sweep;
 pub mod text_run;
+#[cfg(feature = "text-model")]
+pub mod transfer;
 
 #[cfg(feature = "text-model")]
 pub use generate::{Generation, continue_text};
