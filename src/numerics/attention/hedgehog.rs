@@ -545,4 +545,6 @@ impl HedgehogMap {
 }
 
 #[cfg(test)]
+mod causal_tests;
+#[cfg(test)]
 mod tests;
