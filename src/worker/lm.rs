@@ -313,12 +313,13 @@ fn step_continuations(
     continuations: &mut Vec<Continuing>,
 ) -> Vec<LmFromWorker> {
     let mut messages = Vec::new();
-    for c in continuations.iter_mut() {
+    continuations.retain_mut(|c| {
         let event = if c.generation.is_done() {
             ContinuationEvent::Ended(c.generation.end(c.last.as_ref(), model))
         } else {
             c.generation.step(model, now)
         };
+        let ended = matches!(event, ContinuationEvent::Ended(_));
         if let ContinuationEvent::Token(token) = &event {
             c.last = Some(token.clone());
         }
@@ -327,12 +328,7 @@ fn step_continuations(
             decoding: c.decoding,
             event,
         });
-    }
-    continuations.retain(|c| {
-        !messages.iter().any(|m| {
-            matches!(m, LmFromWorker::Continuing { id, decoding, event: ContinuationEvent::Ended(_) }
-                if *id == c.id && *decoding == c.decoding)
-        })
+        !ended
     });
     messages
 }

@@ -363,6 +363,16 @@ fn softmax_pair(wx: &[f64], bias: &[f64], scale: f64, raw: &mut [f64]) {
     }
 }
 
+/// An attention output, or the overflow that made one of its values not finite.
+fn finite_output(output: Vec<f64>) -> Result<Vec<f64>, HedgehogError> {
+    match output.iter().all(|o| o.is_finite()) {
+        true => Ok(output),
+        false => Err(HedgehogError::Overflow {
+            what: "an attention output",
+        }),
+    }
+}
+
 /// One head's learned maps φ_q, φ_k.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HedgehogMap {
@@ -451,6 +461,25 @@ impl HedgehogMap {
         training::loss(self, sample)
     }
 
+    /// The keys' and the queries' features (L × 2n each) once the shapes and values of q, k
+    /// (L × dim) and v (L × dv) are checked: what both attentions start from.
+    fn checked_features(
+        &self,
+        (q, k, v): (&[f64], &[f64], &[f64]),
+        len: usize,
+        dim: usize,
+        dv: usize,
+    ) -> Result<(Vec<f64>, Vec<f64>), HedgehogError> {
+        self.check_dim("dim", dim)?;
+        let size = matrix_size("len, dim", len, dim, usize::MAX)?;
+        check_finite("q", q, size)?;
+        check_finite("k", k, size)?;
+        check_finite("v", v, matrix_size("len, dv", len, dv, usize::MAX)?)?;
+        let keys = self.features(&self.parameters.key, k)?;
+        let queries = self.features(&self.parameters.query, q)?;
+        Ok((keys, queries))
+    }
+
     /// Linear attention output with this map: `out_i = Σ_j s_ij v_j / Σ_j s_ij`, computed in
     /// O(L n dv) as `φ_q(q_i)ᵀ(Σ_j φ_k(k_j) v_jᵀ) / φ_q(q_i)ᵀ Σ_j φ_k(k_j)`. q, k are L × dim
     /// (scaled, as [`HeadSample`]'s), v is L × dv, all row-major; the output is L × dv.
@@ -463,32 +492,21 @@ impl HedgehogMap {
         dim: usize,
         dv: usize,
     ) -> Result<Vec<f64>, HedgehogError> {
-        self.check_dim("dim", dim)?;
-        let size = matrix_size("len, dim", len, dim, usize::MAX)?;
-        check_finite("q", q, size)?;
-        check_finite("k", k, size)?;
-        check_finite("v", v, matrix_size("len, dv", len, dv, usize::MAX)?)?;
+        let (keys, queries) = self.checked_features((q, k, v), len, dim, dv)?;
         let m = 2 * self.half_features;
-        let keys = self.features(&self.parameters.key, k)?;
         let mut keys_t = vec![0.0; m * len];
         transpose_into(&keys, &mut keys_t, len, m);
         // Σ_j φ_k(k_j) v_jᵀ (2n × dv) and Σ_j φ_k(k_j) (2n).
         let mut key_values = vec![0.0; m * dv];
         multiply(&keys_t, v, &mut key_values, len, dv);
         let key_sum: Vec<f64> = keys_t.chunks_exact(len).map(|r| r.iter().sum()).collect();
-        let queries = self.features(&self.parameters.query, q)?;
         let mut output = vec![0.0; len * dv];
         multiply(&queries, &key_values, &mut output, m, dv);
         for (out, phi) in output.chunks_exact_mut(dv).zip(queries.chunks_exact(m)) {
             let denominator = dot(phi, &key_sum);
             out.iter_mut().for_each(|o| *o /= denominator);
         }
-        match output.iter().all(|o| o.is_finite()) {
-            true => Ok(output),
-            false => Err(HedgehogError::Overflow {
-                what: "an attention output",
-            }),
-        }
+        finite_output(output)
     }
 
     /// Causal linear attention output with this map: `out_i = Σ_{j≤i} s_ij v_j / Σ_{j≤i} s_ij`,
@@ -503,14 +521,8 @@ impl HedgehogMap {
         dim: usize,
         dv: usize,
     ) -> Result<Vec<f64>, HedgehogError> {
-        self.check_dim("dim", dim)?;
-        let size = matrix_size("len, dim", len, dim, usize::MAX)?;
-        check_finite("q", q, size)?;
-        check_finite("k", k, size)?;
-        check_finite("v", v, matrix_size("len, dv", len, dv, usize::MAX)?)?;
+        let (keys, queries) = self.checked_features((q, k, v), len, dim, dv)?;
         let m = 2 * self.half_features;
-        let keys = self.features(&self.parameters.key, k)?;
-        let queries = self.features(&self.parameters.query, q)?;
         let (mut state, mut key_sum) = (vec![0.0; m * dv], vec![0.0; m]);
         let mut output = vec![0.0; len * dv];
         let rows = keys.chunks_exact(m).zip(queries.chunks_exact(m));
@@ -527,12 +539,7 @@ impl HedgehogMap {
             let denominator = dot(phi, &key_sum);
             out.iter_mut().for_each(|o| *o /= denominator);
         }
-        match output.iter().all(|o| o.is_finite()) {
-            true => Ok(output),
-            false => Err(HedgehogError::Overflow {
-                what: "an attention output",
-            }),
-        }
+        finite_output(output)
     }
 
     /// Multiply-adds of [`Self::attention`] at L tokens with values of `dv`: the projections

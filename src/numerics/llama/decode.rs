@@ -303,15 +303,9 @@ impl LlamaModel {
     pub fn next_logits(
         &self,
         ids: &[u32],
-        mut replace: Option<crate::numerics::bert::Replacement>,
+        replace: Option<crate::numerics::bert::Replacement>,
     ) -> Result<Vec<f32>, LmError> {
-        let mut x = self.embed(ids)?;
-        let n = ids.len();
-        let rope = self.rope(n);
-        let mut scratch = Scratch::default();
-        for layer in 0..self.config.layers {
-            self.layer(layer, &mut x, n, &rope, &mut replace, &mut scratch)?;
-        }
-        Ok(self.logits_of(&x[(n - 1) * self.config.width..]))
+        let x = self.final_states(ids, replace)?;
+        Ok(self.logits_of(&x[(ids.len() - 1) * self.config.width..]))
     }
 }

@@ -327,8 +327,19 @@ impl LlamaModel {
         &self,
         ids: &[u32],
         top: usize,
-        mut replace: Option<Replacement>,
+        replace: Option<Replacement>,
     ) -> Result<LmScores, LmError> {
+        let x = self.final_states(ids, replace)?;
+        Ok(self.scores(&x, ids, top))
+    }
+
+    /// The hidden states leaving the last layer (`n × width`): the embeddings through every
+    /// layer, softmax unless `replace` answers.
+    pub(super) fn final_states(
+        &self,
+        ids: &[u32],
+        mut replace: Option<Replacement>,
+    ) -> Result<Vec<f32>, LmError> {
         let mut x = self.embed(ids)?;
         let n = ids.len();
         let rope = self.rope(n);
@@ -336,7 +347,7 @@ impl LlamaModel {
         for layer in 0..self.config.layers {
             self.layer(layer, &mut x, n, &rope, &mut replace, &mut scratch)?;
         }
-        Ok(self.scores(&x, ids, top))
+        Ok(x)
     }
 
     /// The exact forward of `ids` keeping the hidden states entering each layer: a swap of one
