@@ -1,70 +1,59 @@
-//! Attention transfer in one layer of the causal language model (`lab::models::smollm::transfer`):
-//! the layer's Hedgehog maps trained under the causal mask on one text imitate the layer's
-//! softmax rows on a held-out text better than the same maps untrained (the held-out KL falls by
-//! at least a third), for three seeds of the maps' initial noise. The held-out perplexity is
-//! printed, not asserted: with this 50-token training text it does not reliably fall (measured
-//! at layer 10, exact 35.19: zero-shot 39.32 / 39.22 / 39.04, after 40 steps 37.20 / 39.15 /
-//! 39.31); the issue's line about perplexity is not met yet.
+//! Attention transfer in the causal language model (`lab::models::smollm::transfer`): layer 0's
+//! Hedgehog maps, trained under the causal mask on the lab's transfer text (256 tokens, 40 Adam
+//! steps), win back the perplexity that the zero-shot swap of that layer loses, on a held-out
+//! text, for three seeds of the maps' initial noise. Measured here: exact 119.55; zero-shot
+//! 338.2 / 330.2 / 289.9; transferred 125.4 / 123.8 / 125.7 (about 19 s in all).
 //!
 //! Needs the GGUF file (scripts/fetch-model.sh caches it).
 
 use softmax_kernel_lab::cli::default_lm_path;
-use softmax_kernel_lab::lab::models::smollm::transfer::{LayerTransfer, train_layer};
-use softmax_kernel_lab::numerics::attention::hedgehog::HedgehogSettings;
+use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::models::smollm::transfer::transfer_report;
 use softmax_kernel_lab::numerics::llama::LlamaModel;
 
-const TRAINING: &str = "The river runs through the old town, past the market and the church, and \
-    under the stone bridge where children fish in summer. In winter the water rises, and the \
-    people who live near the banks move their boats and their animals to higher ground.";
-const HELD_OUT: &str = "The library opens at nine in the morning. Students come to read, to \
-    write their essays and to meet their friends, and the librarian knows most of them by name \
-    after a few weeks of the term.";
+/// Never trained on: four unrelated sentences, as a reader's paragraph can be.
+const HELD_OUT: &str = "Every spring the river floods the low meadows, and the farmers move \
+their sheep to the hills until the water falls. Children count the days on the school calendar, \
+and the old mill, silent for a century, turns again for the festival. A student types a \
+sentence, and the lab runs a real transformer on it to show what each approximation of softmax \
+attention does to every head. Random features replace the exponential kernel by an average of \
+simple products, so the cost of attention grows only linearly with the length of the input text.";
 
 #[test]
-fn trained_maps_imitate_softmax_on_a_held_out_text() {
+fn transfer_wins_back_the_zero_shot_perplexity_of_layer_0() {
     let bytes = std::fs::read(default_lm_path()).expect("scripts/fetch-model.sh caches the model");
     let model = LlamaModel::load(bytes).expect("the pinned file loads");
-    let training = model.tokenizer.encode(TRAINING).expect("encodes");
     let held_out = model.tokenizer.encode(HELD_OUT).expect("encodes");
-    let exact = model
-        .forward(&held_out, 0, None)
-        .expect("runs")
-        .perplexity()
-        .expect("a loss");
-    let layer = 10;
     for seed in [1, 2, 3] {
-        // n = 32 ≠ d = 64: the initial maps carry the seed's noise.
-        let settings = HedgehogSettings {
-            half_features: 32,
-            steps: 40,
-            learning_rate: 0.01,
+        let mut config = ExperimentConfig {
             seed,
+            ..ExperimentConfig::default()
         };
-        let trained = train_layer(
-            &model,
-            (&training, &held_out),
-            layer,
-            (&settings, 40),
-            &mut |_| {},
-        )
-        .expect("trains");
-        let (first, last) = (trained.curve[0], trained.curve[40]);
-        let untrained = LayerTransfer::untrained(&model, layer, &settings).expect("maps");
-        let zero_shot = untrained.perplexity(&model, &held_out).expect("runs");
-        let transferred = trained.perplexity(&model, &held_out).expect("runs");
+        config.attention.lm_train = vec![0];
+        config.attention.lm_train_steps = 40;
+        let mut points = 0;
+        let report = transfer_report(&model, &config, &held_out, &|| 0.0, &mut |layer, _| {
+            assert_eq!(layer, 0);
+            points += 1;
+        })
+        .expect("trains and judges");
+        let verdict = &report.verdict;
+        let curve = &report.layers[0].curve;
         eprintln!(
-            "seed {seed}: held-out KL {:?} → {:?}; perplexity exact {exact:.3}, zero-shot \
-             {zero_shot:.3}, after transfer {transferred:.3}",
-            first.eval_kl, last.eval_kl
+            "seed {seed}: held-out KL {:?} → {:?}; perplexity exact {:.3}, zero-shot {:.3}, \
+             after transfer {:.3}",
+            curve[0].eval_kl,
+            curve[40].eval_kl,
+            verdict.exact,
+            verdict.zero_shot,
+            verdict.transferred
         );
-        let (before, after) = (
-            first.eval_kl.expect("step 0"),
-            last.eval_kl.expect("the last"),
-        );
-        assert!(
-            after < before * 2.0 / 3.0,
-            "seed {seed}: {first:?} {last:?}"
-        );
-        assert!(zero_shot.is_finite() && transferred.is_finite());
+        assert_eq!((report.training_tokens, points, curve.len()), (256, 41, 41));
+        let kl = |i: usize| curve[i].eval_kl.expect("evaluated at 0 and the last step");
+        assert!(kl(40) < kl(0) / 2.0, "the held-out KL halves: {curve:?}");
+        // The swap of layer 0 alone more than doubles the perplexity (×2.4 to ×2.8 for these
+        // seeds); transfer brings it back within 10 % of exact (×1.03 to ×1.05).
+        assert!(verdict.zero_shot > 2.0 * verdict.exact, "{verdict:?}");
+        assert!(verdict.transferred < 1.1 * verdict.exact, "{verdict:?}");
     }
 }

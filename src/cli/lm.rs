@@ -6,7 +6,12 @@
 //! apply). With `--per-layer`, the perplexity with each of those layers alone swapped (the exact
 //! states before it reused). With `--generate N` (or `--lmgen`), the text continued by N tokens
 //! (at most 128), exactly and, with `--method`, with those layers decoded as recurrent
-//! networks (`--lmtemp` the temperature, 0 the likeliest token; `--seed` the draws). JSON. The GGUF file is the one scripts/fetch-model.sh caches (or `--lm-file`).
+//! networks (`--lmtemp` the temperature, 0 the likeliest token; `--seed` the draws). With
+//! `--train-layers L` (or `--lmtrain`), attention transfer: each of those layers' Hedgehog maps
+//! trained on the lab's transfer text for `--lmsteps` steps, with every point of the curves,
+//! then the text's perplexity exact, zero-shot and transferred (`lab::models::smollm::transfer`,
+//! the page's code). JSON. The GGUF file is the one scripts/fetch-model.sh caches (or
+//! `--lm-file`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -17,8 +22,9 @@ use super::experiment::config_of;
 use super::{CliError, quote};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::config::{LM_LAYERS, Param, parse_layers};
+use crate::lab::models::smollm::transfer::transfer_report;
 use crate::lab::models::smollm::{
-    Continuation, Decoding, LmJob, continue_text, lm_report, per_layer_report, swap_of,
+    Continuation, Decoding, LmJob, continue_text, lm_report, lm_tokens, per_layer_report, swap_of,
 };
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::llama::{LM_FILE_NAME, LlamaModel};
@@ -75,7 +81,9 @@ fn continuations(model: &LlamaModel, config: &ExperimentConfig) -> Continuations
 pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
     let flags = Flags::parse("lm", args, |name| match name {
         "per-layer" => Some(FlagKind::Switch),
-        "text" | "lm-file" | "method" | "layers" | "generate" => Some(FlagKind::Value),
+        "text" | "lm-file" | "method" | "layers" | "generate" | "train-layers" => {
+            Some(FlagKind::Value)
+        }
         key => Param::from_key(key).map(|_| FlagKind::Value),
     })?;
     let mut config = config_of(&flags)?;
@@ -98,6 +106,11 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
         config
             .set(Param::LmGenerate, tokens)
             .map_err(|e| CliError::new("--generate", e.to_string()))?;
+    }
+    if let Some(layers) = flags.value("--train-layers") {
+        config
+            .set(Param::LmTrain, layers)
+            .map_err(|e| CliError::new("--train-layers", e.to_string()))?;
     }
     // The page's default method is a link's; the command line swaps only when asked.
     let asked = flags.has("--method") || flags.has("--lmmethod");
@@ -122,6 +135,13 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
             "cannot go with --per-layer: ask for one at a time",
         ));
     }
+    let train = !config.attention.lm_train.is_empty();
+    if train && (generate || per_layer) {
+        return Err(CliError::new(
+            "--train-layers",
+            "cannot go with --generate or --per-layer: ask for one at a time",
+        ));
+    }
     let path = flags
         .value("--lm-file")
         .map_or_else(default_lm_path, PathBuf::from);
@@ -132,6 +152,12 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
             config.attention.lm_method = None;
         }
         return super::to_json(&continuations(&model, &config));
+    }
+    if train {
+        let ids = lm_tokens(&model, text).map_err(|e| CliError::new("--text", e.to_string()))?;
+        let report = transfer_report(&model, &config, &ids, &now, &mut |_, _| {})
+            .map_err(|e| CliError::new("--train-layers", e.to_string()))?;
+        return super::to_json(&report);
     }
     if let (true, Some(swap)) = (per_layer, &swap) {
         let report = per_layer_report(&model, text, &config, swap, &mut |_| {})

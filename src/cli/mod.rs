@@ -395,6 +395,13 @@ mod tests {
             #[cfg(feature = "text-model")]
             ("lm --text hi --per-layer", "--per-layer"),
             #[cfg(feature = "text-model")]
+            ("lm --text hi --train-layers 30", "--train-layers"),
+            #[cfg(feature = "text-model")]
+            (
+                "lm --text hi --train-layers 0 --generate 3",
+                "--train-layers",
+            ),
+            #[cfg(feature = "text-model")]
             ("lm --text hi --lmlayers 2-1", "--lmlayers"),
         ] {
             let error = error_of(line);

@@ -188,7 +188,15 @@ pub struct AttentionSettings {
     pub lm_generate: usize,
     /// The continuation's sampling temperature (0: the likeliest token each time).
     pub lm_temperature: f64,
+    /// The language model's layers whose Hedgehog maps are trained on the lab's transfer text
+    /// and swapped in (`lab::models::smollm::transfer`; empty: no transfer).
+    pub lm_train: Vec<usize>,
+    /// Adam steps of each transferred layer's training (1 to [`LM_MAX_TRAIN_STEPS`]).
+    pub lm_train_steps: usize,
 }
+
+/// The most Adam steps of a transferred layer's training (`lmsteps`).
+pub const LM_MAX_TRAIN_STEPS: usize = 400;
 
 /// The most tokens a continuation adds to the reader's text (`lmgen`).
 pub const LM_MAX_GENERATED: usize = 128;
@@ -398,6 +406,8 @@ impl Default for AttentionSettings {
             lm_chart: true,
             lm_generate: 0,
             lm_temperature: 0.0,
+            lm_train: Vec::new(),
+            lm_train_steps: 40,
         }
     }
 }

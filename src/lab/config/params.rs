@@ -485,6 +485,27 @@ param_table! {
         "the continuation's sampling temperature, its draws from the seed (0: the likeliest token each time)",
         Attention, real(0.0, 2.0), false,
         |c| c.attention.lm_temperature, |c, v| c.attention.lm_temperature = v),
+    LmTrain "lmtrain" => text("layers to transfer",
+        "the language model's layers whose Hedgehog maps are trained to imitate their softmax attention, then judged by the text's perplexity (none: no transfer; view=lm)", Attention,
+        || format!("none, or layers as in lmlayers (0,1 or 0-3), each below {}", super::attention::LM_LAYERS),
+        |c| match c.attention.lm_train.is_empty() {
+            true => "none".to_string(),
+            false => super::attention::lm_layers_text(&c.attention.lm_train),
+        },
+        |c, t| {
+            c.attention.lm_train = match t.trim() {
+                "none" => Vec::new(),
+                t => super::attention::parse_layers(t, super::attention::LM_LAYERS)
+                    .map_err(Rejection::Because)?,
+            };
+            Ok(())
+        },
+        |c| c.attention.lm_train.windows(2).all(|p| p[0] < p[1])
+            && c.attention.lm_train.iter().all(|&l| l < super::attention::LM_LAYERS)),
+    LmSteps "lmsteps" => number("transfer steps",
+        "Adam steps of each transferred layer's training (view=lm)",
+        Attention, int(1.0, super::attention::LM_MAX_TRAIN_STEPS as f64), false,
+        |c| c.attention.lm_train_steps as f64, |c, v| c.attention.lm_train_steps = v as usize),
     ReuseAnswers "reuse" => text("reuse answers",
         "whether the model swap takes the Hedgehog maps and the retrieval reports shipped with the lab or kept from an earlier visit when their check holds (off: computed here)", Attention,
         || "on or off".to_string(),

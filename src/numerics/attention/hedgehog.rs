@@ -35,6 +35,7 @@
 
 mod merge;
 mod products;
+mod trainer;
 mod training;
 
 use std::fmt;
@@ -46,6 +47,7 @@ use crate::numerics::rng::{StreamPurpose, stream_rng};
 use super::dots::transpose_into;
 pub use merge::{CompactMap, merge_heads};
 use products::{Products, SingleScratch, axpy, dot, multiply, product};
+pub use trainer::Trainer;
 pub use training::{HeadLoss, TrainedHeads, TrainingPoint, train, train_heads};
 
 /// Features below this are raised to it (LoLCATs' `clamp(min = 1e-12)`).

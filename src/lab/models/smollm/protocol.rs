@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::lab::config::ExperimentConfig;
 pub use crate::lab::config::LM_MAX_GENERATED;
 use crate::lab::models::protocol::Spread;
+use crate::numerics::attention::hedgehog::{CompactMap, TrainingPoint};
 use crate::numerics::attention::methods::MethodId;
 
 /// Where the page serves the GGUF file (scripts/build-worker.sh copies it there).
@@ -165,12 +166,15 @@ pub struct LmJob {
 
 impl LmJob {
     /// The job of a configuration's scores: the continuation's settings (`lmgen`, `lmtemp`)
-    /// left out, so that changing them does not score the text again.
+    /// and the transfer's (`lmtrain`, `lmsteps`) left out, so that changing them does not score
+    /// the text again.
     pub fn scoring(config: &ExperimentConfig) -> Self {
         let mut job = Self::of(config);
         let a = &mut job.config.attention;
         a.lm_generate = 0;
         a.lm_temperature = 0.0;
+        a.lm_train = Vec::new();
+        a.lm_train_steps = 0;
         job
     }
 
@@ -308,6 +312,50 @@ impl Continuation {
     }
 }
 
+/// One layer's attention transfer: its training curve (means over the layer's heads) and its
+/// maps, one per query head, as f32 (what the page passes from worker to worker and what the
+/// perplexity runs with, in the page and the command line alike).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainedLayer {
+    pub layer: usize,
+    pub curve: Vec<TrainingPoint>,
+    pub maps: Vec<CompactMap>,
+    /// The training's time, its samples' forwards included.
+    pub ms: f64,
+}
+
+/// What transfer wins back: the text's perplexity with softmax everywhere, with the transferred
+/// layers' untrained maps (the zero-shot swap), and with their trained maps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransferVerdict {
+    pub layers: Vec<usize>,
+    pub exact: f64,
+    pub zero_shot: f64,
+    pub transferred: f64,
+    pub ms: f64,
+}
+
+/// A transfer of some layers, judged on the reader's text (`kernel-lab lm --train-layers`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransferReport {
+    pub steps: usize,
+    pub seed: u64,
+    /// Tokens of the lab's transfer text trained on, and of the reader's text judged on.
+    pub training_tokens: usize,
+    pub held_out_tokens: usize,
+    pub layers: Vec<TrainedLayer>,
+    pub verdict: TransferVerdict,
+}
+
+/// What a worker says of the layer it trains.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TrainingEvent {
+    /// A step's losses (step 0: the untrained maps').
+    Point(TrainingPoint),
+    Trained(TrainedLayer),
+    Failed(String),
+}
+
 /// A message to the language model's worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LmToWorker {
@@ -333,6 +381,18 @@ pub enum LmToWorker {
     },
     /// Stop the continuation under way.
     StopContinuing,
+    /// Train `layer`'s maps for the job's transfer (`lmtrain`, `lmsteps`, the seed), one Adam
+    /// step per turn of the worker ([`LmFromWorker::Training`]); replaces any training under way.
+    Train { id: u64, job: LmJob, layer: usize },
+    /// Stop the training under way.
+    StopTraining,
+    /// The job's text's perplexity exact, zero-shot and with `layers`' trained maps
+    /// ([`LmFromWorker::Judged`]).
+    Judge {
+        id: u64,
+        job: LmJob,
+        layers: Vec<TrainedLayer>,
+    },
     /// Post the model's file to the page (not postcard: a JS object `{ lmFile: Uint8Array }`,
     /// its buffer transferred), which hands it to the chart's second worker.
     SendFile,
@@ -394,6 +454,17 @@ pub enum LmFromWorker {
         id: u64,
         decoding: Decoding,
         event: ContinuationEvent,
+    },
+    /// An event of training `id`'s `layer`.
+    Training {
+        id: u64,
+        layer: usize,
+        event: TrainingEvent,
+    },
+    /// The answer to [`LmToWorker::Judge`] `id`.
+    Judged {
+        id: u64,
+        result: Result<TransferVerdict, String>,
     },
     /// Chart `id` is complete (`error: None`) or stopped by an error, `ms` after the request.
     LayersEnded {

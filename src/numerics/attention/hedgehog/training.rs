@@ -30,13 +30,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::numerics::input::InputError;
 use crate::numerics::portable::{Libm, ln_positive_normal};
 
 use super::products::{Products, SingleScratch, axpy, dot, product};
+use super::trainer::Trainer;
 use super::{
     HeadSample, HedgehogError, HedgehogMap, HedgehogSettings, Loss, MapParameters,
-    PROJECTION_OVERFLOW, Projection, TokenFeatures, require, zeroed,
+    PROJECTION_OVERFLOW, Projection, TokenFeatures, zeroed,
 };
 use crate::numerics::attention::dots::transpose_into;
 
@@ -320,7 +320,7 @@ impl Projection {
 }
 
 /// Adam's moments for one head, with the running powers of β1, β2 for the bias correction.
-struct Adam {
+pub(super) struct Adam {
     first: MapParameters,
     second: MapParameters,
     beta1_power: f64,
@@ -328,7 +328,7 @@ struct Adam {
 }
 
 impl Adam {
-    fn new(half_features: usize, dim: usize) -> Self {
+    pub(super) fn new(half_features: usize, dim: usize) -> Self {
         Self {
             first: MapParameters::zeros(half_features, dim),
             second: MapParameters::zeros(half_features, dim),
@@ -338,7 +338,12 @@ impl Adam {
     }
 
     /// PyTorch's update: `θ −= lr · m̂ / (√v̂ + ε)`.
-    fn update(&mut self, parameters: &mut MapParameters, gradient: &MapParameters, rate: f64) {
+    pub(super) fn update(
+        &mut self,
+        parameters: &mut MapParameters,
+        gradient: &MapParameters,
+        rate: f64,
+    ) {
         self.beta1_power *= ADAM_BETA1;
         self.beta2_power *= ADAM_BETA2;
         let corrections = (1.0 - self.beta1_power, 1.0 - self.beta2_power);
@@ -390,7 +395,7 @@ fn adam_step(
 }
 
 /// One point of the training curve.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainingPoint {
     /// Adam steps taken (0: the initial maps).
     pub step: usize,
@@ -478,7 +483,8 @@ pub fn train_heads(
     train_heads_at(settings, train, eval, heads, eval_every, on_step, single)
 }
 
-/// [`train_heads`] with its products at `precision` (the tests compare the two).
+/// [`train_heads`] with its products at `precision` (the tests compare the two): a
+/// [`Trainer`] stepped to its end.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn train_heads_at(
     settings: &HedgehogSettings,
@@ -489,108 +495,9 @@ pub(super) fn train_heads_at(
     on_step: &mut dyn FnMut(&TrainingPoint),
     precision: Products,
 ) -> Result<TrainedHeads, HedgehogError> {
-    settings.validate()?;
-    require(!train.is_empty(), "train", || {
-        "needs at least one head".into()
-    })?;
-    require(eval_every > 0, "eval_every", || "must be at least 1".into())?;
-    if !eval.is_empty() && eval.len() != train.len() {
-        return Err(InputError::LengthMismatch {
-            what: "eval heads",
-            expected: train.len(),
-            got: eval.len(),
-        }
-        .into());
+    let mut trainer = Trainer::at(settings, (train, eval), heads, eval_every, precision)?;
+    while let Some(point) = trainer.step()? {
+        on_step(&point);
     }
-    let other_dim = train.iter().zip(eval).find(|(t, e)| t.dim != e.dim);
-    require(other_dim.is_none(), "eval", || {
-        "an eval head's d differs from its train head's".into()
-    })?;
-    let ordered = heads.windows(2).all(|p| p[0] < p[1]);
-    let inside = heads.last().is_some_and(|&h| h < train.len());
-    require(ordered && inside, "heads", || {
-        format!(
-            "must be increasing indices below {}, at least one, got {heads:?}",
-            train.len()
-        )
-    })?;
-    let chosen = |samples: &[HeadSample]| -> Vec<HeadSample> {
-        match samples.is_empty() {
-            true => Vec::new(),
-            false => heads.iter().map(|&h| samples[h].clone()).collect(),
-        }
-    };
-    let (train, eval) = (chosen(train), chosen(eval));
-    let mut maps = (train.iter().zip(heads))
-        .map(|(s, &h)| HedgehogMap::initial(s.dim, settings, h as u64))
-        .collect::<Result<Vec<_>, _>>()?;
-    let targets = |samples: &[HeadSample]| -> Result<Vec<SoftmaxTarget>, HedgehogError> {
-        samples.iter().map(SoftmaxTarget::new).collect()
-    };
-    let (train_targets, eval_targets) = (targets(&train)?, targets(&eval)?);
-    let n = settings.half_features;
-    let mut gradients: Vec<_> = train
-        .iter()
-        .map(|s| MapParameters::zeros(n, s.dim))
-        .collect();
-    let mut optimisers: Vec<_> = train.iter().map(|s| Adam::new(n, s.dim)).collect();
-    let mut workspace = Workspace::default();
-    let mut losses = Vec::with_capacity(settings.steps + 1);
-    for step in 0..=settings.steps {
-        let last = step == settings.steps;
-        let evaluated = !eval.is_empty() && (step % eval_every == 0 || last);
-        let mut step_losses = Vec::with_capacity(heads.len());
-        let parts = maps
-            .iter()
-            .zip(&train)
-            .zip(&train_targets)
-            .zip(&mut gradients)
-            .enumerate();
-        for (i, (((map, sample), target), gradient)) in parts {
-            let diverged = HedgehogError::Diverged {
-                step,
-                head: heads[i],
-            };
-            let gradient = (!last).then_some(gradient);
-            let loss = evaluate(map, sample, target, &mut workspace, gradient, precision)
-                .ok()
-                .filter(|l| l.cross_entropy.is_finite())
-                .ok_or(diverged.clone())?;
-            let eval_kl = match evaluated {
-                true => Some(
-                    evaluate(
-                        map,
-                        &eval[i],
-                        &eval_targets[i],
-                        &mut workspace,
-                        None,
-                        precision,
-                    )
-                    .ok()
-                    .filter(|l| l.kl.is_finite())
-                    .ok_or(diverged)?
-                    .kl,
-                ),
-                false => None,
-            };
-            step_losses.push(HeadLoss {
-                train_cross_entropy: loss.cross_entropy,
-                train_kl: loss.kl,
-                eval_kl,
-            });
-        }
-        on_step(&point_of(step, &step_losses));
-        losses.push(step_losses);
-        if !last {
-            let parts = maps.iter_mut().zip(&gradients).zip(&mut optimisers);
-            for ((map, gradient), adam) in parts {
-                adam.update(&mut map.parameters, gradient, settings.learning_rate);
-            }
-        }
-    }
-    Ok(TrainedHeads {
-        heads: heads.to_vec(),
-        maps,
-        losses,
-    })
+    Ok(trainer.finish())
 }
