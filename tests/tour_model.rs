@@ -78,3 +78,50 @@ fn random_features_in_every_layer_do_not_keep_the_embedding() {
         );
     }
 }
+
+/// The tour's step on the language model (src/lab/page/tour/lm_step.rs) on its own state, run
+/// as the command line and the page's workers run it (the same report and transfer code): elu +
+/// 1 in every layer raises the perplexity more than tenfold, and the transfer of every layer
+/// brings most of it back. Needs the GGUF file (scripts/fetch-model.sh).
+#[test]
+fn linear_attention_in_every_layer_and_what_transfer_wins_back() {
+    use softmax_kernel_lab::cli::default_lm_path;
+    use softmax_kernel_lab::lab::models::smollm::transfer::transfer_report;
+    use softmax_kernel_lab::lab::models::smollm::{lm_report, lm_tokens, swap_of};
+    use softmax_kernel_lab::lab::page::tour::LanguageModelEvidence;
+    use softmax_kernel_lab::numerics::llama::LlamaModel;
+
+    let step = STEPS.iter().find(|s| s.id == "win-it-back").unwrap();
+    let config = step.config().unwrap();
+    let bytes = std::fs::read(default_lm_path()).expect("scripts/fetch-model.sh caches the model");
+    let model = LlamaModel::load(bytes).expect("the pinned file loads");
+    let text = &config.attention.text;
+    let report = lm_report(&model, text, &config, swap_of(&config).as_ref(), || 0.0).unwrap();
+    let swap = report.swap.as_ref().expect("elu + 1 swapped");
+    let swapped = swap.perplexity.as_ref().expect("it ran").mean;
+    let ids = lm_tokens(&model, text).unwrap();
+    let transfer = transfer_report(&model, &config, &ids, &|| 0.0, &mut |_, _| {}).unwrap();
+    let v = &transfer.verdict;
+    assert_eq!(v.exact, report.perplexity, "the same exact forward");
+    let evidence = LanguageModelEvidence {
+        tokens: report.ids.len(),
+        exact: report.perplexity,
+        swap: Some((swap.label.clone(), swap.layers.clone(), swapped)),
+        transfer: Some((transfer.steps, v.clone())),
+    };
+    let verdict = (step.verdict)(&Evidence::LanguageModel(&evidence)).unwrap();
+    eprintln!("{}", verdict.measured);
+    assert!(swapped > 10.0 * report.perplexity, "{}", verdict.measured);
+    assert_eq!(verdict.answer, 2);
+    for value in [report.perplexity, swapped, v.zero_shot, v.transferred] {
+        assert!(
+            verdict.measured.contains(&plain(value)),
+            "{value}: {}",
+            verdict.measured
+        );
+    }
+    // Transfer wins back most of the loss in nats per token (measured: 7.93 → 5.76, exact
+    // 4.29 at 20 steps a layer).
+    let (exact, zero_shot, after) = (v.exact.ln(), v.zero_shot.ln(), v.transferred.ln());
+    assert!(after - exact < 0.5 * (zero_shot - exact), "{v:?}");
+}

@@ -8,6 +8,7 @@ mod client;
 mod continuation;
 mod layers;
 mod spawn;
+mod transfer;
 
 use std::rc::Rc;
 
@@ -20,10 +21,12 @@ use crate::lab::config::{
     ExperimentConfig, LM_LAYERS, MAX_TEXT_BYTES, Param, lm_layers_text, parse_layers,
 };
 use crate::lab::models::smollm::{LM_MAX_TOKENS, LmJob, LmReport, NextToken};
+use crate::lab::page::tour::LanguageModelEvidence;
 use crate::numerics::attention::method::MethodFamily;
 use crate::numerics::attention::methods::MethodId;
 use crate::ui::controls::NumberControl;
 use crate::ui::megabytes;
+use crate::ui::tour::TourAttentionEvidence;
 
 /// Methods whose families are feature maps, so they have a causal form (a random map whose
 /// fit has no batched form, such as a complex A, is refused by the worker with its reason).
@@ -55,7 +58,7 @@ enum Colouring {
 /// The view.
 ///
 /// - `config`, `set_config`: the configuration (this reads and writes `text`, `lmmethod`,
-///   `lmlayers`, `lmchart`, `features`, `swapdraws`, `lmgen`, `lmtemp`).
+///   `lmlayers`, `lmchart`, `features`, `swapdraws`, `lmgen`, `lmtemp`, `lmtrain`, `lmsteps`).
 /// - `client`: the language model's worker, kept by the page across views.
 #[component]
 pub fn LmView(
@@ -68,6 +71,17 @@ pub fn LmView(
     Effect::new(move |_| client.ask(job.get()));
     let continuation = Memo::new(move |_| config.with(LmJob::continuation));
     Effect::new(move |_| client.ask_continuation(continuation.get()));
+    let transfer = Memo::new(move |_| config.with(LmJob::transfer));
+    Effect::new(move |_| client.ask_transfer(transfer.get()));
+    // A tour step on screen reads the swap and the transfer once both are in.
+    if let Some(tour) = use_context::<TourAttentionEvidence>() {
+        // A memo: the step hears of a change only, not of every training step.
+        let evidence = Memo::new(move |_| {
+            let asked = config.with(|c| !c.attention.lm_train.is_empty());
+            tour_evidence(client, asked)
+        });
+        Effect::new(move |_| tour.language_model.set(evidence.get()));
+    }
 
     let (text_error, set_text_error) = signal(None::<String>);
     let on_text = move |ev: leptos::ev::Event| {
@@ -212,7 +226,10 @@ pub fn LmView(
                         })
                         .collect_view()}
                 </select>
-                <label for="control-lmlayers">{format!("layers (0 to {}): all, 5, 1,4 or 10-12", LM_LAYERS - 1)}</label>
+                <label for="control-lmlayers">
+                    {format!("layers (0 to {}): all, 5, 1,4 or 10-12 ", LM_LAYERS - 1)}
+                    <code class="param-key">"lmlayers"</code>
+                </label>
                 <input
                     id="control-lmlayers"
                     name="lmlayers"
@@ -294,9 +311,40 @@ pub fn LmView(
                 </section>
                 <continuation::ContinuationPanel config set_config client/>
                 <layers::LayerChart client/>
+                <transfer::TransferPanel config set_config client/>
             </section>
         </div>
     }
+}
+
+/// The text's exact and swapped perplexities and the transfer's verdict on it, once every draw
+/// and (when a transfer is `asked`) the verdict are in.
+fn tour_evidence(client: LmClient, asked: bool) -> Option<LanguageModelEvidence> {
+    let answer = client.answer.get()?;
+    let report = answer.report.ok()?;
+    let swap = match &report.swap {
+        Some(s) if s.pending_draws > 0 => return None,
+        Some(s) => Some((
+            s.label.clone(),
+            s.layers.clone(),
+            s.perplexity.as_ref()?.mean,
+        )),
+        None => None,
+    };
+    let transfer = client.transfer.with(|t| {
+        let t = t.as_ref().filter(|t| t.job.text == answer.job.text)?;
+        let verdict = t.verdict.as_ref()?.as_ref().ok()?;
+        Some((t.job.config.attention.lm_train_steps, verdict.clone()))
+    });
+    if asked && transfer.is_none() {
+        return None;
+    }
+    Some(LanguageModelEvidence {
+        tokens: report.ids.len(),
+        exact: report.perplexity,
+        swap,
+        transfer,
+    })
 }
 
 /// Where a swap runs, in words: "every layer", "layer 5", "layers 10-12".

@@ -15,7 +15,7 @@ use crate::lab::config::ExperimentConfig;
 use crate::lab::kernel::experiment::{ExperimentResult, MseCurve};
 use crate::lab::models::protocol::SwapReport;
 use crate::lab::page::mode::PageMode;
-use crate::lab::page::tour::{STEP_COUNT, step_config};
+use crate::lab::page::tour::{LanguageModelEvidence, STEP_COUNT, step_config};
 use crate::ui::PageModeContext;
 use crate::ui::Shown;
 use crate::ui::on_demand::{Load, LoadState, Loader, Loading};
@@ -62,6 +62,8 @@ pub struct TourAttentionEvidence {
     pub kernel_vs_attention: RwSignal<Option<KernelVsAttention>, LocalStorage>,
     /// The model swap's reports on the text, once every job of its plan is answered.
     pub swap: RwSignal<Option<Vec<SwapReport>>, LocalStorage>,
+    /// The language model view's swap and transfer on its text, once both are in.
+    pub language_model: RwSignal<Option<LanguageModelEvidence>, LocalStorage>,
 }
 
 impl TourAttentionEvidence {
@@ -70,6 +72,7 @@ impl TourAttentionEvidence {
             main: RwSignal::new_local(None),
             kernel_vs_attention: RwSignal::new_local(None),
             swap: RwSignal::new_local(None),
+            language_model: RwSignal::new_local(None),
         }
     }
 }

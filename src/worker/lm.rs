@@ -16,10 +16,14 @@ use sha2::{Digest, Sha256};
 
 use super::fetch::stream_file;
 use super::{Reply, message_bytes, serve};
+use crate::lab::models::smollm::transfer::{
+    LayerTraining, TextStates, judge, transfer_ids, transfer_settings,
+};
 use crate::lab::models::smollm::{
     ContinuationEnd, ContinuationEvent, Decoding, GeneratedToken, Generation, LM_FILE_BYTES,
     LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_URL, LayerSweep, LmFromWorker, LmJob,
-    LmToWorker, Share, chart_swap, lm_tokens, score, swap_draw,
+    LmToWorker, Share, TrainedLayer, TrainingEvent, TransferVerdict, chart_swap, lm_tokens, score,
+    swap_draw,
 };
 use crate::lab::pool::{decode, encode};
 use crate::numerics::llama::{ExactRun, LlamaModel};
@@ -33,6 +37,12 @@ struct LmWorker {
     chart: Option<Chart>,
     /// The continuations under way (at most one of each decoding), stepped before the chart.
     continuations: Vec<Continuing>,
+    /// The layer being trained for a transfer, stepped after the continuations.
+    training: Option<Training>,
+    /// The transfer text's states entering its layers, and the last held-out text's (when it
+    /// is not the text of `exact`), kept for the next layer's training.
+    transfer_text: Option<TextStates>,
+    held_out: Option<TextStates>,
     /// Whether the loop stepping the chart and the continuations is scheduled.
     stepping: bool,
 }
@@ -43,6 +53,13 @@ struct Continuing {
     decoding: Decoding,
     generation: Generation,
     last: Option<GeneratedToken>,
+}
+
+/// One layer's transfer training, one Adam step per turn of the worker.
+struct Training {
+    id: u64,
+    run: LayerTraining,
+    started: f64,
 }
 
 /// A per-layer chart being computed, one draw of one layer per turn of the worker.
@@ -176,6 +193,28 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
             send(reply, &LmFromWorker::SwapDrawn { id, draw, result });
         }
         LmToWorker::StopChart => state.borrow_mut().chart = None,
+        LmToWorker::StopTraining => state.borrow_mut().training = None,
+        LmToWorker::Train { id, job, layer } => {
+            let (started, mut worker) = (now(), state.borrow_mut());
+            match start_training(&mut worker, &job, layer) {
+                Ok(run) => {
+                    worker.training = Some(Training { id, run, started });
+                    if !worker.stepping {
+                        worker.stepping = true;
+                        step_charts(state.clone(), reply.clone());
+                    }
+                }
+                Err(error) => {
+                    worker.training = None;
+                    let event = TrainingEvent::Failed(error);
+                    send(reply, &LmFromWorker::Training { id, layer, event });
+                }
+            }
+        }
+        LmToWorker::Judge { id, job, layers } => {
+            let result = judge_transfer(&state.borrow(), &job, &layers);
+            send(reply, &LmFromWorker::Judged { id, result });
+        }
         LmToWorker::StopContinuing => state.borrow_mut().continuations.clear(),
         LmToWorker::Continue { id, job, decoding } => {
             let mut worker = state.borrow_mut();
@@ -242,6 +281,97 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
     }
 }
 
+/// `layer`'s training for `job`'s transfer: the lab's transfer text, evaluated on the job's
+/// text, each from its states entering the layer (kept for the next layer; the held-out text's
+/// are the kept exact run's when it is that text).
+fn start_training(
+    worker: &mut LmWorker,
+    job: &LmJob,
+    layer: usize,
+) -> Result<LayerTraining, String> {
+    let LmWorker {
+        model,
+        exact,
+        transfer_text,
+        held_out,
+        ..
+    } = worker;
+    let model = model
+        .as_ref()
+        .ok_or("the language model is not loaded yet")?;
+    let error = |e: crate::numerics::llama::LmError| e.to_string();
+    let training = transfer_ids(model).map_err(error)?;
+    let ids = lm_tokens(model, &job.text).map_err(error)?;
+    let reach = |kept: &Option<TextStates>, ids: &[u32]| {
+        kept.as_ref()
+            .is_some_and(|t| t.ids == ids && t.states.len() > layer)
+    };
+    // Up to the deepest layer the job trains: its later layers find their states kept.
+    let last = job
+        .config
+        .attention
+        .lm_train
+        .iter()
+        .fold(layer, |a, &b| a.max(b));
+    if !reach(transfer_text, &training) {
+        *transfer_text = Some(TextStates::new(model, &training, last).map_err(error)?);
+    }
+    let from_run = exact.as_ref().filter(|run| run.ids == ids);
+    if from_run.is_none() && !reach(held_out, &ids) {
+        *held_out = Some(TextStates::new(model, &ids, last).map_err(error)?);
+    }
+    let train_view = transfer_text.as_ref().map(TextStates::view);
+    let held_view = match from_run {
+        Some(run) => Some((run.states.as_slice(), &run.rope)),
+        None => held_out.as_ref().map(TextStates::view),
+    };
+    let (Some(train_view), Some(held_view)) = (train_view, held_view) else {
+        return Err("the texts' states are missing".into());
+    };
+    let settings = transfer_settings(&job.config);
+    LayerTraining::new(model, (train_view, held_view), layer, &settings).map_err(error)
+}
+
+/// The job's text exact, zero-shot and with `layers`' trained maps.
+fn judge_transfer(
+    worker: &LmWorker,
+    job: &LmJob,
+    layers: &[TrainedLayer],
+) -> Result<TransferVerdict, String> {
+    let model = worker
+        .model
+        .as_ref()
+        .ok_or("the language model is not loaded yet")?;
+    let ids = lm_tokens(model, &job.text).map_err(|e| e.to_string())?;
+    let settings = transfer_settings(&job.config);
+    judge(model, &ids, &settings, layers, &now).map_err(|e| e.to_string())
+}
+
+/// One step of the training under way: its point, and its maps once done (then dropped).
+fn step_training(slot: &mut Option<Training>) -> Vec<LmFromWorker> {
+    let Some(training) = slot.as_mut() else {
+        return Vec::new();
+    };
+    let (id, layer) = (training.id, training.run.layer());
+    let message = |event| LmFromWorker::Training { id, layer, event };
+    let mut messages = Vec::new();
+    match training.run.step() {
+        Ok(Some(point)) => messages.push(message(TrainingEvent::Point(point))),
+        Ok(None) => {}
+        Err(error) => {
+            *slot = None;
+            return vec![message(TrainingEvent::Failed(error.to_string()))];
+        }
+    }
+    if training.run.is_done()
+        && let Some(done) = slot.take()
+    {
+        let trained = done.run.finish(now() - done.started);
+        messages.push(message(TrainingEvent::Trained(trained)));
+    }
+    messages
+}
+
 /// The sweep of `job`'s chart, its text's exact run made unless it is the one kept.
 fn start_chart(worker: &mut LmWorker, job: &LmJob, share: Share) -> Result<LayerSweep, String> {
     let model = worker
@@ -258,8 +388,8 @@ fn start_chart(worker: &mut LmWorker, job: &LmJob, share: Share) -> Result<Layer
 }
 
 /// Steps the continuations under way, one token each per turn of the worker's event loop (so
-/// that a new request is read between two tokens), then the chart, one draw per turn, until
-/// nothing is left.
+/// that a new request is read between two tokens), then the training, one step per turn, then
+/// the chart, one draw per turn, until nothing is left.
 fn step_charts(state: Rc<RefCell<LmWorker>>, reply: Reply) {
     wasm_bindgen_futures::spawn_local(async move {
         loop {
@@ -270,7 +400,9 @@ fn step_charts(state: Rc<RefCell<LmWorker>>, reply: Reply) {
                 exact,
                 chart,
                 continuations,
+                training,
                 stepping,
+                ..
             } = &mut *guard;
             let Some(model) = model.as_ref() else {
                 *stepping = false;
@@ -278,6 +410,12 @@ fn step_charts(state: Rc<RefCell<LmWorker>>, reply: Reply) {
             };
             if !continuations.is_empty() {
                 for message in step_continuations(model, continuations) {
+                    send(&reply, &message);
+                }
+                continue;
+            }
+            if training.is_some() {
+                for message in step_training(training) {
                     send(&reply, &message);
                 }
                 continue;

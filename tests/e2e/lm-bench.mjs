@@ -18,6 +18,10 @@
 // - lab.chart[method]: the per-layer chart of a 128-token text (30 bars, each layer alone),
 //   elu + 1 (one draw) and prf-pos (3 draws, round by round): first_bar_ms, all_bars_ms (every
 //   bar's first draw) and total_ms from the chart's request, parts the workers sharing it;
+// - lab.transfer[layers]: attention transfer of layers 0-1 (40 steps) and of all 30 (20 steps)
+//   on the page's two workers, judged on a 128-token text: each layer's training time (its
+//   samples and steps, median and max), wall_ms from the request to the verdict, and the three
+//   perplexities;
 // - wllama: { version, threads_in_effect, load_ms, forward_ms[threadsN][L] } on the same texts
 //   (its prompt evaluation of the lab's token ids), or { skipped } / { error };
 //   ratio_to_wllama[L] = lab.forward_ms[L] / wllama's faster thread count at L;
@@ -188,8 +192,30 @@ export async function benchLm(browser, server) {
     problems.push(...c.problems);
     await c.context.close();
   }
+  // Attention transfer (issue 49): two layers at 40 steps and all 30 at 20, trained on the
+  // lab's 256-token transfer text, judged on a 128-token text.
+  const transfer = {};
+  for (const [layers, steps] of [['0-1', 40], ['all', 20]]) {
+    const text = encodeURIComponent(textOf(128, 300));
+    const t = await openPage(browser, `${server.url}?view=lm&lmmethod=none&lmchart=off&lmtrain=${layers}&lmsteps=${steps}&text=${text}`);
+    await t.page.waitForSelector('.lm-transfer[data-done="true"]', { timeout: 600_000 });
+    const data = await t.page.$eval('.lm-transfer', (e) => ({ ...e.dataset }));
+    const perLayer = data.trainMs.split(',').map((p) => Number(p.split(':')[1]));
+    transfer[layers] = {
+      steps,
+      training_tokens: 256,
+      held_out_tokens: 128,
+      layer_ms_median: round(median(perLayer)),
+      layer_ms_max: round(Math.max(...perLayer)),
+      wall_ms: Number(data.wallMs),
+      perplexity: { exact: round(Number(data.exact)), zero_shot: round(Number(data.zeroShot)), transferred: round(Number(data.transferred)) },
+    };
+    problems.push(...t.problems);
+    await t.context.close();
+  }
   return {
     lab: {
+      transfer,
       ready_ms: round(median(readyMs)),
       load_ms: round(median(loadMs)),
       forward_ms: forward,

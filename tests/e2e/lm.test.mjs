@@ -197,12 +197,12 @@ test('language model: a missing or damaged file is named, with how to get it', a
 
 test('language model: the text continued token by token, exactly and with linear layers as recurrent networks, as the command line continues it', async () => {
   // Performer's positive features in layers 3, 10 and 20, their maps fitted on the text, then
-  // 16 greedy tokens each way: the same ids as kernel-lab lm --generate (the same decoder).
+  // 32 greedy tokens each way: the same ids as kernel-lab lm --generate (the same decoder).
   const text = 'The cat sat on the mat because it was warm, and the dog';
-  const settings = ['--method', 'prf-pos', '--layers', '3,10,20', '--generate', '16'];
+  const settings = ['--method', 'prf-pos', '--layers', '3,10,20', '--generate', '32'];
   const expected = JSON.parse(cli(['lm', '--text', text, ...settings]));
   const { page, problems, context } = await openPage(shared.browser,
-    `${shared.server.url}?view=lm&lmmethod=prf-pos&lmlayers=3,10,20&lmchart=off&lmgen=16&text=${encodeURIComponent(text)}`);
+    `${shared.server.url}?view=lm&lmmethod=prf-pos&lmlayers=3,10,20&lmchart=off&lmgen=32&text=${encodeURIComponent(text)}`);
   const done = (decoding) => page.waitForSelector(`.lm-continue[data-decoding="${decoding}"][data-done="true"]`, { timeout: 180_000 });
   await done('exact');
   await done('linear');
@@ -216,13 +216,56 @@ test('language model: the text continued token by token, exactly and with linear
   await page.waitForFunction(() => /from position \d+ on/.test(document.querySelector('.lm-crossover')?.textContent ?? ''));
   assert.ok(await page.$eval('canvas[data-chart="lm-memory"]', (c) => c.width > 0 && /kilobytes|KB/.test(c.getAttribute('aria-label'))));
   // More tokens from the control: the link says so, and the greedy continuation starts the same.
-  await page.fill('#lm-control-lmgen', '20');
+  await page.fill('#lm-control-lmgen', '40');
   await page.$eval('#lm-control-lmgen', (box) => box.dispatchEvent(new Event('change', { bubbles: true })));
-  await page.waitForFunction(() => /lmgen=20/.test(location.search));
-  await page.waitForSelector('.lm-continue[data-decoding="exact"][data-done="true"][data-tokens="20"]', { timeout: 180_000 });
+  await page.waitForFunction(() => /lmgen=40/.test(location.search));
+  await page.waitForSelector('.lm-continue[data-decoding="exact"][data-done="true"][data-tokens="40"]', { timeout: 180_000 });
   const longer = await page.$eval('.lm-continue[data-decoding="exact"]', (c) => c.dataset.ids);
   assert.ok(longer.startsWith(expected.exact.tokens.map((t) => t.id).join(',')), longer);
   const violations = await axeViolations(page, { include: [['.lm-continuations']] });
+  assert.deepEqual(violations, [], formatViolations(violations));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('language model: attention transfer in two layers wins the perplexity back, as the command line trains it, and stops when asked', async () => {
+  // Layers 0 and 1 (the costliest on most texts), 10 Adam steps each, on the two workers: the
+  // same training curves as kernel-lab lm --train-layers (the same code), the zero-shot swap
+  // far above exact, the trained maps far below the zero-shot swap.
+  const text = 'Every spring the river floods the low meadows, and the farmers move their sheep to the hills until the water falls.';
+  const expected = JSON.parse(cli(['lm', '--text', text, '--train-layers', '0,1', '--lmsteps', '10']));
+  const { page, problems, context } = await openPage(shared.browser,
+    `${shared.server.url}?view=lm&lmmethod=none&lmchart=off&lmtrain=0,1&lmsteps=10&text=${encodeURIComponent(text)}`);
+  await page.waitForSelector('.lm-transfer[data-done="true"]', { timeout: 240_000 });
+  const shown = await page.$eval('.lm-transfer', (t) => ({ ...t.dataset }));
+  const curves = Object.fromEntries(shown.trainKl.split(';').map((c) => {
+    const [layer, kl] = c.split(':');
+    return [layer, kl.split(' ').map(Number)];
+  }));
+  for (const layer of expected.layers) {
+    const want = layer.curve.map((p) => p.train_kl);
+    const got = curves[layer.layer];
+    assert.equal(got.length, want.length, `layer ${layer.layer}: every step`);
+    got.forEach((kl, step) => assert.ok(Math.abs(kl - want[step]) <= 1e-6 * want[step],
+      `layer ${layer.layer} step ${step}: page ${kl}, command line ${want[step]}`));
+  }
+  const v = expected.verdict;
+  for (const [name, want] of [['exact', v.exact], ['zeroShot', v.zero_shot], ['transferred', v.transferred]]) {
+    assert.ok(Math.abs(Number(shown[name]) - want) <= 1e-4 * want, `${name}: page ${shown[name]}, command line ${want}`);
+  }
+  assert.ok(v.zero_shot > 2 * v.exact && v.transferred < v.zero_shot / 2, JSON.stringify(v));
+  assert.ok(await page.$eval('canvas[data-chart="lm-transfer"]', (c) => c.width > 0 && /layer 0: training/.test(c.getAttribute('aria-label'))));
+  // More steps from the control: the link says so; Stop ends the training where it is.
+  await page.fill('#lm-control-lmsteps', '200');
+  await page.$eval('#lm-control-lmsteps', (box) => box.dispatchEvent(new Event('change', { bubbles: true })));
+  await page.waitForFunction(() => /lmsteps=200/.test(location.search) && /lmtrain=0-1/.test(location.search));
+  await page.waitForFunction(() => Number(document.querySelector('.lm-transfer')?.dataset.points ?? 0) >= 3);
+  await page.click('.lm-transfer-stop');
+  await page.waitForSelector('.lm-transfer[data-stopped="true"]');
+  const stoppedAt = await page.$eval('.lm-transfer', (t) => Number(t.dataset.points));
+  await page.waitForTimeout(1500);
+  assert.equal(await page.$eval('.lm-transfer', (t) => Number(t.dataset.points)), stoppedAt, 'no step after Stop');
+  const violations = await axeViolations(page, { include: [['.lm-transfer-figure']] });
   assert.deepEqual(violations, [], formatViolations(violations));
   assert.deepEqual(problems, []);
   await context.close();

@@ -22,6 +22,7 @@ const EXPECTED = {
   rows: 0,
   'real-heads': 2,
   embedding: 2,
+  'win-it-back': 2,
 };
 const STEPS = Object.keys(EXPECTED).length;
 

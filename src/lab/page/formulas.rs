@@ -17,7 +17,7 @@ pub const LEMMA_3_2_BOUND: &str = r"\frac{\sqrt{\mathrm{MSE}}}{\mathrm{SM}} \le 
 pub const THEOREM_3_3_RADIUS: &str = r"r = \max\left(\sqrt{\lambda_{Ax}\, \chi^2_d(q)} + |A\mu_x|,\ \sqrt{\lambda_{A^{-\top}y}\, \chi^2_d(q)} + |A^{-\top}\mu_y|\right),\quad q = p^{1/(2s)}";
 
 /// Every formula above, with its name (for the test that renders each one).
-pub const ALL: [(&str, &str); 33] = [
+pub const ALL: [(&str, &str); 34] = [
     ("ATTENTION_LINEAR_RATIO", ATTENTION_LINEAR_RATIO),
     ("ATTENTION_MATRICES", ATTENTION_MATRICES),
     ("ATTENTION_ROW_ERRORS", ATTENTION_ROW_ERRORS),
@@ -51,4 +51,5 @@ pub const ALL: [(&str, &str); 33] = [
     ("PRF_RELATIVE_MSE", PRF_RELATIVE_MSE),
     ("LM_PER_LAYER", LM_PER_LAYER),
     ("LM_RECURRENT", LM_RECURRENT),
+    ("LM_TRANSFER", LM_TRANSFER),
 ];

@@ -25,6 +25,8 @@ pub const HEDGEHOG_MAP: &str = r"\phi(x) = [\operatorname{softmax}(W x + b),\ \o
 pub const LENGTH_STUDY: &str = r"\text{exact: } L^2 (d + d_v) \text{ multiply-adds (causal: about half)},\ 4 L d \text{ bytes and a tile};\quad \text{linear: } 2 L D (d_v + 1) + 2 L\, c_\phi \text{ multiply-adds},\ 4 D d_v \text{ bytes and a chunk};\quad t_{\text{model}} = \text{multiply-adds} / r_{\text{dense}}";
 pub const LM_PER_LAYER: &str = r"\mathrm{PPL}_\ell = \exp\Big(-\frac{1}{n-1} \sum_{t=1}^{n-1} \ln p_\ell(x_{t+1} \mid x_{\le t})\Big),\quad \text{layer } \ell\text{: } \operatorname{softmax}(q_t \cdot k_{\le t}/\sqrt{d})\, V \to \frac{{\phi(q_t)}^\top \sum_{s \le t} \phi(k_s)\, v_s^\top}{{\phi(q_t)}^\top \sum_{s \le t} \phi(k_s)}";
 pub const LM_RECURRENT: &str = r"\text{softmax layer: keep } K_{\le t}, V_{\le t}\ (2 t d \text{ per key/value head}),\ o_t = \operatorname{softmax}(q_t \cdot K_{\le t}/\sqrt{d})\, V_{\le t};\quad \text{linear layer: } S_t = S_{t-1} + \psi(k_t)\, v_t^\top,\ z_t = z_{t-1} + \psi(k_t),\ o_t = \frac{{\phi(q_t)}^\top S_t}{{\phi(q_t)}^\top z_t}\ (D d + D \text{ per head, whatever } t)";
+/// Attention transfer in a causal layer (Hedgehog's loss under the mask), judged by perplexity.
+pub const LM_TRANSFER: &str = r"\min_{W, b}\ -\frac{1}{L} \sum_{i} \sum_{j \le i} P_{ij} \ln \hat{P}_{ij},\quad \hat{P}_{ij} = \frac{\phi_q(q_i) \cdot \phi_k(k_j)}{\sum_{l \le i} \phi_q(q_i) \cdot \phi_k(k_l)};\quad \mathrm{PPL} = e^{\ell};\quad \ell = -\frac{1}{T-1} \sum_{t} \ln p(x_{t+1} \mid x_{\le t})";
 
 // The kernel view's panels below its first screen (the data panel, "What is computed") and the
 // guided tour's steps on the kernel view.

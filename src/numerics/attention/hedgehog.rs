@@ -47,8 +47,8 @@ use crate::numerics::rng::{StreamPurpose, stream_rng};
 use super::dots::transpose_into;
 pub use merge::{CompactMap, merge_heads};
 use products::{Products, SingleScratch, axpy, dot, multiply, product};
-pub use trainer::Trainer;
-pub use training::{HeadLoss, TrainedHeads, TrainingPoint, train, train_heads};
+pub use trainer::{Trainer, train, train_heads};
+pub use training::{HeadLoss, TrainedHeads, TrainingPoint};
 
 /// Features below this are raised to it (LoLCATs' `clamp(min = 1e-12)`).
 pub const FEATURE_FLOOR: f64 = 1e-12;

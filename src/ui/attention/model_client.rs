@@ -153,7 +153,8 @@ impl ModelClient {
                 Ok(_) => Err("the model answered a text with something else".to_string()),
                 Err(message) => Err(message),
             };
-            self.outcome.set(Some(outcome));
+            // The view may be gone by the time the answer comes (the reader moved on).
+            let _ = self.outcome.try_set(Some(outcome));
         });
     }
 
@@ -200,16 +201,16 @@ impl ModelClient {
             let request = job.clone();
             let on_point = move |update: ModelAnswer| {
                 if let ModelAnswer::Training(point) = update {
-                    swap.curve.update(|c| c.push(point));
+                    swap.curve.try_update(|c| c.push(point));
                 }
             };
             Pool::ask_with_updates(&pool, ticket, job, on_point, move |answer| {
                 match answer {
                     Ok(ModelAnswer::Swapped { job, report, .. }) => {
-                        swap.cells.update(|c| c.push(SwapCell { job, report }));
+                        swap.cells.try_update(|c| c.push(SwapCell { job, report }));
                     }
                     Ok(ModelAnswer::Retrieved { job, report, .. }) => {
-                        swap.retrieval.update(|c| {
+                        swap.retrieval.try_update(|c| {
                             c.push(RetrievalCell {
                                 job,
                                 report,
@@ -220,12 +221,12 @@ impl ModelClient {
                     Ok(ModelAnswer::Trained(result)) => {
                         if let Ok(training) = &result {
                             self.trained
-                                .set_value(Some((training.job.clone(), training.origin)));
+                                .try_set_value(Some((training.job.clone(), training.origin)));
                             // While it trains split by heads, the points are the first part's
                             // heads'; the record's curve is every head's mean.
-                            swap.curve.set(training.curve.clone());
+                            let _ = swap.curve.try_set(training.curve.clone());
                         }
-                        swap.training.set(Some(result));
+                        let _ = swap.training.try_set(Some(result));
                     }
                     Ok(_) => {}
                     // A job the workers could not read or run: counted, and said in the console
@@ -236,7 +237,8 @@ impl ModelClient {
                         }
                     }
                 }
-                swap.progress.update(|(done, _)| *done += 1);
+                // The view may be gone by the time an answer comes (the reader moved on).
+                swap.progress.try_update(|(done, _)| *done += 1);
             });
         }
     }

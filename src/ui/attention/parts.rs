@@ -132,7 +132,11 @@ pub(super) fn submit(
     parts.count_pending(&dispatch.get_value().borrow());
     let started = now_ms();
     runner.run(request, move |answer| {
-        let dispatch = dispatch.get_value();
+        // The view may be gone by the time the answer comes (the reader moved on): its parts
+        // went with it.
+        let Some(dispatch) = dispatch.try_get_value() else {
+            return;
+        };
         let fate = dispatch
             .borrow_mut()
             .on_answer(part, generation, answer.is_ok());

@@ -14,6 +14,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::Worker;
 
 mod continuing;
+mod transferring;
 
 use super::spawn::{Handlers, post, spawn};
 use crate::lab::config::LM_LAYERS;
@@ -24,6 +25,7 @@ use crate::lab::models::smollm::{
 };
 use crate::lab::pool::decode;
 pub use continuing::LmContinuations;
+pub use transferring::LmTransfer;
 
 /// Where the model stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,6 +125,8 @@ struct Inner {
     wanted_continuation: Option<LmJob>,
     continued: Option<LmJob>,
     continuation_id: Option<u64>,
+    /// What the page has handed out of the transfer under way.
+    transfer: Option<transferring::TransferRun>,
     answers: u32,
     /// A second worker that computes half of each per-layer chart (started once the first has
     /// the model, where the machine has a second core); `None` once it failed.
@@ -141,6 +145,8 @@ pub struct LmClient {
     pub chart: RwSignal<Option<LmChart>, LocalStorage>,
     /// The continuations of the newest text (asked once its answer is in, when `lmgen` > 0).
     pub continuations: RwSignal<Option<LmContinuations>, LocalStorage>,
+    /// The attention transfer of the newest configuration (`lmtrain`), as it trains.
+    pub transfer: RwSignal<Option<LmTransfer>, LocalStorage>,
     /// Whether a request is being computed.
     pub busy: RwSignal<bool>,
     inner: StoredValue<Rc<RefCell<Inner>>, LocalStorage>,
@@ -153,6 +159,7 @@ impl LmClient {
             answer: RwSignal::new_local(None),
             chart: RwSignal::new_local(None),
             continuations: RwSignal::new_local(None),
+            transfer: RwSignal::new_local(None),
             busy: RwSignal::new(false),
             inner: StoredValue::new_local(Rc::new(RefCell::new(Inner::default()))),
         }
@@ -242,6 +249,7 @@ impl LmClient {
             .map(TextRun::second_lost)
             .unwrap_or_default();
         self.dispatch(posts);
+        self.transfer_lost_helper();
         self.chart.update(|chart| {
             if let Some(chart) = chart.as_mut().filter(|c| c.parts > 1 && !c.done) {
                 chart.done = true;
@@ -525,6 +533,7 @@ impl LmClient {
                     if let Some(job) = alone {
                         self.ask_chart(&job);
                     }
+                    self.hand_out_layers();
                 }
                 LmFromWorker::Failed(message) => self.helper_failed(message),
                 LmFromWorker::LayerBar { .. } | LmFromWorker::LayersEnded { .. } => {
@@ -538,7 +547,12 @@ impl LmClient {
                     decoding,
                     event,
                 } => self.on_continuing(id, decoding, event),
-                LmFromWorker::Progress { .. } | LmFromWorker::Scored { .. } => {}
+                LmFromWorker::Training { id, layer, event } => {
+                    self.on_training((id, layer, event), true);
+                }
+                LmFromWorker::Progress { .. }
+                | LmFromWorker::Scored { .. }
+                | LmFromWorker::Judged { .. } => {}
             }
             return;
         }
@@ -551,6 +565,7 @@ impl LmClient {
                 self.inner.get_value().borrow_mut().ready = true;
                 self.send_waiting();
                 self.send_continuation();
+                self.hand_out_layers();
                 self.start_helper();
             }
             LmFromWorker::Failed(message) => self.fail(message),
@@ -572,6 +587,10 @@ impl LmClient {
                 decoding,
                 event,
             } => self.on_continuing(id, decoding, event),
+            LmFromWorker::Training { id, layer, event } => {
+                self.on_training((id, layer, event), false);
+            }
+            LmFromWorker::Judged { id, result } => self.on_judged(id, result),
         }
     }
 }

@@ -62,16 +62,22 @@ pub fn mount_tour_step(inputs: TourStepInputs) -> AnyView {
             EvidenceKind::Swap => tour_evidence?
                 .swap
                 .with(|r| r.as_ref().map(|r| (step.verdict)(&Evidence::Swap(r)))),
+            EvidenceKind::LanguageModel => tour_evidence?.language_model.with(|lm| {
+                lm.as_ref()
+                    .map(|lm| (step.verdict)(&Evidence::LanguageModel(lm)))
+            }),
         }
     });
     view! { <StepPanel index set_config verdict revealed/> }.into_any()
 }
 
 /// Marks the control a step points at (`data-tour-target` on its box) while the step is on
-/// screen; the box is found by the URL key the control shows (`code.param-key`).
-fn mark_control(key: &str, on: bool) -> Option<()> {
+/// screen; the box is found by the URL key the control shows (`code.param-key`). Whether one
+/// was found.
+fn mark_control(key: &str, on: bool) -> Option<bool> {
     let document = web_sys::window()?.document()?;
     let codes = document.query_selector_all("code.param-key").ok()?;
+    let mut found = false;
     for i in 0..codes.length() {
         let Some(code) = codes
             .item(i)
@@ -92,8 +98,25 @@ fn mark_control(key: &str, on: bool) -> Option<()> {
         } else {
             target.remove_attribute("data-tour-target").ok()?;
         }
+        found = true;
     }
-    Some(())
+    Some(found)
+}
+
+/// Frames the step looks for its control in (about ten seconds).
+const MARK_FRAMES: u32 = 600;
+
+/// Marks `key`'s control at the next frame, or, until it is drawn, at one of the next `frames`
+/// while `current` says the step is still on screen.
+fn mark_soon(key: &'static str, frames: u32, current: impl Fn() -> bool + 'static) {
+    request_animation_frame(move || {
+        if !current() {
+            return;
+        }
+        if mark_control(key, true) != Some(true) && frames > 0 {
+            mark_soon(key, frames - 1, current);
+        }
+    });
 }
 
 /// Scrolls the marked control into view and focuses its first field.
@@ -121,11 +144,11 @@ fn StepPanel(
     let step = STEPS[index];
     let (choice, set_choice) = signal(None::<usize>);
     revealed.set(false);
-    // The control the step points at, marked once the view has drawn it, and again as results
-    // arrive (some controls, the model swap's, appear only with them).
-    request_animation_frame(move || {
-        mark_control(step.control, true);
-    });
+    // The control the step points at, marked once the view has drawn it (a view whose code
+    // loads on demand draws it frames later: looked for again at each frame for a while), and
+    // again as results arrive (some controls, the model swap's, appear only with them).
+    let on_this_step = move || mode.with_untracked(|m| m.tour) == Some(index);
+    mark_soon(step.control, MARK_FRAMES, on_this_step);
     Effect::new(move |_| {
         verdict.track();
         revealed.track();

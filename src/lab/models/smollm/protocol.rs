@@ -183,6 +183,24 @@ impl LmJob {
         (config.attention.lm_generate > 0).then(|| Self::of(config))
     }
 
+    /// The job of a configuration's transfer, `None` when it asks for none (`lmtrain` empty):
+    /// the text and the settings the transfer reads (`lmtrain`, `lmsteps`, the seed), the
+    /// others at their defaults, so that changing them does not train again.
+    pub fn transfer(config: &ExperimentConfig) -> Option<Self> {
+        let a = &config.attention;
+        if a.lm_train.is_empty() {
+            return None;
+        }
+        let mut only = ExperimentConfig {
+            seed: config.seed,
+            ..ExperimentConfig::default()
+        };
+        only.attention.lm_train.clone_from(&a.lm_train);
+        only.attention.lm_train_steps = a.lm_train_steps;
+        only.attention.text.clone_from(&a.text);
+        Some(Self::of(&only))
+    }
+
     /// The job of a configuration.
     pub fn of(config: &ExperimentConfig) -> Self {
         Self {

@@ -20,7 +20,7 @@ use crate::numerics::attention::hedgehog::{
     CompactMap, HeadSample, HedgehogMap, HedgehogSettings, Trainer, TrainingPoint,
 };
 use crate::numerics::bert::{HeadInputs, Replacement};
-use crate::numerics::llama::{LlamaModel, LmError};
+use crate::numerics::llama::{LlamaModel, LmError, Rope, Scratch};
 
 /// The text every transfer trains on: written for this project, five unrelated paragraphs
 /// (prose, a technical one, dates, numbers and units, science), so that the reader's text
@@ -79,33 +79,84 @@ fn layer_error(layer: usize, count: usize) -> LmError {
     LmError::Replacement(format!("layer {layer} is not one of the model's {count}"))
 }
 
-/// `layer`'s heads on `ids` under exact attention, each as a causal sample.
+/// A text's hidden states entering each of its first layers, and its rotary table: what a
+/// layer's samples start from, computed once for every layer trained on it.
+pub struct TextStates {
+    pub ids: Vec<u32>,
+    /// `states[l]`: the `n × width` states entering layer `l`.
+    pub states: Vec<Vec<f32>>,
+    pub rope: Rope,
+}
+
+impl TextStates {
+    /// The states of `ids` entering layers `0..=last` (layers `0..last` run, exactly).
+    pub fn new(model: &LlamaModel, ids: &[u32], last: usize) -> Result<Self, LmError> {
+        if last >= model.config.layers {
+            return Err(layer_error(last, model.config.layers));
+        }
+        let mut x = model.embed(ids)?;
+        let rope = model.rope(ids.len());
+        let mut scratch = Scratch::default();
+        let mut states = Vec::with_capacity(last + 1);
+        for layer in 0..=last {
+            states.push(x.clone());
+            if layer < last {
+                model.layer(layer, &mut x, ids.len(), &rope, &mut None, &mut scratch)?;
+            }
+        }
+        Ok(Self {
+            ids: ids.to_vec(),
+            states,
+            rope,
+        })
+    }
+
+    /// The states as [`layer_samples`] reads them.
+    pub fn view(&self) -> StatesView<'_> {
+        (&self.states, &self.rope)
+    }
+}
+
+/// A text's states entering its layers and its rotary table (a [`TextStates`]' or an
+/// [`crate::numerics::llama::ExactRun`]'s).
+pub type StatesView<'a> = (&'a [Vec<f32>], &'a Rope);
+
+/// `layer`'s heads under exact attention, each as a causal sample, from the states entering it
+/// (the layers before it are not run again).
 pub fn layer_samples(
     model: &LlamaModel,
-    ids: &[u32],
+    (states, rope): StatesView<'_>,
     layer: usize,
 ) -> Result<Vec<HeadSample>, LmError> {
-    if layer >= model.config.layers {
-        return Err(layer_error(layer, model.config.layers));
-    }
+    let entering = states
+        .get(layer)
+        .ok_or_else(|| layer_error(layer, states.len().min(model.config.layers)))?;
+    let n = entering.len() / model.config.width;
     let mut samples: Vec<Option<Result<HeadSample, String>>> = vec![None; model.config.heads];
     let mut capture = |h: &HeadInputs| -> Option<Result<Vec<f32>, String>> {
-        if h.layer == layer {
-            let sample = HeadSample::new(
-                h.len,
-                h.dim,
-                quarter_scaled(h.q, h.dim),
-                quarter_scaled(h.k, h.dim),
-            )
-            .map(HeadSample::causal)
-            .map_err(|e| e.to_string());
-            if let Some(slot) = samples.get_mut(h.head) {
-                *slot = Some(sample);
-            }
+        let sample = HeadSample::new(
+            h.len,
+            h.dim,
+            quarter_scaled(h.q, h.dim),
+            quarter_scaled(h.k, h.dim),
+        )
+        .map(HeadSample::causal)
+        .map_err(|e| e.to_string());
+        if let Some(slot) = samples.get_mut(h.head) {
+            *slot = Some(sample);
         }
         None
     };
-    model.forward(ids, 0, Some(&mut capture))?;
+    let mut x = entering.clone();
+    let mut replace: Option<Replacement> = Some(&mut capture);
+    model.layer(
+        layer,
+        &mut x,
+        n,
+        rope,
+        &mut replace,
+        &mut Scratch::default(),
+    )?;
     samples
         .into_iter()
         .map(|s| {
@@ -128,10 +179,11 @@ pub struct LayerTraining {
 }
 
 impl LayerTraining {
-    /// `layer`'s heads on `training` (ids) as samples, evaluated on `held_out` (ids).
+    /// `layer`'s heads on the training text as samples, evaluated on the held-out text, each
+    /// from its states entering the layer.
     pub fn new(
         model: &LlamaModel,
-        (training, held_out): (&[u32], &[u32]),
+        (training, held_out): (StatesView<'_>, StatesView<'_>),
         layer: usize,
         settings: &HedgehogSettings,
     ) -> Result<Self, LmError> {
@@ -267,7 +319,8 @@ pub fn judge(
 }
 
 /// The whole transfer of `config`'s layers (`lmtrain`) judged on `ids`, as the page does it:
-/// each layer trained to its end on the transfer text (evaluated on `ids`), then judged.
+/// each layer trained to its end on the transfer text (evaluated on `ids`), then judged. Each
+/// text's states are computed once, up to the deepest layer trained.
 /// `on_point` sees each layer's points as they come.
 pub fn transfer_report(
     model: &LlamaModel,
@@ -277,11 +330,14 @@ pub fn transfer_report(
     on_point: &mut dyn FnMut(usize, &TrainingPoint),
 ) -> Result<TransferReport, LmError> {
     let settings = transfer_settings(config);
-    let training = transfer_ids(model)?;
+    let last = config.attention.lm_train.iter().copied().max().unwrap_or(0);
+    let training = TextStates::new(model, &transfer_ids(model)?, last)?;
+    let held_out = TextStates::new(model, ids, last)?;
     let mut layers = Vec::new();
     for &layer in &config.attention.lm_train {
         let start = now();
-        let mut run = LayerTraining::new(model, (&training, ids), layer, &settings)?;
+        let texts = (training.view(), held_out.view());
+        let mut run = LayerTraining::new(model, texts, layer, &settings)?;
         while let Some(point) = run.step()? {
             on_point(layer, &point);
         }
@@ -291,7 +347,7 @@ pub fn transfer_report(
     Ok(TransferReport {
         steps: settings.steps,
         seed: settings.seed,
-        training_tokens: training.len(),
+        training_tokens: training.ids.len(),
         held_out_tokens: ids.len(),
         layers,
         verdict,

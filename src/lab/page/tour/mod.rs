@@ -8,6 +8,7 @@
 
 mod attention_steps;
 mod kernel_steps;
+mod lm_step;
 mod model_step;
 mod numbers;
 mod step;
@@ -15,5 +16,5 @@ mod steps;
 #[cfg(test)]
 mod tests;
 
-pub use step::{Evidence, EvidenceKind, TourError, TourStep, Verdict};
+pub use step::{Evidence, EvidenceKind, LanguageModelEvidence, TourError, TourStep, Verdict};
 pub use steps::{STEP_COUNT, STEPS, step_config};

@@ -7,6 +7,20 @@ use crate::lab::attention::report::{KernelVsAttention, MainReport};
 use crate::lab::config::{ExperimentConfig, ParamError, View};
 use crate::lab::kernel::experiment::{ExperimentResult, MseCurve};
 use crate::lab::models::protocol::SwapReport;
+use crate::lab::models::smollm::TransferVerdict;
+
+/// The language model view's numbers on its text, as the tour reads them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LanguageModelEvidence {
+    /// Tokens of the text, and its perplexity under exact attention.
+    pub tokens: usize,
+    pub exact: f64,
+    /// The swap on screen: its method's label, its layers, its perplexity (the mean over its
+    /// draws).
+    pub swap: Option<(String, Vec<usize>, f64)>,
+    /// The attention transfer's verdict on the same text, and its Adam steps per layer.
+    pub transfer: Option<(usize, TransferVerdict)>,
+}
 
 /// What the page has computed for the state on screen, as a step reads it.
 #[derive(Clone, Copy, Debug)]
@@ -22,6 +36,8 @@ pub enum Evidence<'a> {
     KernelVsAttention(&'a KernelVsAttention),
     /// The model swap's reports on the text, once every job of its plan is answered.
     Swap(&'a [SwapReport]),
+    /// The language model view's swap and transfer, once both are in.
+    LanguageModel(&'a LanguageModelEvidence),
 }
 
 /// Which results a step reads.
@@ -37,6 +53,8 @@ pub enum EvidenceKind {
     KernelVsAttention,
     /// The model swap on the text view's text.
     Swap,
+    /// The language model view's swap and transfer.
+    LanguageModel,
 }
 
 /// What a step's results say: which option of its question they support, and the sentence

@@ -2,11 +2,11 @@
 //! links).
 
 use super::step::{TourStep, config_of};
-use super::{attention_steps, kernel_steps, model_step};
+use super::{attention_steps, kernel_steps, lm_step, model_step};
 use crate::lab::config::ExperimentConfig;
 
 /// Every step, in order.
-pub const STEPS: [TourStep; 10] = [
+pub const STEPS: [TourStep; 11] = [
     kernel_steps::ONE_PAIR,
     kernel_steps::HEAVY_TAILS,
     kernel_steps::CHOOSING_A,
@@ -17,6 +17,7 @@ pub const STEPS: [TourStep; 10] = [
     attention_steps::ROWS,
     attention_steps::REAL_HEADS,
     model_step::EMBEDDING,
+    lm_step::WIN_IT_BACK,
 ];
 
 /// How many steps the tour has.

@@ -1,6 +1,7 @@
 //! Hedgehog's tests: the analytic gradient, the linear attention, training, validation.
 
-use super::training::{SoftmaxTarget, Workspace, evaluate, train_heads_at};
+use super::trainer::train_heads_at;
+use super::training::{SoftmaxTarget, Workspace, evaluate};
 use super::*;
 use crate::numerics::rng::{StreamRng, stream_rng};
 use rand_distr::{Distribution, StandardNormal as Gaussian};

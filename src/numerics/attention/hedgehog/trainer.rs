@@ -187,3 +187,58 @@ impl Trainer {
         }
     }
 }
+
+/// Trains one map per head, all heads in step. `on_step` sees the maps after every step
+/// (`step` = 0 for the initial maps, then 1 to `settings.steps`): the mean train CE and KL over
+/// heads and, at step 0, every `eval_every` steps and at the last, the mean eval KL on `eval`
+/// (`eval[h]` pairs with `train[h]`, same d; `eval` may be empty). Head h's initial noise is
+/// stream `(seed, Hedgehog, h, ·)`.
+///
+/// Errors: invalid settings, no training heads, `eval_every` = 0, `eval` neither empty nor as
+/// long as `train`, mismatched d, scores that overflow, or a diverging run.
+pub fn train(
+    settings: &HedgehogSettings,
+    train: &[HeadSample],
+    eval: &[HeadSample],
+    eval_every: usize,
+    on_step: &mut dyn FnMut(&TrainingPoint),
+) -> Result<Vec<HedgehogMap>, HedgehogError> {
+    let all: Vec<usize> = (0..train.len()).collect();
+    Ok(train_heads(settings, train, eval, &all, eval_every, on_step)?.maps)
+}
+
+/// [`train`] for the heads `heads` of `train` and `eval` only (indices into them, increasing,
+/// no repeats, at least one): each head's map trains on its own sample with its own optimiser
+/// and its own stream, so a training split by heads and merged ([`super::merge_heads`]) gives
+/// the maps and the curve of one training of every head, bit for bit. `on_step` sees these
+/// heads' means.
+pub fn train_heads(
+    settings: &HedgehogSettings,
+    train: &[HeadSample],
+    eval: &[HeadSample],
+    heads: &[usize],
+    eval_every: usize,
+    on_step: &mut dyn FnMut(&TrainingPoint),
+) -> Result<TrainedHeads, HedgehogError> {
+    let single = Products::Single;
+    train_heads_at(settings, train, eval, heads, eval_every, on_step, single)
+}
+
+/// [`train_heads`] with its products at `precision` (the tests compare the two): a
+/// [`Trainer`] stepped to its end.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn train_heads_at(
+    settings: &HedgehogSettings,
+    train: &[HeadSample],
+    eval: &[HeadSample],
+    heads: &[usize],
+    eval_every: usize,
+    on_step: &mut dyn FnMut(&TrainingPoint),
+    precision: Products,
+) -> Result<TrainedHeads, HedgehogError> {
+    let mut trainer = Trainer::at(settings, (train, eval), heads, eval_every, precision)?;
+    while let Some(point) = trainer.step()? {
+        on_step(&point);
+    }
+    Ok(trainer.finish())
+}
