@@ -319,12 +319,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, t: &LmTransfer) -> Result<(), Strin
         .collect();
     let labels: Vec<(String, String)> = lines
         .iter()
-        .map(|(layer, _, _)| {
-            (
-                format!("layer {layer}, training"),
-                format!("layer {layer}, your text"),
-            )
-        })
+        .map(|(layer, _, _)| (format!("{layer}: training"), format!("{layer}: your text")))
         .collect();
     let mut series = Vec::new();
     for (i, ((_, train, held_out), (train_label, held_label))) in
