@@ -194,9 +194,13 @@ fn the_lab_continues_the_text_as_the_decoder_does() {
     config.set(Param::LmGenerate, "6").expect("tokens");
     let collect = |config: &ExperimentConfig, decoding| {
         let mut events = Vec::new();
-        continue_text(model(), &LmJob::of(config), decoding, now, &mut |e| {
-            events.push(e)
-        });
+        continue_text(
+            model(),
+            &LmJob::of(config),
+            (decoding, &[]),
+            now,
+            &mut |e| events.push(e),
+        );
         events
     };
     let tokens = |events: &[ContinuationEvent]| -> Vec<u32> {
@@ -241,7 +245,7 @@ fn the_lab_continues_the_text_as_the_decoder_does() {
     let mut job = LmJob::of(&nystrom);
     job.text = PROMPT.to_string();
     let mut events = Vec::new();
-    continue_text(model(), &job, Decoding::Linear, now, &mut |e| {
+    continue_text(model(), &job, (Decoding::Linear, &[]), now, &mut |e| {
         events.push(e)
     });
     match events.as_slice() {

@@ -10,7 +10,8 @@
 //! `--train-layers L` (or `--lmtrain`), attention transfer: each of those layers' Hedgehog maps
 //! trained on the lab's transfer text for `--lmsteps` steps, with every point of the curves,
 //! then the text's perplexity exact, zero-shot and transferred (`lab::models::smollm::transfer`,
-//! the page's code). JSON. The GGUF file is the one scripts/fetch-model.sh caches (or
+//! the page's code); with `--generate` too, the continuations add `transferred` (those layers
+//! linear with their trained maps) and the transfer's report. JSON. The GGUF file is the one scripts/fetch-model.sh caches (or
 //! `--lm-file`).
 
 use std::path::PathBuf;
@@ -22,6 +23,7 @@ use super::experiment::config_of;
 use super::{CliError, quote};
 use crate::lab::config::ExperimentConfig;
 use crate::lab::config::{LM_LAYERS, Param, parse_layers};
+use crate::lab::models::smollm::TransferReport;
 use crate::lab::models::smollm::transfer::transfer_report;
 use crate::lab::models::smollm::{
     Continuation, Decoding, LmJob, continue_text, lm_report, lm_tokens, per_layer_report, swap_of,
@@ -54,19 +56,29 @@ fn now() -> f64 {
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
 }
 
-/// The text's continuations, as the page shows them: exact, and with the swap's layers linear
-/// when a method is asked.
+/// The text's continuations, as the page shows them: exact, with the swap's layers linear when
+/// a method is asked, and with the transferred layers linear when a transfer is asked (then
+/// with the transfer's report).
 #[derive(serde::Serialize)]
 struct Continuations {
     exact: Continuation,
     linear: Option<Continuation>,
+    transferred: Option<Continuation>,
+    transfer: Option<TransferReport>,
 }
 
-fn continuations(model: &LlamaModel, config: &ExperimentConfig) -> Continuations {
+fn continuations(
+    model: &LlamaModel,
+    config: &ExperimentConfig,
+    transfer: Option<TransferReport>,
+) -> Continuations {
     let job = LmJob::of(config);
+    let trained = transfer.as_ref().map_or(&[][..], |t| &t.layers[..]);
     let run = |decoding| {
         let mut continuation = Continuation::new(decoding);
-        continue_text(model, &job, decoding, now, &mut |e| continuation.absorb(e));
+        continue_text(model, &job, (decoding, trained), now, &mut |e| {
+            continuation.absorb(e)
+        });
         let ids: Vec<u32> = continuation.tokens.iter().map(|t| t.id).collect();
         continuation.text = model.tokenizer.decode(&ids);
         continuation
@@ -74,6 +86,8 @@ fn continuations(model: &LlamaModel, config: &ExperimentConfig) -> Continuations
     Continuations {
         exact: run(Decoding::Exact),
         linear: config.attention.lm_method.map(|_| run(Decoding::Linear)),
+        transferred: transfer.as_ref().map(|_| run(Decoding::Transferred)),
+        transfer,
     }
 }
 
@@ -136,27 +150,34 @@ pub fn run_lm_command(args: &[String]) -> Result<String, CliError> {
         ));
     }
     let train = !config.attention.lm_train.is_empty();
-    if train && (generate || per_layer) {
+    if train && per_layer {
         return Err(CliError::new(
             "--train-layers",
-            "cannot go with --generate or --per-layer: ask for one at a time",
+            "cannot go with --per-layer: ask for one at a time",
         ));
     }
     let path = flags
         .value("--lm-file")
         .map_or_else(default_lm_path, PathBuf::from);
     let model = load_lm(&path, "--lm-file")?;
+    let transfer = match train {
+        true => {
+            let ids =
+                lm_tokens(&model, text).map_err(|e| CliError::new("--text", e.to_string()))?;
+            let report = transfer_report(&model, &config, &ids, &now, &mut |_, _| {})
+                .map_err(|e| CliError::new("--train-layers", e.to_string()))?;
+            Some(report)
+        }
+        false => None,
+    };
     if generate {
         config.attention.text = text.to_string();
         if !asked {
             config.attention.lm_method = None;
         }
-        return super::to_json(&continuations(&model, &config));
+        return super::to_json(&continuations(&model, &config, transfer));
     }
-    if train {
-        let ids = lm_tokens(&model, text).map_err(|e| CliError::new("--text", e.to_string()))?;
-        let report = transfer_report(&model, &config, &ids, &now, &mut |_, _| {})
-            .map_err(|e| CliError::new("--train-layers", e.to_string()))?;
+    if let Some(report) = transfer {
         return super::to_json(&report);
     }
     if let (true, Some(swap)) = (per_layer, &swap) {

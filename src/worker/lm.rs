@@ -216,11 +216,16 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
             send(reply, &LmFromWorker::Judged { id, result });
         }
         LmToWorker::StopContinuing => state.borrow_mut().continuations.clear(),
-        LmToWorker::Continue { id, job, decoding } => {
+        LmToWorker::Continue {
+            id,
+            job,
+            decoding,
+            trained,
+        } => {
             let mut worker = state.borrow_mut();
             worker.continuations.retain(|c| c.decoding != decoding);
             let started = match &worker.model {
-                Some(model) => Generation::start(model, &job, decoding, now),
+                Some(model) => Generation::start(model, &job, (decoding, &trained), now),
                 None => Err(crate::numerics::llama::LmError::Replacement(
                     "the language model is not loaded yet".into(),
                 )),

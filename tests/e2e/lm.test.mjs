@@ -228,15 +228,23 @@ test('language model: the text continued token by token, exactly and with linear
   await context.close();
 });
 
-test('language model: attention transfer in two layers wins the perplexity back, as the command line trains it, and stops when asked', async () => {
+test('language model: attention transfer in two layers wins the perplexity back and continues the text, as the command line does, and stops when asked', async () => {
   // Layers 0 and 1 (the costliest on most texts), 10 Adam steps each, on the two workers: the
   // same training curves as kernel-lab lm --train-layers (the same code), the zero-shot swap
   // far above exact, the trained maps far below the zero-shot swap.
   const text = 'Every spring the river floods the low meadows, and the farmers move their sheep to the hills until the water falls.';
-  const expected = JSON.parse(cli(['lm', '--text', text, '--train-layers', '0,1', '--lmsteps', '10']));
+  const continued = JSON.parse(cli(['lm', '--text', text, '--train-layers', '0,1', '--lmsteps', '10', '--generate', '8']));
+  const expected = continued.transfer;
   const { page, problems, context } = await openPage(shared.browser,
-    `${shared.server.url}?view=lm&lmmethod=none&lmchart=off&lmtrain=0,1&lmsteps=10&text=${encodeURIComponent(text)}`);
+    `${shared.server.url}?view=lm&lmmethod=none&lmchart=off&lmtrain=0,1&lmsteps=10&lmgen=8&text=${encodeURIComponent(text)}`);
   await page.waitForSelector('.lm-transfer[data-done="true"]', { timeout: 240_000 });
+  // Once judged, the text is continued with the two layers linear, their trained maps run as
+  // recurrent networks: the command line's tokens.
+  await page.waitForSelector('.lm-continue[data-decoding="transferred"][data-done="true"]', { timeout: 120_000 });
+  for (const decoding of ['exact', 'transferred']) {
+    const ids = await page.$eval(`.lm-continue[data-decoding="${decoding}"]`, (c) => c.dataset.ids);
+    assert.equal(ids, continued[decoding].tokens.map((t) => t.id).join(','), `${decoding}: the command line's tokens`);
+  }
   const shown = await page.$eval('.lm-transfer', (t) => ({ ...t.dataset }));
   const curves = Object.fromEntries(shown.trainKl.split(';').map((c) => {
     const [layer, kl] = c.split(':');

@@ -1,5 +1,6 @@
 //! "Continue the text": the model adds `lmgen` tokens to the reader's text, exactly (every
-//! layer softmax, its keys and values cached) and with the swap's layers linear, decoded as
+//! layer softmax, its keys and values cached) and with the swap's layers linear (and, once an
+//! attention transfer is judged, with its layers linear and their trained maps), decoded as
 //! recurrent networks; side by side as the tokens come, with each one's speed, and a chart of
 //! what one layer of each kind keeps against the position (the cache grows, the state does
 //! not) and what its next step costs.
@@ -99,7 +100,17 @@ pub(super) fn ContinuationPanel(
                 format!("{label} in {layers}, each head a recurrent network"),
             )
         });
-        Some(view! { <div class="lm-continue-columns">{exact}{linear}</div> })
+        let transferred = c.transferred.as_ref().map(|t| {
+            let layers = t.start.as_ref().map_or_else(
+                || "the transferred layers".to_string(),
+                |s| where_swapped(&s.linear_layers),
+            );
+            column(
+                t,
+                format!("Hedgehog's trained maps in {layers}, each head a recurrent network"),
+            )
+        });
+        Some(view! { <div class="lm-continue-columns">{exact}{linear}{transferred}</div> })
     };
     let crossover = move || {
         client
@@ -121,9 +132,10 @@ pub(super) fn ContinuationPanel(
                 "The model adds the tokens one at a time. Exactly, each layer keeps every earlier "
                 "token's keys and values and reads them all at each step. With the swap, each "
                 "linear layer's heads keep only S and z: the feature map is fitted on your text "
-                "(the prompt) and then fixed, and the state is updated once a token. Both draw "
-                "from the same seed, so at a temperature above 0 they part only where the two "
-                "models' probabilities do."
+                "(the prompt) and then fixed, and the state is updated once a token. Once an "
+                "attention transfer is judged, a third column decodes with its layers linear and "
+                "their trained maps. All draw from the same seed, so at a temperature above 0 "
+                "they part only where the models' probabilities do."
             </p>
             <Show
                 when=move || config.with(|c| c.attention.lm_generate > 0)

@@ -1,7 +1,8 @@
 //! The model continues the reader's text, token by token: exactly (softmax in every layer, each
 //! layer's keys and values cached), or with the view's swap (`lmmethod` in `lmlayers`) decoded
 //! as recurrent networks, each linear head's map fitted on the prompt and then fixed
-//! ([`Decoder`]). The next token is the likeliest (`lmtemp` 0) or drawn from
+//! ([`Decoder`]), or with an attention transfer's layers linear, their trained maps
+//! ([`Decoding::Transferred`]). The next token is the likeliest (`lmtemp` 0) or drawn from
 //! `softmax(logits / T)` with one uniform per token from the seed's stream, the same stream for
 //! both continuations, so they part only where the two models' distributions do.
 //!
@@ -10,10 +11,12 @@
 
 use super::protocol::{
     ContinuationEnd, ContinuationEvent, ContinuationStart, Decoding, GeneratedToken, LmJob,
+    TrainedLayer,
 };
 use super::report::{lm_tokens, swap_of};
 use crate::lab::config::LM_MAX_GENERATED;
 use crate::lab::models::head_swap::{SwapMethod, decoding_map, registry_of};
+use crate::numerics::attention::hedgehog::CompactMap;
 use crate::numerics::bert::HeadInputs;
 use crate::numerics::llama::{Decoder, LlamaModel, LmError};
 use crate::numerics::rng::{StreamPurpose, StreamRng, stream_rng};
@@ -67,12 +70,13 @@ pub fn choose(logits: &[f32], temperature: f64, uniform: f64) -> (u32, f64) {
 
 impl Generation {
     /// Reads `job`'s text (at most `LM_MAX_TOKENS` tokens) as the prompt of the `decoding`
-    /// continuation: the exact one, or the swap's layers linear (refused without a method, or
-    /// with one that has no feature map). `now` is a clock in milliseconds.
+    /// continuation: the exact one, the swap's layers linear (refused without a method, or with
+    /// one that has no feature map), or `trained`'s layers linear with their trained maps (the
+    /// transfer's; refused without). `now` is a clock in milliseconds.
     pub fn start(
         model: &LlamaModel,
         job: &LmJob,
-        decoding: Decoding,
+        (decoding, trained): (Decoding, &[TrainedLayer]),
         now: fn() -> f64,
     ) -> Result<(Self, ContinuationStart), LmError> {
         let ids = lm_tokens(model, &job.text)?;
@@ -97,6 +101,20 @@ impl Generation {
                 let mut make = |h: &HeadInputs| decoding_map(&registry, 0, h);
                 let decoder = Decoder::start(model, &ids, &swap.layers, &mut make)?;
                 (decoder, swap.layers.clone())
+            }
+            Decoding::Transferred => {
+                let mut layers: Vec<usize> = trained.iter().map(|t| t.layer).collect();
+                layers.sort_unstable();
+                if layers.is_empty() {
+                    return Err(LmError::Replacement("no layer is transferred yet".into()));
+                }
+                let mut make = |h: &HeadInputs| {
+                    let layer = trained.iter().find(|t| t.layer == h.layer);
+                    let map = layer.and_then(|t| t.maps.get(h.head));
+                    map.map(CompactMap::feature_map_32)
+                        .ok_or_else(|| format!("layer {} head {}: no trained map", h.layer, h.head))
+                };
+                (Decoder::start(model, &ids, &layers, &mut make)?, layers)
             }
         };
         let start = ContinuationStart {
@@ -166,7 +184,7 @@ fn widen(bytes: &[usize]) -> Vec<u64> {
 pub fn continue_text(
     model: &LlamaModel,
     job: &LmJob,
-    decoding: Decoding,
+    decoding: (Decoding, &[TrainedLayer]),
     now: fn() -> f64,
     on_event: &mut dyn FnMut(ContinuationEvent),
 ) {

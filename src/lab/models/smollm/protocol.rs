@@ -226,11 +226,13 @@ impl LmJob {
 }
 
 /// Which continuation of the text: the model as it is (softmax in every layer, a key/value
-/// cache), or with the swap's layers linear, decoded as recurrent networks.
+/// cache), with the swap's layers linear, or with the transferred layers linear (their trained
+/// Hedgehog maps), each linear layer decoded as recurrent networks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Decoding {
     Exact,
     Linear,
+    Transferred,
 }
 
 impl Decoding {
@@ -238,6 +240,7 @@ impl Decoding {
         match self {
             Decoding::Exact => "exact",
             Decoding::Linear => "linear",
+            Decoding::Transferred => "transferred",
         }
     }
 }
@@ -396,6 +399,8 @@ pub enum LmToWorker {
         id: u64,
         job: LmJob,
         decoding: Decoding,
+        /// The trained maps ([`Decoding::Transferred`]; empty for the others).
+        trained: Vec<TrainedLayer>,
     },
     /// Stop the continuation under way.
     StopContinuing,

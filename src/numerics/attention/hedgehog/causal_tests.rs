@@ -105,3 +105,38 @@ fn causal_training_lowers_the_causal_divergence() {
         "{first:?} {last:?}"
     );
 }
+
+/// The f32 form the decoder runs (`CompactMap::feature_map_32`, the input scale folded into
+/// Wᵀ) gives the f64 map's features to f32 rounding, for queries and keys.
+#[test]
+fn the_f32_map_gives_the_f64_features() {
+    use crate::numerics::estimators::Side;
+    let (dim, n, rows) = (8, 5, 6);
+    let map = perturbed_map(dim, n);
+    let f32_map = map.to_compact().feature_map_32();
+    assert_eq!((f32_map.size(), f32_map.dim()), (2 * n, dim));
+    let narrowed = HedgehogMap::from_compact(&map.to_compact()).unwrap();
+    let tokens = gaussian(
+        rows * dim,
+        1.0,
+        &mut stream_rng(5, StreamPurpose::Trial, 0, 0),
+    );
+    let tokens32: Vec<f32> = tokens.iter().map(|&x| x as f32).collect();
+    for side in [Side::Query, Side::Key] {
+        let mut out = vec![0.0f32; rows * 2 * n];
+        let (mut shifts, mut scratch) = (vec![0.0f32; rows], vec![0.0f32; rows * n]);
+        f32_map.features(&tokens32, rows, side, &mut out, &mut shifts, &mut scratch);
+        assert!(shifts.iter().all(|&s| s == 0.0));
+        for (r, row) in out.chunks_exact(2 * n).enumerate() {
+            let x = &tokens[r * dim..(r + 1) * dim];
+            let want = match side {
+                Side::Query => narrowed.features_q(x).unwrap(),
+                Side::Key => narrowed.features_k(x).unwrap(),
+            };
+            for (got, want) in row.iter().zip(&want) {
+                let error = (f64::from(*got) - want).abs() / want.abs().max(1e-6);
+                assert!(error < 1e-4, "{side:?} row {r}: {got} against {want}");
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@ use super::training::{TrainedHeads, TrainingPoint, point_of};
 use super::{
     HedgehogError, HedgehogMap, MAX_DIM, MAX_HALF_FEATURES, MapParameters, Projection, require,
 };
+use crate::numerics::attention::long::FeatureMap32;
 use crate::numerics::input::check_finite;
 use crate::numerics::portable::Libm;
 
@@ -127,5 +128,32 @@ impl HedgehogMap {
                 key: side(&compact.key_weights, &compact.key_bias)?,
             },
         })
+    }
+}
+
+impl CompactMap {
+    /// The maps as the f32 kernels run them (`FeatureMap32::Learned`): Wᵀ with the input scale
+    /// `d^{1/4}` folded in (the kernels see queries and keys scaled by `d^{-1/4}`, as the
+    /// trained maps did).
+    pub fn feature_map_32(&self) -> FeatureMap32 {
+        let (d, n) = (self.dim, self.half_features);
+        let scale = (d as f64).libm_powf(0.25);
+        let transposed = |w: &[f32]| {
+            let mut out = vec![0.0f32; d * n];
+            for (r, row) in w.chunks_exact(d).enumerate() {
+                for (i, &x) in row.iter().enumerate() {
+                    out[i * n + r] = (f64::from(x) * scale) as f32;
+                }
+            }
+            out
+        };
+        FeatureMap32::Learned {
+            d,
+            n,
+            query_weights: transposed(&self.query_weights),
+            query_bias: self.query_bias.clone(),
+            key_weights: transposed(&self.key_weights),
+            key_bias: self.key_bias.clone(),
+        }
     }
 }

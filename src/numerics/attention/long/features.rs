@@ -50,7 +50,22 @@ pub enum FeatureMap32 {
         d: usize,
         size: usize,
     },
+    /// Hedgehog's learned maps (`hedgehog`): `[softmax(u), softmax(−u)]` with `u = W x + b`,
+    /// each feature floored at 1e-12 (LoLCATs' clamp); queries and keys have their own W, b.
+    /// D = 2n.
+    Learned {
+        d: usize,
+        n: usize,
+        /// Wᵀ (d × n row-major) of each side, the input scale folded in, and b (n).
+        query_weights: Vec<f32>,
+        query_bias: Vec<f32>,
+        key_weights: Vec<f32>,
+        key_bias: Vec<f32>,
+    },
 }
+
+/// The floor of a learned feature (`hedgehog::FEATURE_FLOOR` in f32).
+const LEARNED_FLOOR: f32 = 1e-12;
 
 impl FeatureMap32 {
     /// The map of an estimator's [`BatchedForm`] with projections ω.
@@ -96,6 +111,7 @@ impl FeatureMap32 {
             FeatureMap32::Trigonometric { m, .. } => 2 * m,
             FeatureMap32::EluPlusOne { d } | FeatureMap32::ElementwiseExponential { d, .. } => *d,
             FeatureMap32::Polynomial { size, .. } => *size,
+            FeatureMap32::Learned { n, .. } => 2 * n,
         }
     }
 
@@ -106,7 +122,8 @@ impl FeatureMap32 {
             | FeatureMap32::Trigonometric { d, .. }
             | FeatureMap32::EluPlusOne { d }
             | FeatureMap32::ElementwiseExponential { d, .. }
-            | FeatureMap32::Polynomial { d, .. } => *d,
+            | FeatureMap32::Polynomial { d, .. }
+            | FeatureMap32::Learned { d, .. } => *d,
         }
     }
 
@@ -121,9 +138,9 @@ impl FeatureMap32 {
     /// Multiply-adds of the features of one token (the projection).
     pub fn multiply_adds_per_token(&self) -> f64 {
         match self {
-            FeatureMap32::Exponential { d, m, .. } | FeatureMap32::Trigonometric { d, m, .. } => {
-                (d * m) as f64
-            }
+            FeatureMap32::Exponential { d, m, .. }
+            | FeatureMap32::Trigonometric { d, m, .. }
+            | FeatureMap32::Learned { d, n: m, .. } => (d * m) as f64,
             FeatureMap32::EluPlusOne { .. } | FeatureMap32::ElementwiseExponential { .. } => 0.0,
             // One multiply per feature of each Kronecker block.
             FeatureMap32::Polynomial { size, .. } => *size as f64,
@@ -133,7 +150,9 @@ impl FeatureMap32 {
     /// Floats of scratch [`FeatureMap32::features`] needs per token beyond its output.
     pub fn scratch_per_token(&self) -> usize {
         match self {
-            FeatureMap32::Exponential { m, .. } | FeatureMap32::Trigonometric { m, .. } => *m,
+            FeatureMap32::Exponential { m, .. }
+            | FeatureMap32::Trigonometric { m, .. }
+            | FeatureMap32::Learned { n: m, .. } => *m,
             FeatureMap32::EluPlusOne { .. }
             | FeatureMap32::ElementwiseExponential { .. }
             | FeatureMap32::Polynomial { .. } => 0,
@@ -234,6 +253,40 @@ impl FeatureMap32 {
                         .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
                     shifts[r] = shift;
                     row.iter_mut().for_each(|o| *o = exp_approx(*o - shift));
+                }
+            }
+            FeatureMap32::Learned {
+                d,
+                n,
+                query_weights,
+                query_bias,
+                key_weights,
+                key_bias,
+            } => {
+                let (weights, bias) = match side {
+                    Side::Query => (query_weights, query_bias),
+                    Side::Key => (key_weights, key_bias),
+                };
+                let t = project(u, rows, *d, *n, weights, scratch);
+                for r in 0..rows {
+                    let row = &mut out[r * size..(r + 1) * size];
+                    let (plus, minus) = row.split_at_mut(*n);
+                    for ((p, t), b) in plus.iter_mut().zip(&t[r * n..(r + 1) * n]).zip(bias) {
+                        *p = t + b;
+                    }
+                    let max = plus.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+                    let min = plus.iter().fold(f32::INFINITY, |a, &b| a.min(b));
+                    for (p, m) in plus.iter_mut().zip(minus.iter_mut()) {
+                        *m = exp_approx(min - *p);
+                        *p = exp_approx(*p - max);
+                    }
+                    for block in [plus, minus] {
+                        let total: f32 = block.iter().sum();
+                        block
+                            .iter_mut()
+                            .for_each(|p| *p = (*p / total).max(LEARNED_FLOOR));
+                    }
+                    shifts[r] = 0.0;
                 }
             }
             FeatureMap32::Polynomial { kernel, d, size } => {

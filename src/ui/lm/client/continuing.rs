@@ -16,6 +16,9 @@ pub struct LmContinuations {
     pub exact: Continuation,
     /// With the swap's layers linear (`None` without a method).
     pub linear: Option<Continuation>,
+    /// With the transferred layers linear, their trained maps (`None` until a transfer of the
+    /// same text is judged).
+    pub transferred: Option<Continuation>,
 }
 
 impl LmContinuations {
@@ -25,6 +28,11 @@ impl LmContinuations {
             Decoding::Linear => {
                 if let Some(linear) = self.linear.as_mut() {
                     linear.absorb(event);
+                }
+            }
+            Decoding::Transferred => {
+                if let Some(transferred) = self.transferred.as_mut() {
+                    transferred.absorb(event);
                 }
             }
         }
@@ -62,24 +70,38 @@ impl LmClient {
         };
         guard.next_id += 1;
         let id = guard.next_id;
-        let message = |decoding| LmToWorker::Continue {
+        // The transfer's trained maps, once judged on this text.
+        let trained = self.transfer.with_untracked(|t| {
+            t.as_ref()
+                .filter(|t| t.job.text == job.text && matches!(t.verdict, Some(Ok(_))))
+                .map(|t| t.trained.clone())
+        });
+        let message = |decoding, trained: &[_]| LmToWorker::Continue {
             id,
             job: job.clone(),
             decoding,
+            trained: trained.to_vec(),
         };
         let linear = job.method().is_some();
         let helper = guard.helper.clone().filter(|_| guard.helper_ready);
         let _ = post(guard.helper.as_ref(), &LmToWorker::StopContinuing);
-        if post(guard.worker.as_ref(), &message(Decoding::Exact)).is_none() {
+        if post(guard.worker.as_ref(), &message(Decoding::Exact, &[])).is_none() {
             return;
         }
-        if linear {
+        // The linear continuations on the second worker where there is one, else the first.
+        let second = |decoding, trained: &[_]| {
             let on_helper = helper
                 .as_ref()
-                .is_some_and(|h| post(Some(h), &message(Decoding::Linear)).is_some());
+                .is_some_and(|h| post(Some(h), &message(decoding, trained)).is_some());
             if !on_helper {
-                let _ = post(guard.worker.as_ref(), &message(Decoding::Linear));
+                let _ = post(guard.worker.as_ref(), &message(decoding, trained));
             }
+        };
+        if linear {
+            second(Decoding::Linear, &[]);
+        }
+        if let Some(trained) = &trained {
+            second(Decoding::Transferred, trained);
         }
         guard.continuation_id = Some(id);
         guard.continued = Some(job.clone());
@@ -88,6 +110,7 @@ impl LmClient {
             job,
             exact: Continuation::new(Decoding::Exact),
             linear: linear.then(|| Continuation::new(Decoding::Linear)),
+            transferred: trained.map(|_| Continuation::new(Decoding::Transferred)),
         }));
     }
 

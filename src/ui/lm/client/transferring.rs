@@ -304,6 +304,7 @@ impl LmClient {
         if !self.is_current_transfer(id) {
             return;
         }
+        let judged = result.is_ok();
         self.inner.get_value().borrow_mut().transfer = None;
         self.transfer.update(|t| {
             if let Some(t) = t.as_mut() {
@@ -311,6 +312,11 @@ impl LmClient {
                 t.verdict = Some(result);
             }
         });
+        // The continuations start again, now with the transferred layers' too.
+        if judged {
+            self.inner.get_value().borrow_mut().continued = None;
+            self.send_continuation();
+        }
     }
 
     /// The second worker stopped: a layer it was training goes back to the first.
