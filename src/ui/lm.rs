@@ -373,7 +373,7 @@ fn legend() -> impl IntoView {
 }
 
 /// A token as text, its whitespace shown (a newline as ⏎) so that every token has width.
-fn visible(piece: &str) -> String {
+pub(super) fn visible(piece: &str) -> String {
     piece.replace('\n', "⏎").replace('\t', "⇥")
 }
 

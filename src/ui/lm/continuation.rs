@@ -63,7 +63,8 @@ fn column(c: &Continuation, heading: String) -> impl IntoView + use<> {
             <h3>{heading}</h3>
             <p class="lm-continue-text">
                 <span class="lm-continue-prompt">"… "</span>
-                {c.text.clone()}
+                // Line breaks as ⏎: a continuation of blank lines stays one line, not a page.
+                {super::visible(&c.text)}
             </p>
             <p class="caption">{speed}" "{end}</p>
         </div>
