@@ -397,10 +397,7 @@ mod tests {
             #[cfg(feature = "text-model")]
             ("lm --text hi --train-layers 30", "--train-layers"),
             #[cfg(feature = "text-model")]
-            (
-                "lm --text hi --train-layers 0 --generate 3",
-                "--train-layers",
-            ),
+            ("lm --text hi --train-layers 0 --per-layer", "--per-layer"),
             #[cfg(feature = "text-model")]
             ("lm --text hi --lmlayers 2-1", "--lmlayers"),
         ] {
