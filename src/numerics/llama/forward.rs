@@ -13,6 +13,8 @@
 //! A [`Replacement`] sees every head's rotated queries and keys (before the `1/√d` scaling) and
 //! its values, and may answer instead of softmax: the swap of the lab's estimators.
 
+use std::ops::Range;
+
 use super::LmError;
 use super::quant::QuantMatrix;
 use super::weights::{LlamaModel, Part};
@@ -78,6 +80,21 @@ pub struct Scratch {
     panel: Vec<f32>,
 }
 
+impl Scratch {
+    /// The queries, keys and values the last [`LlamaModel::project`] wrote, taken out.
+    pub(super) fn take_q(&mut self) -> Vec<f32> {
+        std::mem::take(&mut self.q)
+    }
+
+    pub(super) fn take_k(&mut self) -> Vec<f32> {
+        std::mem::take(&mut self.k)
+    }
+
+    pub(super) fn take_v(&mut self) -> Vec<f32> {
+        std::mem::take(&mut self.v)
+    }
+}
+
 /// Rotation angles of `n` positions: `(cos, sin)`, each `n × d/2`.
 pub struct Rope {
     cos: Vec<f32>,
@@ -114,9 +131,16 @@ impl Rope {
     }
 
     /// Rotates every head of `x` (`n × heads·d`) in place.
+    #[cfg(test)]
     fn apply(&self, x: &mut [f32], n: usize) {
-        let width = x.len() / n.max(1);
-        for (pos, row) in x.chunks_exact_mut(width).enumerate() {
+        self.apply_rows(x, 0..n);
+    }
+
+    /// Rotates every head of `x` (rows `rows` of a text, `rows.len() × heads·d`) in place,
+    /// each row at its position in the text.
+    fn apply_rows(&self, x: &mut [f32], rows: Range<usize>) {
+        let width = x.len() / rows.len().max(1);
+        for (pos, row) in rows.zip(x.chunks_exact_mut(width)) {
             let (cos, sin) = (
                 &self.cos[pos * self.half..(pos + 1) * self.half],
                 &self.sin[pos * self.half..(pos + 1) * self.half],
@@ -172,41 +196,73 @@ impl LlamaModel {
         replace: &mut Option<Replacement>,
         s: &mut Scratch,
     ) -> Result<(), LmError> {
+        self.project(layer, x, 0..n, rope, s);
+        let (q, k, v) = (
+            std::mem::take(&mut s.q),
+            std::mem::take(&mut s.k),
+            std::mem::take(&mut s.v),
+        );
+        let finished = self.attend_and_feed(layer, x, (0..n, n), (&q, &k, &v), replace, s);
+        (s.q, s.k, s.v) = (q, k, v);
+        finished
+    }
+
+    /// Rows `rows` of layer `layer`'s queries, keys and values (rotated at their positions)
+    /// from those rows' hidden states `x` (`rows.len() × width`), into `s.q`, `s.k`, `s.v`:
+    /// the first half of a layer, the one a part of a text split by rows shares with the
+    /// others ([`super::part`]).
+    pub(super) fn project(
+        &self,
+        layer: usize,
+        x: &[f32],
+        rows: Range<usize>,
+        rope: &Rope,
+        s: &mut Scratch,
+    ) {
+        let c = &self.config;
+        let n = rows.len();
+        rms_norm(x, &self.layers[layer].attn_norm, c.rms_eps, &mut s.normed);
+        for (part, out) in [
+            (Part::Q, &mut s.q),
+            (Part::K, &mut s.k),
+            (Part::V, &mut s.v),
+        ] {
+            let m = self.matrix(layer, part);
+            out.resize(n * m.rows, 0.0);
+            m.apply(&s.normed, n, out, &mut s.panel);
+        }
+        rope.apply_rows(&mut s.q, rows.clone());
+        rope.apply_rows(&mut s.k, rows);
+    }
+
+    /// The rest of layer `layer` for rows `rows` of an `n`-token text whose hidden states
+    /// `x` (`rows.len() × width`) it updates: every head's causal attention over the whole
+    /// text's queries, keys and values (`n` rows each, from [`LlamaModel::project`]) of
+    /// which the rows' outputs are kept, then the output projection and the feed-forward
+    /// block, row by row. Each row's result is the same sequence of operations whatever
+    /// other rows the call has (the products' property), so a text split by rows gives the
+    /// whole forward's numbers bit for bit.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn attend_and_feed(
+        &self,
+        layer: usize,
+        x: &mut [f32],
+        (rows, n): (Range<usize>, usize),
+        (q, k, v): (&[f32], &[f32], &[f32]),
+        replace: &mut Option<Replacement>,
+        s: &mut Scratch,
+    ) -> Result<(), LmError> {
         let c = &self.config;
         let (w, d, kv) = (c.width, c.head_dim, c.kv_heads * c.head_dim);
         let group = c.heads / c.kv_heads;
+        let own = rows.len();
         let weights = &self.layers[layer];
-        rms_norm(x, &weights.attn_norm, c.rms_eps, &mut s.normed);
-        let apply = |m: QuantMatrix, input: &[f32], out: &mut Vec<f32>, panel: &mut Vec<f32>| {
-            out.resize(n * m.rows, 0.0);
-            m.apply(input, n, out, panel);
-        };
-        apply(
-            self.matrix(layer, Part::Q),
-            &s.normed,
-            &mut s.q,
-            &mut s.panel,
-        );
-        apply(
-            self.matrix(layer, Part::K),
-            &s.normed,
-            &mut s.k,
-            &mut s.panel,
-        );
-        apply(
-            self.matrix(layer, Part::V),
-            &s.normed,
-            &mut s.v,
-            &mut s.panel,
-        );
-        rope.apply(&mut s.q, n);
-        rope.apply(&mut s.k, n);
-        s.attention.resize(n * w, 0.0);
+        s.attention.resize(own * w, 0.0);
         for kv_head in 0..c.kv_heads {
-            gather(&s.k, kv, kv_head * d, d, &mut s.head_k);
-            gather(&s.v, kv, kv_head * d, d, &mut s.head_v);
+            gather(k, kv, kv_head * d, d, &mut s.head_k);
+            gather(v, kv, kv_head * d, d, &mut s.head_v);
             for head in kv_head * group..(kv_head + 1) * group {
-                gather(&s.q, w, head * d, d, &mut s.head_q);
+                gather(q, w, head * d, d, &mut s.head_q);
                 let inputs = HeadInputs {
                     layer,
                     head,
@@ -237,11 +293,16 @@ impl LlamaModel {
                         flash_attention(&seq, true)
                     }
                 };
-                for (row, o) in s.attention.chunks_exact_mut(w).zip(out.chunks_exact(d)) {
+                let kept = &out[rows.start * d..rows.end * d];
+                for (row, o) in s.attention.chunks_exact_mut(w).zip(kept.chunks_exact(d)) {
                     row[head * d..(head + 1) * d].copy_from_slice(o);
                 }
             }
         }
+        let apply = |m: QuantMatrix, input: &[f32], out: &mut Vec<f32>, panel: &mut Vec<f32>| {
+            out.resize(own * m.rows, 0.0);
+            m.apply(input, own, out, panel);
+        };
         apply(
             self.matrix(layer, Part::O),
             &s.attention,
@@ -280,26 +341,46 @@ impl LlamaModel {
     /// The losses of `ids[1..]` from the last hidden states `x` (`n × width`), and with `top`
     /// > 0 each position's `top` most likely next tokens.
     pub fn scores(&self, x: &[f32], ids: &[u32], top: usize) -> LmScores {
+        self.scores_of_rows(x, 0..ids.len(), ids, top)
+    }
+
+    /// [`LlamaModel::scores`] of rows `rows` alone, from their last hidden states `x`
+    /// (`rows.len() × width`): the losses of the tokens after them and their predictions. The
+    /// head goes over the text's blocks of [`HEAD_ROWS`] whatever rows are asked (a row alone
+    /// in its block takes the one-row product, any other the panels), so that each row's
+    /// numbers are the whole text's bit for bit.
+    pub(super) fn scores_of_rows(
+        &self,
+        x: &[f32],
+        rows: Range<usize>,
+        ids: &[u32],
+        top: usize,
+    ) -> LmScores {
         let (w, vocab) = (self.config.width, self.config.vocab);
         let n = ids.len();
         let mut normed = Vec::new();
         rms_norm(x, &self.output_norm, self.config.rms_eps, &mut normed);
         let head = self.embeddings();
-        let mut logits = vec![0.0f32; HEAD_ROWS.min(n) * vocab];
+        let mut logits = vec![0.0f32; HEAD_ROWS.min(rows.len()) * vocab];
         let mut panel = Vec::new();
         let mut shifted = vec![0.0f32; vocab];
-        let mut losses = Vec::with_capacity(n.saturating_sub(1));
-        let mut predictions = Vec::with_capacity(if top > 0 { n } else { 0 });
-        for start in (0..n).step_by(HEAD_ROWS) {
-            let rows = HEAD_ROWS.min(n - start);
-            let block = &mut logits[..rows * vocab];
-            head.apply(
-                &normed[start * w..(start + rows) * w],
-                rows,
-                block,
-                &mut panel,
-            );
-            for (r, row) in block.chunks_exact(vocab).enumerate() {
+        let mut losses = Vec::with_capacity(rows.len());
+        let mut predictions = Vec::with_capacity(if top > 0 { rows.len() } else { 0 });
+        for block_start in (0..n).step_by(HEAD_ROWS) {
+            let block = block_start..(block_start + HEAD_ROWS).min(n);
+            let (start, end) = (block.start.max(rows.start), block.end.min(rows.end));
+            if start >= end {
+                continue;
+            }
+            let count = end - start;
+            let local = &normed[(start - rows.start) * w..(end - rows.start) * w];
+            let out = &mut logits[..count * vocab];
+            if block.len() == 1 {
+                head.apply_one(local, out);
+            } else {
+                head.apply_panels(local, count, out, &mut panel);
+            }
+            for (r, row) in out.chunks_exact(vocab).enumerate() {
                 let t = start + r;
                 let log_normaliser = log_sum_exp(row, &mut shifted);
                 if let Some(&next) = ids.get(t + 1) {

@@ -10,6 +10,7 @@
 //! - `forward`: the forward pass, each token's loss and the next-token predictions;
 //! - `decode`: continuing a text token by token, softmax layers with a key/value cache and
 //!   linear layers as recurrent networks;
+//! - `part`: one worker's share of a forward split by rows over several;
 //! - `heads`: every head's queries, keys and values on a text, for the attention view.
 
 use std::fmt;
@@ -18,6 +19,7 @@ pub mod decode;
 pub mod forward;
 pub mod gguf;
 pub mod heads;
+pub mod part;
 pub mod quant;
 pub mod tokenizer;
 pub mod weights;
@@ -25,6 +27,7 @@ pub mod weights;
 pub use decode::{Decoder, MapMaker};
 pub use forward::{ExactRun, LmScores, Prediction, Rope, Scratch};
 pub use heads::LmHeads;
+pub use part::{LayerShare, LmPart, join_scores};
 pub use tokenizer::LmTokenizer;
 pub use weights::{LM_FILE_NAME, LM_SHA256, LlamaConfig, LlamaModel};
 

@@ -148,6 +148,15 @@ impl<'a> QuantMatrix<'a> {
             self.apply_one(x, y);
             return;
         }
+        self.apply_panels(x, n, y, scratch);
+    }
+
+    /// [`QuantMatrix::apply`] through the widened panels whatever `n` (one row too): a row's
+    /// result is the one it has among other rows.
+    pub fn apply_panels(&self, x: &[f32], n: usize, y: &mut [f32], scratch: &mut Vec<f32>) {
+        let cols = self.cols;
+        assert_eq!(x.len(), n * cols, "input shape");
+        assert_eq!(y.len(), n * self.rows, "output shape");
         scratch.resize(2 * PANEL * cols, 0.0);
         let (panel, rows) = scratch.split_at_mut(PANEL * cols);
         for p in 0..self.rows.div_ceil(PANEL) {

@@ -2,7 +2,7 @@
 //! `numerics::llama`): how surprised it is by each token under exact attention and with the
 //! lab's estimators swapped into some of its layers ([`report`], feature `text-model`), and what
 //! the page and its worker say ([`protocol`]), and how the page shares a text's work between
-//! its two workers ([`text_run`]); and how it continues the text, exactly and with linear
+//! its two workers ([`text_run`]), one draw over both at once ([`split`]); and how it continues the text, exactly and with linear
 //! layers decoded as recurrent networks ([`generate`]).
 
 #[cfg(feature = "text-model")]
@@ -10,6 +10,8 @@ pub mod generate;
 pub mod protocol;
 #[cfg(feature = "text-model")]
 pub mod report;
+#[cfg(feature = "text-model")]
+pub mod split;
 #[cfg(feature = "text-model")]
 pub mod sweep;
 pub mod text_run;

@@ -97,6 +97,17 @@ fn one_draw(
         ),
         None => model.forward(ids, keep_top, Some(&mut replace)),
     };
+    draw_of_scores(model, draw, scores, now() - start)
+}
+
+/// Draw `draw`'s answer from its forward's scores (`Ok` with the draw's failure when the
+/// method could not run), which took `forward_ms`.
+pub(super) fn draw_of_scores(
+    model: &LlamaModel,
+    draw: usize,
+    scores: Result<LmScores, LmError>,
+    forward_ms: f64,
+) -> Result<LmSwapDraw, LmError> {
     let (losses, perplexity, failure, top) = match scores {
         Ok(scores) => {
             let top = next_tokens(model, &scores);
@@ -112,7 +123,7 @@ fn one_draw(
         perplexity: failure.is_none().then(|| perplexity.unwrap_or(f64::NAN)),
         failure,
         top,
-        forward_ms: now() - start,
+        forward_ms,
     })
 }
 

@@ -1,0 +1,326 @@
+//! One draw of a swap computed by the page's two language model workers together, each over
+//! half of the text's positions ([`crate::numerics::llama::part`]): a swap asked on a text
+//! already scored then takes about half a forward's time instead of a whole one.
+//!
+//! The parts talk in steps, every part sending one [`LmPeerMessage`] at each and reading the
+//! others' of the same step: step 0 says where the draw starts (part 0 keeps the text's exact
+//! run, so it sends the other parts their rows' hidden states entering the first swapped
+//! layer), each next step carries one layer's queries, keys and values, and the last the rows'
+//! losses and predictions, which part 0 joins into the draw's answer. A failure (the method's,
+//! on both parts alike, or a part's own) travels in place of the next messages, so that no
+//! part waits for a share that will not come, and the number of steps never changes. How the
+//! messages travel is the worker's (`worker::lm`); tests/lm_split.rs passes them by hand.
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use super::protocol::{LmJob, LmSwapDraw, TOP_TOKENS};
+use super::report::{draw_of_scores, lm_tokens, swap_of};
+use crate::lab::models::head_swap::{RegistryContext, Swap, registry_of, replacement_of};
+use crate::lab::models::split::{Floats, part_rows};
+use crate::numerics::attention::long::LinearForm;
+use crate::numerics::llama::{
+    ExactRun, LayerShare, LlamaModel, LmError, LmPart, LmScores, Prediction, join_scores,
+};
+
+/// The fewest tokens worth a split draw: a shorter text's forward takes less than the
+/// parts' exchanges cost, and part 0 draws it alone.
+pub const LM_SPLIT_MIN_TOKENS: usize = 32;
+
+/// What a part sends the others at one step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum LmPeerMessage {
+    /// Step 0, from part 0: the layer the draw starts at and, when it is not the first, the
+    /// hidden states entering it of rows `start..` (every other part's rows).
+    Start {
+        from: usize,
+        start: usize,
+        entering: Option<Floats>,
+    },
+    /// Nothing to add at this step.
+    Empty,
+    /// One layer's rotated queries, keys and values of rows `start..end`.
+    Layer {
+        start: usize,
+        end: usize,
+        q: Floats,
+        k: Floats,
+        v: Floats,
+    },
+    /// After the last layer: the losses of the tokens after rows `start..` and the rows'
+    /// predictions (the likeliest next tokens with their log-probabilities, the normaliser).
+    Scores {
+        start: usize,
+        losses: Vec<f64>,
+        predictions: Vec<(Vec<(u32, f64)>, f64)>,
+    },
+    /// The draw failed, and why.
+    Failed(String),
+}
+
+/// A part's share of one draw under way.
+pub struct SplitDraw<'m> {
+    model: &'m LlamaModel,
+    ids: Vec<u32>,
+    draw: usize,
+    index: usize,
+    rows: Range<usize>,
+    swap: Swap,
+    registry: Option<RegistryContext>,
+    /// The next layer's step to run, and the model's layers.
+    next: usize,
+    layers: usize,
+    part: Option<LmPart<'m>>,
+    mine: Option<LayerShare>,
+    failure: Option<String>,
+}
+
+impl<'m> SplitDraw<'m> {
+    /// Part `index` of `count` of draw `draw` of `job`'s swap; an error when the text cannot
+    /// be scored or the job has no method.
+    pub fn new(
+        model: &'m LlamaModel,
+        job: &LmJob,
+        draw: usize,
+        (index, count): (usize, usize),
+    ) -> Result<Self, LmError> {
+        let ids = lm_tokens(model, &job.text)?;
+        let swap = swap_of(&job.config)
+            .ok_or_else(|| LmError::Replacement("no method is chosen to swap in".into()))?;
+        let registry = registry_of(&swap, &job.config, model.config.head_dim);
+        Ok(Self {
+            rows: part_rows(ids.len(), index, count),
+            model,
+            ids,
+            draw,
+            index,
+            swap,
+            registry,
+            next: 0,
+            layers: model.config.layers,
+            part: None,
+            mine: None,
+            failure: None,
+        })
+    }
+
+    /// Whether the text is long enough to split ([`LM_SPLIT_MIN_TOKENS`]); when it is not,
+    /// part 0 draws it alone and the others only say they helped.
+    pub fn worth_splitting(&self) -> bool {
+        self.ids.len() >= LM_SPLIT_MIN_TOKENS
+    }
+
+    /// The layer a draw starts at, and the hidden states entering it, from `exact` when it
+    /// is the run of this text (its states before the first swapped layer are the draw's).
+    fn entering<'e>(&self, exact: Option<&'e ExactRun>) -> (usize, Option<&'e [f32]>) {
+        let first_swapped = self.swap.layers.iter().copied().min().unwrap_or(0);
+        exact
+            .filter(|run| run.ids == self.ids && first_swapped > 0)
+            .and_then(|run| run.states.get(first_swapped))
+            .map_or((0, None), |states| (first_swapped, Some(states.as_slice())))
+    }
+
+    /// Step 0's message: part 0 says where the draw starts (with `exact`, its kept run, if it
+    /// has one); the others send nothing.
+    pub fn start_message(&self, exact: Option<&ExactRun>) -> LmPeerMessage {
+        if self.index != 0 {
+            return LmPeerMessage::Empty;
+        }
+        let width = self.model.config.width;
+        let (from, states) = self.entering(exact);
+        LmPeerMessage::Start {
+            from,
+            start: self.rows.end,
+            entering: states.map(|s| Floats(s[self.rows.end * width..].to_vec())),
+        }
+    }
+
+    /// Starts the part's forward from step 0's messages (`exact` as for
+    /// [`SplitDraw::start_message`]).
+    pub fn begin(&mut self, others: Vec<LmPeerMessage>, exact: Option<&ExactRun>) {
+        let width = self.model.config.width;
+        let rows = self.rows.clone();
+        let (from, entering) = if self.index == 0 {
+            let (from, states) = self.entering(exact);
+            (
+                from,
+                states.map(|s| s[rows.start * width..rows.end * width].to_vec()),
+            )
+        } else {
+            let start = others.into_iter().find_map(|m| match m {
+                LmPeerMessage::Start {
+                    from,
+                    start,
+                    entering,
+                } => Some((from, start, entering)),
+                _ => None,
+            });
+            let Some((from, start, entering)) = start else {
+                self.fail("part 0 did not say where the draw starts".into());
+                return;
+            };
+            let own = entering.map(|states| {
+                let at = |row: usize| row.saturating_sub(start) * width;
+                states
+                    .0
+                    .get(at(rows.start)..at(rows.end))
+                    .map(<[f32]>::to_vec)
+            });
+            match own {
+                Some(None) => {
+                    self.fail("the hidden states sent do not cover this part's rows".into());
+                    return;
+                }
+                Some(Some(states)) => (from, Some(states)),
+                None => (from, None),
+            }
+        };
+        self.next = from;
+        match self.model.part(&self.ids, rows, (from, entering)) {
+            Ok(part) => self.part = Some(part),
+            Err(error) => {
+                self.fail(error.to_string());
+            }
+        }
+    }
+
+    /// Whether a layer's step is left.
+    pub fn layers_left(&self) -> bool {
+        self.next < self.layers
+    }
+
+    /// The next layer's message: the part's rows' share, or the failure.
+    pub fn project(&mut self) -> LmPeerMessage {
+        if let Some(reason) = &self.failure {
+            return LmPeerMessage::Failed(reason.clone());
+        }
+        let Some(part) = self.part.as_mut() else {
+            return self.fail("the part did not start".into());
+        };
+        match part.project() {
+            Ok(share) => {
+                let message = LmPeerMessage::Layer {
+                    start: share.rows.start,
+                    end: share.rows.end,
+                    q: Floats(share.q.clone()),
+                    k: Floats(share.k.clone()),
+                    v: Floats(share.v.clone()),
+                };
+                self.mine = Some(share);
+                message
+            }
+            Err(error) => self.fail(error.to_string()),
+        }
+    }
+
+    /// Finishes the layer projected last with the other parts' messages of its step.
+    pub fn finish_layer(&mut self, others: Vec<LmPeerMessage>) {
+        self.next += 1;
+        let mut shares = Vec::with_capacity(others.len());
+        for message in others {
+            match message {
+                LmPeerMessage::Layer {
+                    start,
+                    end,
+                    q,
+                    k,
+                    v,
+                } => shares.push(LayerShare {
+                    rows: start..end,
+                    q: q.0,
+                    k: k.0,
+                    v: v.0,
+                }),
+                LmPeerMessage::Failed(reason) => {
+                    self.failure.get_or_insert(reason);
+                }
+                _ => {
+                    self.failure
+                        .get_or_insert_with(|| "a part's message came at the wrong step".into());
+                }
+            }
+        }
+        let (Some(part), Some(mine)) = (self.part.as_mut(), self.mine.take()) else {
+            return;
+        };
+        if self.failure.is_some() {
+            return;
+        }
+        let (swap, registry, draw) = (&self.swap, self.registry.as_ref(), self.draw);
+        let mut replace = replacement_of(swap, registry, draw, LinearForm::CausalChunked);
+        if let Err(error) = part.finish_layer(mine, shares, Some(&mut replace)) {
+            self.failure = Some(match error {
+                LmError::Replacement(reason) => reason,
+                other => other.to_string(),
+            });
+        }
+    }
+
+    /// The last step's message: the part's rows' scores, or the failure.
+    pub fn scores_message(&self) -> LmPeerMessage {
+        if let Some(reason) = &self.failure {
+            return LmPeerMessage::Failed(reason.clone());
+        }
+        let top = if self.draw == 0 { TOP_TOKENS } else { 0 };
+        match self.part.as_ref().map(|part| part.scores(top)) {
+            Some(Ok(scores)) => LmPeerMessage::Scores {
+                start: self.rows.start,
+                losses: scores.losses,
+                predictions: scores
+                    .predictions
+                    .into_iter()
+                    .map(|p| (p.top, p.log_normaliser))
+                    .collect(),
+            },
+            Some(Err(error)) => LmPeerMessage::Failed(error.to_string()),
+            None => LmPeerMessage::Failed("the part did not start".into()),
+        }
+    }
+
+    /// Part 0's answer: the draw from every part's last message (its own, `mine`, among
+    /// them), which took `forward_ms`.
+    pub fn answer(
+        &self,
+        mine: LmPeerMessage,
+        others: Vec<LmPeerMessage>,
+        forward_ms: f64,
+    ) -> Result<LmSwapDraw, LmError> {
+        let mut parts = Vec::new();
+        let mut failure = None;
+        for message in std::iter::once(mine).chain(others) {
+            match message {
+                LmPeerMessage::Scores {
+                    start,
+                    losses,
+                    predictions,
+                } => parts.push((
+                    start,
+                    LmScores {
+                        losses,
+                        predictions: predictions
+                            .into_iter()
+                            .map(|(top, log_normaliser)| Prediction {
+                                top,
+                                log_normaliser,
+                            })
+                            .collect(),
+                    },
+                )),
+                LmPeerMessage::Failed(reason) => failure = failure.or(Some(reason)),
+                _ => failure = failure.or(Some("a part's message came at the wrong step".into())),
+            }
+        }
+        let scores = match failure {
+            Some(reason) => Err(LmError::Replacement(reason)),
+            None => Ok(join_scores(parts)),
+        };
+        draw_of_scores(self.model, self.draw, scores, forward_ms)
+    }
+
+    /// Records the first failure and returns its message.
+    fn fail(&mut self, reason: String) -> LmPeerMessage {
+        let reason = self.failure.get_or_insert(reason).clone();
+        LmPeerMessage::Failed(reason)
+    }
+}

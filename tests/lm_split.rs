@@ -1,0 +1,165 @@
+//! One draw of a swap split by rows over several workers (`lab::models::smollm::split`, on
+//! `numerics::llama::part`), with the parts' messages passed by hand through postcard as the
+//! model workers pass them: the draw's losses, perplexity and next tokens are the one-worker
+//! draw's bit for bit, over two and three parts, from the embeddings and from a kept exact run,
+//! for a deterministic map in every layer, Performer's random features and a diagonal A fitted
+//! to each head's whole queries and keys (each part computes the attention whole, so a method
+//! that reads every row is not cut). A part's failure reaches every part, and the draw says it.
+//!
+//! Needs the GGUF file (scripts/fetch-model.sh caches it; scripts/test.sh runs it first).
+
+use std::sync::OnceLock;
+
+use softmax_kernel_lab::cli::default_lm_path;
+use softmax_kernel_lab::lab::config::ExperimentConfig;
+use softmax_kernel_lab::lab::models::smollm::split::{LmPeerMessage, SplitDraw};
+use softmax_kernel_lab::lab::models::smollm::{LmJob, LmSwapDraw, score, swap_draw};
+use softmax_kernel_lab::numerics::attention::methods::MethodId;
+use softmax_kernel_lab::numerics::llama::{ExactRun, LlamaModel};
+
+fn model() -> &'static LlamaModel {
+    static MODEL: OnceLock<LlamaModel> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let path = default_lm_path();
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "cannot read the language model {}: {e}. Run scripts/fetch-model.sh first",
+                path.display()
+            )
+        });
+        LlamaModel::load(bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    })
+}
+
+fn now() -> f64 {
+    0.0
+}
+
+/// A text of 53 tokens: long enough to split, with a head block boundary nowhere near.
+const TEXT: &str = "The mill stood by the river for two hundred years. Every spring the water \
+    rose and turned the wheel faster, and the miller's children counted the turns from the \
+    bridge. When the railway came, the grain went to the city instead, and the wheel stopped.";
+
+fn job(method: &str, layers: Vec<usize>, features: usize) -> LmJob {
+    let mut config = ExperimentConfig::default();
+    config.attention.text = TEXT.into();
+    config.attention.lm_method = MethodId::from_id(method);
+    assert!(config.attention.lm_method.is_some(), "{method}");
+    config.attention.features = features;
+    config.attention.lm_layers = layers;
+    LmJob::of(&config)
+}
+
+/// Each part's view of one step: every other part's message, through postcard.
+fn others(messages: &[LmPeerMessage], me: usize) -> Vec<LmPeerMessage> {
+    messages
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != me)
+        .map(|(_, m)| {
+            let bytes = postcard::to_allocvec(m).expect("encodes");
+            postcard::from_bytes(&bytes).expect("decodes")
+        })
+        .collect()
+}
+
+/// Draw `draw` of `job` over `count` parts in lock step, part 0 holding `exact`; `spoil` is
+/// called on each step's messages before they travel.
+fn split_draw(
+    job: &LmJob,
+    draw: usize,
+    count: usize,
+    exact: Option<&ExactRun>,
+    spoil: &mut dyn FnMut(usize, &mut Vec<LmPeerMessage>),
+) -> LmSwapDraw {
+    let mut parts: Vec<SplitDraw> = (0..count)
+        .map(|i| SplitDraw::new(model(), job, draw, (i, count)).expect("a part"))
+        .collect();
+    assert!(parts[0].worth_splitting());
+    let held = |i: usize| if i == 0 { exact } else { None };
+    let mut step = 0;
+    let mut starts: Vec<LmPeerMessage> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| p.start_message(held(i)))
+        .collect();
+    spoil(step, &mut starts);
+    for (i, part) in parts.iter_mut().enumerate() {
+        part.begin(others(&starts, i), held(i));
+    }
+    while parts[0].layers_left() {
+        step += 1;
+        let mut shares: Vec<LmPeerMessage> = parts.iter_mut().map(|p| p.project()).collect();
+        spoil(step, &mut shares);
+        for (i, part) in parts.iter_mut().enumerate() {
+            assert!(part.layers_left(), "part {i} is not at step {step}");
+            part.finish_layer(others(&shares, i));
+        }
+    }
+    assert!(parts.iter().all(|p| !p.layers_left()));
+    let finals: Vec<LmPeerMessage> = parts.iter().map(|p| p.scores_message()).collect();
+    parts[0]
+        .answer(finals[0].clone(), others(&finals, 0), 0.0)
+        .expect("an answer")
+}
+
+fn assert_same(split: &LmSwapDraw, whole: &LmSwapDraw, what: &str) {
+    assert!(whole.failure.is_none(), "{what}: {:?}", whole.failure);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&split.losses), bits(&whole.losses), "{what}: losses");
+    assert_eq!(split.perplexity, whole.perplexity, "{what}: perplexity");
+    assert_eq!(split.top, whole.top, "{what}: next tokens");
+    assert_eq!(split.failure, None, "{what}");
+    assert!(whole.perplexity.is_some_and(f64::is_finite), "{what}");
+}
+
+#[test]
+fn a_split_draw_is_the_whole_draw_bit_for_bit() {
+    let tokens = model().tokenizer.encode(TEXT).expect("tokens").len();
+    assert!((40..128).contains(&tokens), "{tokens} tokens");
+    let cases = [
+        ("elu", (0..30).collect::<Vec<_>>(), 16, 0, 2),
+        ("hcexp-var", vec![3, 17], 32, 1, 3),
+    ];
+    for (method, layers, features, draw, count) in cases {
+        let job = job(method, layers, features);
+        let whole = swap_draw(model(), &job, draw, now, None).expect("runs");
+        let split = split_draw(&job, draw, count, None, &mut |_, _| {});
+        assert_same(&split, &whole, &format!("{method}, {count} parts"));
+        assert_eq!(split.top.len(), if draw == 0 { tokens } else { 0 });
+    }
+}
+
+/// Part 0 keeps the exact run: the draw starts at the first swapped layer, the other parts
+/// entering it with the hidden states part 0 sends; the answer is the same bit for bit.
+#[test]
+fn a_split_draw_from_a_kept_run_is_the_whole_draw() {
+    let job = job("prf-pos", (20..30).collect(), 64);
+    let (_, kept) = score(model(), &job, now).expect("scores");
+    let whole = swap_draw(model(), &job, 0, now, None).expect("runs");
+    let mut starts_from = None;
+    let split = split_draw(&job, 0, 2, Some(&kept), &mut |step, messages| {
+        if step == 0
+            && let LmPeerMessage::Start { from, .. } = &messages[0]
+        {
+            starts_from = Some(*from);
+        }
+    });
+    assert_eq!(starts_from, Some(20));
+    assert_same(&split, &whole, "prf-pos from layer 20");
+}
+
+/// A part that fails at a layer (here its share lost on the way) makes every part fail at
+/// that step and go on sending its failure, so that none waits: the draw's answer says why.
+#[test]
+fn a_parts_failure_reaches_every_part() {
+    let job = job("elu", vec![4], 16);
+    let split = split_draw(&job, 0, 2, None, &mut |step, messages| {
+        if step == 3 {
+            messages[1] = LmPeerMessage::Failed("part 1 was stopped".into());
+        }
+    });
+    assert_eq!(split.failure.as_deref(), Some("part 1 was stopped"));
+    assert_eq!(split.perplexity, None);
+    assert!(split.losses.is_empty());
+}
