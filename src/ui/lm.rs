@@ -289,6 +289,7 @@ pub fn LmView(
                     class="figure lm-figure"
                     aria-label="what the model expects"
                     data-answer=move || client.answer.with(|a| a.as_ref().map(|a| a.count))
+                    data-workers=move || client.workers.get()
                 >
                     <h2>"What the model expects"</h2>
                     <p class="caption">
@@ -399,6 +400,12 @@ fn summary_view(r: &Rc<LmReport>, count: u32, exact_kept: bool) -> impl IntoView
     let swapped = r.swap.as_ref().map(|s| {
         let layers = where_swapped(&s.layers);
         let ran = s.draws - s.failed_draws - s.pending_draws;
+        // The forward's time reads differently when both workers computed it.
+        let per_forward = match s.split_draws {
+            0 => format!("{:.0} ms a forward", s.forward_ms),
+            n if n == ran => format!("{:.0} ms a forward on both workers", s.forward_ms),
+            n => format!("{:.0} ms a forward ({n} of {ran} on both workers)", s.forward_ms),
+        };
         let coming = match s.pending_draws {
             0 => String::new(),
             1 => " One more draw is coming.".to_string(),
@@ -406,16 +413,16 @@ fn summary_view(r: &Rc<LmReport>, count: u32, exact_kept: bool) -> impl IntoView
         };
         let text = match &s.perplexity {
             Some(p) if ran == 1 && s.draws > 1 => format!(
-                "With {} in {layers}: perplexity {:.2} after its first draw, ×{:.2} the exact one; {:.0} ms a forward.{coming}",
-                s.label, p.mean, p.mean / r.perplexity, s.forward_ms
+                "With {} in {layers}: perplexity {:.2} after its first draw, ×{:.2} the exact one; {per_forward}.{coming}",
+                s.label, p.mean, p.mean / r.perplexity
             ),
             Some(p) if s.draws > 1 => format!(
-                "With {} in {layers}: perplexity {:.2} (sd {:.2}, {:.2} to {:.2} over {ran} draws), ×{:.2} the exact one; {:.0} ms a forward.{coming}",
-                s.label, p.mean, p.sd, p.min, p.max, p.mean / r.perplexity, s.forward_ms
+                "With {} in {layers}: perplexity {:.2} (sd {:.2}, {:.2} to {:.2} over {ran} draws), ×{:.2} the exact one; {per_forward}.{coming}",
+                s.label, p.mean, p.sd, p.min, p.max, p.mean / r.perplexity
             ),
             Some(p) => format!(
-                "With {} in {layers}: perplexity {:.2}, ×{:.2} the exact one; {:.0} ms a forward.",
-                s.label, p.mean, p.mean / r.perplexity, s.forward_ms
+                "With {} in {layers}: perplexity {:.2}, ×{:.2} the exact one; {per_forward}.",
+                s.label, p.mean, p.mean / r.perplexity
             ),
             None => format!(
                 "With {} in {layers}: no draw could run ({}).{coming}",
@@ -429,6 +436,7 @@ fn summary_view(r: &Rc<LmReport>, count: u32, exact_kept: bool) -> impl IntoView
                 data-swapped-perplexity=s.perplexity.as_ref().map(|p| format!("{:.4}", p.mean))
                 data-swap-forward-ms=format!("{:.1}", s.forward_ms)
                 data-pending-draws=s.pending_draws
+                data-split-draws=s.split_draws
             >{text}</p>
         }
     });

@@ -10,12 +10,15 @@ use std::rc::Rc;
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 
 use sha2::{Digest, Sha256};
 
 use super::fetch::stream_file;
+use super::peers::Peers;
 use super::{Reply, message_bytes, serve};
+use crate::lab::models::board::BoardLayout;
+use crate::lab::models::smollm::split::{LmPeerMessage, SplitDraw, lm_share_bytes};
 use crate::lab::models::smollm::transfer::{
     LayerTraining, TextStates, judge, transfer_ids, transfer_settings,
 };
@@ -25,13 +28,16 @@ use crate::lab::models::smollm::{
     LmToWorker, Share, TrainedLayer, TrainingEvent, TransferVerdict, chart_swap, lm_tokens, score,
     swap_draw,
 };
-use crate::lab::pool::{decode, encode};
+use crate::lab::pool::{PartOf, decode, encode};
 use crate::numerics::llama::{ExactRun, LlamaModel};
 
 /// The worker's model, once loaded, and the per-layer chart under way.
 #[derive(Default)]
 struct LmWorker {
-    model: Option<LlamaModel>,
+    /// Shared with a split draw under way, which holds it across its exchanges.
+    model: Option<Rc<LlamaModel>>,
+    /// The ports to the other language model worker (split draws).
+    peers: Peers,
     /// The last text's exact forward with its hidden states: a chart of that text starts from it.
     exact: Option<ExactRun>,
     chart: Option<Chart>,
@@ -120,7 +126,7 @@ pub fn start_lm() {
                 let size = bytes.len() as u64;
                 match LlamaModel::load_hashed(bytes, digest) {
                     Ok(model) => {
-                        state.borrow_mut().model = Some(model);
+                        state.borrow_mut().model = Some(Rc::new(model));
                         LmFromWorker::Loaded {
                             bytes: size,
                             load_ms: now() - last_byte_at,
@@ -144,7 +150,7 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
         let size = bytes.len() as u64;
         let message = match LlamaModel::load(bytes) {
             Ok(model) => {
-                state.borrow_mut().model = Some(model);
+                state.borrow_mut().model = Some(Rc::new(model));
                 LmFromWorker::Loaded {
                     bytes: size,
                     load_ms: now() - start,
@@ -163,6 +169,35 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
         }
     };
     match request {
+        LmToWorker::Connect { peer } => match event.ports().get(0).dyn_into::<MessagePort>() {
+            Ok(port) => state.borrow_mut().peers.connect(peer, port),
+            Err(_) => web_sys::console::error_1(&"lm worker: a peer came without a port".into()),
+        },
+        LmToWorker::SplitDraw {
+            id,
+            job,
+            draw,
+            part,
+        } => {
+            {
+                let mut worker = state.borrow_mut();
+                worker.chart = None;
+                worker.continuations.clear();
+            }
+            let (state, reply) = (state.clone(), reply.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = split_draw(&state, &job, draw, &part).await;
+                let message = match (part.index, result) {
+                    (0, result) => LmFromWorker::SwapDrawn { id, draw, result },
+                    (_, Err(error)) => {
+                        web_sys::console::error_1(&format!("lm worker: {error}").into());
+                        LmFromWorker::SwapHelped { id, draw }
+                    }
+                    (_, Ok(_)) => LmFromWorker::SwapHelped { id, draw },
+                };
+                send(&reply, &message);
+            });
+        }
         LmToWorker::Score { id, job } => {
             let mut worker = state.borrow_mut();
             // A new text or setting: the chart and continuations of the last one are not
@@ -284,6 +319,72 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
             }
         }
     }
+}
+
+/// This worker's part of a draw split over both workers (`lab::models::smollm::split`):
+/// part 0's answer is the draw (the others' is of no use but to say they are done). The
+/// shares go over the shared boards when the page is cross-origin isolated and they fit,
+/// otherwise over the port. A short text is drawn by part 0 alone.
+async fn split_draw(
+    state: &Rc<RefCell<LmWorker>>,
+    job: &LmJob,
+    draw: usize,
+    part: &PartOf,
+) -> Result<crate::lab::models::smollm::LmSwapDraw, String> {
+    let model = state
+        .borrow()
+        .model
+        .clone()
+        .ok_or("the language model is not loaded yet")?;
+    let start = now();
+    let count = part.slots.len();
+    let mut split =
+        SplitDraw::new(&model, job, draw, (part.index, count)).map_err(|e| e.to_string())?;
+    if !split.worth_splitting() {
+        if part.index > 0 {
+            return Err("a short text: part 0 draws it alone".into());
+        }
+        let worker = state.borrow();
+        return swap_draw(&model, job, draw, now, worker.exact.as_ref()).map_err(|e| e.to_string());
+    }
+    let tokens = lm_tokens(&model, &job.text)
+        .map_err(|e| e.to_string())?
+        .len();
+    // Every part reads the same text and boards' state, so all take the same path.
+    let shared = state.borrow().peers.share_boards(part)
+        && BoardLayout::default().fits(lm_share_bytes(&model.config, tokens, count));
+    let exchange = |step: u32, message: LmPeerMessage| {
+        let state = state.clone();
+        let part = part.clone();
+        async move {
+            let bytes = encode(&message)?;
+            let shares =
+                state
+                    .borrow()
+                    .peers
+                    .exchange(part.request, step, &part, &bytes, shared, &now)?;
+            shares
+                .await?
+                .iter()
+                .map(|(_, body)| decode::<LmPeerMessage>(body))
+                .collect::<Result<Vec<_>, String>>()
+        }
+    };
+    let message = split.start_message(state.borrow().exact.as_ref());
+    let others = exchange(0, message).await?;
+    split.begin(others, state.borrow().exact.as_ref());
+    let mut step = 0;
+    while split.layers_left() {
+        step += 1;
+        let mine = split.project();
+        let others = exchange(step, mine).await?;
+        split.finish_layer(others);
+    }
+    let mine = split.scores_message();
+    let others = exchange(step + 1, mine.clone()).await?;
+    split
+        .answer(mine, others, now() - start)
+        .map_err(|e| e.to_string())
 }
 
 /// `layer`'s training for `job`'s transfer: the lab's transfer text, evaluated on the job's

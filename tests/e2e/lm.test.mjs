@@ -109,9 +109,11 @@ test('language model: bad input gets a sentence, never a page error', async () =
 
 test('language model: a random method\'s draws, shared by two workers, give the command line\'s swap', async () => {
   // Performer's positive features in layer 5, m = 16, three draws: the first worker scores the
-  // text while the second runs draw 0, then each takes a draw; the page gathers them in draw
-  // order as kernel-lab lm does on one thread.
-  const text = 'The quick brown fox jumps over the lazy dog near the river bank.';
+  // text while the second runs draw 0, then the draws left are split over both workers (each
+  // computes half of the text's rows); the page gathers them in draw order as kernel-lab lm
+  // does on one thread. The text is long enough to split (32 tokens and more).
+  const text = 'The quick brown fox jumps over the lazy dog near the river bank, while the miller '
+    + 'counts the turns of his wheel from the old stone bridge and the children watch the boats.';
   const settings = ['--method', 'prf-pos', '--layers', '5', '--features', '16', '--swapdraws', '3'];
   const expected = JSON.parse(cli(['lm', '--text', text, ...settings])).swap;
   const { page, problems, context } = await openPage(shared.browser,
@@ -135,9 +137,14 @@ test('language model: a random method\'s draws, shared by two workers, give the 
   await waitAnswer(page, before + 1);
   assert.equal(await page.$$eval('.lm-swapped', (e) => e.length), 0);
   assert.equal(await page.$eval('.lm-exact', (e) => e.dataset.exactKept), 'true');
+  // Both workers have the model: on the kept text every draw is split over the two, and
+  // gives the draws computed whole before, to the last digit shown.
+  await page.waitForSelector('.lm-figure[data-workers="2"]', { timeout: 60_000 });
   await page.selectOption('#control-lmmethod', 'prf-pos');
   await page.waitForFunction((before) => Number(document.querySelector('.lm-figure')?.dataset.answer) > before + 1
     && document.querySelector('.lm-swapped')?.dataset.pendingDraws === '0', before, { timeout: 120_000 });
+  assert.equal(await page.$eval('.lm-swapped', (e) => e.dataset.splitDraws), '3');
+  assert.match(await page.textContent('.lm-swapped'), /a forward on both workers/);
   assert.equal(await page.$eval('.lm-exact', (e) => e.dataset.exactKept), 'true');
   assert.equal(await page.$eval('.lm-exact', (e) => e.dataset.perplexity), exactShown);
   assert.equal(Number(await page.$eval('.lm-swapped', (e) => e.dataset.swappedPerplexity)), swapped);

@@ -16,7 +16,7 @@ use web_sys::Worker;
 mod continuing;
 mod transferring;
 
-use super::spawn::{Handlers, post, spawn};
+use super::spawn::{Handlers, post, post_port, spawn};
 use crate::lab::config::LM_LAYERS;
 use crate::lab::models::smollm::text_run::{LmWorkerSlot, Post, TextRun};
 use crate::lab::models::smollm::{
@@ -133,6 +133,8 @@ struct Inner {
     helper: Option<Worker>,
     helper_handlers: Option<Handlers>,
     helper_ready: bool,
+    /// The two workers hold the ends of one `MessageChannel`: a draw can be split over both.
+    connected: bool,
 }
 
 /// The page's handle on the language model's worker.
@@ -149,6 +151,9 @@ pub struct LmClient {
     pub transfer: RwSignal<Option<LmTransfer>, LocalStorage>,
     /// Whether a request is being computed.
     pub busy: RwSignal<bool>,
+    /// The workers with the model: 1, then 2 once the second has it (the two are connected
+    /// before, so from then on a draw can be split over both).
+    pub workers: RwSignal<usize>,
     inner: StoredValue<Rc<RefCell<Inner>>, LocalStorage>,
 }
 
@@ -161,6 +166,7 @@ impl LmClient {
             continuations: RwSignal::new_local(None),
             transfer: RwSignal::new_local(None),
             busy: RwSignal::new(false),
+            workers: RwSignal::new(0),
             inner: StoredValue::new_local(Rc::new(RefCell::new(Inner::default()))),
         }
     }
@@ -211,6 +217,30 @@ impl LmClient {
         }
     }
 
+    /// Gives each worker one end of a new `MessageChannel` (`LmToWorker::Connect`), over which
+    /// they compute a draw together.
+    fn connect_workers(self) {
+        let inner = self.inner.get_value();
+        let (Some(first), Some(second)) =
+            (inner.borrow().worker.clone(), inner.borrow().helper.clone())
+        else {
+            return;
+        };
+        let connected = web_sys::MessageChannel::new().and_then(|channel| {
+            post_port(&first, 1, &channel.port1())?;
+            post_port(&second, 0, &channel.port2())
+        });
+        match connected {
+            Ok(()) => inner.borrow_mut().connected = true,
+            Err(error) => {
+                web_sys::console::error_2(
+                    &"cannot connect the language model's workers".into(),
+                    &error,
+                );
+            }
+        }
+    }
+
     /// Hands the first worker's file (`{ lmFile: Uint8Array }`) to the second, its buffer
     /// transferred, never copied into the page; whether `data` was the file.
     fn pass_file(self, data: &JsValue) -> bool {
@@ -240,6 +270,10 @@ impl LmClient {
                 helper.terminate();
             }
             inner.helper_ready = false;
+            inner.connected = false;
+        }
+        if self.workers.get_untracked() > 1 {
+            self.workers.set(1);
         }
         // A draw it was computing goes to the first worker.
         let posts = inner
@@ -300,7 +334,8 @@ impl LmClient {
             let _ = post(Some(helper), &LmToWorker::StopContinuing);
         }
         let known = guard.last_exact.clone();
-        let (run, posts) = TextRun::start(id, job.clone(), guard.helper_ready, known);
+        let workers = (guard.helper_ready, guard.helper_ready && guard.connected);
+        let (run, posts) = TextRun::start(id, job.clone(), workers, known);
         guard.run = Some(run);
         guard.last_sent = Some(job);
         drop(guard);
@@ -494,7 +529,10 @@ impl LmClient {
     fn on_message(self, data: JsValue, from_helper: bool) {
         if data.as_string().as_deref() == Some(crate::worker::READY) {
             if from_helper {
-                // The second worker listens: the first sends it the file, through the page.
+                // The second worker listens: the two are connected (long before a draw is
+                // split: their shared boards cross meanwhile), and the first sends it the
+                // file, through the page.
+                self.connect_workers();
                 let inner = self.inner.get_value();
                 let sent = post(inner.borrow().worker.as_ref(), &LmToWorker::SendFile);
                 if sent.is_none() {
@@ -524,6 +562,7 @@ impl LmClient {
             match message {
                 LmFromWorker::Loaded { .. } => {
                     self.inner.get_value().borrow_mut().helper_ready = true;
+                    self.workers.set(2);
                     // A chart begun on one worker starts again on both.
                     let alone = self.chart.with_untracked(|c| {
                         c.as_ref()
@@ -541,6 +580,9 @@ impl LmClient {
                 }
                 LmFromWorker::SwapDrawn { id, draw, result } => {
                     self.on_run_answer(id, |run| run.drawn(LmWorkerSlot::Second, draw, result));
+                }
+                LmFromWorker::SwapHelped { id, draw } => {
+                    self.on_run_answer(id, |run| run.helped(draw));
                 }
                 LmFromWorker::Continuing {
                     id,
@@ -563,6 +605,7 @@ impl LmClient {
             LmFromWorker::Loaded { bytes, load_ms } => {
                 self.state.set(LmState::Ready { bytes, load_ms });
                 self.inner.get_value().borrow_mut().ready = true;
+                self.workers.set(1);
                 self.send_waiting();
                 self.send_continuation();
                 self.hand_out_layers();
@@ -591,6 +634,8 @@ impl LmClient {
                 self.on_training((id, layer, event), false);
             }
             LmFromWorker::Judged { id, result } => self.on_judged(id, result),
+            // The first worker is always part 0 of a split draw: it answers the draw.
+            LmFromWorker::SwapHelped { .. } => {}
         }
     }
 }

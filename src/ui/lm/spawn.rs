@@ -49,3 +49,14 @@ pub(super) fn spawn(
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     Some((worker, (on_message, on_error)))
 }
+
+/// Posts `LmToWorker::Connect { peer }` to `worker` with `port` transferred.
+pub(super) fn post_port(
+    worker: &Worker,
+    peer: usize,
+    port: &web_sys::MessagePort,
+) -> Result<(), JsValue> {
+    let bytes = encode(&LmToWorker::Connect { peer }).map_err(JsValue::from)?;
+    let array = js_sys::Uint8Array::from(&bytes[..]);
+    worker.post_message_with_transfer(&array, &js_sys::Array::of2(&array.buffer(), port))
+}

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::lab::config::ExperimentConfig;
 pub use crate::lab::config::LM_MAX_GENERATED;
 use crate::lab::models::protocol::Spread;
+use crate::lab::pool::PartOf;
 use crate::numerics::attention::hedgehog::{CompactMap, TrainingPoint};
 use crate::numerics::attention::methods::MethodId;
 
@@ -54,6 +55,9 @@ pub struct LmSwapReport {
     /// the command line's report).
     #[serde(default)]
     pub pending_draws: usize,
+    /// Draws computed by the page's two workers together, each over half of the text.
+    #[serde(default)]
+    pub split_draws: usize,
 }
 
 /// One draw of a swap: one forward with the method in the swapped layers.
@@ -69,6 +73,13 @@ pub struct LmSwapDraw {
     /// Next tokens per position, kept for draw 0 only.
     pub top: Vec<Vec<NextToken>>,
     pub forward_ms: f64,
+    /// The workers that computed it together (1: one alone).
+    #[serde(default = "one_worker")]
+    pub workers: usize,
+}
+
+fn one_worker() -> usize {
+    1
 }
 
 impl LmSwapReport {
@@ -112,6 +123,7 @@ impl LmSwapReport {
                 .map_or_else(Vec::new, |d| d.top.clone()),
             forward_ms: ordered.iter().map(|d| d.forward_ms).sum::<f64>() / timed,
             pending_draws: draws.saturating_sub(ordered.len()),
+            split_draws: ordered.iter().filter(|d| d.workers > 1).count(),
         }
     }
 }
@@ -419,6 +431,18 @@ pub enum LmToWorker {
     /// Post the model's file to the page (not postcard: a JS object `{ lmFile: Uint8Array }`,
     /// its buffer transferred), which hands it to the chart's second worker.
     SendFile,
+    /// Part `part.index` of draw `draw` of the job's swap, computed by both workers together,
+    /// each over its share of the text's positions (`lab::models::smollm::split`): part 0
+    /// answers [`LmFromWorker::SwapDrawn`], the others [`LmFromWorker::SwapHelped`]. Stops
+    /// any per-layer chart.
+    SplitDraw {
+        id: u64,
+        job: LmJob,
+        draw: usize,
+        part: PartOf,
+    },
+    /// The port to the worker of slot `peer` comes with this message (the split draws' talk).
+    Connect { peer: usize },
 }
 
 /// The property of the message that carries the file from one worker to another through the
@@ -495,6 +519,8 @@ pub enum LmFromWorker {
         ms: f64,
         error: Option<String>,
     },
+    /// This worker's part of split draw `draw` of job `id` is done (part 0 answers the draw).
+    SwapHelped { id: u64, draw: usize },
 }
 
 #[cfg(test)]
@@ -506,6 +532,7 @@ mod tests {
             .is_none()
             .then(|| (losses.iter().sum::<f64>() / losses.len() as f64).exp());
         LmSwapDraw {
+            workers: 1,
             draw,
             losses: if failure.is_none() {
                 losses.to_vec()

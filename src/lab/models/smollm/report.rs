@@ -117,6 +117,7 @@ pub(super) fn draw_of_scores(
         Err(other) => return Err(other),
     };
     Ok(LmSwapDraw {
+        workers: 1,
         draw,
         losses,
         // A text of two tokens or more always has a loss; NaN marks a non-finite forward.

@@ -21,12 +21,26 @@ use crate::lab::models::head_swap::{RegistryContext, Swap, registry_of, replacem
 use crate::lab::models::split::{Floats, part_rows};
 use crate::numerics::attention::long::LinearForm;
 use crate::numerics::llama::{
-    ExactRun, LayerShare, LlamaModel, LmError, LmPart, LmScores, Prediction, join_scores,
+    ExactRun, LayerShare, LlamaConfig, LlamaModel, LmError, LmPart, LmScores, Prediction,
+    join_scores,
 };
 
 /// The fewest tokens worth a split draw: a shorter text's forward takes less than the
 /// parts' exchanges cost, and part 0 draws it alone.
 pub const LM_SPLIT_MIN_TOKENS: usize = 32;
+
+/// An upper bound on the bytes of the largest message a part sends when a text of `tokens`
+/// is split in `parts` (what a shared board's buffer must hold): a layer's share of the
+/// largest part's rows, step 0's hidden states of the other parts' rows, or the last step's
+/// scores, with postcard's framing.
+pub fn lm_share_bytes(config: &LlamaConfig, tokens: usize, parts: usize) -> usize {
+    let rows = tokens.div_ceil(parts.max(1));
+    let layer = rows * (config.width + 2 * config.kv_heads * config.head_dim) * 4;
+    let start = tokens * config.width * 4;
+    // A loss, a normaliser, and each next token's id and log-probability, with their lengths.
+    let scores = rows * (2 * 9 + TOP_TOKENS * 14 + 2);
+    layer.max(start).max(scores) + 64
+}
 
 /// What a part sends the others at one step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,6 +79,7 @@ pub struct SplitDraw<'m> {
     ids: Vec<u32>,
     draw: usize,
     index: usize,
+    count: usize,
     rows: Range<usize>,
     swap: Swap,
     registry: Option<RegistryContext>,
@@ -95,6 +110,7 @@ impl<'m> SplitDraw<'m> {
             ids,
             draw,
             index,
+            count,
             swap,
             registry,
             next: 0,
@@ -315,7 +331,9 @@ impl<'m> SplitDraw<'m> {
             Some(reason) => Err(LmError::Replacement(reason)),
             None => Ok(join_scores(parts)),
         };
-        draw_of_scores(self.model, self.draw, scores, forward_ms)
+        let mut answer = draw_of_scores(self.model, self.draw, scores, forward_ms)?;
+        answer.workers = self.count;
+        Ok(answer)
     }
 
     /// Records the first failure and returns its message.

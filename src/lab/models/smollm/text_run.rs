@@ -6,6 +6,7 @@
 //! [`TextRun::news`]; it has no web dependency, so its order of work is tested natively.
 
 use super::protocol::{LmJob, LmReport, LmSwapDraw, LmSwapReport, LmToWorker};
+use crate::lab::pool::PartOf;
 
 /// Which of the page's language model workers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +31,8 @@ impl LmWorkerSlot {
 enum Task {
     Exact,
     Draw(usize),
+    /// A draw computed by both workers together, each over half of the text.
+    Split(usize),
 }
 
 /// A message for one of the workers.
@@ -48,6 +51,8 @@ pub struct TextRun {
     computing: [Option<Task>; 2],
     /// Whether the second worker takes draws.
     second: bool,
+    /// Whether the two workers can compute one draw together (they are connected).
+    split: bool,
     /// A newer text waits: nothing more is handed out.
     stopped: bool,
     /// Draws in when the answer was last published (`None`: never).
@@ -64,7 +69,7 @@ impl TextRun {
     pub fn start(
         id: u64,
         job: LmJob,
-        second: bool,
+        (second, split): (bool, bool),
         known: Option<Box<LmReport>>,
     ) -> (Self, Vec<Post>) {
         let draws = job.swap_draws();
@@ -78,6 +83,7 @@ impl TextRun {
             to_hand: (0..draws).rev().collect(),
             received: Vec::new(),
             second,
+            split: split && second,
             stopped: false,
             published: None,
             job,
@@ -106,7 +112,7 @@ impl TextRun {
     pub fn scored(&mut self, report: Result<Box<LmReport>, String>) -> Vec<Post> {
         self.computing[0] = None;
         self.exact = Some(report);
-        self.hand(LmWorkerSlot::First).into_iter().collect()
+        self.hand(LmWorkerSlot::First)
     }
 
     /// A draw from `slot` (an error is kept as that draw's failure); the next draw for it.
@@ -116,12 +122,14 @@ impl TextRun {
         draw: usize,
         result: Result<LmSwapDraw, String>,
     ) -> Vec<Post> {
-        if self.computing[slot.index()] != Some(Task::Draw(draw)) {
+        let task = self.computing[slot.index()];
+        if task != Some(Task::Draw(draw)) && task != Some(Task::Split(draw)) {
             return Vec::new();
         }
         self.computing[slot.index()] = None;
         self.received
             .push(result.unwrap_or_else(|reason| LmSwapDraw {
+                workers: 1,
                 draw,
                 losses: Vec::new(),
                 perplexity: None,
@@ -129,16 +137,30 @@ impl TextRun {
                 top: Vec::new(),
                 forward_ms: 0.0,
             }));
-        self.hand(slot).into_iter().collect()
+        self.hand(slot)
+    }
+
+    /// The second worker's half of split draw `draw` is done (the first answers the draw):
+    /// the next draw, if both are free.
+    pub fn helped(&mut self, draw: usize) -> Vec<Post> {
+        if self.computing[1] != Some(Task::Split(draw)) {
+            return Vec::new();
+        }
+        self.computing[1] = None;
+        self.hand(LmWorkerSlot::Second)
     }
 
     /// The second worker stopped: its draw goes back to be done, by the first when it is free.
     pub fn second_lost(&mut self) -> Vec<Post> {
         self.second = false;
-        if let Some(Task::Draw(draw)) = self.computing[1].take() {
-            self.to_hand.push(draw);
+        self.split = false;
+        match self.computing[1].take() {
+            Some(Task::Draw(draw)) => self.to_hand.push(draw),
+            // The first's half fails when its peer's shares stop coming; its answer, an error,
+            // is kept as the draw's failure.
+            Some(Task::Split(_)) | Some(Task::Exact) | None => {}
         }
-        self.hand(LmWorkerSlot::First).into_iter().collect()
+        self.hand(LmWorkerSlot::First)
     }
 
     /// A newer text waits: hand out no more draws (those under way finish).
@@ -195,26 +217,62 @@ impl TextRun {
         matches!(self.exact, Some(Err(_)))
     }
 
-    /// The next draw for `slot` if it is free and one is left.
-    fn hand(&mut self, slot: LmWorkerSlot) -> Option<Post> {
+    /// What `slot` takes next, if it is free and a draw is left: with two connected workers
+    /// and the exact report in, each draw is split over both (half a forward's time each),
+    /// so a worker that comes free while the other computes a draw waits for it; while the
+    /// first scores a new text, the second takes a draw alone (the swap's first number then
+    /// comes with the exact one).
+    fn hand(&mut self, slot: LmWorkerSlot) -> Vec<Post> {
         let free = self.computing[slot.index()].is_none();
         if !free
             || self.stopped
             || self.exact_failed()
             || (slot == LmWorkerSlot::Second && !self.second)
+            || self.to_hand.is_empty()
         {
-            return None;
+            return Vec::new();
         }
-        let draw = self.to_hand.pop()?;
+        let other = match slot {
+            LmWorkerSlot::First => LmWorkerSlot::Second,
+            LmWorkerSlot::Second => LmWorkerSlot::First,
+        };
+        let other_task = self.computing[other.index()];
+        if self.split && other_task != Some(Task::Exact) {
+            if other_task.is_some() {
+                return Vec::new();
+            }
+            let Some(draw) = self.to_hand.pop() else {
+                return Vec::new();
+            };
+            self.computing = [Some(Task::Split(draw)); 2];
+            let request = (self.id << 8) | (draw as u64 & 0xFF);
+            let message = |index| LmToWorker::SplitDraw {
+                id: self.id,
+                job: self.job.clone(),
+                draw,
+                part: PartOf {
+                    index,
+                    slots: vec![0, 1],
+                    request,
+                },
+            };
+            return vec![
+                (LmWorkerSlot::First, message(0)),
+                (LmWorkerSlot::Second, message(1)),
+            ];
+        }
+        let Some(draw) = self.to_hand.pop() else {
+            return Vec::new();
+        };
         self.computing[slot.index()] = Some(Task::Draw(draw));
-        Some((
+        vec![(
             slot,
             LmToWorker::SwapDraw {
                 id: self.id,
                 job: self.job.clone(),
                 draw,
             },
-        ))
+        )]
     }
 }
 
@@ -247,6 +305,7 @@ mod tests {
 
     fn draw(draw: usize, loss: f64) -> Result<LmSwapDraw, String> {
         Ok(LmSwapDraw {
+            workers: 1,
             draw,
             losses: vec![loss],
             perplexity: Some(loss.exp()),
@@ -269,12 +328,75 @@ mod tests {
 
     use LmWorkerSlot::{First, Second};
 
+    /// The split draws `posts` ask, as (worker, draw, part index, request).
+    fn split_asked(posts: &[Post]) -> Vec<(LmWorkerSlot, usize, usize, u64)> {
+        posts
+            .iter()
+            .filter_map(|(slot, message)| match message {
+                LmToWorker::SplitDraw { draw, part, .. } => {
+                    Some((*slot, *draw, part.index, part.request))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Two connected workers, three draws. A new text: the exact score and draw 0 alone at
+    /// once (the swap's first number with the exact one); the first, done, waits for the
+    /// second; then each draw is split over both, the next handed once the first has answered
+    /// and the second has helped (in either order). A kept text: every draw split.
+    #[test]
+    fn connected_workers_split_each_draw_once_the_text_is_scored() {
+        let prf = job("prf-pos", 3);
+        let (mut run, posts) = TextRun::start(11, prf.clone(), (true, true), None);
+        assert_eq!(asked(&posts), vec![(First, None), (Second, Some(0))]);
+        assert!(run.scored(Ok(report())).is_empty(), "waits for the second");
+        let request = |draw: u64| (11 << 8) | draw;
+        assert_eq!(
+            split_asked(&run.drawn(Second, 0, draw(0, 2.0))),
+            vec![(First, 1, 0, request(1)), (Second, 1, 1, request(1))]
+        );
+        assert!(run.news().is_some());
+        assert!(run.drawn(First, 1, draw(1, 3.0)).is_empty());
+        assert!(run.helped(0).is_empty(), "not the draw it helps with");
+        assert_eq!(
+            split_asked(&run.helped(1)),
+            vec![(First, 2, 0, request(2)), (Second, 2, 1, request(2))]
+        );
+        assert!(run.helped(2).is_empty());
+        assert!(!run.is_finished());
+        assert!(run.drawn(First, 2, draw(2, 4.0)).is_empty());
+        assert!(run.is_complete());
+        let swap = run.news().and_then(|r| r.ok()).and_then(|r| r.swap);
+        assert_eq!(swap.map(|s| (s.draws, s.pending_draws)), Some((3, 0)));
+
+        let kept = Box::new(LmReport {
+            text: prf.text.clone(),
+            ..*report()
+        });
+        let (mut run, posts) = TextRun::start(12, prf.clone(), (true, true), Some(kept));
+        assert_eq!(
+            split_asked(&posts),
+            vec![(First, 0, 0, (12 << 8)), (Second, 0, 1, (12 << 8))]
+        );
+        // The second stops in the middle: the first's half fails (its answer, an error, is
+        // the draw's failure) and the first takes the rest alone.
+        assert!(run.second_lost().is_empty(), "the first is still on draw 0");
+        assert_eq!(
+            asked(&run.drawn(First, 0, Err("no share came".into()))),
+            vec![(First, Some(1))]
+        );
+        // Not connected: as before.
+        let (_, posts) = TextRun::start(13, prf, (true, false), Some(report()));
+        assert!(split_asked(&posts).is_empty());
+    }
+
     /// Two workers, three draws: the exact score and draw 0 at once; the swap shown with the
     /// exact report once draw 0 is in, refined by each later draw; the chart's turn once all
     /// three are in.
     #[test]
     fn two_workers_share_the_draws() {
-        let (mut run, posts) = TextRun::start(7, job("prf-pos", 3), true, None);
+        let (mut run, posts) = TextRun::start(7, job("prf-pos", 3), (true, false), None);
         assert_eq!(asked(&posts), vec![(First, None), (Second, Some(0))]);
         assert!(run.news().is_none(), "nothing in yet");
         assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(1))]);
@@ -307,7 +429,7 @@ mod tests {
     /// alone; a text that cannot be scored publishes its reason once and hands out nothing.
     #[test]
     fn one_worker_no_method_and_a_refused_text() {
-        let (mut run, posts) = TextRun::start(1, job("elu", 3), false, None);
+        let (mut run, posts) = TextRun::start(1, job("elu", 3), (false, false), None);
         assert_eq!(asked(&posts), vec![(First, None)]);
         assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(0))]);
         assert!(
@@ -323,13 +445,13 @@ mod tests {
             Some(1)
         );
 
-        let (mut run, posts) = TextRun::start(2, job("none", 3), true, None);
+        let (mut run, posts) = TextRun::start(2, job("none", 3), (true, false), None);
         assert_eq!(asked(&posts), vec![(First, None)]);
         assert!(run.scored(Ok(report())).is_empty());
         assert!(run.news().expect("news").expect("a report").swap.is_none());
         assert!(run.is_complete());
 
-        let (mut run, _) = TextRun::start(3, job("prf-pos", 3), true, None);
+        let (mut run, _) = TextRun::start(3, job("prf-pos", 3), (true, false), None);
         assert!(run.scored(Err("the text is empty".into())).is_empty());
         assert_eq!(run.news(), Some(Err("the text is empty".into())));
         assert_eq!(run.news(), None);
@@ -345,14 +467,14 @@ mod tests {
     /// the first.
     #[test]
     fn a_newer_text_and_a_lost_worker() {
-        let (mut run, _) = TextRun::start(4, job("prf-pos", 3), true, None);
+        let (mut run, _) = TextRun::start(4, job("prf-pos", 3), (true, false), None);
         run.stop();
         assert!(run.scored(Ok(report())).is_empty());
         assert!(!run.is_finished(), "draw 0 is still under way");
         assert!(run.drawn(Second, 0, draw(0, 2.0)).is_empty());
         assert!(run.is_finished() && !run.is_complete());
 
-        let (mut run, _) = TextRun::start(5, job("prf-pos", 2), true, None);
+        let (mut run, _) = TextRun::start(5, job("prf-pos", 2), (true, false), None);
         assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(1))]);
         assert!(
             run.second_lost().is_empty(),
@@ -379,7 +501,7 @@ mod tests {
             text: prf.text.clone(),
             ..*report()
         });
-        let (mut run, posts) = TextRun::start(8, prf.clone(), true, Some(kept.clone()));
+        let (mut run, posts) = TextRun::start(8, prf.clone(), (true, false), Some(kept.clone()));
         assert!(run.exact_kept());
         assert_eq!(asked(&posts), vec![(First, Some(0)), (Second, Some(1))]);
         assert!(run.news().is_none(), "the swap waits for its first draw");
@@ -394,7 +516,7 @@ mod tests {
         assert!(run.drawn(First, 2, draw(2, 4.0)).is_empty());
         assert!(run.is_complete());
 
-        let (run, posts) = TextRun::start(9, prf, true, Some(report()));
+        let (run, posts) = TextRun::start(9, prf, (true, false), Some(report()));
         assert!(!run.exact_kept(), "another text's report");
         assert_eq!(asked(&posts), vec![(First, None), (Second, Some(0))]);
 
@@ -403,7 +525,7 @@ mod tests {
             text: none.text.clone(),
             ..*report()
         });
-        let (mut run, posts) = TextRun::start(10, none, true, Some(kept));
+        let (mut run, posts) = TextRun::start(10, none, (true, true), Some(kept));
         assert!(posts.is_empty());
         assert!(run.is_complete());
         assert!(run.news().expect("news").expect("a report").swap.is_none());
