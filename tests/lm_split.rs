@@ -1,7 +1,8 @@
-//! One draw of a swap split by rows over several workers (`lab::models::smollm::split`, on
+//! A forward split by rows over several workers (`lab::models::smollm::split`, on
 //! `numerics::llama::part`), with the parts' messages passed by hand through postcard as the
-//! model workers pass them: the draw's losses, perplexity and next tokens are the one-worker
-//! draw's bit for bit, over two and three parts, from the embeddings and from a kept exact run,
+//! model workers pass them: the exact score's run (losses, next tokens, every layer's hidden
+//! states) is the one-worker run bit for bit; a swap's draw's losses, perplexity and next
+//! tokens are the one-worker draw's bit for bit, over two and three parts, from the embeddings and from a kept exact run,
 //! for a deterministic map in every layer, Performer's random features and a diagonal A fitted
 //! to each head's whole queries and keys (each part computes the attention whole, so a method
 //! that reads every row is not cut). A part's failure reaches every part, and the draw says it.
@@ -12,7 +13,7 @@ use std::sync::OnceLock;
 
 use softmax_kernel_lab::cli::default_lm_path;
 use softmax_kernel_lab::lab::config::ExperimentConfig;
-use softmax_kernel_lab::lab::models::smollm::split::{LmPeerMessage, SplitDraw};
+use softmax_kernel_lab::lab::models::smollm::split::{LmPeerMessage, SplitForward};
 use softmax_kernel_lab::lab::models::smollm::{LmJob, LmSwapDraw, score, swap_draw};
 use softmax_kernel_lab::numerics::attention::methods::MethodId;
 use softmax_kernel_lab::numerics::llama::{ExactRun, LlamaModel};
@@ -72,9 +73,20 @@ fn split_draw(
     exact: Option<&ExactRun>,
     spoil: &mut dyn FnMut(usize, &mut Vec<LmPeerMessage>),
 ) -> LmSwapDraw {
-    let mut parts: Vec<SplitDraw> = (0..count)
-        .map(|i| SplitDraw::new(model(), job, draw, (i, count)).expect("a part"))
+    let parts: Vec<SplitForward> = (0..count)
+        .map(|i| SplitForward::draw(model(), job, draw, (i, count)).expect("a part"))
         .collect();
+    let (first, mine, others) = lock_step(parts, exact, spoil);
+    first.answer(mine, others, 0.0).expect("an answer")
+}
+
+/// Runs `parts` in lock step, part 0 holding `exact`; `spoil` is called on each step's
+/// messages before they travel. Part 0, with its last message and the others'.
+fn lock_step<'m>(
+    mut parts: Vec<SplitForward<'m>>,
+    exact: Option<&ExactRun>,
+    spoil: &mut dyn FnMut(usize, &mut Vec<LmPeerMessage>),
+) -> (SplitForward<'m>, LmPeerMessage, Vec<LmPeerMessage>) {
     assert!(parts[0].worth_splitting());
     let held = |i: usize| if i == 0 { exact } else { None };
     let mut step = 0;
@@ -98,9 +110,9 @@ fn split_draw(
     }
     assert!(parts.iter().all(|p| !p.layers_left()));
     let finals: Vec<LmPeerMessage> = parts.iter().map(|p| p.scores_message()).collect();
-    parts[0]
-        .answer(finals[0].clone(), others(&finals, 0), 0.0)
-        .expect("an answer")
+    let rest = others(&finals, 0);
+    let first = parts.into_iter().next().expect("part 0");
+    (first, finals[0].clone(), rest)
 }
 
 fn assert_same(split: &LmSwapDraw, whole: &LmSwapDraw, what: &str) {
@@ -147,6 +159,39 @@ fn a_split_draw_from_a_kept_run_is_the_whole_draw() {
     });
     assert_eq!(starts_from, Some(20));
     assert_same(&split, &whole, "prf-pos from layer 20");
+}
+
+/// The exact score over two and three parts: part 0's run (every token's loss and next
+/// tokens, and the hidden states entering every layer, which later draws and the per-layer
+/// chart start from) is the one-worker exact run bit for bit.
+#[test]
+fn a_split_exact_score_is_the_whole_run() {
+    let job = job("prf-pos", vec![5], 16);
+    let (_, whole) = score(model(), &job, now).expect("scores");
+    for count in [2, 3] {
+        let parts: Vec<SplitForward> = (0..count)
+            .map(|i| SplitForward::exact(model(), &job, (i, count)).expect("a part"))
+            .collect();
+        let (first, mine, rest) = lock_step(parts, None, &mut |_, _| {});
+        let run = first.exact_run(mine, rest).expect("a run");
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(run.ids, whole.ids);
+        assert_eq!(
+            bits(&run.scores.losses),
+            bits(&whole.scores.losses),
+            "{count} parts"
+        );
+        assert_eq!(
+            run.scores.predictions, whole.scores.predictions,
+            "{count} parts"
+        );
+        assert_eq!(run.states.len(), whole.states.len());
+        for (layer, (a, b)) in run.states.iter().zip(&whole.states).enumerate() {
+            let same =
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same, "layer {layer}, {count} parts");
+        }
+    }
 }
 
 /// A part that fails at a layer (here its share lost on the way) makes every part fail at

@@ -424,6 +424,9 @@ fn summary_view(r: &Rc<LmReport>, count: u32, exact_kept: bool) -> impl IntoView
                 "With {} in {layers}: perplexity {:.2}, ×{:.2} the exact one; {per_forward}.",
                 s.label, p.mean, p.mean / r.perplexity
             ),
+            None if ran == 0 && s.failed_draws == 0 => {
+                format!("With {} in {layers}: its first draw is being computed…", s.label)
+            }
             None => format!(
                 "With {} in {layers}: no draw could run ({}).{coming}",
                 s.label,

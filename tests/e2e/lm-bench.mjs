@@ -10,9 +10,10 @@
 //   tokens) as the worker times it, median over BENCH_RUNS texts after one warm-up;
 //   lab.macs_per_s[L] its multiply-adds a second;
 // - lab.swap[draws]: a 128-token text with Performer's positive features (prf-pos, m = 256) in
-//   every layer, 1 and 3 draws: swap_forward_ms a forward with the swap, answer_ms from the text
-//   typed to its first answer on the page (the exact forward on one worker, the first draw on
-//   the other), all_draws_ms to the swap's last draw; lab.swap.on_scored_text[layers]: the same
+//   every layer, 1 and 3 draws: swap_forward_ms a forward with the swap, exact_ms from the text
+//   typed to its exact report on the page, answer_ms to the swapped perplexity (the exact
+//   forward, then the first draw, each split over both workers), all_draws_ms to the swap's
+//   last draw, split_draws the draws computed by both workers together; lab.swap.on_scored_text[layers]: the same
 //   swap (one draw) chosen on a text already scored, every layer and layers 20-29: answer_ms
 //   from the choice to the swapped perplexity (the exact score kept, only the swap runs);
 // - lab.chart[method]: the per-layer chart of a 128-token text (30 bars, each layer alone),
@@ -125,21 +126,25 @@ export async function benchLm(browser, server) {
     await firstAnswer(swapPage.page);
     await swapPage.page.waitForSelector('.lm-swapped[data-pending-draws="0"]', { timeout: 300_000 });
     const swapSamples = [];
+    const exactSamples = [];
     const answerSamples = [];
     const allDrawsSamples = [];
     for (let i = 0; i <= runs; i += 1) {
       const started = await swapPage.page.evaluate(() => performance.now());
-      const wall = await score(swapPage.page, textOf(128, 100 + i));
-      await swapPage.page.waitForSelector('.lm-swapped[data-swap-forward-ms]');
+      const exactWall = await score(swapPage.page, textOf(128, 100 + i));
+      await swapPage.page.waitForSelector('.lm-swapped[data-swapped-perplexity]', { timeout: 300_000, polling: 20 });
+      const wall = (await swapPage.page.evaluate(() => performance.now())) - started;
       await swapPage.page.waitForSelector('.lm-swapped[data-pending-draws="0"]', { timeout: 300_000, polling: 20 });
       const allDraws = (await swapPage.page.evaluate(() => performance.now())) - started;
       if (i > 0) {
         swapSamples.push(Number(await swapPage.page.getAttribute('.lm-swapped', 'data-swap-forward-ms')));
+        exactSamples.push(exactWall);
         answerSamples.push(wall);
         allDrawsSamples.push(allDraws);
       }
     }
-    swap[draws] = { tokens: 128, method: 'prf-pos', layers: 'all', draws, swap_forward_ms: round(median(swapSamples)), answer_ms: round(median(answerSamples)), all_draws_ms: round(median(allDrawsSamples)) };
+    const split = await swapPage.page.getAttribute('.lm-swapped', 'data-split-draws');
+    swap[draws] = { tokens: 128, method: 'prf-pos', layers: 'all', draws, split_draws: Number(split), swap_forward_ms: round(median(swapSamples)), exact_ms: round(median(exactSamples)), answer_ms: round(median(answerSamples)), all_draws_ms: round(median(allDrawsSamples)) };
     problems.push(...swapPage.problems);
     await swapPage.context.close();
   }

@@ -41,6 +41,8 @@ test('language model: the page\'s perplexities equal the float64 reference, exac
   assert.ok(Math.abs(exact / sentence.perplexity - 1) < 2e-3, `exact ${exact} against ${sentence.perplexity}`);
   const elu5 = sentence.swaps.find((s) => s.method === 'elu' && s.layers.length === 1 && s.layers[0] === 5);
   const elu5Perplexity = Math.exp(elu5.losses.reduce((a, b) => a + b, 0) / elu5.losses.length);
+  // The exact report is shown as soon as it is in; the swap follows.
+  await page.waitForSelector('.lm-swapped[data-pending-draws="0"][data-swapped-perplexity]');
   const swapped = Number(await page.$eval('.lm-swapped', (e) => e.dataset.swappedPerplexity));
   assert.ok(Math.abs(swapped / elu5Perplexity - 1) < 2e-3, `swapped ${swapped} against ${elu5Perplexity}`);
   // The per-layer chart: every layer's bar, and layer 5's equal to the swap in layer 5 alone
@@ -64,8 +66,10 @@ test('language model: the page\'s perplexities equal the float64 reference, exac
   assert.equal(await page.$$eval('.lm-detail ol.lm-next li', (l) => l.length), 10);
 
   // A new text: a new answer, and the link carries it.
+  const answered = Number(await page.$eval('.lm-figure', (e) => e.dataset.answer));
   await paste(page, 'Random features estimate the softmax kernel without bias.');
-  await waitAnswer(page, 2);
+  await waitAnswer(page, answered + 1);
+  await page.waitForFunction(() => /Random features/.test([...document.querySelectorAll('.lm-token')].map((t) => t.textContent).join('')));
   await page.waitForFunction(() => /text=Random/.test(location.search) && /view=lm/.test(location.search));
   assert.ok(requests.filter((p) => p.endsWith('.gguf')).length === 1, 'the file is fetched once');
   const violations = await axeViolations(page, { include: [['.lm-view']] });

@@ -92,6 +92,11 @@ impl LmPart<'_> {
         self.rows.clone()
     }
 
+    /// The part's rows' hidden states entering the next layer (`rows × width`).
+    pub fn states(&self) -> &[f32] {
+        &self.x
+    }
+
     /// The layer [`LmPart::project`] runs next; `None` once every layer has run.
     pub fn next_layer(&self) -> Option<usize> {
         (self.next < self.model.config.layers).then_some(self.next)

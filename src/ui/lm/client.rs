@@ -581,7 +581,7 @@ impl LmClient {
                 LmFromWorker::SwapDrawn { id, draw, result } => {
                     self.on_run_answer(id, |run| run.drawn(LmWorkerSlot::Second, draw, result));
                 }
-                LmFromWorker::SwapHelped { id, draw } => {
+                LmFromWorker::Helped { id, draw } => {
                     self.on_run_answer(id, |run| run.helped(draw));
                 }
                 LmFromWorker::Continuing {
@@ -634,8 +634,8 @@ impl LmClient {
                 self.on_training((id, layer, event), false);
             }
             LmFromWorker::Judged { id, result } => self.on_judged(id, result),
-            // The first worker is always part 0 of a split draw: it answers the draw.
-            LmFromWorker::SwapHelped { .. } => {}
+            // The first worker is always part 0 of a split forward: it answers it.
+            LmFromWorker::Helped { .. } => {}
         }
     }
 }

@@ -29,7 +29,8 @@ pub use protocol::{
 };
 #[cfg(feature = "text-model")]
 pub use report::{
-    LM_HEAD_TOKENS, lm_heads, lm_report, lm_tokens, per_layer_report, score, swap_draw, swap_of,
+    LM_HEAD_TOKENS, lm_heads, lm_report, lm_tokens, per_layer_report, report_of_run, score,
+    swap_draw, swap_of,
 };
 #[cfg(feature = "text-model")]
 pub use sweep::{LayerSweep, chart_swap};

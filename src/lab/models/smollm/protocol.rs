@@ -433,7 +433,7 @@ pub enum LmToWorker {
     SendFile,
     /// Part `part.index` of draw `draw` of the job's swap, computed by both workers together,
     /// each over its share of the text's positions (`lab::models::smollm::split`): part 0
-    /// answers [`LmFromWorker::SwapDrawn`], the others [`LmFromWorker::SwapHelped`]. Stops
+    /// answers [`LmFromWorker::SwapDrawn`], the others [`LmFromWorker::Helped`]. Stops
     /// any per-layer chart.
     SplitDraw {
         id: u64,
@@ -441,8 +441,13 @@ pub enum LmToWorker {
         draw: usize,
         part: PartOf,
     },
-    /// The port to the worker of slot `peer` comes with this message (the split draws' talk).
+    /// The port to the worker of slot `peer` comes with this message (the split forwards'
+    /// talk).
     Connect { peer: usize },
+    /// Part `part.index` of the job's text under exact attention, computed by both workers
+    /// together: part 0 answers [`LmFromWorker::Scored`] and keeps the exact run, the others
+    /// [`LmFromWorker::Helped`]. Stops any per-layer chart.
+    SplitScore { id: u64, job: LmJob, part: PartOf },
 }
 
 /// The property of the message that carries the file from one worker to another through the
@@ -519,8 +524,9 @@ pub enum LmFromWorker {
         ms: f64,
         error: Option<String>,
     },
-    /// This worker's part of split draw `draw` of job `id` is done (part 0 answers the draw).
-    SwapHelped { id: u64, draw: usize },
+    /// This worker's part of a split forward of job `id` is done (part 0 answers it): of
+    /// draw `draw`, or of the exact score (`None`).
+    Helped { id: u64, draw: Option<usize> },
 }
 
 #[cfg(test)]

@@ -51,6 +51,24 @@ pub fn score(
     Ok((report, exact))
 }
 
+/// The report of `job`'s text from its exact run (computed in `forward_ms`, by one worker or
+/// split over several): what [`score`] answers.
+pub fn report_of_run(
+    model: &LlamaModel,
+    job: &LmJob,
+    exact: &ExactRun,
+    (forward_ms, now): (f64, fn() -> f64),
+) -> Result<LmReport, LmError> {
+    report_of(
+        model,
+        &job.text,
+        exact,
+        &job.config,
+        None,
+        (forward_ms, now),
+    )
+}
+
 /// Draw `draw` of `job`'s swap on its text (`Ok` with the draw's failure when the method could
 /// not run; `Err` when the text cannot be scored or the job has no method). `exact`, the
 /// worker's kept exact run, saves the layers before the first swapped one when it is this

@@ -1,12 +1,14 @@
-//! One draw of a swap computed by the page's two language model workers together, each over
-//! half of the text's positions ([`crate::numerics::llama::part`]): a swap asked on a text
-//! already scored then takes about half a forward's time instead of a whole one.
+//! One forward computed by the page's two language model workers together, each over half of
+//! the text's positions ([`crate::numerics::llama::part`]): a text's exact score, or one draw
+//! of its swap, then takes about half a forward's time instead of a whole one.
 //!
 //! The parts talk in steps, every part sending one [`LmPeerMessage`] at each and reading the
-//! others' of the same step: step 0 says where the draw starts (part 0 keeps the text's exact
-//! run, so it sends the other parts their rows' hidden states entering the first swapped
-//! layer), each next step carries one layer's queries, keys and values, and the last the rows'
-//! losses and predictions, which part 0 joins into the draw's answer. A failure (the method's,
+//! others' of the same step: step 0 says where the forward starts (for a draw, part 0 keeps the
+//! text's exact run, so it sends the other parts their rows' hidden states entering the first
+//! swapped layer), each next step carries one layer's queries, keys and values (for the exact
+//! score, also the other parts' hidden states entering it: part 0 keeps the whole run, which
+//! later draws and the per-layer chart start from), and the last the rows' losses and
+//! predictions, which part 0 joins into the answer. A failure (the method's,
 //! on both parts alike, or a part's own) travels in place of the next messages, so that no
 //! part waits for a share that will not come, and the number of steps never changes. How the
 //! messages travel is the worker's (`worker::lm`); tests/lm_split.rs passes them by hand.
@@ -31,11 +33,11 @@ pub const LM_SPLIT_MIN_TOKENS: usize = 32;
 
 /// An upper bound on the bytes of the largest message a part sends when a text of `tokens`
 /// is split in `parts` (what a shared board's buffer must hold): a layer's share of the
-/// largest part's rows, step 0's hidden states of the other parts' rows, or the last step's
-/// scores, with postcard's framing.
+/// largest part's rows (with their hidden states, for the exact score), step 0's hidden states
+/// of the other parts' rows, or the last step's scores, with postcard's framing.
 pub fn lm_share_bytes(config: &LlamaConfig, tokens: usize, parts: usize) -> usize {
     let rows = tokens.div_ceil(parts.max(1));
-    let layer = rows * (config.width + 2 * config.kv_heads * config.head_dim) * 4;
+    let layer = rows * (2 * config.width + 2 * config.kv_heads * config.head_dim) * 4;
     let start = tokens * config.width * 4;
     // A loss, a normaliser, and each next token's id and log-probability, with their lengths.
     let scores = rows * (2 * 9 + TOP_TOKENS * 14 + 2);
@@ -54,13 +56,15 @@ pub enum LmPeerMessage {
     },
     /// Nothing to add at this step.
     Empty,
-    /// One layer's rotated queries, keys and values of rows `start..end`.
+    /// One layer's rotated queries, keys and values of rows `start..end`, and for the exact
+    /// score, from a part other than 0, the rows' hidden states entering the layer.
     Layer {
         start: usize,
         end: usize,
         q: Floats,
         k: Floats,
         v: Floats,
+        entering: Option<Floats>,
     },
     /// After the last layer: the losses of the tokens after rows `start..` and the rows'
     /// predictions (the likeliest next tokens with their log-probabilities, the normaliser).
@@ -73,16 +77,30 @@ pub enum LmPeerMessage {
     Failed(String),
 }
 
-/// A part's share of one draw under way.
-pub struct SplitDraw<'m> {
+/// What a split forward computes.
+enum Work {
+    /// The text under exact attention, its hidden states kept (by part 0).
+    Exact,
+    /// Draw `draw` of a swap.
+    Draw {
+        swap: Swap,
+        registry: Option<RegistryContext>,
+        draw: usize,
+    },
+}
+
+/// A part's share of one forward under way.
+pub struct SplitForward<'m> {
     model: &'m LlamaModel,
     ids: Vec<u32>,
-    draw: usize,
     index: usize,
     count: usize,
     rows: Range<usize>,
-    swap: Swap,
-    registry: Option<RegistryContext>,
+    work: Work,
+    /// Part 0 of the exact score: every layer's hidden states entering it, whole.
+    states: Vec<Vec<f32>>,
+    /// Part 0 of the exact score: its own rows' states entering the layer under way.
+    own_entering: Vec<f32>,
     /// The next layer's step to run, and the model's layers.
     next: usize,
     layers: usize,
@@ -91,34 +109,68 @@ pub struct SplitDraw<'m> {
     failure: Option<String>,
 }
 
-impl<'m> SplitDraw<'m> {
+impl<'m> SplitForward<'m> {
     /// Part `index` of `count` of draw `draw` of `job`'s swap; an error when the text cannot
     /// be scored or the job has no method.
-    pub fn new(
+    pub fn draw(
         model: &'m LlamaModel,
         job: &LmJob,
         draw: usize,
-        (index, count): (usize, usize),
+        part: (usize, usize),
     ) -> Result<Self, LmError> {
-        let ids = lm_tokens(model, &job.text)?;
         let swap = swap_of(&job.config)
             .ok_or_else(|| LmError::Replacement("no method is chosen to swap in".into()))?;
         let registry = registry_of(&swap, &job.config, model.config.head_dim);
+        let work = Work::Draw {
+            swap,
+            registry,
+            draw,
+        };
+        Self::new(model, job, work, part)
+    }
+
+    /// Part `index` of `count` of `job`'s text under exact attention; an error when the text
+    /// cannot be scored.
+    pub fn exact(
+        model: &'m LlamaModel,
+        job: &LmJob,
+        part: (usize, usize),
+    ) -> Result<Self, LmError> {
+        Self::new(model, job, Work::Exact, part)
+    }
+
+    fn new(
+        model: &'m LlamaModel,
+        job: &LmJob,
+        work: Work,
+        (index, count): (usize, usize),
+    ) -> Result<Self, LmError> {
+        let ids = lm_tokens(model, &job.text)?;
         Ok(Self {
             rows: part_rows(ids.len(), index, count),
             model,
             ids,
-            draw,
             index,
             count,
-            swap,
-            registry,
+            work,
+            states: Vec::new(),
+            own_entering: Vec::new(),
             next: 0,
             layers: model.config.layers,
             part: None,
             mine: None,
             failure: None,
         })
+    }
+
+    /// The text's tokens.
+    pub fn tokens(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The model's configuration.
+    pub fn config(&self) -> &'m LlamaConfig {
+        &self.model.config
     }
 
     /// Whether the text is long enough to split ([`LM_SPLIT_MIN_TOKENS`]); when it is not,
@@ -128,9 +180,13 @@ impl<'m> SplitDraw<'m> {
     }
 
     /// The layer a draw starts at, and the hidden states entering it, from `exact` when it
-    /// is the run of this text (its states before the first swapped layer are the draw's).
+    /// is the run of this text (its states before the first swapped layer are the draw's); the
+    /// exact score starts from the embeddings.
     fn entering<'e>(&self, exact: Option<&'e ExactRun>) -> (usize, Option<&'e [f32]>) {
-        let first_swapped = self.swap.layers.iter().copied().min().unwrap_or(0);
+        let Work::Draw { swap, .. } = &self.work else {
+            return (0, None);
+        };
+        let first_swapped = swap.layers.iter().copied().min().unwrap_or(0);
         exact
             .filter(|run| run.ids == self.ids && first_swapped > 0)
             .and_then(|run| run.states.get(first_swapped))
@@ -153,7 +209,7 @@ impl<'m> SplitDraw<'m> {
     }
 
     /// Starts the part's forward from step 0's messages (`exact` as for
-    /// [`SplitDraw::start_message`]).
+    /// [`SplitForward::start_message`]).
     pub fn begin(&mut self, others: Vec<LmPeerMessage>, exact: Option<&ExactRun>) {
         let width = self.model.config.width;
         let rows = self.rows.clone();
@@ -214,6 +270,13 @@ impl<'m> SplitDraw<'m> {
         let Some(part) = self.part.as_mut() else {
             return self.fail("the part did not start".into());
         };
+        // The exact score's part 0 keeps every layer's states: its own rows' here, the others'
+        // as they come with their shares.
+        let exact = matches!(self.work, Work::Exact);
+        let entering = (exact && self.index > 0).then(|| Floats(part.states().to_vec()));
+        if exact && self.index == 0 {
+            self.own_entering = part.states().to_vec();
+        }
         match part.project() {
             Ok(share) => {
                 let message = LmPeerMessage::Layer {
@@ -222,6 +285,7 @@ impl<'m> SplitDraw<'m> {
                     q: Floats(share.q.clone()),
                     k: Floats(share.k.clone()),
                     v: Floats(share.v.clone()),
+                    entering,
                 };
                 self.mine = Some(share);
                 message
@@ -234,6 +298,7 @@ impl<'m> SplitDraw<'m> {
     pub fn finish_layer(&mut self, others: Vec<LmPeerMessage>) {
         self.next += 1;
         let mut shares = Vec::with_capacity(others.len());
+        let mut entering = vec![(self.rows.start, std::mem::take(&mut self.own_entering))];
         for message in others {
             match message {
                 LmPeerMessage::Layer {
@@ -242,12 +307,16 @@ impl<'m> SplitDraw<'m> {
                     q,
                     k,
                     v,
-                } => shares.push(LayerShare {
-                    rows: start..end,
-                    q: q.0,
-                    k: k.0,
-                    v: v.0,
-                }),
+                    entering: states,
+                } => {
+                    entering.extend(states.map(|s| (start, s.0)));
+                    shares.push(LayerShare {
+                        rows: start..end,
+                        q: q.0,
+                        k: k.0,
+                        v: v.0,
+                    });
+                }
                 LmPeerMessage::Failed(reason) => {
                     self.failure.get_or_insert(reason);
                 }
@@ -263,9 +332,28 @@ impl<'m> SplitDraw<'m> {
         if self.failure.is_some() {
             return;
         }
-        let (swap, registry, draw) = (&self.swap, self.registry.as_ref(), self.draw);
-        let mut replace = replacement_of(swap, registry, draw, LinearForm::CausalChunked);
-        if let Err(error) = part.finish_layer(mine, shares, Some(&mut replace)) {
+        if matches!(self.work, Work::Exact) && self.index == 0 {
+            entering.sort_by_key(|(start, _)| *start);
+            let whole: Vec<f32> = entering.into_iter().flat_map(|(_, s)| s).collect();
+            if whole.len() != self.ids.len() * self.model.config.width {
+                self.failure = Some("the parts' hidden states do not cover the text".into());
+                return;
+            }
+            self.states.push(whole);
+        }
+        let finished = match &self.work {
+            Work::Exact => part.finish_layer(mine, shares, None),
+            Work::Draw {
+                swap,
+                registry,
+                draw,
+            } => {
+                let form = LinearForm::CausalChunked;
+                let mut replace = replacement_of(swap, registry.as_ref(), *draw, form);
+                part.finish_layer(mine, shares, Some(&mut replace))
+            }
+        };
+        if let Err(error) = finished {
             self.failure = Some(match error {
                 LmError::Replacement(reason) => reason,
                 other => other.to_string(),
@@ -278,7 +366,10 @@ impl<'m> SplitDraw<'m> {
         if let Some(reason) = &self.failure {
             return LmPeerMessage::Failed(reason.clone());
         }
-        let top = if self.draw == 0 { TOP_TOKENS } else { 0 };
+        let top = match self.work {
+            Work::Draw { draw, .. } if draw > 0 => 0,
+            _ => TOP_TOKENS,
+        };
         match self.part.as_ref().map(|part| part.scores(top)) {
             Some(Ok(scores)) => LmPeerMessage::Scores {
                 start: self.rows.start,
@@ -294,16 +385,10 @@ impl<'m> SplitDraw<'m> {
         }
     }
 
-    /// Part 0's answer: the draw from every part's last message (its own, `mine`, among
-    /// them), which took `forward_ms`.
-    pub fn answer(
-        &self,
-        mine: LmPeerMessage,
-        others: Vec<LmPeerMessage>,
-        forward_ms: f64,
-    ) -> Result<LmSwapDraw, LmError> {
+    /// The text's scores from every part's last message (this part's own, `mine`, among
+    /// them), or why the forward failed.
+    fn joined(mine: LmPeerMessage, others: Vec<LmPeerMessage>) -> Result<LmScores, String> {
         let mut parts = Vec::new();
-        let mut failure = None;
         for message in std::iter::once(mine).chain(others) {
             match message {
                 LmPeerMessage::Scores {
@@ -323,17 +408,54 @@ impl<'m> SplitDraw<'m> {
                             .collect(),
                     },
                 )),
-                LmPeerMessage::Failed(reason) => failure = failure.or(Some(reason)),
-                _ => failure = failure.or(Some("a part's message came at the wrong step".into())),
+                LmPeerMessage::Failed(reason) => return Err(reason),
+                _ => return Err("a part's message came at the wrong step".into()),
             }
         }
-        let scores = match failure {
-            Some(reason) => Err(LmError::Replacement(reason)),
-            None => Ok(join_scores(parts)),
+        Ok(join_scores(parts))
+    }
+
+    /// Part 0's answer to a draw, from every part's last message (its own, `mine`, among
+    /// them), which took `forward_ms`.
+    pub fn answer(
+        &self,
+        mine: LmPeerMessage,
+        others: Vec<LmPeerMessage>,
+        forward_ms: f64,
+    ) -> Result<LmSwapDraw, LmError> {
+        let Work::Draw { draw, .. } = self.work else {
+            return Err(LmError::Replacement("not a draw".into()));
         };
-        let mut answer = draw_of_scores(self.model, self.draw, scores, forward_ms)?;
+        let scores = Self::joined(mine, others).map_err(LmError::Replacement);
+        let mut answer = draw_of_scores(self.model, draw, scores, forward_ms)?;
         answer.workers = self.count;
         Ok(answer)
+    }
+
+    /// Part 0's exact run of the text (its scores, and its hidden states entering every
+    /// layer, as [`LlamaModel::exact_run`] keeps them), from every part's last message.
+    pub fn exact_run(
+        self,
+        mine: LmPeerMessage,
+        others: Vec<LmPeerMessage>,
+    ) -> Result<ExactRun, LmError> {
+        if !matches!(self.work, Work::Exact) || self.index != 0 {
+            return Err(LmError::Replacement("not part 0 of an exact score".into()));
+        }
+        let scores = Self::joined(mine, others).map_err(LmError::Replacement)?;
+        if self.states.len() != self.layers {
+            return Err(LmError::Replacement(format!(
+                "{} layers' hidden states for a model of {}",
+                self.states.len(),
+                self.layers
+            )));
+        }
+        Ok(ExactRun {
+            rope: self.model.rope(self.ids.len()),
+            ids: self.ids,
+            scores,
+            states: self.states,
+        })
     }
 
     /// Records the first failure and returns its message.

@@ -33,6 +33,8 @@ enum Task {
     Draw(usize),
     /// A draw computed by both workers together, each over half of the text.
     Split(usize),
+    /// The exact score computed by both together.
+    SplitExact,
 }
 
 /// A message for one of the workers.
@@ -74,29 +76,48 @@ impl TextRun {
     ) -> (Self, Vec<Post>) {
         let draws = job.swap_draws();
         let known = known.filter(|report| report.text == job.text);
+        let split = split && second;
+        let scoring = match (&known, split) {
+            (Some(_), _) => [None, None],
+            (None, true) => [Some(Task::SplitExact); 2],
+            (None, false) => [Some(Task::Exact), None],
+        };
         let mut run = Self {
             id,
             exact_was_known: known.is_some(),
-            computing: [known.is_none().then_some(Task::Exact), None],
+            computing: scoring,
             exact: known.map(Ok),
             draws,
             to_hand: (0..draws).rev().collect(),
             received: Vec::new(),
             second,
-            split: split && second,
+            split,
             stopped: false,
             published: None,
             job,
         };
         let mut posts = Vec::new();
-        if run.exact.is_none() {
-            posts.push((
+        match run.computing[0] {
+            Some(Task::Exact) => posts.push((
                 LmWorkerSlot::First,
                 LmToWorker::Score {
                     id,
                     job: run.job.clone(),
                 },
-            ));
+            )),
+            Some(Task::SplitExact) => {
+                for (slot, index) in [(LmWorkerSlot::First, 0), (LmWorkerSlot::Second, 1)] {
+                    let part = PartOf {
+                        index,
+                        slots: vec![0, 1],
+                        // Draws take the requests (id << 8) | draw, with draw < 255.
+                        request: (id << 8) | 0xFF,
+                    };
+                    let job = run.job.clone();
+                    posts.push((slot, LmToWorker::SplitScore { id, job, part }));
+                }
+            }
+            _ => {}
         }
         posts.extend(run.hand(LmWorkerSlot::First));
         posts.extend(run.hand(LmWorkerSlot::Second));
@@ -140,10 +161,11 @@ impl TextRun {
         self.hand(slot)
     }
 
-    /// The second worker's half of split draw `draw` is done (the first answers the draw):
-    /// the next draw, if both are free.
-    pub fn helped(&mut self, draw: usize) -> Vec<Post> {
-        if self.computing[1] != Some(Task::Split(draw)) {
+    /// The second worker's half of split draw `draw` (or of the split exact score: `None`)
+    /// is done (the first answers it): the next draw, if both are free.
+    pub fn helped(&mut self, draw: Option<usize>) -> Vec<Post> {
+        let task = draw.map_or(Task::SplitExact, Task::Split);
+        if self.computing[1] != Some(task) {
             return Vec::new();
         }
         self.computing[1] = None;
@@ -158,7 +180,7 @@ impl TextRun {
             Some(Task::Draw(draw)) => self.to_hand.push(draw),
             // The first's half fails when its peer's shares stop coming; its answer, an error,
             // is kept as the draw's failure.
-            Some(Task::Split(_)) | Some(Task::Exact) | None => {}
+            Some(Task::Split(_) | Task::SplitExact | Task::Exact) | None => {}
         }
         self.hand(LmWorkerSlot::First)
     }
@@ -179,9 +201,9 @@ impl TextRun {
         self.is_finished() && matches!(self.exact, Some(Ok(_))) && self.received.len() == self.draws
     }
 
-    /// The answer to publish if something new came since the last call: the exact report with
-    /// the swap as its draws so far make it (shown from its first draw on), or why the text
-    /// could not be scored.
+    /// The answer to publish if something new came since the last call: the exact report as
+    /// soon as it is in, with the swap as its draws so far make it (none yet: its draws are
+    /// all pending), or why the text could not be scored.
     pub fn news(&mut self) -> Option<Result<LmReport, String>> {
         let exact = self.exact.as_ref()?;
         let report = match exact {
@@ -194,10 +216,7 @@ impl TextRun {
             }
             Ok(report) => report,
         };
-        let waiting_first_draw = self.draws > 0 && self.received.is_empty();
-        if (waiting_first_draw && !self.is_finished())
-            || self.published == Some(self.received.len())
-        {
+        if self.published == Some(self.received.len()) {
             return None;
         }
         self.published = Some(self.received.len());
@@ -217,11 +236,10 @@ impl TextRun {
         matches!(self.exact, Some(Err(_)))
     }
 
-    /// What `slot` takes next, if it is free and a draw is left: with two connected workers
-    /// and the exact report in, each draw is split over both (half a forward's time each),
-    /// so a worker that comes free while the other computes a draw waits for it; while the
-    /// first scores a new text, the second takes a draw alone (the swap's first number then
-    /// comes with the exact one).
+    /// What `slot` takes next, if it is free and a draw is left: with two connected workers,
+    /// once the exact report is in (itself split over both), each draw is split over both
+    /// (half a forward's time each), so a worker that comes free first waits for the other;
+    /// otherwise a draw alone (while the first scores a new text, the second takes draw 0).
     fn hand(&mut self, slot: LmWorkerSlot) -> Vec<Post> {
         let free = self.computing[slot.index()].is_none();
         if !free
@@ -236,9 +254,9 @@ impl TextRun {
             LmWorkerSlot::First => LmWorkerSlot::Second,
             LmWorkerSlot::Second => LmWorkerSlot::First,
         };
-        let other_task = self.computing[other.index()];
-        if self.split && other_task != Some(Task::Exact) {
-            if other_task.is_some() {
+        if self.split {
+            // Both free, the text scored (split too): the next draw over both.
+            if self.exact.is_none() || self.computing[other.index()].is_some() {
                 return Vec::new();
             }
             let Some(draw) = self.to_hand.pop() else {
@@ -341,31 +359,55 @@ mod tests {
             .collect()
     }
 
-    /// Two connected workers, three draws. A new text: the exact score and draw 0 alone at
-    /// once (the swap's first number with the exact one); the first, done, waits for the
-    /// second; then each draw is split over both, the next handed once the first has answered
-    /// and the second has helped (in either order). A kept text: every draw split.
+    /// The split exact score's posts, as (worker, part index, request).
+    fn split_scores(posts: &[Post]) -> Vec<(LmWorkerSlot, usize, u64)> {
+        posts
+            .iter()
+            .filter_map(|(slot, message)| match message {
+                LmToWorker::SplitScore { part, .. } => Some((*slot, part.index, part.request)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Two connected workers, three draws. A new text: its exact score split over both; then
+    /// each draw split over both, the next handed once the first has answered and the second
+    /// has helped (in either order); the exact report is shown as soon as it is in. A kept
+    /// text: every draw split at once.
     #[test]
-    fn connected_workers_split_each_draw_once_the_text_is_scored() {
+    fn connected_workers_split_the_score_and_each_draw() {
         let prf = job("prf-pos", 3);
         let (mut run, posts) = TextRun::start(11, prf.clone(), (true, true), None);
-        assert_eq!(asked(&posts), vec![(First, None), (Second, Some(0))]);
-        assert!(run.scored(Ok(report())).is_empty(), "waits for the second");
+        assert_eq!(
+            split_scores(&posts),
+            vec![(First, 0, (11 << 8) | 0xFF), (Second, 1, (11 << 8) | 0xFF)]
+        );
+        assert_eq!(posts.len(), 2);
+        assert!(run.helped(Some(0)).is_empty(), "not what it helps with");
+        assert!(run.helped(None).is_empty(), "the first has not answered");
         let request = |draw: u64| (11 << 8) | draw;
         assert_eq!(
-            split_asked(&run.drawn(Second, 0, draw(0, 2.0))),
+            split_asked(&run.scored(Ok(report()))),
+            vec![(First, 0, 0, request(0)), (Second, 0, 1, request(0))]
+        );
+        let first = run.news().expect("news").expect("a report");
+        assert_eq!(first.swap.map(|s| s.pending_draws), Some(3));
+        assert!(
+            run.drawn(First, 0, draw(0, 2.0)).is_empty(),
+            "the second helps still"
+        );
+        assert_eq!(
+            split_asked(&run.helped(Some(0))),
             vec![(First, 1, 0, request(1)), (Second, 1, 1, request(1))]
         );
-        assert!(run.news().is_some());
-        assert!(run.drawn(First, 1, draw(1, 3.0)).is_empty());
-        assert!(run.helped(0).is_empty(), "not the draw it helps with");
+        assert!(run.helped(Some(1)).is_empty(), "the first still computes");
         assert_eq!(
-            split_asked(&run.helped(1)),
+            split_asked(&run.drawn(First, 1, draw(1, 3.0))),
             vec![(First, 2, 0, request(2)), (Second, 2, 1, request(2))]
         );
-        assert!(run.helped(2).is_empty());
-        assert!(!run.is_finished());
         assert!(run.drawn(First, 2, draw(2, 4.0)).is_empty());
+        assert!(!run.is_finished());
+        assert!(run.helped(Some(2)).is_empty());
         assert!(run.is_complete());
         let swap = run.news().and_then(|r| r.ok()).and_then(|r| r.swap);
         assert_eq!(swap.map(|s| (s.draws, s.pending_draws)), Some((3, 0)));
@@ -391,19 +433,21 @@ mod tests {
         assert!(split_asked(&posts).is_empty());
     }
 
-    /// Two workers, three draws: the exact score and draw 0 at once; the swap shown with the
-    /// exact report once draw 0 is in, refined by each later draw; the chart's turn once all
-    /// three are in.
+    /// Two workers, three draws: the exact score and draw 0 at once; the exact report shown
+    /// as soon as it is in (its swap pending), then with the swap from draw 0 on, refined by
+    /// each later draw; the chart's turn once all three are in.
     #[test]
     fn two_workers_share_the_draws() {
         let (mut run, posts) = TextRun::start(7, job("prf-pos", 3), (true, false), None);
         assert_eq!(asked(&posts), vec![(First, None), (Second, Some(0))]);
         assert!(run.news().is_none(), "nothing in yet");
         assert_eq!(asked(&run.scored(Ok(report()))), vec![(First, Some(1))]);
-        assert!(
-            run.news().is_none(),
-            "the exact report waits for the first draw"
+        let pending = run.news().expect("news").expect("a report").swap;
+        assert_eq!(
+            pending.map(|s| (s.pending_draws, s.perplexity)),
+            Some((3, None))
         );
+        assert!(run.news().is_none(), "nothing new");
         assert_eq!(
             asked(&run.drawn(Second, 0, draw(0, 2.0))),
             vec![(Second, Some(2))]
@@ -504,7 +548,11 @@ mod tests {
         let (mut run, posts) = TextRun::start(8, prf.clone(), (true, false), Some(kept.clone()));
         assert!(run.exact_kept());
         assert_eq!(asked(&posts), vec![(First, Some(0)), (Second, Some(1))]);
-        assert!(run.news().is_none(), "the swap waits for its first draw");
+        let pending = run
+            .news()
+            .expect("the kept report at once")
+            .expect("a report");
+        assert_eq!(pending.swap.map(|s| s.pending_draws), Some(3));
         assert_eq!(
             asked(&run.drawn(First, 0, draw(0, 2.0))),
             vec![(First, Some(2))]
