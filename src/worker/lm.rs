@@ -465,9 +465,28 @@ async fn run_split<'m>(
         let others = exchange(step, mine).await?;
         split.finish_layer(others);
     }
+    // The last step goes one way: the other parts post their rows' scores, part 0 reads
+    // them and answers; the page then knows both workers free (see `TextRun`).
     let mine = split.scores_message();
-    let others = exchange(step + 1, mine.clone()).await?;
-    Ok((part.index == 0).then_some((split, mine, others)))
+    let last = step + 1;
+    if part.index > 0 {
+        let bytes = encode(&mine)?;
+        let posted = state
+            .borrow()
+            .peers
+            .post_share(part.request, last, part, &bytes, shared);
+        return posted.map(|()| None);
+    }
+    let shares = state
+        .borrow()
+        .peers
+        .read_shares(part.request, last, part, shared, &now)?;
+    let others = shares
+        .await?
+        .iter()
+        .map(|(_, body)| decode::<LmPeerMessage>(body))
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Some((split, mine, others)))
 }
 
 /// `layer`'s training for `job`'s transfer: the lab's transfer text, evaluated on the job's

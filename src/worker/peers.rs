@@ -252,16 +252,45 @@ impl Peers {
         shared: bool,
         now: &dyn Fn() -> f64,
     ) -> Result<Exchange, String> {
+        self.post_share(request, step, part, body, shared)?;
+        self.read_shares(request, step, part, shared, now)
+    }
+
+    /// Posts `body` as this part's share of `step` without reading the others' (a last step
+    /// whose answer one part alone makes: the part that posts only may take its next request
+    /// as soon as the reader has answered, since it reads nothing of this one any more).
+    pub(super) fn post_share(
+        &self,
+        request: u64,
+        step: u32,
+        part: &PartOf,
+        body: &[u8],
+        shared: bool,
+    ) -> Result<(), String> {
         if !shared {
-            self.send(request, step, part, body)?;
-            return Ok(Exchange::Ports(self.receive(request, step, part)));
+            return self.send(request, step, part, body);
         }
         let board = self
             .board
             .as_ref()
             .ok_or("this model worker has no shared board")?;
+        board.post(BoardLayout::stamp(request, step), step, body)
+    }
+
+    /// The other parts' shares of `step`, by part index, without posting one (see
+    /// [`Peers::exchange`] for `shared`).
+    pub(super) fn read_shares(
+        &self,
+        request: u64,
+        step: u32,
+        part: &PartOf,
+        shared: bool,
+        now: &dyn Fn() -> f64,
+    ) -> Result<Exchange, String> {
+        if !shared {
+            return Ok(Exchange::Ports(self.receive(request, step, part)));
+        }
         let stamp = BoardLayout::stamp(request, step);
-        board.post(stamp, step, body)?;
         let started = now();
         let boards = self.boards.borrow();
         let mut shares = Vec::new();

@@ -131,6 +131,11 @@ impl TextRun {
 
     /// The first worker's exact report (or why there is none); the next draw for it.
     pub fn scored(&mut self, report: Result<Box<LmReport>, String>) -> Vec<Post> {
+        // Part 0 answers a split score once it has the other part's last share: both are
+        // free (the other's `helped` may come later; it is then ignored).
+        if self.computing[0] == Some(Task::SplitExact) {
+            self.computing[1] = None;
+        }
         self.computing[0] = None;
         self.exact = Some(report);
         self.hand(LmWorkerSlot::First)
@@ -147,6 +152,9 @@ impl TextRun {
         if task != Some(Task::Draw(draw)) && task != Some(Task::Split(draw)) {
             return Vec::new();
         }
+        if task == Some(Task::Split(draw)) && self.computing[1] == task {
+            self.computing[1] = None;
+        }
         self.computing[slot.index()] = None;
         self.received
             .push(result.unwrap_or_else(|reason| LmSwapDraw {
@@ -162,7 +170,9 @@ impl TextRun {
     }
 
     /// The second worker's half of split draw `draw` (or of the split exact score: `None`)
-    /// is done (the first answers it): the next draw, if both are free.
+    /// is done: the next draw, if both are free. The first's answer frees both already (it
+    /// comes once the second's last share is in), so this matters only when that answer is
+    /// lost.
     pub fn helped(&mut self, draw: Option<usize>) -> Vec<Post> {
         let task = draw.map_or(Task::SplitExact, Task::Split);
         if self.computing[1] != Some(task) {
@@ -371,9 +381,8 @@ mod tests {
     }
 
     /// Two connected workers, three draws. A new text: its exact score split over both; then
-    /// each draw split over both, the next handed once the first has answered and the second
-    /// has helped (in either order); the exact report is shown as soon as it is in. A kept
-    /// text: every draw split at once.
+    /// each draw split over both, the next handed as soon as the first answers; the exact
+    /// report is shown as soon as it is in. A kept text: every draw split at once.
     #[test]
     fn connected_workers_split_the_score_and_each_draw() {
         let prf = job("prf-pos", 3);
@@ -392,23 +401,23 @@ mod tests {
         );
         let first = run.news().expect("news").expect("a report");
         assert_eq!(first.swap.map(|s| s.pending_draws), Some(3));
-        assert!(
-            run.drawn(First, 0, draw(0, 2.0)).is_empty(),
-            "the second helps still"
-        );
+        // The first answers once the second's last share is in: both are free at once, and
+        // the second's own word that it is done comes too late to matter.
         assert_eq!(
-            split_asked(&run.helped(Some(0))),
+            split_asked(&run.drawn(First, 0, draw(0, 2.0))),
             vec![(First, 1, 0, request(1)), (Second, 1, 1, request(1))]
         );
+        assert!(run.helped(Some(0)).is_empty());
+        // The second's word may come first: then the first's answer hands the next.
         assert!(run.helped(Some(1)).is_empty(), "the first still computes");
         assert_eq!(
             split_asked(&run.drawn(First, 1, draw(1, 3.0))),
             vec![(First, 2, 0, request(2)), (Second, 2, 1, request(2))]
         );
-        assert!(run.drawn(First, 2, draw(2, 4.0)).is_empty());
         assert!(!run.is_finished());
-        assert!(run.helped(Some(2)).is_empty());
+        assert!(run.drawn(First, 2, draw(2, 4.0)).is_empty());
         assert!(run.is_complete());
+        assert!(run.helped(Some(2)).is_empty());
         let swap = run.news().and_then(|r| r.ok()).and_then(|r| r.swap);
         assert_eq!(swap.map(|s| (s.draws, s.pending_draws)), Some((3, 0)));
 
