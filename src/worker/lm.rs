@@ -17,19 +17,20 @@ use sha2::{Digest, Sha256};
 use super::fetch::stream_file;
 use super::peers::Peers;
 use super::{Reply, message_bytes, serve};
-use crate::lab::models::board::BoardLayout;
-use crate::lab::models::smollm::split::{LmPeerMessage, SplitForward, lm_share_bytes};
 use crate::lab::models::smollm::transfer::{
     LayerTraining, TextStates, judge, transfer_ids, transfer_settings,
 };
 use crate::lab::models::smollm::{
     ContinuationEnd, ContinuationEvent, Decoding, GeneratedToken, Generation, LM_FILE_BYTES,
     LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_URL, LayerSweep, LmFromWorker, LmJob,
-    LmToWorker, Share, TOP_TOKENS, TrainedLayer, TrainingEvent, TransferVerdict, chart_swap,
-    lm_tokens, report_of_run, score, swap_draw,
+    LmToWorker, Share, TrainedLayer, TrainingEvent, TransferVerdict, chart_swap, lm_tokens, score,
+    swap_draw,
 };
-use crate::lab::pool::{PartOf, decode, encode};
+use crate::lab::pool::{decode, encode};
 use crate::numerics::llama::{ExactRun, LlamaModel};
+
+mod split;
+use split::{on_split_draw, on_split_score};
 
 /// The worker's model, once loaded, and the per-layer chart under way.
 #[derive(Default)]
@@ -180,52 +181,11 @@ fn on_message(state: &Rc<RefCell<LmWorker>>, event: MessageEvent, reply: &Reply)
             part,
         } => {
             stop_for_a_text(state);
-            let (state, reply) = (state.clone(), reply.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                let result = split_draw(&state, &job, draw, &part).await;
-                let message = match result {
-                    Ok(Some(answer)) => LmFromWorker::SwapDrawn {
-                        id,
-                        draw,
-                        result: Ok(answer),
-                    },
-                    Ok(None) => LmFromWorker::Helped {
-                        id,
-                        draw: Some(draw),
-                    },
-                    Err(error) if part.index == 0 => LmFromWorker::SwapDrawn {
-                        id,
-                        draw,
-                        result: Err(error),
-                    },
-                    // Part 0 meets the same failure (the same text and method, or the lost
-                    // shares) and says it.
-                    Err(_) => LmFromWorker::Helped {
-                        id,
-                        draw: Some(draw),
-                    },
-                };
-                send(&reply, &message);
-            });
+            on_split_draw(state.clone(), reply.clone(), (id, job, draw), part);
         }
         LmToWorker::SplitScore { id, job, part } => {
             stop_for_a_text(state);
-            let (state, reply) = (state.clone(), reply.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                let message = match split_score(&state, &job, &part).await {
-                    Ok(Some(report)) => LmFromWorker::Scored {
-                        id,
-                        report: Ok(Box::new(report)),
-                    },
-                    Ok(None) => LmFromWorker::Helped { id, draw: None },
-                    Err(error) if part.index == 0 => LmFromWorker::Scored {
-                        id,
-                        report: Err(error),
-                    },
-                    Err(_) => LmFromWorker::Helped { id, draw: None },
-                };
-                send(&reply, &message);
-            });
+            on_split_score(state.clone(), reply.clone(), (id, job), part);
         }
         LmToWorker::Score { id, job } => {
             let mut worker = state.borrow_mut();
@@ -356,137 +316,6 @@ fn stop_for_a_text(state: &Rc<RefCell<LmWorker>>) {
     let mut worker = state.borrow_mut();
     worker.chart = None;
     worker.continuations.clear();
-}
-
-/// This worker's part of a draw split over both workers (`lab::models::smollm::split`): part
-/// 0's answer is the draw, the others' `None`. A short text is drawn by part 0 alone.
-async fn split_draw(
-    state: &Rc<RefCell<LmWorker>>,
-    job: &LmJob,
-    draw: usize,
-    part: &PartOf,
-) -> Result<Option<crate::lab::models::smollm::LmSwapDraw>, String> {
-    let model = loaded(state)?;
-    let start = now();
-    let count = part.slots.len();
-    let split =
-        SplitForward::draw(&model, job, draw, (part.index, count)).map_err(|e| e.to_string())?;
-    if !split.worth_splitting() {
-        if part.index > 0 {
-            return Ok(None);
-        }
-        let worker = state.borrow();
-        let alone = swap_draw(&model, job, draw, now, worker.exact.as_ref());
-        return alone.map(Some).map_err(|e| e.to_string());
-    }
-    let Some((split, mine, others)) = run_split(state, split, part).await? else {
-        return Ok(None);
-    };
-    let answer = split.answer(mine, others, now() - start);
-    answer.map(Some).map_err(|e| e.to_string())
-}
-
-/// This worker's part of a text's exact score split over both workers: part 0 keeps the run
-/// and answers the report, the others `None`. A short text is scored by part 0 alone.
-async fn split_score(
-    state: &Rc<RefCell<LmWorker>>,
-    job: &LmJob,
-    part: &PartOf,
-) -> Result<Option<crate::lab::models::smollm::LmReport>, String> {
-    let model = loaded(state)?;
-    let start = now();
-    let count = part.slots.len();
-    let split = SplitForward::exact(&model, job, (part.index, count)).map_err(|e| e.to_string())?;
-    let exact = if !split.worth_splitting() {
-        if part.index > 0 {
-            return Ok(None);
-        }
-        let ids = lm_tokens(&model, &job.text).map_err(|e| e.to_string())?;
-        model
-            .exact_run(&ids, TOP_TOKENS)
-            .map_err(|e| e.to_string())?
-    } else {
-        let Some((split, mine, others)) = run_split(state, split, part).await? else {
-            return Ok(None);
-        };
-        split.exact_run(mine, others).map_err(|e| e.to_string())?
-    };
-    let report = report_of_run(&model, job, &exact, (now() - start, now));
-    state.borrow_mut().exact = Some(exact);
-    report.map(Some).map_err(|e| e.to_string())
-}
-
-/// The model, once loaded (shared with the split forward that holds it across its exchanges).
-fn loaded(state: &Rc<RefCell<LmWorker>>) -> Result<Rc<LlamaModel>, String> {
-    state
-        .borrow()
-        .model
-        .clone()
-        .ok_or_else(|| "the language model is not loaded yet".to_string())
-}
-
-/// Runs `split` in lock step with the other parts: its shares go over the shared boards when
-/// the page is cross-origin isolated and they fit, otherwise over the port. Part 0 gets back
-/// the split with its own last message and the others'; the others `None`.
-async fn run_split<'m>(
-    state: &Rc<RefCell<LmWorker>>,
-    mut split: SplitForward<'m>,
-    part: &PartOf,
-) -> Result<Option<(SplitForward<'m>, LmPeerMessage, Vec<LmPeerMessage>)>, String> {
-    let count = part.slots.len();
-    let tokens = split.tokens();
-    // Every part reads the same text and boards' state, so all take the same path.
-    let shared = state.borrow().peers.share_boards(part)
-        && BoardLayout::default().fits(lm_share_bytes(split.config(), tokens, count));
-    let exchange = |step: u32, message: LmPeerMessage| {
-        let state = state.clone();
-        let part = part.clone();
-        async move {
-            let bytes = encode(&message)?;
-            let shares =
-                state
-                    .borrow()
-                    .peers
-                    .exchange(part.request, step, &part, &bytes, shared, &now)?;
-            shares
-                .await?
-                .iter()
-                .map(|(_, body)| decode::<LmPeerMessage>(body))
-                .collect::<Result<Vec<_>, String>>()
-        }
-    };
-    let message = split.start_message(state.borrow().exact.as_ref());
-    let others = exchange(0, message).await?;
-    split.begin(others, state.borrow().exact.as_ref());
-    let mut step = 0;
-    while split.layers_left() {
-        step += 1;
-        let mine = split.project();
-        let others = exchange(step, mine).await?;
-        split.finish_layer(others);
-    }
-    // The last step goes one way: the other parts post their rows' scores, part 0 reads
-    // them and answers; the page then knows both workers free (see `TextRun`).
-    let mine = split.scores_message();
-    let last = step + 1;
-    if part.index > 0 {
-        let bytes = encode(&mine)?;
-        let posted = state
-            .borrow()
-            .peers
-            .post_share(part.request, last, part, &bytes, shared);
-        return posted.map(|()| None);
-    }
-    let shares = state
-        .borrow()
-        .peers
-        .read_shares(part.request, last, part, shared, &now)?;
-    let others = shares
-        .await?
-        .iter()
-        .map(|(_, body)| decode::<LmPeerMessage>(body))
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(Some((split, mine, others)))
 }
 
 /// `layer`'s training for `job`'s transfer: the lab's transfer text, evaluated on the job's

@@ -10,6 +10,7 @@
 //! - `forward`: the forward pass, each token's loss and the next-token predictions;
 //! - `decode`: continuing a text token by token, softmax layers with a key/value cache and
 //!   linear layers as recurrent networks;
+//! - `scores`: the tied head, each token's loss and the next-token predictions;
 //! - `part`: one worker's share of a forward split by rows over several;
 //! - `heads`: every head's queries, keys and values on a text, for the attention view.
 
@@ -21,6 +22,7 @@ pub mod gguf;
 pub mod heads;
 pub mod part;
 pub mod quant;
+pub mod scores;
 pub mod tokenizer;
 pub mod weights;
 

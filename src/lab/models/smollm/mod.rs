@@ -24,7 +24,7 @@ pub use protocol::{
     Continuation, ContinuationEnd, ContinuationEvent, ContinuationStart, Decoding, GeneratedToken,
     LM_FILE_BYTES, LM_FILE_FROM_PAGE, LM_FILE_MESSAGE, LM_HEADS_WORKER, LM_MAX_GENERATED,
     LM_MAX_TOKENS, LM_URL, LmFromWorker, LmJob, LmLayerBar, LmLayerReport, LmReport, LmSwapDraw,
-    LmSwapReport, LmToWorker, NextToken, Share, TOP_TOKENS, TrainedLayer, TrainingEvent,
+    LmSwapReport, LmToWorker, NextToken, Share, SplitPart, TOP_TOKENS, TrainedLayer, TrainingEvent,
     TransferReport, TransferVerdict,
 };
 #[cfg(feature = "text-model")]

@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use crate::lab::config::ExperimentConfig;
 pub use crate::lab::config::LM_MAX_GENERATED;
 use crate::lab::models::protocol::Spread;
-use crate::lab::pool::PartOf;
 use crate::numerics::attention::hedgehog::{CompactMap, TrainingPoint};
 use crate::numerics::attention::methods::MethodId;
 
@@ -74,12 +73,7 @@ pub struct LmSwapDraw {
     pub top: Vec<Vec<NextToken>>,
     pub forward_ms: f64,
     /// The workers that computed it together (1: one alone).
-    #[serde(default = "one_worker")]
     pub workers: usize,
-}
-
-fn one_worker() -> usize {
-    1
 }
 
 impl LmSwapReport {
@@ -389,6 +383,20 @@ pub enum TrainingEvent {
     Failed(String),
 }
 
+/// A worker's share of a forward split over the page's two language model workers: part
+/// `index` (0 for the first worker, which answers), tagged `request` in what the two send each
+/// other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitPart {
+    pub index: usize,
+    pub request: u64,
+}
+
+impl SplitPart {
+    /// The two workers' slots (the first's 0, the second's 1), in part order.
+    pub const SLOTS: [usize; 2] = [0, 1];
+}
+
 /// A message to the language model's worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LmToWorker {
@@ -439,7 +447,7 @@ pub enum LmToWorker {
         id: u64,
         job: LmJob,
         draw: usize,
-        part: PartOf,
+        part: SplitPart,
     },
     /// The port to the worker of slot `peer` comes with this message (the split forwards'
     /// talk).
@@ -447,7 +455,11 @@ pub enum LmToWorker {
     /// Part `part.index` of the job's text under exact attention, computed by both workers
     /// together: part 0 answers [`LmFromWorker::Scored`] and keeps the exact run, the others
     /// [`LmFromWorker::Helped`]. Stops any per-layer chart.
-    SplitScore { id: u64, job: LmJob, part: PartOf },
+    SplitScore {
+        id: u64,
+        job: LmJob,
+        part: SplitPart,
+    },
 }
 
 /// The property of the message that carries the file from one worker to another through the

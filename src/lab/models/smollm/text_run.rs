@@ -5,8 +5,7 @@
 //! client ([`crate::ui`]'s `LmClient`) posts the messages this bookkeeping returns and publishes
 //! [`TextRun::news`]; it has no web dependency, so its order of work is tested natively.
 
-use super::protocol::{LmJob, LmReport, LmSwapDraw, LmSwapReport, LmToWorker};
-use crate::lab::pool::PartOf;
+use super::protocol::{LmJob, LmReport, LmSwapDraw, LmSwapReport, LmToWorker, SplitPart};
 
 /// Which of the page's language model workers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,9 +106,8 @@ impl TextRun {
             )),
             Some(Task::SplitExact) => {
                 for (slot, index) in [(LmWorkerSlot::First, 0), (LmWorkerSlot::Second, 1)] {
-                    let part = PartOf {
+                    let part = SplitPart {
                         index,
-                        slots: vec![0, 1],
                         // Draws take the requests (id << 8) | draw, with draw < 255.
                         request: (id << 8) | 0xFF,
                     };
@@ -278,11 +276,7 @@ impl TextRun {
                 id: self.id,
                 job: self.job.clone(),
                 draw,
-                part: PartOf {
-                    index,
-                    slots: vec![0, 1],
-                    request,
-                },
+                part: SplitPart { index, request },
             };
             return vec![
                 (LmWorkerSlot::First, message(0)),
