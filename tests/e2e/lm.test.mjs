@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { axeViolations, cli, formatViolations, openPage, sharedServerAndBrowser } from './harness.mjs';
+import { axeViolations, cli, formatViolations, openPage, serveDist, sharedServerAndBrowser } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 const reference = JSON.parse(readFileSync(new URL('../fixtures/smollm-reference.json', import.meta.url), 'utf8'));
@@ -155,6 +155,38 @@ test('language model: a random method\'s draws, shared by two workers, give the 
   assert.match(await page.textContent('.lm-exact'), /kept from before, so only the swap ran, from layer 5 on/);
   assert.deepEqual(problems, []);
   await context.close();
+});
+
+test('language model: on a plain host (not cross-origin isolated) the two workers split each forward over their port, with the same numbers', async () => {
+  // The page above, served without COOP/COEP: no shared memory, so the workers' shares of each
+  // layer travel over their MessagePort instead of shared boards.
+  const text = 'The quick brown fox jumps over the lazy dog near the river bank, while the miller '
+    + 'counts the turns of his wheel from the old stone bridge and the children watch the boats.';
+  const settings = ['--method', 'prf-pos', '--layers', '5', '--features', '16', '--swapdraws', '3'];
+  const expected = JSON.parse(cli(['lm', '--text', text, ...settings])).swap;
+  const plain = await serveDist(undefined, { isolated: false });
+  try {
+    const { page, problems, context } = await openPage(shared.browser,
+      `${plain.url}?view=lm&lmmethod=prf-pos&lmlayers=5&features=16&swapdraws=3&lmchart=off&text=${encodeURIComponent(text)}`);
+    assert.equal(await page.evaluate(() => crossOriginIsolated), false);
+    await page.waitForSelector('.lm-swapped[data-pending-draws="0"][data-swapped-perplexity]', { timeout: 120_000 });
+    const first = Number(await page.$eval('.lm-swapped', (e) => e.dataset.swappedPerplexity));
+    assert.ok(Math.abs(first / expected.perplexity.mean - 1) < 1e-3, `page ${first} against ${expected.perplexity.mean}`);
+    await page.waitForSelector('.lm-figure[data-workers="2"]', { timeout: 60_000 });
+    const before = Number(await page.$eval('.lm-figure', (e) => e.dataset.answer));
+    await page.selectOption('#control-lmmethod', 'none');
+    await waitAnswer(page, before + 1);
+    const again = Number(await page.$eval('.lm-figure', (e) => e.dataset.answer));
+    await page.selectOption('#control-lmmethod', 'prf-pos');
+    await page.waitForFunction((again) => Number(document.querySelector('.lm-figure')?.dataset.answer) > again
+      && document.querySelector('.lm-swapped')?.dataset.pendingDraws === '0', again, { timeout: 120_000 });
+    assert.equal(await page.$eval('.lm-swapped', (e) => e.dataset.splitDraws), '3');
+    assert.equal(Number(await page.$eval('.lm-swapped', (e) => e.dataset.swappedPerplexity)), first);
+    assert.deepEqual(problems, []);
+    await context.close();
+  } finally {
+    await plain.close();
+  }
 });
 
 test('language model: leaving the view while the file downloads loses nothing', async () => {
