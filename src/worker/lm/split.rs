@@ -10,8 +10,7 @@ use super::{LmWorker, now, send};
 use crate::lab::models::board::BoardLayout;
 use crate::lab::models::smollm::split::{LmPeerMessage, SplitForward, lm_share_bytes};
 use crate::lab::models::smollm::{
-    LmFromWorker, LmJob, LmReport, LmSwapDraw, SplitPart, TOP_TOKENS, lm_tokens, report_of_run,
-    swap_draw,
+    LmFromWorker, LmJob, LmReport, LmSwapDraw, SplitPart, TOP_TOKENS, report_of_run, swap_draw,
 };
 use crate::lab::pool::{PartOf, decode, encode};
 use crate::numerics::llama::LlamaModel;
@@ -126,9 +125,8 @@ async fn split_score(
         if part.index > 0 {
             return Ok(None);
         }
-        let ids = lm_tokens(&model, &job.text).map_err(|e| e.to_string())?;
         model
-            .exact_run(&ids, TOP_TOKENS)
+            .exact_run(split.ids(), TOP_TOKENS)
             .map_err(|e| e.to_string())?
     } else {
         let Some((split, mine, others)) = run_split(state, split, part).await? else {
@@ -173,11 +171,7 @@ async fn run_split<'m>(
                     .borrow()
                     .peers
                     .exchange(part.request, step, &part, &bytes, shared, &now)?;
-            shares
-                .await?
-                .iter()
-                .map(|(_, body)| decode::<LmPeerMessage>(body))
-                .collect::<Result<Vec<_>, String>>()
+            decoded(shares.await?)
         }
     };
     let message = split.start_message(state.borrow().exact.as_ref());
@@ -206,10 +200,14 @@ async fn run_split<'m>(
         .borrow()
         .peers
         .read_shares(part.request, last, part, shared, &now)?;
-    let others = shares
-        .await?
+    let others = decoded(shares.await?)?;
+    Ok(Some((split, mine, others)))
+}
+
+/// The other parts' messages from their shares' bytes.
+fn decoded(shares: Vec<(usize, Vec<u8>)>) -> Result<Vec<LmPeerMessage>, String> {
+    shares
         .iter()
         .map(|(_, body)| decode::<LmPeerMessage>(body))
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(Some((split, mine, others)))
+        .collect()
 }

@@ -168,6 +168,11 @@ impl<'m> SplitForward<'m> {
         self.ids.len()
     }
 
+    /// The text's token ids.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+
     /// The model's configuration.
     pub fn config(&self) -> &'m LlamaConfig {
         &self.model.config
