@@ -107,6 +107,26 @@ fn lock_step<'m>(
             assert!(part.layers_left(), "part {i} is not at step {step}");
             part.finish_layer(others(&shares, i));
         }
+        // A swapped layer's heads are split: one more step, for every part or none.
+        let mut heads: Vec<Option<LmPeerMessage>> =
+            parts.iter_mut().map(|p| p.heads_message()).collect();
+        if heads[0].is_some() {
+            assert!(
+                heads.iter().all(Option::is_some),
+                "every part has the heads' step"
+            );
+            step += 1;
+            let mut heads: Vec<LmPeerMessage> = heads.drain(..).flatten().collect();
+            spoil(step, &mut heads);
+            for (i, part) in parts.iter_mut().enumerate() {
+                part.finish_heads(others(&heads, i));
+            }
+        } else {
+            assert!(
+                heads.iter().all(Option::is_none),
+                "no part has the heads' step"
+            );
+        }
     }
     assert!(parts.iter().all(|p| !p.layers_left()));
     let finals: Vec<LmPeerMessage> = parts.iter().map(|p| p.scores_message()).collect();
@@ -207,4 +227,22 @@ fn a_parts_failure_reaches_every_part() {
     assert_eq!(split.failure.as_deref(), Some("part 1 was stopped"));
     assert_eq!(split.perplexity, None);
     assert!(split.losses.is_empty());
+    // Layer 4 is swapped: its heads' step (step 6, after layers 0-4's) fails the same way,
+    // and heads that do not fit (a value lost) are refused with a sentence, not a panic.
+    let split = split_draw(&job, 0, 2, None, &mut |step, messages| {
+        if step == 6 {
+            assert!(matches!(messages[1], LmPeerMessage::Heads { .. }));
+            messages[1] = LmPeerMessage::Failed("part 1 was stopped".into());
+        }
+    });
+    assert_eq!(split.failure.as_deref(), Some("part 1 was stopped"));
+    let split = split_draw(&job, 0, 2, None, &mut |step, messages| {
+        if step == 6
+            && let LmPeerMessage::Heads { values, .. } = &mut messages[1]
+        {
+            values.0.pop();
+        }
+    });
+    let failure = split.failure.expect("refused");
+    assert!(failure.contains("do not fit"), "{failure}");
 }

@@ -64,7 +64,7 @@ pub struct Scratch {
     q: Vec<f32>,
     k: Vec<f32>,
     v: Vec<f32>,
-    attention: Vec<f32>,
+    pub(super) attention: Vec<f32>,
     head_q: Vec<f32>,
     head_k: Vec<f32>,
     head_v: Vec<f32>,
@@ -246,16 +246,47 @@ impl LlamaModel {
         replace: &mut Option<Replacement>,
         s: &mut Scratch,
     ) -> Result<(), LmError> {
+        let (w, d) = (self.config.width, self.config.head_dim);
+        let mut attention = std::mem::take(&mut s.attention);
+        attention.resize(rows.len() * w, 0.0);
+        let heads = 0..self.config.heads;
+        let attended = self.attend(layer, n, (q, k, v), heads, replace, s, &mut |head, out| {
+            let kept = &out[rows.start * d..rows.end * d];
+            for (row, o) in attention.chunks_exact_mut(w).zip(kept.chunks_exact(d)) {
+                row[head * d..(head + 1) * d].copy_from_slice(o);
+            }
+        });
+        s.attention = attention;
+        attended?;
+        self.feed(layer, x, rows.len(), s);
+        Ok(())
+    }
+
+    /// Heads `heads` of layer `layer`'s causal attention over an `n`-token text's queries,
+    /// keys and values: each head's output (`n × d`, softmax unless `replace` answers) handed
+    /// to `keep` with the head's index.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn attend(
+        &self,
+        layer: usize,
+        n: usize,
+        (q, k, v): (&[f32], &[f32], &[f32]),
+        heads: Range<usize>,
+        replace: &mut Option<Replacement>,
+        s: &mut Scratch,
+        keep: &mut dyn FnMut(usize, &[f32]),
+    ) -> Result<(), LmError> {
         let c = &self.config;
         let (w, d, kv) = (c.width, c.head_dim, c.kv_heads * c.head_dim);
         let group = c.heads / c.kv_heads;
-        let own = rows.len();
-        let weights = &self.layers[layer];
-        s.attention.resize(own * w, 0.0);
         for kv_head in 0..c.kv_heads {
+            let group_heads = kv_head * group..(kv_head + 1) * group;
+            if group_heads.end <= heads.start || group_heads.start >= heads.end {
+                continue;
+            }
             gather(k, kv, kv_head * d, d, &mut s.head_k);
             gather(v, kv, kv_head * d, d, &mut s.head_v);
-            for head in kv_head * group..(kv_head + 1) * group {
+            for head in group_heads.filter(|h| heads.contains(h)) {
                 gather(q, w, head * d, d, &mut s.head_q);
                 let inputs = HeadInputs {
                     layer,
@@ -287,12 +318,18 @@ impl LlamaModel {
                         flash_attention(&seq, true)
                     }
                 };
-                let kept = &out[rows.start * d..rows.end * d];
-                for (row, o) in s.attention.chunks_exact_mut(w).zip(kept.chunks_exact(d)) {
-                    row[head * d..(head + 1) * d].copy_from_slice(o);
-                }
+                keep(head, &out);
             }
         }
+        Ok(())
+    }
+
+    /// The layer's second half on `own` rows whose attention (every head's, `own × width`)
+    /// is in `s.attention`: the output projection and the feed-forward block, added to the
+    /// rows' hidden states `x`.
+    pub(super) fn feed(&self, layer: usize, x: &mut [f32], own: usize, s: &mut Scratch) {
+        let c = &self.config;
+        let weights = &self.layers[layer];
         let apply = |m: QuantMatrix, input: &[f32], out: &mut Vec<f32>, panel: &mut Vec<f32>| {
             out.resize(own * m.rows, 0.0);
             m.apply(input, own, out, panel);
@@ -329,7 +366,6 @@ impl LlamaModel {
             &mut s.panel,
         );
         add(x, &s.out);
-        Ok(())
     }
 
     /// The whole forward: embeddings, every layer (softmax unless `replace` answers), scores.

@@ -29,7 +29,7 @@ pub mod weights;
 pub use decode::{Decoder, MapMaker};
 pub use forward::{ExactRun, LmScores, Prediction, Rope, Scratch};
 pub use heads::LmHeads;
-pub use part::{LayerShare, LmPart, join_scores};
+pub use part::{HeadShare, LayerShare, LmPart, join_scores};
 pub use tokenizer::LmTokenizer;
 pub use weights::{LM_FILE_NAME, LM_SHA256, LlamaConfig, LlamaModel};
 

@@ -183,6 +183,11 @@ async fn run_split<'m>(
         let mine = split.project();
         let others = exchange(step, mine).await?;
         split.finish_layer(others);
+        if let Some(mine) = split.heads_message() {
+            step += 1;
+            let others = exchange(step, mine).await?;
+            split.finish_heads(others);
+        }
     }
     // The last step goes one way: the other parts post their rows' scores, part 0 reads
     // them and answers; the page then knows both workers free (see `TextRun`).

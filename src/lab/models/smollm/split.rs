@@ -23,8 +23,8 @@ use crate::lab::models::head_swap::{RegistryContext, Swap, registry_of, replacem
 use crate::lab::models::split::{Floats, part_rows};
 use crate::numerics::attention::long::LinearForm;
 use crate::numerics::llama::{
-    ExactRun, LayerShare, LlamaConfig, LlamaModel, LmError, LmPart, LmScores, Prediction,
-    join_scores,
+    ExactRun, HeadShare, LayerShare, LlamaConfig, LlamaModel, LmError, LmPart, LmScores,
+    Prediction, join_scores,
 };
 
 /// The fewest tokens worth a split draw: a shorter text's forward takes less than the
@@ -66,6 +66,16 @@ pub enum LmPeerMessage {
         v: Floats,
         entering: Option<Floats>,
     },
+    /// At a swapped layer of a draw, after its `Layer` step: heads `first..last` of the layer's
+    /// attention, as this part computed them, of every row but its own `start..end`
+    /// ([`HeadShare`]'s layout).
+    Heads {
+        first: usize,
+        last: usize,
+        start: usize,
+        end: usize,
+        values: Floats,
+    },
     /// After the last layer: the losses of the tokens after rows `start..` and the rows'
     /// predictions (the likeliest next tokens with their log-probabilities, the normaliser).
     Scores {
@@ -75,6 +85,35 @@ pub enum LmPeerMessage {
     },
     /// The draw failed, and why.
     Failed(String),
+}
+
+/// The heads part `index` of `count` computes at `layer` when the parts split its heads: a
+/// swapped layer of a draw (its method costs about a sixth of a forward with 256 random
+/// features; softmax, a fiftieth, is computed whole by each part, one step fewer). `None`
+/// for a layer whose heads are not split.
+fn heads_of(
+    work: &Work,
+    layer: usize,
+    index: usize,
+    count: usize,
+    model: &LlamaModel,
+) -> Option<Range<usize>> {
+    let heads = model.config.heads;
+    match work {
+        Work::Draw { swap, .. } if swap.layers.contains(&layer) && (2..=heads).contains(&count) => {
+            // Part 0 also joins the answer: it takes the smaller share of the nine heads.
+            Some(part_rows(heads, count - 1 - index, count))
+        }
+        _ => None,
+    }
+}
+
+/// A failure's sentence (a method's own reason as it gave it).
+fn reason_of(error: LmError) -> String {
+    match error {
+        LmError::Replacement(reason) => reason,
+        other => other.to_string(),
+    }
 }
 
 /// What a split forward computes.
@@ -106,6 +145,8 @@ pub struct SplitForward<'m> {
     layers: usize,
     part: Option<LmPart<'m>>,
     mine: Option<LayerShare>,
+    /// At a layer whose heads are split: this part's heads' outputs of the others' rows.
+    heads: Option<HeadShare>,
     failure: Option<String>,
 }
 
@@ -159,6 +200,7 @@ impl<'m> SplitForward<'m> {
             layers: model.config.layers,
             part: None,
             mine: None,
+            heads: None,
             failure: None,
         })
     }
@@ -322,13 +364,7 @@ impl<'m> SplitForward<'m> {
                         v: v.0,
                     });
                 }
-                LmPeerMessage::Failed(reason) => {
-                    self.failure.get_or_insert(reason);
-                }
-                _ => {
-                    self.failure
-                        .get_or_insert_with(|| "a part's message came at the wrong step".into());
-                }
+                other => self.not_a_share(other),
             }
         }
         let (Some(part), Some(mine)) = (self.part.as_mut(), self.mine.take()) else {
@@ -355,14 +391,70 @@ impl<'m> SplitForward<'m> {
             } => {
                 let form = LinearForm::CausalChunked;
                 let mut replace = replacement_of(swap, registry.as_ref(), *draw, form);
-                part.finish_layer(mine, shares, Some(&mut replace))
+                let layer = self.next - 1;
+                match heads_of(&self.work, layer, self.index, self.count, self.model) {
+                    Some(heads) => part
+                        .attend_heads(mine, shares, heads, Some(&mut replace))
+                        .map(|share| self.heads = Some(share)),
+                    None => part.finish_layer(mine, shares, Some(&mut replace)),
+                }
             }
         };
         if let Err(error) = finished {
-            self.failure = Some(match error {
-                LmError::Replacement(reason) => reason,
-                other => other.to_string(),
-            });
+            self.failure = Some(reason_of(error));
+        }
+    }
+
+    /// The message of the heads' step that follows the layer just finished when that layer's
+    /// heads are split between the parts (a swapped layer of a draw): this part's heads'
+    /// outputs of the others' rows, or the failure. `None`: the layer has no such step (every
+    /// part knows which layers have one, so the parts' steps stay in line).
+    pub fn heads_message(&mut self) -> Option<LmPeerMessage> {
+        let layer = self.next.checked_sub(1)?;
+        heads_of(&self.work, layer, self.index, self.count, self.model)?;
+        if let Some(reason) = &self.failure {
+            return Some(LmPeerMessage::Failed(reason.clone()));
+        }
+        Some(match self.heads.take() {
+            Some(share) => LmPeerMessage::Heads {
+                first: share.heads.start,
+                last: share.heads.end,
+                start: share.rows.start,
+                end: share.rows.end,
+                values: Floats(share.values),
+            },
+            None => self.fail("the layer's heads were not attended".into()),
+        })
+    }
+
+    /// Finishes the layer whose heads were split with the other parts' messages of the
+    /// heads' step.
+    pub fn finish_heads(&mut self, others: Vec<LmPeerMessage>) {
+        let mut shares = Vec::with_capacity(others.len());
+        for message in others {
+            match message {
+                LmPeerMessage::Heads {
+                    first,
+                    last,
+                    start,
+                    end,
+                    values,
+                } => shares.push(HeadShare {
+                    heads: first..last,
+                    rows: start..end,
+                    values: values.0,
+                }),
+                other => self.not_a_share(other),
+            }
+        }
+        if self.failure.is_some() {
+            return;
+        }
+        let Some(part) = self.part.as_mut() else {
+            return;
+        };
+        if let Err(error) = part.finish_heads(shares) {
+            self.failure = Some(reason_of(error));
         }
     }
 
@@ -461,6 +553,16 @@ impl<'m> SplitForward<'m> {
             scores,
             states: self.states,
         })
+    }
+
+    /// Records what a message that is not the step's share says: the other part's failure,
+    /// or that it came at the wrong step.
+    fn not_a_share(&mut self, message: LmPeerMessage) {
+        let reason = match message {
+            LmPeerMessage::Failed(reason) => reason,
+            _ => "a part's message came at the wrong step".into(),
+        };
+        self.failure.get_or_insert(reason);
     }
 
     /// Records the first failure and returns its message.
