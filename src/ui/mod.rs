@@ -364,7 +364,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
     let run_anyway = move |_| dispatch(JobInput::RunAnyway);
     // Back to the configuration whose results are on screen.
     let keep_previous = move |_| {
-        let previous = job.with_value(|j| j.shown_config().cloned());
+        let previous = job.with_value(|j| j.shown_config());
         set_config.set(previous.unwrap_or_default());
     };
     let cancel = move |_| dispatch(JobInput::Cancel);
@@ -378,8 +378,23 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
         job_running: Signal::derive(move || status.get() == Status::Computing),
         result,
     };
+    // The whole answer's sizes when the charts show a preview (a slider moving).
+    let preview = move || {
+        summaries.with(|s| {
+            s.as_ref().and_then(|s| {
+                let c = &s.value.config;
+                c.preview_of.map(|whole| (c.n, c.datasets, whole))
+            })
+        })
+    };
     let status_line = move || match status.get() {
-        Status::Computing => "computing…".to_string(),
+        Status::Computing => match preview() {
+            Some((n, datasets, whole)) => format!(
+                "preview while the slider moves: {n} of {} scatter pairs, {datasets} of {} datasets, the curve of the last whole answer; computing the whole answer…",
+                whole.n, whole.datasets
+            ),
+            None => "computing…".to_string(),
+        },
         Status::Ready => elapsed
             .get()
             .map(|(_, ms)| {
@@ -439,6 +454,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
             data-compute-ms=move || elapsed.get().map(|(_, ms)| format!("{ms:.1}"))
             data-generation=move || elapsed.get().map(|(generation, _)| generation)
             data-drawn-generation=move || drawn_generation.get()
+            data-preview=move || preview().map(|_| "")
         >
             <header>
                 <h1>"softmax-kernel-lab"</h1>

@@ -325,7 +325,7 @@ test('dragging every slider end to end, through the budget prompt and the work l
   await context.close();
 });
 
-test('a slider dragged at a thumb\'s pace: the charts follow it, and its last step equals a fresh page', async () => {
+test('a slider dragged at a thumb\'s pace: previews follow it, and its last step, computed whole, equals a fresh page', async () => {
   const { page, problems, context } = await openPage(shared.browser, shared.server.url);
   await waitReady(page, 90_000);
   // A first recompute: the workers' code warmed up, as a reader's page is after a moment.
@@ -333,10 +333,14 @@ test('a slider dragged at a thumb\'s pace: the charts follow it, and its last st
   await waitReady(page, 60_000);
   // m from 16 to about 2000 in 40 steps as fast as the pointer moves (30-40 ms a step here,
   // faster than a job ends: superseding each step, none was drawn until the thumb rested).
-  const { stepTimes, frames } = await timedDrag(page, 'm', 40, 0.5);
+  const { stepTimes, frames, previews } = await timedDrag(page, 'm', 40, 0.5);
   const drawnWhileDragging = frames.filter((f) => f <= stepTimes[stepTimes.length - 1]).length;
-  // Each answer that ended was drawn while the thumb moved.
+  // Each answer that ended was drawn while the thumb moved: previews (a quarter of the pairs
+  // and datasets, labelled), the whole answer once the thumb rests.
   assert.ok(drawnWhileDragging >= 3, `${drawnWhileDragging} answers drawn during the drag`);
+  assert.ok(previews >= 1, `${previews} previews shown`);
+  assert.equal(await page.evaluate(() => document.querySelector('.app').dataset.preview), undefined, 'the page ends on the whole answer');
+  assert.doesNotMatch(await page.textContent('.status'), /preview/);
   const m = await page.inputValue('#control-m');
   assert.match(page.url(), new RegExp(`[?&]m=${m}(&|$)`));
   assert.match(await page.textContent('table caption'), new RegExp(`m = ${m}\\b`));

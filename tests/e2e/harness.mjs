@@ -210,15 +210,19 @@ export async function dragSlider(page, key, toEnd, steps = 24, reach = 1) {
  * pointer moves (a quick thumb: each move as fast as the browser takes it), then waits for the
  * page to be ready on the last step. Returns, on the page's clock, `stepTimes` (the slider's
  * input events), `frames` (each time a newer request's scatter was drawn:
- * `data-drawn-generation`) and `ready`.
+ * `data-drawn-generation`) and `ready`; and `previews`, how many times the charts came to show
+ * a preview (`data-preview`).
  */
 export async function timedDrag(page, key, steps = 40, reach = 0.5) {
   await page.evaluate((key) => {
     const app = document.querySelector('.app');
     window.__frames = [];
     window.__steps = [];
+    window.__previews = 0;
     new MutationObserver(() => window.__frames.push(performance.now()))
       .observe(app, { attributes: true, attributeFilter: ['data-drawn-generation'] });
+    new MutationObserver(() => { if (app.dataset.preview !== undefined) window.__previews += 1; })
+      .observe(app, { attributes: true, attributeFilter: ['data-preview'] });
     const range = [...document.querySelectorAll('.control-row')]
       .find((row) => row.querySelector(`#control-${key}`)).querySelector('input[type="range"]');
     range.addEventListener('input', () => window.__steps.push(performance.now()));
@@ -231,8 +235,8 @@ export async function timedDrag(page, key, steps = 40, reach = 0.5) {
     const observer = new MutationObserver(() => { if (done()) { observer.disconnect(); resolve(performance.now()); } });
     observer.observe(app, { attributes: true });
   }));
-  const { frames, stepTimes } = await page.evaluate(() => ({ frames: window.__frames, stepTimes: window.__steps }));
-  return { stepTimes, frames, ready };
+  const { frames, stepTimes, previews } = await page.evaluate(() => ({ frames: window.__frames, stepTimes: window.__steps, previews: window.__previews }));
+  return { stepTimes, frames, ready, previews };
 }
 
 /**

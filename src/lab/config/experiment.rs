@@ -73,7 +73,23 @@ pub struct ExperimentConfig {
     /// The attention view's parameters (its data also uses d, the distributions and the seed
     /// above, and its estimators θ, the complex A and the coupling of ω).
     pub attention: AttentionSettings,
+    /// Set on a preview while a slider moves ([`ExperimentConfig::preview`]): the whole
+    /// answer's sizes, which this computation takes a part of. Never in a URL.
+    #[serde(default)]
+    pub preview_of: Option<WholeSize>,
 }
+
+/// The sizes of the whole answer a preview stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WholeSize {
+    pub n: usize,
+    pub datasets: usize,
+}
+
+/// A preview's scatter pairs and boxplot datasets at most: about a quarter of the default
+/// experiment's work, so that a step of a dragged slider is drawn within a frame or two.
+pub const PREVIEW_PAIRS: usize = 250;
+pub const PREVIEW_DATASETS: usize = 5;
 
 impl Default for ExperimentConfig {
     fn default() -> Self {
@@ -103,6 +119,7 @@ impl Default for ExperimentConfig {
             trials: 2000,
             view: View::Kernel,
             attention: AttentionSettings::default(),
+            preview_of: None,
         }
     }
 }
@@ -122,6 +139,42 @@ pub const CURVE_REPEATS: usize = 4;
 pub const MAX_WORK: f64 = 1.5e10;
 
 impl ExperimentConfig {
+    /// What the page computes while a slider moves: the first [`PREVIEW_PAIRS`] scatter pairs
+    /// and the first [`PREVIEW_DATASETS`] boxplot datasets of this configuration, without the
+    /// MSE-against-m curve (the last one drawn stays). `None` when the whole answer has no
+    /// more pairs or datasets than that (it is as quick as its preview would be).
+    pub fn preview(&self) -> Option<ExperimentConfig> {
+        let whole = self.whole();
+        let n = whole.n.min(PREVIEW_PAIRS);
+        let datasets = whole.datasets.min(PREVIEW_DATASETS);
+        if n == whole.n && datasets == whole.datasets {
+            return None;
+        }
+        Some(ExperimentConfig {
+            n,
+            datasets,
+            probe: whole.probe.filter(|&p| p < n),
+            preview_of: Some(WholeSize {
+                n: whole.n,
+                datasets: whole.datasets,
+            }),
+            ..whole
+        })
+    }
+
+    /// The whole configuration a preview stands for (itself if it is not one).
+    pub fn whole(&self) -> ExperimentConfig {
+        match self.preview_of {
+            Some(size) => ExperimentConfig {
+                n: size.n,
+                datasets: size.datasets,
+                preview_of: None,
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+
     /// The Laplace scales of the query and the key means: `xscale` and `yscale` where set,
     /// else `scale` for both (the paper's one `b`).
     pub fn mean_scales(&self) -> (f64, f64) {

@@ -444,6 +444,10 @@ impl Scheduler {
             return;
         }
         let (generation, config) = (job.generation, &job.config);
+        if part == Part::Curves && config.preview_of.is_some() {
+            // A preview has no curve to announce.
+            return;
+        }
         let event = match part {
             Part::Scatter => self
                 .store

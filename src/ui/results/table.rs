@@ -57,8 +57,17 @@ pub fn ResultsTable(result: Signal<Option<Arc<ExperimentResult>>>) -> impl IntoV
     move || {
         result.get().map(|r| {
             let c = &r.config;
+            let preview = c
+                .preview_of
+                .map(|whole| {
+                    format!(
+                        "A preview while the slider moves ({} of {} datasets; the whole answer follows). ",
+                        c.datasets, whole.datasets
+                    )
+                })
+                .unwrap_or_default();
             let caption = format!(
-                "Sorted by median MSE over {} datasets of {} pairs · d = {} · m = {} · {} ω {}",
+                "{preview}Sorted by median MSE over {} datasets of {} pairs · d = {} · m = {} · {} ω {}",
                 c.datasets,
                 c.pairs,
                 c.d,

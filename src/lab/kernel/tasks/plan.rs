@@ -40,8 +40,11 @@ pub fn plan(config: &ExperimentConfig) -> Vec<Task> {
             }),
         );
     }
-    // Largest m first: its ω are drawn once and the smaller m take their prefixes.
-    pieces.extend(CURVE_MS.iter().rev().map(|&m| Piece::Curve { m }));
+    // Largest m first: its ω are drawn once and the smaller m take their prefixes. A preview
+    // leaves the curve out (the page keeps the last one drawn).
+    if config.preview_of.is_none() {
+        pieces.extend(CURVE_MS.iter().rev().map(|&m| Piece::Curve { m }));
+    }
     let mut tasks = Vec::with_capacity(pieces.len() * config.estimators.len());
     for piece in pieces {
         for &estimator in &config.estimators {

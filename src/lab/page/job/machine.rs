@@ -184,9 +184,10 @@ impl Job {
         self.curves.as_ref()
     }
 
-    /// The configuration whose full results are on screen (where "go back" returns).
-    pub fn shown_config(&self) -> Option<&ExperimentConfig> {
-        self.summaries.as_ref().map(|s| &s.value.config)
+    /// The configuration whose full results are on screen (where "go back" returns; a
+    /// preview's whole configuration).
+    pub fn shown_config(&self) -> Option<ExperimentConfig> {
+        self.summaries.as_ref().map(|s| s.value.config.whole())
     }
 
     /// Handles one input; returns what the page must do, in order.
@@ -210,7 +211,7 @@ impl Job {
                         delay_ms: (self.started_ms + FOLLOW_MAX_MS - self.clock_ms).max(0.0),
                     }];
                 }
-                self.configure(*config, workers)
+                self.configure(*config, workers, false)
             }
             JobInput::FollowDelay { generation } => {
                 if generation == self.generation && self.status == Status::Computing {
@@ -252,7 +253,7 @@ impl Job {
                 }
                 self.confirmed = Some((*self.request).clone());
                 let config = (*self.request).clone();
-                self.configure(config, self.workers)
+                self.configure(config, self.workers, false)
             }
             JobInput::Cancel => {
                 if self.status != Status::Computing {
@@ -266,19 +267,31 @@ impl Job {
         }
     }
 
-    fn configure(&mut self, config: ExperimentConfig, workers: usize) -> Vec<JobCommand> {
+    /// Asks for `config`, or, with `preview`, for its preview first ([`ExperimentConfig::preview`],
+    /// whose end asks for the whole configuration unless a newer one waits).
+    fn configure(
+        &mut self,
+        config: ExperimentConfig,
+        workers: usize,
+        preview: bool,
+    ) -> Vec<JobCommand> {
         self.generation += 1;
         self.started_ms = self.clock_ms;
         self.next = None;
         self.workers = workers;
-        self.request = Arc::new(config);
-        self.drawn = [false; 3];
+        let over_budget =
+            config.work() > BUDGET_WORK || config.memory_bytes(workers) > BUDGET_BYTES;
+        let preview = (preview && !over_budget)
+            .then(|| config.preview())
+            .flatten();
+        let is_preview = preview.is_some();
+        self.request = Arc::new(preview.unwrap_or(config));
+        // A preview has no curve: the one on screen stays.
+        self.drawn = [false, false, is_preview];
         self.finished = false;
         self.held = Held::default();
         self.progressive = false;
         self.progress = None;
-        let over_budget =
-            self.request.work() > BUDGET_WORK || self.request.memory_bytes(workers) > BUDGET_BYTES;
         if over_budget && self.confirmed.as_ref() != Some(&*self.request) {
             self.status = Status::Confirm;
             return vec![JobCommand::Pause];
@@ -304,16 +317,25 @@ impl Job {
             && self.clock_ms - self.started_ms < FOLLOW_MAX_MS
     }
 
-    /// The configuration that waited for the job just ended, submitted (nothing if none).
+    /// After a job: the configuration that waited for it, as a preview (it came while a job
+    /// computed: a slider moving), or else, after a preview, its whole configuration (the
+    /// slider rests). Nothing if neither.
     pub(super) fn submit_next(&mut self) -> Vec<JobCommand> {
         match self.next.take() {
-            Some((config, workers)) => self.configure(config, workers),
+            Some((config, workers)) => self.configure(config, workers, true),
+            None if self.request.preview_of.is_some() => {
+                self.configure(self.request.whole(), self.workers, false)
+            }
             None => Vec::new(),
         }
     }
 
     pub(super) fn mark_ready_if_done(&mut self) {
-        if self.finished && self.drawn.iter().all(|d| *d) && self.status == Status::Computing {
+        if self.finished
+            && self.drawn.iter().all(|d| *d)
+            && self.status == Status::Computing
+            && self.request.preview_of.is_none()
+        {
             self.progress = None;
             self.status = Status::Ready;
         }

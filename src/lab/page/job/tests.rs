@@ -204,7 +204,7 @@ fn dragging_a_slider_across_the_budget_pauses_and_one_state_names_one_configurat
     assert_eq!(page.job.request(), &config);
     assert_eq!(page.timers.last(), Some(&(generation + 1)));
     // Going back to what is on screen (the default page) reuses its stored results.
-    let previous = page.job.shown_config().cloned().unwrap();
+    let previous = page.job.shown_config().unwrap();
     assert_eq!(previous, ExperimentConfig::default());
     page.configure(previous);
     assert_eq!(page.job.status(), &Status::Ready, "everything was stored");
@@ -291,7 +291,7 @@ fn a_dragged_slider_follows_young_jobs_and_supersedes_old_ones() {
     assert_eq!(page.job.generation, 2);
     page.compute(None);
     assert_eq!(page.job.status(), &Status::Ready);
-    assert_eq!(page.job.shown_config(), Some(&small("56")));
+    assert_eq!(page.job.shown_config(), Some(small("56")));
     assert_eq!(page.shown.len(), 6);
 
     // A step FOLLOW_MAX_MS after the job was asked supersedes it at once.
@@ -312,7 +312,7 @@ fn a_dragged_slider_follows_young_jobs_and_supersedes_old_ones() {
     assert_eq!(page.job.generation, 2);
     assert_eq!(page.job.request(), &small("64"));
     page.compute(None);
-    assert_eq!(page.job.shown_config(), Some(&small("64")));
+    assert_eq!(page.job.shown_config(), Some(small("64")));
 
     // A waiting step is dropped by cancel; nothing is computed after it.
     let mut page = Page::new();
@@ -324,4 +324,90 @@ fn a_dragged_slider_follows_young_jobs_and_supersedes_old_ones() {
     page.compute(None);
     assert_eq!(page.job.generation, 1);
     assert_eq!(page.job.request(), &small("32"));
+}
+
+/// A step that waited for a job (the slider moving) is computed as a preview: the first
+/// PREVIEW_PAIRS scatter pairs and PREVIEW_DATASETS datasets, no curve (the one on screen
+/// stays), never "ready"; when it ends with no newer step waiting, the whole configuration
+/// follows and the page ends ready on it, its curve drawn. The preview's boxplot datasets are
+/// the whole answer's first ones, number for number. A step that comes while a preview
+/// computes waits for it and is previewed in turn.
+#[test]
+fn a_step_that_waited_is_previewed_then_computed_whole() {
+    use crate::lab::config::{PREVIEW_DATASETS, PREVIEW_PAIRS};
+    let big = |m: &str| {
+        crate::lab::test_support::config_with(&[
+            ("n", "300"),
+            ("datasets", "7"),
+            ("pairs", "8"),
+            ("d", "4"),
+            ("m", m),
+        ])
+    };
+    let mut page = Page::new();
+    page.configure_at(big("16"), 1000.0);
+    page.configure_at(big("24"), 1010.0);
+    assert_eq!(page.job.generation, 1, "the step waits");
+    while page.job.generation == 1 {
+        page.compute(Some(1));
+    }
+    // Job 1 drawn whole; the waiting step is job 2, a preview.
+    assert_eq!(page.job.generation, 2);
+    let preview = page.job.request().clone();
+    assert_eq!(
+        (preview.n, preview.datasets),
+        (PREVIEW_PAIRS, PREVIEW_DATASETS)
+    );
+    assert_eq!(preview.whole(), big("24"));
+    // A step while the preview computes waits for it and is previewed too.
+    page.clock = 1020.0;
+    page.configure_at(big("32"), 1020.0);
+    assert_eq!(page.job.generation, 2);
+    while page.job.generation == 2 {
+        page.compute(Some(1));
+    }
+    assert_eq!(page.job.generation, 3);
+    assert_eq!(page.job.request().whole(), big("32"));
+    assert!(page.job.request().preview_of.is_some());
+    let shown_before = page.shown.len();
+    // The last preview: scatter and boxplots shown, no curve, not ready; then the whole.
+    let mut preview_summaries = None;
+    while page.job.generation == 3 {
+        page.compute(Some(1));
+        if let Some(s) = page.job.summaries().filter(|s| s.generation == 3) {
+            preview_summaries = Some(s.value.clone());
+        }
+    }
+    let preview_parts: Vec<Part> = page.shown[shown_before..]
+        .iter()
+        .filter(|(g, _)| *g == 3)
+        .map(|(_, p)| *p)
+        .collect();
+    assert_eq!(preview_parts, vec![Part::Scatter, Part::Boxplots]);
+    assert_eq!(page.job.generation, 4);
+    assert_eq!(page.job.request(), &big("32"));
+    assert_eq!(page.job.status(), &Status::Computing);
+    // The preview's result says so, and the machine gives its whole configuration back.
+    let preview_result = preview_summaries.expect("the preview's boxplots shown");
+    assert_eq!(preview_result.config.preview_of.map(|w| w.n), Some(300));
+    page.compute(None);
+    assert_eq!(page.job.status(), &Status::Ready);
+    assert_eq!(page.job.shown_config(), Some(big("32")));
+    assert_eq!(page.job.curves().map(|c| c.generation), Some(4));
+    let whole = page
+        .job
+        .summaries()
+        .expect("the whole answer")
+        .value
+        .clone();
+    for (p, w) in preview_result.summaries.iter().zip(&whole.summaries) {
+        assert_eq!(p.per_dataset.len(), PREVIEW_DATASETS);
+        assert_eq!(p.per_dataset[..], w.per_dataset[..PREVIEW_DATASETS]);
+    }
+    // A small configuration has nothing to preview: the waiting step is computed whole.
+    let mut page = Page::new();
+    page.configure_at(small("32"), 1000.0);
+    page.configure_at(small("40"), 1010.0);
+    page.compute(None);
+    assert_eq!(page.job.request(), &small("40"));
 }
