@@ -223,8 +223,17 @@ pub fn Charts(
         scatter.with(|r| {
             r.as_ref().map(|r| {
                 let c = &r.value.config;
+                let preview = c
+                    .preview_of
+                    .map(|whole| {
+                        format!(
+                            " A preview while the slider moves: the first {} of its {} pairs.",
+                            c.n, whole.n
+                        )
+                    })
+                    .unwrap_or_default();
                 format!(
-                    "Figure 1: one dataset of n = {} pairs (d = {}, m = {}); each dot is one pair, the line is ŜM = SM. Click a dot to probe that pair below.",
+                    "Figure 1: one dataset of n = {} pairs (d = {}, m = {}); each dot is one pair, the line is ŜM = SM. Click a dot to probe that pair below.{preview}",
                     c.n, c.d, c.m
                 )
             })
