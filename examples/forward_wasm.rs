@@ -662,6 +662,57 @@ mod bench {
         )
     }
 
+    /// The long kernels' `gemm` at the shapes linear attention gives it for one head of 128
+    /// tokens (d = dv = 32, D features): the projection (64 × D, inner 32), `S += Ψᵀ V` (D × 32,
+    /// inner 64) and the outputs (64 × 32, inner D); multiply-adds a second of each.
+    #[wasm_bindgen]
+    pub fn gemm_shapes(features: usize, times: usize) -> String {
+        use softmax_kernel_lab::numerics::attention::long::gemm::{MatRef, gemm};
+        let fill = |n: usize| -> Vec<f32> {
+            (0..n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0)
+                .collect()
+        };
+        let d = features;
+        let shapes: [(&str, usize, usize, usize, usize, usize, bool); 3] = [
+            ("projection 64xD k32", 64, d, 32, 32, d, false),
+            ("absorb Dx32 k64", d, 32, 64, 64, 32, true),
+            ("output 64x32 kD", 64, 32, d, d, 32, false),
+        ];
+        let mut lines = Vec::new();
+        for (name, m, n, k, lda, ldb, accumulate) in shapes {
+            let a = fill(m * lda);
+            let b = fill(k * ldb);
+            let mut c = vec![0.0f32; m * n];
+            let start = performance_now();
+            for _ in 0..times {
+                gemm(
+                    m,
+                    n,
+                    k,
+                    MatRef {
+                        values: &a,
+                        stride: lda,
+                    },
+                    MatRef {
+                        values: &b,
+                        stride: ldb,
+                    },
+                    &mut c,
+                    n,
+                    accumulate,
+                );
+            }
+            let ms = performance_now() - start;
+            lines.push(format!(
+                "{name}: {:.2e}/s ({ms:.1} ms, c0 {})",
+                (m * n * k * times) as f64 / (ms / 1000.0),
+                c[0]
+            ));
+        }
+        lines.join("\n")
+    }
+
     /// One swapped forward of the page's default swap (its method in every layer, draw 0) on
     /// `tokens` tokens of the chart's paragraph, `times` times: the fastest run's milliseconds.
     #[wasm_bindgen]

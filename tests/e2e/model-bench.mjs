@@ -19,6 +19,7 @@
 // - swap_ms[L] at L = 32, 128: the model swap with the page's defaults (8 methods at 4 budgets,
 //   3 draws, the Hedgehog maps' 100 steps, the retrieval set): from the text's answer to the last
 //   job's, one run each; swap_first_answer_ms[L] to the first job's answer; swap_jobs its jobs; hedgehog_train_ms[L] the maps' training in it;
+//   swap_second_text_ms[128] a second text typed in the same visit, from its answer to its swap's last job;
 //   swap_kept_maps_ms[128] the same on a later visit (the page reloaded in the same browser
 //   context: the Hedgehog maps kept in Cache Storage, checked, not trained again);
 //   attention_all_ms[L] (and attention_all_kept_maps_ms[128]) from the text's answer until every
@@ -154,6 +155,36 @@ export async function benchModel(browser, server, peer = null) {
   };
 }
 
+/**
+ * The swap of a second text in the same visit (`text` typed once the first text's swap and
+ * attention parts are in): from the new text's answer to the last job of its swap. The swap's
+ * progress is logged as it changes, so that the end is the new plan's (its count went below
+ * its total after the text changed, then reached it).
+ */
+async function secondText(page, text) {
+  await page.evaluate(() => {
+    window.__swapLog = [];
+    const line = document.querySelector('.swap-answer');
+    const log = () => window.__swapLog.push([performance.now(), Number(line.dataset.swapDone), Number(line.dataset.swapTotal)]);
+    new MutationObserver(log).observe(line, { attributes: true, attributeFilter: ['data-swap-done', 'data-swap-total'] });
+  });
+  const previous = Number(await page.getAttribute('[data-forward-ms]', 'data-answer')) || 0;
+  await page.$eval('textarea[name="text"]', (area, text) => {
+    area.value = text;
+    area.dispatchEvent(new Event('input', { bubbles: true }));
+  }, text);
+  await page.waitForFunction((previous) => Number(document.querySelector('[data-forward-ms]')?.dataset.answer) > previous, previous, { timeout: 120_000, polling: 10 });
+  const started = await page.evaluate(() => performance.now());
+  const end = await page.waitForFunction(() => {
+    const log = window.__swapLog;
+    const reset = log.findIndex(([, done, total]) => done < total);
+    if (reset < 0) return false;
+    const finished = log.slice(reset).find(([, done, total]) => total > 0 && done === total);
+    return finished ? finished[0] : false;
+  }, null, { timeout: 600_000, polling: 50 });
+  return round((await end.jsonValue()) - started);
+}
+
 /** The model swap with the page's defaults on texts of 32 and 128 tokens (one run each). */
 async function benchSwap(browser, server) {
   const swapMs = {};
@@ -165,6 +196,7 @@ async function benchSwap(browser, server) {
   const keptMs = {};
   const allPartsMs = {};
   const keptAllMs = {};
+  const secondMs = {};
   for (const len of [32, 128]) {
     const { page, context, problems } = await openPage(browser, `${server.url}?view=attention&src=text&text=${encodeURIComponent(textOf(len, 99))}`);
     // A first visit, then (at 128 tokens) a later one: the page reloaded in the same browser
@@ -202,6 +234,7 @@ async function benchSwap(browser, server) {
       }
       jobs = Number(await page.getAttribute('.swap-answer', 'data-swap-total'));
       tasks.push(...await page.evaluate(() => window.__longTasks));
+      if (visit === 'first' && len === 128) secondMs[len] = await secondText(page, textOf(len, 77));
     }
     errors += problems.length;
     await context.close();
@@ -210,6 +243,7 @@ async function benchSwap(browser, server) {
     swap_ms: swapMs,
     swap_first_answer_ms: firstAnswerMs,
     swap_kept_maps_ms: keptMs,
+    swap_second_text_ms: secondMs,
     attention_all_ms: allPartsMs,
     attention_all_kept_maps_ms: keptAllMs,
     swap_jobs: jobs,

@@ -7,6 +7,7 @@
 use crate::numerics::attention::deterministic::PolynomialKernel;
 use crate::numerics::estimators::{BatchedForm, Projections, Side};
 
+use super::flash::lane_max;
 use super::gemm::{MatRef, exp_approx, gemm};
 
 /// Why a map has no long-sequence form.
@@ -206,9 +207,7 @@ impl FeatureMap32 {
                             *p = c - half_norm - t;
                         }
                     }
-                    let shift = row
-                        .iter()
-                        .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+                    let shift = lane_max(row);
                     shifts[r] = shift;
                     for p in row.iter_mut() {
                         *p = exp_approx(*p - shift);
@@ -248,9 +247,7 @@ impl FeatureMap32 {
                     for (o, x) in row.iter_mut().zip(&u[r * d..(r + 1) * d]) {
                         *o = scale * x;
                     }
-                    let shift = row
-                        .iter()
-                        .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+                    let shift = lane_max(row);
                     shifts[r] = shift;
                     row.iter_mut().for_each(|o| *o = exp_approx(*o - shift));
                 }

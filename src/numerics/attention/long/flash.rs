@@ -141,6 +141,26 @@ pub(crate) fn lane_max(values: &[f32]) -> f32 {
     lanes.iter().fold(tail, |m, &v| if v > m { v } else { m })
 }
 
+/// `Σ a_i b_i` over the shorter of the two, eight lanes at a time (an ordered sum does not
+/// vectorise): a linear kernel's denominators and norms, a thousand features a row.
+pub(crate) fn lane_dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
+    let tail: f32 = a
+        .remainder()
+        .iter()
+        .zip(b.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    let mut lanes = [0.0f32; 8];
+    for (x, y) in a.zip(b) {
+        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += x * y;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
 /// The sum, eight lanes at a time (an ordered sum does not vectorise).
 pub(crate) fn lane_sum(values: &[f32]) -> f32 {
     let mut lanes = [0.0f32; 8];

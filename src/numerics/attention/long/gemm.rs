@@ -17,9 +17,11 @@ pub struct MatRef<'a> {
 }
 
 /// `C (m × n) = A (m × k) · B (k × n)`, or `C += A · B` with `accumulate`; every matrix
-/// row-major with its own row stride (so blocks of larger matrices are products too). B's rows
-/// are read eight columns at a time as two vectors, A's entries broadcast: a 4 × 8 block of C
-/// stays in registers for the whole inner dimension.
+/// row-major with its own row stride (so blocks of larger matrices are products too). Eight
+/// columns of B at a time are first copied into a contiguous strip (k × 8), which every block
+/// of four rows then reads as two vectors a step with A's entries broadcast: a 4 × 8 block of C
+/// stays in registers for the whole inner dimension. Reading B in place, a row stride apart,
+/// ran at two thirds of the strip's rate in V8 (15 against 22·10⁹ multiply-adds a second).
 ///
 /// Shapes are the caller's contract (slices too short panic: these are internal kernels whose
 /// shapes come from the same function that allocates the buffers).
@@ -35,15 +37,20 @@ pub fn gemm(
     accumulate: bool,
 ) {
     let full_columns = n - n % COLUMNS;
+    let mut strip = vec![0.0f32; k * COLUMNS];
     let mut column = 0;
     while column < full_columns {
+        for (p, to) in strip.chunks_exact_mut(COLUMNS).enumerate() {
+            let from = p * b.stride + column;
+            to.copy_from_slice(&b.values[from..from + COLUMNS]);
+        }
         let mut row = 0;
         while row + ROWS <= m {
-            block::<ROWS>(row, column, k, a, b, c, ldc, accumulate);
+            block::<ROWS>(row, column, k, a, &strip, c, ldc, accumulate);
             row += ROWS;
         }
         while row < m {
-            block::<1>(row, column, k, a, b, c, ldc, accumulate);
+            block::<1>(row, column, k, a, &strip, c, ldc, accumulate);
             row += 1;
         }
         column += COLUMNS;
@@ -60,6 +67,7 @@ pub fn gemm(
     }
 }
 
+/// Rows `row .. row + R` of A against one strip of B (k × 8, contiguous).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn block<const R: usize>(
@@ -67,7 +75,7 @@ fn block<const R: usize>(
     column: usize,
     k: usize,
     a: MatRef<'_>,
-    b: MatRef<'_>,
+    strip: &[f32],
     c: &mut [f32],
     ldc: usize,
     accumulate: bool,
@@ -81,8 +89,8 @@ fn block<const R: usize>(
             *acc = [F4::load(&c[start..]), F4::load(&c[start + 4..])];
         }
     }
-    for (p, b_row) in b.values.chunks(b.stride).take(k).enumerate() {
-        let (b0, b1) = (F4::load(&b_row[column..]), F4::load(&b_row[column + 4..]));
+    for (p, w) in strip.chunks_exact(COLUMNS).enumerate() {
+        let (b0, b1) = (F4::load(&w[..4]), F4::load(&w[4..]));
         for r in 0..R {
             let x = F4::splat(a_rows[r][p]);
             acc[r][0] = acc[r][0].mul_add(x, b0);

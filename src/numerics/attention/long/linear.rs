@@ -17,6 +17,7 @@ use crate::numerics::estimators::Side;
 
 use super::Sequence;
 use super::features::FeatureMap32;
+use super::flash::{lane_dot, lane_max};
 use super::gemm::{MatRef, exp_approx, gemm};
 use crate::numerics::attention::linear::NEAR_ZERO_DENOMINATOR;
 
@@ -166,9 +167,7 @@ impl KeyState {
 
     /// Weighs each key row of `keys` by `e^{shift − M}` after admitting the chunk's largest.
     fn weigh(&mut self, keys: &mut ChunkFeatures, rows: usize) {
-        let largest = keys.shifts[..rows]
-            .iter()
-            .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+        let largest = lane_max(&keys.shifts[..rows]);
         self.admit(largest);
         for r in 0..rows {
             let w = exp_approx(keys.shifts[r] - self.key_max);
@@ -178,8 +177,9 @@ impl KeyState {
         }
     }
 
-    /// `S += Ψᵀ V`, `z += Σ ψ` for a weighed chunk whose transpose is made.
-    fn absorb(&mut self, keys: &ChunkFeatures, values: &[f32], rows: usize) {
+    /// `S += Ψᵀ V`, `z += Σ ψ` for a weighed chunk whose transpose is made (and, for a signed
+    /// map, the keys' norms: a positive map's denominators never read them).
+    fn absorb(&mut self, keys: &ChunkFeatures, values: &[f32], rows: usize, positive: bool) {
         gemm(
             keys.size,
             self.dv,
@@ -201,13 +201,15 @@ impl KeyState {
             for (z, x) in self.z.iter_mut().zip(psi) {
                 *z += x;
             }
-            self.norm_sum += dot(psi, psi).sqrt();
+            if !positive {
+                self.norm_sum += dot(psi, psi).sqrt();
+            }
         }
     }
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(a, b)| a * b).sum()
+    lane_dot(a, b)
 }
 
 /// Whether a row's denominator can be divided by: `scale` is `|φ_i| Σ_j |ψ_j|` (only read for a
@@ -266,16 +268,16 @@ fn bidirectional(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
     let (len, d, dv, size) = (seq.len, seq.d, seq.dv, map.size());
     let mut state = KeyState::new(size, dv);
     let mut chunk = ChunkFeatures::new(map);
+    let positive = map.is_positive();
     for j0 in (0..len).step_by(CHUNK) {
         let rows = CHUNK.min(len - j0);
         chunk.compute(map, &seq.k[j0 * d..(j0 + rows) * d], rows, Side::Key);
         state.weigh(&mut chunk, rows);
         chunk.transpose(rows);
-        state.absorb(&chunk, &seq.v[j0 * dv..(j0 + rows) * dv], rows);
+        state.absorb(&chunk, &seq.v[j0 * dv..(j0 + rows) * dv], rows, positive);
     }
     let mut output = vec![0.0f32; len * dv];
     let mut dens = vec![(0.0f32, false); len];
-    let positive = map.is_positive();
     for i0 in (0..len).step_by(CHUNK) {
         let rows = CHUNK.min(len - i0);
         chunk.compute(map, &seq.q[i0 * d..(i0 + rows) * d], rows, Side::Query);
@@ -336,7 +338,9 @@ pub(super) fn prefix_into(
             state.admit(keys.shifts[r]);
             let w = exp_approx(keys.shifts[r] - state.key_max);
             let psi = &keys.values[r * size..(r + 1) * size];
-            state.norm_sum += w * dot(psi, psi).sqrt();
+            if !positive {
+                state.norm_sum += w * dot(psi, psi).sqrt();
+            }
             let v = &seq.v[i * dv..(i + 1) * dv];
             for (f, &p) in psi.iter().enumerate() {
                 let p = p * w;
@@ -409,7 +413,7 @@ fn causal_chunked(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
         let norms: Vec<f32> = (0..rows)
             .map(|r| {
                 let psi = &keys.values[r * size..(r + 1) * size];
-                dot(psi, psi).sqrt()
+                if positive { 0.0 } else { dot(psi, psi).sqrt() }
             })
             .collect();
         let mut running = state.norm_sum;
@@ -437,7 +441,7 @@ fn causal_chunked(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
             true,
         );
         // Ψᵀ was made for the chunk's own block above.
-        state.absorb(&keys, &seq.v[i0 * dv..(i0 + rows) * dv], rows);
+        state.absorb(&keys, &seq.v[i0 * dv..(i0 + rows) * dv], rows, positive);
     }
     let bad_rows = normalise(&mut output, &dens, dv);
     LinearRun { output, bad_rows }
