@@ -44,24 +44,26 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     dot / (norm(a) * norm(b)).max(f64::MIN_POSITIVE)
 }
 
-/// The forward with `swap` in place, draw `draw`, every layer's states kept if `keep_layers`.
+/// The forward of `exact`'s text with `swap` in place, draw `draw`, every layer's states
+/// kept if `keep_layers`; layer 0's projections are the exact run's.
 fn swapped_forward(
     model: &TextModel,
-    ids: &[u32],
+    exact: &ExactRun,
     config: &ExperimentConfig,
     swap: &Swap,
     (draw, keep_layers): (usize, bool),
 ) -> Result<Forward, ModelError> {
     let registry = registry_of(swap, config, model.weights.config.head_dim());
     let mut replace = replacement_of(swap, registry.as_ref(), draw, LinearForm::Bidirectional);
-    model.weights.forward_with(
-        ids,
-        Keep {
-            qkv: false,
-            layers: keep_layers,
-        },
-        Some(&mut replace),
-    )
+    let keep = Keep {
+        qkv: false,
+        layers: keep_layers,
+    };
+    let first = Some(exact.first_projections.as_slice()).filter(|p| !p.is_empty());
+    model
+        .weights
+        .forward_from_first(&exact.ids, keep, Some(&mut replace), first)
+        .map(|(forward, _)| forward)
 }
 
 /// The sentence embeddings of `texts` with `swap` in place, draw `draw`: one batch
@@ -120,6 +122,9 @@ pub struct ExactRun {
     pub text: String,
     ids: Vec<u32>,
     forward: Forward,
+    /// Layer 0's projections, the same for every forward of the text (each swapped forward
+    /// takes them instead of computing them).
+    first_projections: Vec<f32>,
     ms: f64,
 }
 
@@ -127,18 +132,16 @@ pub struct ExactRun {
 pub fn exact_run(model: &TextModel, text: &str, now: fn() -> f64) -> Result<ExactRun, ModelError> {
     let ids = model.tokenizer.encode(text, MODEL_MAX_TOKENS)?.ids;
     let start = now();
-    let forward = model.weights.forward_with(
-        &ids,
-        Keep {
-            qkv: false,
-            layers: true,
-        },
-        None,
-    )?;
+    let keep = Keep {
+        qkv: false,
+        layers: true,
+    };
+    let (forward, first_projections) = model.weights.forward_from_first(&ids, keep, None, None)?;
     Ok(ExactRun {
         text: text.to_string(),
         ids,
         forward,
+        first_projections,
         ms: now() - start,
     })
 }
@@ -163,7 +166,7 @@ pub fn swap_report_on(
     swap: &Swap,
     now: fn() -> f64,
 ) -> Result<SwapReport, ModelError> {
-    let (ids, exact, exact_forward_ms) = (&exact_run.ids, &exact_run.forward, exact_run.ms);
+    let (exact, exact_forward_ms) = (&exact_run.forward, exact_run.ms);
     let exact_layers = exact.layers.as_deref().unwrap_or_default();
     let draws = swap.draws_run();
     let mut cosines = Vec::new();
@@ -171,7 +174,7 @@ pub fn swap_report_on(
     let mut failure = None;
     let swapped_start = now();
     for draw in 0..draws {
-        match swapped_forward(model, ids, config, swap, (draw, true)) {
+        match swapped_forward(model, exact_run, config, swap, (draw, true)) {
             Ok(forward) => {
                 cosines.push(cosine(&forward.embedding, &exact.embedding));
                 for ((a, h), (mine, theirs)) in movements.iter_mut().zip(
@@ -193,7 +196,7 @@ pub fn swap_report_on(
         }
     }
     let forward_ms = (now() - swapped_start) / draws as f64;
-    let len = ids.len();
+    let len = exact_run.ids.len();
     let (attention_multiply_adds, softmax_multiply_adds) = attention_cost(swap, config, len, model);
     let per_layer = movements
         .iter()

@@ -84,12 +84,17 @@ pub fn uses_features(config: &ExperimentConfig, method: MethodId) -> bool {
     at(16) != at(64)
 }
 
-/// A job's multiply-adds in attention at the first budget, to order that budget's jobs: the
-/// method's outputs on a 128-token head of the model (d = dv = 32), times its draws when it is
-/// random (a deterministic method runs once).
+/// A job's multiply-adds in attention at the first budget, to order that budget's jobs.
 pub fn first_budget_cost(config: &ExperimentConfig, method: MethodId) -> f64 {
+    budget_cost(config, method, SWAP_BUDGETS[0])
+}
+
+/// A job's multiply-adds in attention at `features`, to order a budget's jobs: the method's
+/// outputs on a 128-token head of the model (d = dv = 32), times its draws when it is random
+/// (a deterministic method runs once).
+pub fn budget_cost(config: &ExperimentConfig, method: MethodId, features: usize) -> f64 {
     let mut settings = config.attention.clone();
-    settings.features = SWAP_BUDGETS[0];
+    settings.features = features;
     let draws = if method.is_random() {
         config.attention.swap_draws.max(1)
     } else {
@@ -101,7 +106,9 @@ pub fn first_budget_cost(config: &ExperimentConfig, method: MethodId) -> f64 {
 /// The jobs of the model swap for `config`, in the order the page sends them: every chosen
 /// method at every budget (budget by budget, so that the table fills column by column; a
 /// method without a budget once; the first budget's jobs cheapest first, [`first_budget_cost`],
-/// so that the first answer comes soonest), then the Hedgehog maps (trained unless the workers hold the
+/// so that the first answer comes soonest; every later budget's dearest first, [`budget_cost`],
+/// so that the workers, each taking the next job when free, end together: the cheap jobs
+/// fill the gaps at the end instead of a dear one starting last), then the Hedgehog maps (trained unless the workers hold the
 /// same training, `trained`, and it was computed here or the configuration reuses answers) and
 /// their swap, then the retrieval set under every method at the view's m (jobs
 /// that do not depend on the text: their `text` is empty). Empty unless the data are the
@@ -114,16 +121,16 @@ pub fn swap_plan(
         return Vec::new();
     }
     let mut plan = Vec::new();
-    let mut first_budget = config.attention.methods.clone();
-    first_budget
-        .sort_by(|&a, &b| first_budget_cost(config, a).total_cmp(&first_budget_cost(config, b)));
     for (i, &m) in SWAP_BUDGETS.iter().enumerate() {
-        let methods = if i == 0 {
-            &first_budget
+        let mut methods = config.attention.methods.clone();
+        if i == 0 {
+            methods
+                .sort_by(|&a, &b| budget_cost(config, a, m).total_cmp(&budget_cost(config, b, m)));
         } else {
-            &config.attention.methods
-        };
-        for &method in methods {
+            methods
+                .sort_by(|&a, &b| budget_cost(config, b, m).total_cmp(&budget_cost(config, a, m)));
+        }
+        for method in methods {
             if uses_features(config, method) || i == 0 {
                 plan.push(ModelRequest::Swap(job(config, method.id(), m)));
             }
@@ -379,6 +386,26 @@ mod tests {
         assert!(["elu", "lln"].contains(&first[0].id()), "{first:?}");
         let last = first.last().map(|m| m.id());
         assert!(matches!(last, Some("ra" | "taylor")), "{first:?}");
+    }
+
+    /// Every budget after the first runs its dearest jobs first (the workers end together).
+    #[test]
+    fn later_budgets_run_the_dearest_jobs_first() {
+        let mut config = ExperimentConfig::default();
+        config.attention.source = HeadSource::Text;
+        for &m in &SWAP_BUDGETS[1..] {
+            let costs: Vec<f64> = swap_plan(&config, None)
+                .iter()
+                .filter_map(|r| match r {
+                    ModelRequest::Swap(job) if job.config.attention.features == m => {
+                        MethodId::from_id(&job.method).map(|id| budget_cost(&config, id, m))
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert!(costs.len() >= 2, "m = {m}: {costs:?}");
+            assert!(costs.windows(2).all(|w| w[0] >= w[1]), "m = {m}: {costs:?}");
+        }
     }
 
     /// The head shown and the kernel view's sliders do not change the jobs; m and the seed do.

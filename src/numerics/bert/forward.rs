@@ -49,13 +49,36 @@ impl BertWeights {
         &self,
         ids: &[u32],
         keep: Keep,
-        mut replace: Option<Replacement>,
+        replace: Option<Replacement>,
     ) -> Result<Forward, ModelError> {
+        self.forward_from_first(ids, keep, replace, None)
+            .map(|(forward, _)| forward)
+    }
+
+    /// [`Self::forward_with`] that takes layer 0's projections `first` (`L × 3·hidden`, as a
+    /// forward of the same `ids` returned them) instead of computing them, and returns them
+    /// with the forward: layer 0 reads only the embeddings, so its projections are the same for
+    /// every forward of a text, whatever attention later layers run (the model swap runs some
+    /// forty forwards of one text). Projections of another shape are an error.
+    pub fn forward_from_first(
+        &self,
+        ids: &[u32],
+        keep: Keep,
+        mut replace: Option<Replacement>,
+        first: Option<&[f32]>,
+    ) -> Result<(Forward, Vec<f32>), ModelError> {
         let mut part = self.forward_part(ids, 0..ids.len(), keep)?;
-        while part.next_layer().is_some() {
-            let own = part.project()?;
+        let mut first_projections = Vec::new();
+        while let Some(layer) = part.next_layer() {
+            let own = match first {
+                Some(qkv) if layer == 0 => part.project_from(qkv)?,
+                _ => part.project()?,
+            };
+            if layer == 0 {
+                first_projections = part.projections().to_vec();
+            }
             part.finish_layer_with(std::slice::from_ref(&own), &mut replace)?;
         }
-        join_parts(vec![part.finish()?])
+        Ok((join_parts(vec![part.finish()?])?, first_projections))
     }
 }

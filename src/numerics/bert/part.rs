@@ -201,22 +201,57 @@ impl ForwardPart<'_> {
         let layer = self.next_layer().ok_or_else(|| {
             parts_error("project after the last layer: the forward is done".into())
         })?;
-        let (h, n) = (self.weights.config.hidden_size, self.rows.len());
+        let n = self.rows.len();
         self.weights.layers[layer]
             .qkv
             .apply(&self.x, n, &mut self.qkv);
         self.projected = true;
+        Ok(self.key_values())
+    }
+
+    /// Layer 0's projections taken from `qkv` (this part's rows × 3·hidden, what
+    /// [`Self::projections`] gave after layer 0 of a forward of the same ids and rows) instead
+    /// of computed: the embeddings are all layer 0 reads. Only layer 0; another length is an
+    /// error.
+    pub fn project_from(&mut self, qkv: &[f32]) -> Result<KeyValues, ModelError> {
+        if self.next_layer() != Some(0) || self.projected {
+            return Err(parts_error(
+                "projections can be taken only for layer 0, before it runs".into(),
+            ));
+        }
+        let expected = self.rows.len() * 3 * self.weights.config.hidden_size;
+        if qkv.len() != expected {
+            return Err(parts_error(format!(
+                "layer 0's projections: {} values, expected {expected}",
+                qkv.len()
+            )));
+        }
+        self.qkv.clear();
+        self.qkv.extend_from_slice(qkv);
+        self.projected = true;
+        Ok(self.key_values())
+    }
+
+    /// The projections of the layer just projected (this part's rows × 3·hidden: queries,
+    /// keys, values), before it is finished.
+    pub fn projections(&self) -> &[f32] {
+        &self.qkv
+    }
+
+    /// This part's keys and values from its projections.
+    fn key_values(&self) -> KeyValues {
+        let (h, n) = (self.weights.config.hidden_size, self.rows.len());
         let mut keys = Vec::with_capacity(n * h);
         let mut values = Vec::with_capacity(n * h);
         for row in self.qkv.chunks_exact(3 * h) {
             keys.extend_from_slice(&row[h..2 * h]);
             values.extend_from_slice(&row[2 * h..]);
         }
-        Ok(KeyValues {
+        KeyValues {
             rows: self.rows.clone(),
             keys,
             values,
-        })
+        }
     }
 
     /// Every part's keys and values of this layer (this part's included, together covering

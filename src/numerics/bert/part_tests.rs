@@ -170,6 +170,58 @@ fn a_replacement_that_keeps_softmax_changes_nothing() {
     assert_eq!(replaced, whole);
 }
 
+/// Layer 0's projections taken from an earlier forward of the same ids give that forward bit
+/// for bit, with softmax and with a replacement (which sees the same inputs); the projections
+/// returned are layer 0's kept ones; projections of another length, or for a later layer, are
+/// errors.
+#[test]
+fn layer_zero_projections_taken_from_a_forward_of_the_same_text_change_nothing() {
+    let model = tiny_model();
+    let ids: Vec<u32> = (0..11).map(|i| (i * 7 + 2) % 30).collect();
+    let (whole, first) = model
+        .forward_from_first(&ids, KEEP_ALL, None, None)
+        .expect("runs");
+    assert_eq!(first.len(), 11 * 3 * 16);
+    let kept = whole.qkv.clone().expect("kept");
+    // Head 0 of layer 0: its queries are the first 8 of each row of the projections.
+    let queries: Vec<f32> = first
+        .chunks_exact(48)
+        .flat_map(|r| r[..8].to_vec())
+        .collect();
+    assert_eq!(queries, kept[..11 * 8]);
+    let (again, same) = model
+        .forward_from_first(&ids, KEEP_ALL, None, Some(&first))
+        .expect("runs");
+    assert_eq!(again, whole);
+    assert_eq!(same, first);
+    let (mut calls, mut taken_calls) = (Vec::new(), Vec::new());
+    let computed = model
+        .forward_with(&ids, KEEP_ALL, Some(&mut own_value_replacement(&mut calls)))
+        .expect("runs");
+    let (taken, _) = model
+        .forward_from_first(
+            &ids,
+            KEEP_ALL,
+            Some(&mut own_value_replacement(&mut taken_calls)),
+            Some(&first),
+        )
+        .expect("runs");
+    assert_ne!(computed, whole, "the replacement changes the forward");
+    assert_eq!(taken, computed);
+    assert_eq!(taken_calls, calls);
+    let short = model.forward_from_first(&ids, KEEP_ALL, None, Some(&first[1..]));
+    assert!(
+        matches!(&short, Err(ModelError::Parts(m)) if m.contains("expected 528")),
+        "{short:?}"
+    );
+    let mut part = model.forward_part(&ids, 0..11, KEEP_ALL).expect("starts");
+    let own = part.project().expect("projects");
+    part.finish_layer(std::slice::from_ref(&own))
+        .expect("layer 0");
+    let late = part.project_from(&first);
+    assert!(matches!(late, Err(ModelError::Parts(_))), "{late:?}");
+}
+
 /// A replacement that answers head (layer 0, head 1) with each query's own value scaled by the
 /// mean of its query (a deterministic function of the head's inputs alone) and keeps softmax
 /// elsewhere; counts its calls.

@@ -74,6 +74,57 @@ pub(super) struct SwapResults {
     pub training: RwSignal<Option<Result<HedgehogTraining, String>>, LocalStorage>,
     /// Jobs of the plan answered, and in all.
     pub progress: RwSignal<(usize, usize)>,
+    /// Swap answers in, not yet in `cells` ([`SHOW_EVERY_MS`]).
+    pending: StoredValue<Vec<SwapCell>, LocalStorage>,
+    /// When `cells` last took answers (ms, `Date.now`), and whether a later showing is set.
+    last_shown: StoredValue<f64>,
+    show_set: StoredValue<bool>,
+}
+
+/// While a plan's jobs stream in, its answers reach the table and charts at most this often:
+/// each showing redraws the table and three charts on the page's thread, which shares the two
+/// cores with the workers computing the next jobs (a Chromium trace of a second text's swap at
+/// 128 tokens: about 0.9 s of the page's work beside 3.8 s of the workers'). The first answer
+/// after a pause and the plan's last are shown at once.
+const SHOW_EVERY_MS: f64 = 400.0;
+
+impl SwapResults {
+    /// After an answer of the plan: shows the waiting swap answers now (the plan is complete,
+    /// or none was shown for [`SHOW_EVERY_MS`]) or sets a showing for when that much has passed.
+    fn show_answers_in_time(self) {
+        let now = js_sys::Date::now();
+        let complete = self
+            .progress
+            .try_get_untracked()
+            .is_none_or(|(done, total)| done >= total);
+        let since = now - self.last_shown.try_get_value().unwrap_or(0.0);
+        if complete || since >= SHOW_EVERY_MS {
+            self.show_pending();
+        } else if self.show_set.try_get_value() == Some(false) {
+            self.show_set.set_value(true);
+            let wait = std::time::Duration::from_millis((SHOW_EVERY_MS - since).ceil() as u64);
+            set_timeout(
+                move || {
+                    let _ = self.show_set.try_set_value(false);
+                    self.show_pending();
+                },
+                wait,
+            );
+        }
+    }
+
+    /// Moves the waiting swap answers into `cells` (one update: one redraw of what reads them).
+    fn show_pending(self) {
+        let waiting = self
+            .pending
+            .try_update_value(std::mem::take)
+            .unwrap_or_default();
+        if waiting.is_empty() {
+            return;
+        }
+        let _ = self.last_shown.try_set_value(js_sys::Date::now());
+        self.cells.try_update(|c| c.extend(waiting));
+    }
 }
 
 /// The text view's handle on the model workers: their state, the latest text's outcome and
@@ -102,6 +153,9 @@ impl ModelClient {
                 curve: RwSignal::new_local(Vec::new()),
                 training: RwSignal::new_local(None),
                 progress: RwSignal::new((0, 0)),
+                pending: StoredValue::new_local(Vec::new()),
+                last_shown: StoredValue::new(0.0),
+                show_set: StoredValue::new(false),
             },
             pool,
             trained: StoredValue::new_local(None),
@@ -180,6 +234,9 @@ impl ModelClient {
             .filter(|j| !kept.iter().any(|c| &c.request == j))
             .collect();
         self.swap.progress.set((total - jobs.len(), total));
+        self.swap.pending.set_value(Vec::new());
+        // The new plan's first answer is shown at once.
+        self.swap.last_shown.set_value(0.0);
         self.swap.cells.set(Vec::new());
         self.swap.retrieval.set(kept);
         if jobs
@@ -207,7 +264,8 @@ impl ModelClient {
             Pool::ask_with_updates(&pool, ticket, job, on_point, move |answer| {
                 match answer {
                     Ok(ModelAnswer::Swapped { job, report, .. }) => {
-                        swap.cells.try_update(|c| c.push(SwapCell { job, report }));
+                        let cell = SwapCell { job, report };
+                        let _ = swap.pending.try_update_value(|p| p.push(cell));
                     }
                     Ok(ModelAnswer::Retrieved { job, report, .. }) => {
                         swap.retrieval.try_update(|c| {
@@ -239,6 +297,7 @@ impl ModelClient {
                 }
                 // The view may be gone by the time an answer comes (the reader moved on).
                 swap.progress.try_update(|(done, _)| *done += 1);
+                swap.show_answers_in_time();
             });
         }
     }

@@ -20,6 +20,7 @@ use super::features::FeatureMap32;
 use super::flash::{lane_dot, lane_max};
 use super::gemm::{MatRef, exp_approx, gemm};
 use crate::numerics::attention::linear::NEAR_ZERO_DENOMINATOR;
+use crate::numerics::simd::{F4, transpose4};
 
 /// Tokens whose features are made at once, and the causal chunk.
 pub const CHUNK: usize = 64;
@@ -113,15 +114,26 @@ impl ChunkFeatures {
         );
     }
 
-    /// Ψᵀ of the first `rows` tokens (D × rows, stride [`CHUNK`]).
+    /// Ψᵀ of the first `rows` tokens (D × rows, stride [`CHUNK`]): four by four with
+    /// [`transpose4`] (a scalar copy writes a row of Ψᵀ a stride apart per value), the edges
+    /// plainly.
     fn transpose(&mut self, rows: usize) {
-        self.transposed.resize(self.size * CHUNK, 0.0);
+        let size = self.size;
+        self.transposed.resize(size * CHUNK, 0.0);
+        let (full_rows, full_features) = (rows - rows % 4, size - size % 4);
+        for r in (0..full_rows).step_by(4) {
+            for f in (0..full_features).step_by(4) {
+                let block: [F4; 4] =
+                    std::array::from_fn(|i| F4::load(&self.values[(r + i) * size + f..]));
+                for (j, column) in transpose4(block).into_iter().enumerate() {
+                    column.store(&mut self.transposed[(f + j) * CHUNK + r..]);
+                }
+            }
+        }
         for r in 0..rows {
-            for (f, &x) in self.values[r * self.size..(r + 1) * self.size]
-                .iter()
-                .enumerate()
-            {
-                self.transposed[f * CHUNK + r] = x;
+            let first = if r < full_rows { full_features } else { 0 };
+            for f in first..size {
+                self.transposed[f * CHUNK + r] = self.values[r * size + f];
             }
         }
     }
