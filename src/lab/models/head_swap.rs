@@ -7,8 +7,9 @@
 //! model's scaling `q/dh^{1/4}`, `k/dh^{1/4}`, the configuration's settings (m, coupling,
 //! degree, landmarks, window, top-k, …), and a stream of its own per (draw, layer, head).
 //! Where the method's map has a batched f32 form it runs in the long-sequence f32 kernels (the
-//! same ω; figures within about 1e-6 of its f64 draw), bidirectional or causal; the others
-//! (randomized attention, Nyström, the window, sparse) run their f64 draw, bidirectional only.
+//! same ω; figures within about 1e-6 of its f64 draw), bidirectional or causal; randomized
+//! attention takes its f64 draw's samples with its products in f32; the others (Nyström, the
+//! window, sparse) run their f64 draw. All but the maps are bidirectional only.
 
 use std::sync::Arc;
 
@@ -23,6 +24,8 @@ use crate::numerics::attention::lln::LlnConstants;
 use crate::numerics::attention::long::{FeatureMap32, LinearForm, Sequence, linear_attention_f32};
 use crate::numerics::attention::method::MethodSettings;
 use crate::numerics::attention::methods::MethodId;
+use crate::numerics::attention::methods::randomized::RANDOMIZED_INFO;
+use crate::numerics::attention::randomized::{AttentionShape, randomized_attention_f32};
 use crate::numerics::bert::HeadInputs;
 use crate::numerics::rng::StreamRng;
 
@@ -155,7 +158,8 @@ fn approximate(
 /// A registry method's output for one head (queries and keys already scaled by `dh^{-1/4}`).
 /// A method with a batched f32 form of its map (the random features, Taylor, LLN, `elu + 1`)
 /// runs in the long-sequence kernels ([`linear_attention_f32`]) with the same ω the f64 draw
-/// would take (the same stream, drawn the same way); the others (randomized attention, a
+/// would take (the same stream, drawn the same way); randomized attention takes its f64 draw's
+/// samples and does its products in f32 ([`randomized_attention_f32`]); the others (a
 /// polynomial map over its feature budget, Nyström, the window, sparse) run their f64 draw.
 fn registry_output(
     context: &RegistryContext,
@@ -180,6 +184,24 @@ fn registry_output(
              Taylor, LLN, elu + 1)",
             method.id()
         ));
+    }
+    if method.id() == RANDOMIZED_INFO.id {
+        // The same draws as the f64 method's, its products in f32 (`randomized_attention_f32`).
+        let shape = AttentionShape {
+            len: head.len,
+            d: head.dim,
+            dv: head.dim,
+        };
+        let mut rng = draw_rng(context.seed, method, head_stream(draw, head));
+        return randomized_attention_f32(
+            &data.q,
+            &data.k,
+            head.v,
+            shape,
+            settings.ra_samples,
+            &mut rng,
+        )
+        .map_err(|e| format!("{}: {e}", method.id()));
     }
     let run = run_with(
         method,

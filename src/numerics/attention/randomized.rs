@@ -355,5 +355,8 @@ fn pick(p: &[f64], u: f64) -> usize {
     last
 }
 
+mod batched;
+pub use batched::randomized_attention_f32;
+
 #[cfg(test)]
 mod tests;

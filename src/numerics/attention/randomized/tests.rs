@@ -318,3 +318,40 @@ fn weights_exponential_is_libm_to_a_few_ulp() {
     );
     assert!(super::exp_of_non_positive(-708.0) > 0.0);
 }
+
+/// The f32 draw takes the f64 draw's samples from the same stream and gives its output to f32
+/// rounding: within 2·10⁻⁵ (values of size 1, 32 samples' weights each a ratio of sums of
+/// exponentials) at a model head's size (L = 37, d = 16, dv = 8, 4 samples) and at the small
+/// pinned case; the stream is left where the f64 draw leaves it; bad input refused.
+#[test]
+fn the_f32_draw_is_the_f64_draw_to_f32_rounding() {
+    let shape = AttentionShape {
+        len: 37,
+        d: 16,
+        dv: 8,
+    };
+    let mut rng = stream_rng(5, StreamPurpose::Trial, 1, 0);
+    let q = rows(37, 16, 0.5, 3.0, &mut rng);
+    let k = rows(37, 16, 0.5, 3.0, &mut rng);
+    let v = rows(37, 8, 1.0, 1.0, &mut rng);
+    let c = case(1.0, 2.0);
+    for (q, k, v, shape, samples) in [(&q, &k, &v, shape, 4), (&c.q, &c.k, &c.v, c.shape, 2)] {
+        let mut a = stream_rng(3, StreamPurpose::Trial, 9, 0);
+        let mut b = a.clone();
+        let want = randomized_attention(q, k, v, shape, samples, &mut a).unwrap();
+        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let got = randomized_attention_f32(q, k, &v32, shape, samples, &mut b).unwrap();
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert!((f64::from(*g) - w).abs() <= 2e-5, "{g} vs {w}");
+        }
+        assert_eq!(a, b, "the same draws, the stream left in the same place");
+    }
+    let mut rng = stream_rng(3, StreamPurpose::Trial, 9, 0);
+    let v32 = vec![0.0f32; 12];
+    assert!(randomized_attention_f32(&c.q, &c.k, &v32, c.shape, 0, &mut rng).is_err());
+    assert!(randomized_attention_f32(&c.q, &c.k, &v32[..11], c.shape, 2, &mut rng).is_err());
+    let mut nan = v32.clone();
+    nan[3] = f32::NAN;
+    assert!(randomized_attention_f32(&c.q, &c.k, &nan, c.shape, 2, &mut rng).is_err());
+}
