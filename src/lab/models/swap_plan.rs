@@ -106,9 +106,10 @@ pub fn budget_cost(config: &ExperimentConfig, method: MethodId, features: usize)
 /// The jobs of the model swap for `config`, in the order the page sends them: every chosen
 /// method at every budget (budget by budget, so that the table fills column by column; a
 /// method without a budget once; the first budget's jobs cheapest first, [`first_budget_cost`],
-/// so that the first answer comes soonest; every later budget's dearest first, [`budget_cost`],
-/// so that the workers, each taking the next job when free, end together: the cheap jobs
-/// fill the gaps at the end instead of a dear one starting last), then the Hedgehog maps (trained unless the workers hold the
+/// so that the first answer comes soonest; then the other budgets from the largest m down,
+/// each budget's dearest jobs first, [`budget_cost`], so that the workers, each taking the next
+/// job when free, end together: the cheapest jobs fill the gaps at the end instead of a dear
+/// one starting last), then the Hedgehog maps (trained unless the workers hold the
 /// same training, `trained`, and it was computed here or the configuration reuses answers) and
 /// their swap, then the retrieval set under every method at the view's m (jobs
 /// that do not depend on the text: their `text` is empty). Empty unless the data are the
@@ -121,7 +122,12 @@ pub fn swap_plan(
         return Vec::new();
     }
     let mut plan = Vec::new();
-    for (i, &m) in SWAP_BUDGETS.iter().enumerate() {
+    // The first budget, then the others from the largest m down.
+    let budgets = SWAP_BUDGETS[..1]
+        .iter()
+        .chain(SWAP_BUDGETS[1..].iter().rev())
+        .copied();
+    for (i, m) in budgets.enumerate() {
         let mut methods = config.attention.methods.clone();
         if i == 0 {
             methods
@@ -331,11 +337,13 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let prf: Vec<usize> = swaps
+        let mut prf: Vec<usize> = swaps
             .iter()
             .filter(|(m, _)| m == "prf-pos")
             .map(|s| s.1)
             .collect();
+        // Every budget once (their order: `later_budgets_run_the_dearest_jobs_first`).
+        prf.sort_unstable();
         assert_eq!(prf, SWAP_BUDGETS.to_vec());
         assert_eq!(swaps.iter().filter(|(m, _)| m == "taylor").count(), 1);
         assert_eq!(swaps.iter().filter(|(m, _)| m == HEDGEHOG).count(), 1);
@@ -388,11 +396,25 @@ mod tests {
         assert!(matches!(last, Some("ra" | "taylor")), "{first:?}");
     }
 
-    /// Every budget after the first runs its dearest jobs first (the workers end together).
+    /// After the first budget, the budgets go from the largest m down, each running its dearest
+    /// jobs first (the workers end together).
     #[test]
     fn later_budgets_run_the_dearest_jobs_first() {
         let mut config = ExperimentConfig::default();
         config.attention.source = HeadSource::Text;
+        let mut budgets: Vec<usize> = swap_plan(&config, None)
+            .iter()
+            .filter_map(|r| match r {
+                ModelRequest::Swap(job) if job.method != HEDGEHOG => {
+                    Some(job.config.attention.features)
+                }
+                _ => None,
+            })
+            .collect();
+        budgets.dedup();
+        let mut expected = vec![SWAP_BUDGETS[0]];
+        expected.extend(SWAP_BUDGETS[1..].iter().rev());
+        assert_eq!(budgets, expected);
         for &m in &SWAP_BUDGETS[1..] {
             let costs: Vec<f64> = swap_plan(&config, None)
                 .iter()
