@@ -282,8 +282,11 @@ test('language model: attention transfer in two layers wins the perplexity back 
     `${shared.server.url}?view=lm&lmmethod=none&lmchart=off&lmtrain=0,1&lmsteps=10&lmgen=8&text=${encodeURIComponent(text)}`);
   await page.waitForSelector('.lm-transfer[data-done="true"]', { timeout: 240_000 });
   // Once judged, the text is continued with the two layers linear, their trained maps run as
-  // recurrent networks: the command line's tokens.
-  await page.waitForSelector('.lm-continue[data-decoding="transferred"][data-done="true"]', { timeout: 120_000 });
+  // recurrent networks: the command line's tokens. The two continuations decode side by side
+  // (either may end first): both are waited for.
+  for (const decoding of ['exact', 'transferred']) {
+    await page.waitForSelector(`.lm-continue[data-decoding="${decoding}"][data-done="true"]`, { timeout: 120_000 });
+  }
   for (const decoding of ['exact', 'transferred']) {
     const ids = await page.$eval(`.lm-continue[data-decoding="${decoding}"]`, (c) => c.dataset.ids);
     assert.equal(ids, continued[decoding].tokens.map((t) => t.id).join(','), `${decoding}: the command line's tokens`);
