@@ -222,21 +222,10 @@ fn randomized_core<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<(Vec<f64>, Vec<Vec<f64>>), RandomizedError> {
     shape.validate(q, k, Some(v))?;
-    if samples == 0 {
-        return Err(InputError::InvalidShape {
-            what: ATTENTION_SHAPE,
-            reason: "at least one sample per query is needed".into(),
-        }
-        .into());
-    }
+    check_samples(samples)?;
     let AttentionShape { len, d, dv } = shape;
     let p = softmax_rows(q, k, len, d)?;
-    let half_sq: Vec<f64> = k.chunks_exact(d).map(|kj| 0.5 * dot(kj, kj)).collect();
-    if half_sq.iter().any(|s| !s.is_finite()) {
-        return Err(RandomizedError::Overflow {
-            what: "a key's squared norm",
-        });
-    }
+    let half_sq = half_squared_norms(k, d)?;
     let k_columns = super::dots::transpose(k, len, d);
     let mut out = vec![0.0; len * dv];
     let mut kept: Vec<Vec<f64>> = rows.iter().map(|_| vec![0.0; len]).collect();
@@ -250,12 +239,7 @@ fn randomized_core<R: Rng + ?Sized>(
         .enumerate()
     {
         for _ in 0..samples {
-            let j = pick(prow, rng.random::<f64>());
-            let kj = &k[j * d..(j + 1) * d];
-            for ((w, a), b) in omega.iter_mut().zip(qi).zip(kj) {
-                let e: f64 = StandardNormal.sample(rng);
-                *w = a + b + e;
-            }
+            draw_omega(qi, k, prow, rng, &mut omega);
             super::dots::dots_with_columns(&omega, &k_columns, &mut log_w);
             for (lw, hs) in log_w.iter_mut().zip(&half_sq) {
                 *lw -= hs;
@@ -290,6 +274,48 @@ fn randomized_core<R: Rng + ?Sized>(
         });
     }
     Ok((out, kept))
+}
+
+/// Refuses zero samples per query.
+fn check_samples(samples: usize) -> Result<(), RandomizedError> {
+    if samples == 0 {
+        return Err(InputError::InvalidShape {
+            what: ATTENTION_SHAPE,
+            reason: "at least one sample per query is needed".into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// `|k_j|²/2` of every key (rows of `k`, d each), or why one is not finite.
+fn half_squared_norms(k: &[f64], d: usize) -> Result<Vec<f64>, RandomizedError> {
+    let half_sq: Vec<f64> = k.chunks_exact(d).map(|kj| 0.5 * dot(kj, kj)).collect();
+    if half_sq.iter().any(|s| !s.is_finite()) {
+        return Err(RandomizedError::Overflow {
+            what: "a key's squared norm",
+        });
+    }
+    Ok(half_sq)
+}
+
+/// One sample of query `qi`'s proposal into `omega` (d values): a uniform picks the component
+/// j from softmax's row `prow` (inverse CDF), then `ω = q_i + k_j + ε` with d standard normals.
+/// The draw order the value-stability test pins; both draws (f64 and f32 products) take it.
+fn draw_omega<R: Rng + ?Sized>(
+    qi: &[f64],
+    k: &[f64],
+    prow: &[f64],
+    rng: &mut R,
+    omega: &mut [f64],
+) {
+    let d = qi.len();
+    let j = pick(prow, rng.random::<f64>());
+    let kj = &k[j * d..(j + 1) * d];
+    for ((w, a), b) in omega.iter_mut().zip(qi).zip(kj) {
+        let e: f64 = StandardNormal.sample(rng);
+        *w = a + b + e;
+    }
 }
 
 /// `eˣ` for `x ≤ 0` (a log-weight minus the largest), to a few ulp: Cody–Waite reduction

@@ -214,14 +214,10 @@ impl KeyState {
                 *z += x;
             }
             if !positive {
-                self.norm_sum += dot(psi, psi).sqrt();
+                self.norm_sum += lane_dot(psi, psi).sqrt();
             }
         }
     }
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    lane_dot(a, b)
 }
 
 /// Whether a row's denominator can be divided by: `scale` is `|φ_i| Σ_j |ψ_j|` (only read for a
@@ -239,11 +235,11 @@ pub(super) fn denominator(
     norm_sum: f32,
     positive: bool,
 ) -> (f32, bool) {
-    let den = dot(phi, z) + extra;
+    let den = lane_dot(phi, z) + extra;
     let scale = if positive {
         0.0
     } else {
-        dot(phi, phi).sqrt() * norm_sum
+        lane_dot(phi, phi).sqrt() * norm_sum
     };
     (den, usable(den, scale, positive))
 }
@@ -351,7 +347,7 @@ pub(super) fn prefix_into(
             let w = exp_approx(keys.shifts[r] - state.key_max);
             let psi = &keys.values[r * size..(r + 1) * size];
             if !positive {
-                state.norm_sum += w * dot(psi, psi).sqrt();
+                state.norm_sum += w * lane_dot(psi, psi).sqrt();
             }
             let v = &seq.v[i * dv..(i + 1) * dv];
             for (f, &p) in psi.iter().enumerate() {
@@ -425,7 +421,11 @@ fn causal_chunked(map: &FeatureMap32, seq: &Sequence<'_>) -> LinearRun {
         let norms: Vec<f32> = (0..rows)
             .map(|r| {
                 let psi = &keys.values[r * size..(r + 1) * size];
-                if positive { 0.0 } else { dot(psi, psi).sqrt() }
+                if positive {
+                    0.0
+                } else {
+                    lane_dot(psi, psi).sqrt()
+                }
             })
             .collect();
         let mut running = state.norm_sum;

@@ -7,12 +7,13 @@
 //! product at a time: about five times the time for the same numbers to f32 rounding (tests:
 //! within 2·10⁻⁵ of the f64 draw on the same stream).
 
-use rand::{Rng, RngExt};
-use rand_distr::{Distribution, StandardNormal};
+use rand::Rng;
 
-use super::{ATTENTION_SHAPE, AttentionShape, RandomizedError, dot, pick, softmax_rows};
+use super::{
+    AttentionShape, RandomizedError, check_samples, draw_omega, half_squared_norms, softmax_rows,
+};
 use crate::numerics::attention::long::gemm::{MatRef, exp_in_place, gemm};
-use crate::numerics::input::{InputError, check_finite};
+use crate::numerics::input::check_finite;
 
 /// Randomized attention (seed 003) with `samples` draws of ω per query: `Ô` (`len × dv`),
 /// `ô_i = (1/S) Σ_s Σ_j w_sj v_j / Σ_l w_sl`, `w_sj = exp(ω_s·k_j − |k_j|²/2)`, the draws taken
@@ -33,27 +34,20 @@ pub fn randomized_attention_f32<R: Rng + ?Sized>(
     let AttentionShape { len, d, dv } = shape;
     let widened: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
     check_finite("v", &widened, len * dv)?;
-    if samples == 0 {
-        return Err(InputError::InvalidShape {
-            what: ATTENTION_SHAPE,
-            reason: "at least one sample per query is needed".into(),
-        }
-        .into());
-    }
+    check_samples(samples)?;
     let p = softmax_rows(q, k, len, d)?;
     let rows = len * samples;
     let mut omega = vec![0.0f32; rows * d];
     let mut draws = omega.chunks_exact_mut(d);
+    let mut sample = vec![0.0f64; d];
     for (qi, prow) in q.chunks_exact(d).zip(p.chunks_exact(len)) {
         for _ in 0..samples {
-            let j = pick(prow, rng.random::<f64>());
-            let kj = &k[j * d..(j + 1) * d];
+            draw_omega(qi, k, prow, rng, &mut sample);
             let Some(row) = draws.next() else {
                 break;
             };
-            for ((w, a), b) in row.iter_mut().zip(qi).zip(kj) {
-                let e: f64 = StandardNormal.sample(rng);
-                *w = (a + b + e) as f32;
+            for (w, x) in row.iter_mut().zip(&sample) {
+                *w = *x as f32;
             }
         }
     }
@@ -63,15 +57,10 @@ pub fn randomized_attention_f32<R: Rng + ?Sized>(
             keys_t[c * len + j] = x as f32;
         }
     }
-    let half_sq: Vec<f32> = k
-        .chunks_exact(d)
-        .map(|kj| (0.5 * dot(kj, kj)) as f32)
+    let half_sq: Vec<f32> = half_squared_norms(k, d)?
+        .iter()
+        .map(|&x| x as f32)
         .collect();
-    if half_sq.iter().any(|s| !s.is_finite()) {
-        return Err(RandomizedError::Overflow {
-            what: "a key's squared norm",
-        });
-    }
     let mut weights = vec![0.0f32; rows * len];
     gemm(
         rows,
