@@ -136,6 +136,11 @@ impl Projections {
         self.d
     }
 
+    /// Every `ω_k` one after the other (`[k * d + j]`).
+    pub fn as_slice(&self) -> &[f64] {
+        &self.omega
+    }
+
     /// The vectors `ω_k`, in order.
     pub fn rows(&self) -> impl Iterator<Item = &[f64]> {
         self.omega.chunks_exact(self.d)

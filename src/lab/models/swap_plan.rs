@@ -6,8 +6,8 @@
 //! what cost). No model here: the page links it, the worker and the tests read the same plan.
 
 use crate::lab::config::{
-    ExperimentConfig, HEDGEHOG_HALF_FEATURES, HEDGEHOG_LEARNING_RATE, HeadSource, SWAP_BUDGETS,
-    parse_retrieval,
+    ExperimentConfig, HEAD_LAYERS, HEADS_PER_LAYER, HEDGEHOG_HALF_FEATURES, HEDGEHOG_LEARNING_RATE,
+    HeadSource, SWAP_BUDGETS, parse_retrieval,
 };
 use crate::lab::models::protocol::{
     HEDGEHOG, HEDGEHOG_EVAL_TEXT, HEDGEHOG_TRAINING_TEXT, HedgehogJob, ModelRequest, Origin,
@@ -84,15 +84,16 @@ pub fn uses_features(config: &ExperimentConfig, method: MethodId) -> bool {
     at(16) != at(64)
 }
 
-/// A job's multiply-adds in attention at the first budget, to order that budget's jobs.
-pub fn first_budget_cost(config: &ExperimentConfig, method: MethodId) -> f64 {
-    budget_cost(config, method, SWAP_BUDGETS[0])
-}
+/// The dense multiply-adds of one 128-token forward of the model (six layers of width 384 and
+/// 1,536: the four attention projections and the feed-forward), per head (72), in the units
+/// of a head's attention work.
+const DENSE_PER_HEAD: f64 = (HEAD_LAYERS * 128 * (4 * 384 * 384 + 2 * 384 * 1536)) as f64
+    / (HEAD_LAYERS * HEADS_PER_LAYER) as f64;
 
-/// A job's multiply-adds in attention at `features`, to order a budget's jobs: the method's
-/// outputs on a 128-token head of the model (d = dv = 32), times its draws when it is random
-/// (a deterministic method runs once).
-pub fn budget_cost(config: &ExperimentConfig, method: MethodId, features: usize) -> f64 {
+/// A swap job's multiply-adds per head at `features`, to order the plan: each of its forwards
+/// (its draws when it is random, one for a deterministic method) is the model's dense layers
+/// and the method's outputs on a 128-token head (d = dv = 32).
+pub fn job_cost(config: &ExperimentConfig, method: MethodId, features: usize) -> f64 {
     let mut settings = config.attention.clone();
     settings.features = features;
     let draws = if method.is_random() {
@@ -100,20 +101,18 @@ pub fn budget_cost(config: &ExperimentConfig, method: MethodId, features: usize)
     } else {
         1
     };
-    settings.output_work(method, 128, 32, 32) * draws as f64
+    (DENSE_PER_HEAD + settings.output_work(method, 128, 32, 32)) * draws as f64
 }
 
 /// The jobs of the model swap for `config`, in the order the page sends them: every chosen
-/// method at every budget (budget by budget, so that the table fills column by column; a
-/// method without a budget once; the first budget's jobs cheapest first, [`first_budget_cost`],
-/// so that the first answer comes soonest; then the other budgets from the largest m down,
-/// each budget's dearest jobs first, [`budget_cost`], so that the workers, each taking the next
-/// job when free, end together: the cheapest jobs fill the gaps at the end instead of a dear
-/// one starting last), then the Hedgehog maps (trained unless the workers hold the
-/// same training, `trained`, and it was computed here or the configuration reuses answers) and
-/// their swap, then the retrieval set under every method at the view's m (jobs
-/// that do not depend on the text: their `text` is empty). Empty unless the data are the
-/// user's text.
+/// method at every budget (a method without a budget once): first the first budget's cheapest
+/// job, [`job_cost`], so that the first answer comes soonest, then every other job dearest
+/// first, so that the workers, each taking the next job when free, end together (the cheapest
+/// jobs fill the gaps at the end instead of a dear one starting last; ties in budget order);
+/// then the Hedgehog maps (trained unless the workers hold the same training, `trained`, and
+/// it was computed here or the configuration reuses answers) and their swap, then the
+/// retrieval set under every method at the view's m (jobs that do not depend on the text:
+/// their `text` is empty). Empty unless the data are the user's text.
 pub fn swap_plan(
     config: &ExperimentConfig,
     trained: Option<(&HedgehogJob, Origin)>,
@@ -121,27 +120,28 @@ pub fn swap_plan(
     if config.attention.source != HeadSource::Text || config.attention.swap_layers.is_empty() {
         return Vec::new();
     }
-    let mut plan = Vec::new();
-    // The first budget, then the others from the largest m down.
-    let budgets = SWAP_BUDGETS[..1]
-        .iter()
-        .chain(SWAP_BUDGETS[1..].iter().rev())
-        .copied();
-    for (i, m) in budgets.enumerate() {
-        let mut methods = config.attention.methods.clone();
-        if i == 0 {
-            methods
-                .sort_by(|&a, &b| budget_cost(config, a, m).total_cmp(&budget_cost(config, b, m)));
-        } else {
-            methods
-                .sort_by(|&a, &b| budget_cost(config, b, m).total_cmp(&budget_cost(config, a, m)));
-        }
-        for method in methods {
-            if uses_features(config, method) || i == 0 {
-                plan.push(ModelRequest::Swap(job(config, method.id(), m)));
+    let mut jobs: Vec<(f64, MethodId, usize)> = Vec::new();
+    for (i, &m) in SWAP_BUDGETS.iter().enumerate() {
+        for &method in &config.attention.methods {
+            if i == 0 || uses_features(config, method) {
+                jobs.push((job_cost(config, method, m), method, m));
             }
         }
     }
+    let cheapest_first = jobs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, m))| *m == SWAP_BUDGETS[0])
+        .min_by(|(_, a), (_, b)| a.0.total_cmp(&b.0))
+        .map(|(at, _)| at);
+    let first = cheapest_first.map(|at| jobs.remove(at));
+    // Stable: equal costs keep the budgets' order.
+    jobs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut plan: Vec<ModelRequest> = first
+        .into_iter()
+        .chain(jobs)
+        .map(|(_, method, m)| ModelRequest::Swap(job(config, method.id(), m)))
+        .collect();
     let hedgehog = hedgehog_job(config);
     if let Some(training) = &hedgehog {
         let held = trained.is_some_and(|(job, origin)| {
@@ -368,65 +368,48 @@ mod tests {
         assert_eq!(retrievals, 3, "two methods and Hedgehog");
     }
 
-    /// The first budget's jobs go cheapest first (the first answer soonest): for the defaults a
-    /// deterministic map of d features, never randomized attention or Taylor-2 (D = 1 + d + d²).
+    /// The first job is the first budget's cheapest (the first answer soonest): for the
+    /// defaults a deterministic map of d features, never randomized attention or Taylor-2
+    /// (D = 1 + d + d²); every other text job follows dearest first (the workers end together),
+    /// so that the plan ends on its cheapest jobs, and every chosen method runs at every budget
+    /// it reads (a method without a budget once).
     #[test]
-    fn the_first_budget_runs_the_cheapest_jobs_first() {
+    fn the_cheapest_job_first_then_the_dearest() {
         let mut config = ExperimentConfig::default();
         config.attention.source = HeadSource::Text;
-        let first: Vec<MethodId> = swap_plan(&config, None)
-            .iter()
-            .take(config.attention.methods.len())
-            .filter_map(|r| match r {
-                ModelRequest::Swap(job) => MethodId::from_id(&job.method),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(first.len(), config.attention.methods.len());
-        let costs: Vec<f64> = first
-            .iter()
-            .map(|&m| first_budget_cost(&config, m))
-            .collect();
-        assert!(
-            costs.windows(2).all(|w| w[0] <= w[1]),
-            "{first:?}: {costs:?}"
-        );
-        assert!(["elu", "lln"].contains(&first[0].id()), "{first:?}");
-        let last = first.last().map(|m| m.id());
-        assert!(matches!(last, Some("ra" | "taylor")), "{first:?}");
-    }
-
-    /// After the first budget, the budgets go from the largest m down, each running its dearest
-    /// jobs first (the workers end together).
-    #[test]
-    fn later_budgets_run_the_dearest_jobs_first() {
-        let mut config = ExperimentConfig::default();
-        config.attention.source = HeadSource::Text;
-        let mut budgets: Vec<usize> = swap_plan(&config, None)
+        let jobs: Vec<(MethodId, usize)> = swap_plan(&config, None)
             .iter()
             .filter_map(|r| match r {
                 ModelRequest::Swap(job) if job.method != HEDGEHOG => {
-                    Some(job.config.attention.features)
+                    MethodId::from_id(&job.method).map(|id| (id, job.config.attention.features))
                 }
                 _ => None,
             })
             .collect();
-        budgets.dedup();
-        let mut expected = vec![SWAP_BUDGETS[0]];
-        expected.extend(SWAP_BUDGETS[1..].iter().rev());
-        assert_eq!(budgets, expected);
-        for &m in &SWAP_BUDGETS[1..] {
-            let costs: Vec<f64> = swap_plan(&config, None)
-                .iter()
-                .filter_map(|r| match r {
-                    ModelRequest::Swap(job) if job.config.attention.features == m => {
-                        MethodId::from_id(&job.method).map(|id| budget_cost(&config, id, m))
-                    }
-                    _ => None,
-                })
-                .collect();
-            assert!(costs.len() >= 2, "m = {m}: {costs:?}");
-            assert!(costs.windows(2).all(|w| w[0] >= w[1]), "m = {m}: {costs:?}");
+        let costs: Vec<f64> = jobs
+            .iter()
+            .map(|&(id, m)| job_cost(&config, id, m))
+            .collect();
+        let (first, m) = jobs[0];
+        assert_eq!(m, SWAP_BUDGETS[0]);
+        assert!(["elu", "lln"].contains(&first.id()), "{jobs:?}");
+        for &method in &config.attention.methods {
+            assert!(costs[0] <= job_cost(&config, method, SWAP_BUDGETS[0]));
+        }
+        assert!(
+            costs[1..].windows(2).all(|w| w[0] >= w[1]),
+            "{jobs:?}: {costs:?}"
+        );
+        let (dearest, m) = jobs[1];
+        assert_eq!((dearest.id(), m), ("hcexp-var", 1024), "{jobs:?}");
+        for &method in &config.attention.methods {
+            let budgets = jobs.iter().filter(|(id, _)| *id == method).count();
+            let expected = if uses_features(&config, method) {
+                SWAP_BUDGETS.len()
+            } else {
+                1
+            };
+            assert_eq!(budgets, expected, "{}", method.id());
         }
     }
 

@@ -72,8 +72,11 @@ pub(super) struct SwapResults {
     /// The Hedgehog maps' training curve (the newest training's points).
     pub curve: RwSignal<Vec<HedgehogPoint>, LocalStorage>,
     pub training: RwSignal<Option<Result<HedgehogTraining, String>>, LocalStorage>,
-    /// Jobs of the plan answered, and in all.
+    /// Jobs of the plan answered, and in all, as last shown (with the answers, at most every
+    /// [`SHOW_EVERY_MS`]).
     pub progress: RwSignal<(usize, usize)>,
+    /// Jobs of the plan answered, and in all, as they come.
+    answered: StoredValue<(usize, usize)>,
     /// Swap answers in, not yet in `cells` ([`SHOW_EVERY_MS`]).
     pending: StoredValue<Vec<SwapCell>, LocalStorage>,
     /// When `cells` last took answers (ms, `Date.now`), and whether a later showing is set.
@@ -81,11 +84,12 @@ pub(super) struct SwapResults {
     show_set: StoredValue<bool>,
 }
 
-/// While a plan's jobs stream in, its answers reach the table and charts at most this often:
-/// each showing redraws the table and three charts on the page's thread, which shares the two
-/// cores with the workers computing the next jobs (a Chromium trace of a second text's swap at
-/// 128 tokens: about 0.9 s of the page's work beside 3.8 s of the workers'). The first answer
-/// after a pause and the plan's last are shown at once.
+/// While a plan's jobs stream in, its answers and its progress reach the page at most this
+/// often: each showing redraws the table and three charts on the page's thread, and even a new
+/// count alone costs a frame (about 10 ms of style, paint and the answer line), on the two cores
+/// the workers computing the next jobs share (a Chromium trace of a second text's swap at 128
+/// tokens: about 0.8 s of the page's work beside 6.7 s of the workers'). The first answer after
+/// a pause and the plan's last are shown at once.
 const SHOW_EVERY_MS: f64 = 400.0;
 
 impl SwapResults {
@@ -94,8 +98,8 @@ impl SwapResults {
     fn show_answers_in_time(self) {
         let now = js_sys::Date::now();
         let complete = self
-            .progress
-            .try_get_untracked()
+            .answered
+            .try_get_value()
             .is_none_or(|(done, total)| done >= total);
         let since = now - self.last_shown.try_get_value().unwrap_or(0.0);
         if complete || since >= SHOW_EVERY_MS {
@@ -113,17 +117,22 @@ impl SwapResults {
         }
     }
 
-    /// Moves the waiting swap answers into `cells` (one update: one redraw of what reads them).
+    /// Shows the count of answers and moves the waiting swap answers into `cells` (one update
+    /// each: one redraw of what reads them).
     fn show_pending(self) {
+        let _ = self.last_shown.try_set_value(js_sys::Date::now());
+        if let Some(answered) = self.answered.try_get_value()
+            && self.progress.try_get_untracked() != Some(answered)
+        {
+            self.progress.set(answered);
+        }
         let waiting = self
             .pending
             .try_update_value(std::mem::take)
             .unwrap_or_default();
-        if waiting.is_empty() {
-            return;
+        if !waiting.is_empty() {
+            self.cells.try_update(|c| c.extend(waiting));
         }
-        let _ = self.last_shown.try_set_value(js_sys::Date::now());
-        self.cells.try_update(|c| c.extend(waiting));
     }
 }
 
@@ -153,6 +162,7 @@ impl ModelClient {
                 curve: RwSignal::new_local(Vec::new()),
                 training: RwSignal::new_local(None),
                 progress: RwSignal::new((0, 0)),
+                answered: StoredValue::new((0, 0)),
                 pending: StoredValue::new_local(Vec::new()),
                 last_shown: StoredValue::new(0.0),
                 show_set: StoredValue::new(false),
@@ -233,6 +243,7 @@ impl ModelClient {
             .into_iter()
             .filter(|j| !kept.iter().any(|c| &c.request == j))
             .collect();
+        self.swap.answered.set_value((total - jobs.len(), total));
         self.swap.progress.set((total - jobs.len(), total));
         self.swap.pending.set_value(Vec::new());
         // The new plan's first answer is shown at once.
@@ -248,6 +259,7 @@ impl ModelClient {
         }
         let Some(pool) = self.pool.get() else {
             if !jobs.is_empty() {
+                self.swap.answered.set_value((0, 0));
                 self.swap.progress.set((0, 0));
             }
             return;
@@ -296,7 +308,7 @@ impl ModelClient {
                     }
                 }
                 // The view may be gone by the time an answer comes (the reader moved on).
-                swap.progress.try_update(|(done, _)| *done += 1);
+                let _ = swap.answered.try_update_value(|(done, _)| *done += 1);
                 swap.show_answers_in_time();
             });
         }

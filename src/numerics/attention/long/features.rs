@@ -68,39 +68,60 @@ pub enum FeatureMap32 {
 /// The floor of a learned feature (`hedgehog::FEATURE_FLOOR` in f32).
 const LEARNED_FLOOR: f32 = 1e-12;
 
+/// `(ω_k,i · scale_i)` in f32 as d × m row-major (ωᵀ, each input coordinate scaled). Four
+/// rows of ω at a time, so that each of the d output rows takes four adjacent values per
+/// write (the m × d draw is read once, in order).
+fn scaled_transpose(omega: &Projections, scale: &[f64]) -> Vec<f32> {
+    let (m, d) = (omega.m(), omega.d());
+    let mut out = vec![0.0f32; d * m];
+    let rows = omega.as_slice();
+    let whole = m - m % 4;
+    for k in (0..whole).step_by(4) {
+        let block = &rows[k * d..(k + 4) * d];
+        for (i, &s) in scale.iter().enumerate() {
+            let at = i * m + k;
+            out[at] = (block[i] * s) as f32;
+            out[at + 1] = (block[d + i] * s) as f32;
+            out[at + 2] = (block[2 * d + i] * s) as f32;
+            out[at + 3] = (block[3 * d + i] * s) as f32;
+        }
+    }
+    for k in whole..m {
+        for (i, &s) in scale.iter().enumerate() {
+            out[i * m + k] = (rows[k * d + i] * s) as f32;
+        }
+    }
+    out
+}
+
 impl FeatureMap32 {
     /// The map of an estimator's [`BatchedForm`] with projections ω.
     pub fn from_form(form: &BatchedForm, omega: &Projections) -> FeatureMap32 {
         let (m, d) = (omega.m(), omega.d());
-        let transposed = |scale: &dyn Fn(usize) -> f64| -> Vec<f32> {
-            let mut out = vec![0.0f32; d * m];
-            for (k, row) in omega.rows().enumerate() {
-                for (i, w) in row.iter().enumerate() {
-                    out[i * m + k] = (w * scale(i)) as f32;
-                }
-            }
-            out
-        };
         match form {
             BatchedForm::Exponential {
                 a,
                 hyperbolic,
                 offsets,
                 projection_scale,
-            } => FeatureMap32::Exponential {
-                d,
-                m,
-                hyperbolic: *hyperbolic,
-                query_projection: transposed(&|i| projection_scale * a[i]),
-                key_projection: transposed(&|i| projection_scale / a[i]),
-                query_scale: a.iter().map(|&a| a as f32).collect(),
-                key_scale: a.iter().map(|&a| (1.0 / a) as f32).collect(),
-                offsets: offsets.iter().map(|&c| c as f32).collect(),
-            },
+            } => {
+                let query: Vec<f64> = a.iter().map(|a| projection_scale * a).collect();
+                let key: Vec<f64> = a.iter().map(|a| projection_scale / a).collect();
+                FeatureMap32::Exponential {
+                    d,
+                    m,
+                    hyperbolic: *hyperbolic,
+                    query_projection: scaled_transpose(omega, &query),
+                    key_projection: scaled_transpose(omega, &key),
+                    query_scale: a.iter().map(|&a| a as f32).collect(),
+                    key_scale: a.iter().map(|&a| (1.0 / a) as f32).collect(),
+                    offsets: offsets.iter().map(|&c| c as f32).collect(),
+                }
+            }
             BatchedForm::Trigonometric => FeatureMap32::Trigonometric {
                 d,
                 m,
-                projection: transposed(&|_| 1.0),
+                projection: scaled_transpose(omega, &vec![1.0; d]),
             },
         }
     }

@@ -15,7 +15,7 @@ use crate::numerics::attention::methods::elu::EluPlusOne;
 use crate::numerics::attention::methods::random_features::{
     EstimatorFeatures, draw_features, fit_estimator,
 };
-use crate::numerics::estimators::{EstimatorId, Side};
+use crate::numerics::estimators::{BatchedForm, EstimatorId, Side};
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
 /// L tokens with Gaussian queries and keys of standard deviation `spread` (logits of order
@@ -134,6 +134,58 @@ const BATCHED_ESTIMATORS: [&str; 7] = [
     "oprf-var",
     "rff",
 ];
+
+/// The f32 projections are `s·a_i·ω_k,i` and `s·ω_k,i/a_i` (ωᵀ, d × m) bit for bit, for m
+/// with and without a tail of fewer than four rows.
+#[test]
+fn batched_projections_are_the_scaled_transpose() {
+    let data = problem(12, 5, 3, 0.4, 3);
+    for m in [8, 11] {
+        for id in ["hcexp-var", "rff"] {
+            let (f64_map, f32_map) = maps(id, &data, m);
+            let omega = &f64_map.omega;
+            let form = EstimatorId::from_id(id)
+                .expect("registry estimator")
+                .get()
+                .batched_form(&f64_map.fit, omega)
+                .expect("a batched form");
+            let at = |k: usize, i: usize| omega.rows().nth(k).expect("row")[i];
+            for k in 0..m {
+                for i in 0..data.d {
+                    match (&form, &f32_map) {
+                        (
+                            BatchedForm::Exponential {
+                                a,
+                                projection_scale,
+                                ..
+                            },
+                            FeatureMap32::Exponential {
+                                query_projection,
+                                key_projection,
+                                ..
+                            },
+                        ) => {
+                            let q = (at(k, i) * (projection_scale * a[i])) as f32;
+                            let key = (at(k, i) * (projection_scale / a[i])) as f32;
+                            assert_eq!(query_projection[i * m + k].to_bits(), q.to_bits());
+                            assert_eq!(key_projection[i * m + k].to_bits(), key.to_bits());
+                        }
+                        (
+                            BatchedForm::Trigonometric,
+                            FeatureMap32::Trigonometric { projection, .. },
+                        ) => {
+                            assert_eq!(
+                                projection[i * m + k].to_bits(),
+                                (at(k, i) as f32).to_bits()
+                            );
+                        }
+                        other => panic!("{id}: unexpected forms {other:?}"),
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// Each batched map's features equal its f64 map's up to the factor it takes out, per token.
 #[test]
