@@ -504,3 +504,58 @@ fn parts_over_every_head_merge_from_shares() {
     assert!(AttentionOutput::merge_shares(Vec::new()).is_err());
     assert!(!AttentionPart::Main.splits_in_shares());
 }
+
+/// The budget chart's draws go through the long-sequence f32 kernels when a method has a
+/// batched map: the same ω from the same stream as the f64 draw, so every output within f32
+/// rounding of the f64 draw's (relative to the row's largest output), on the default synthetic
+/// heads (large norms: the features' factors taken out) and under the causal mask; a method
+/// without a batched map (randomized attention) is its f64 draw exactly.
+#[test]
+fn the_budget_draws_are_the_f64_draws_to_f32_rounding() {
+    use softmax_kernel_lab::lab::attention::methods::{
+        draw_outputs, method_settings, prepare_with, run_with,
+    };
+    for (query, causal) in [
+        ("view=attention&len=96&features=128", false),
+        (
+            "view=attention&len=64&features=64&xnorm=0.8&ynorm=0.8",
+            true,
+        ),
+    ] {
+        let c = config(query);
+        let data = attention_data(&c, None).unwrap().with_causal_mask(causal);
+        let settings = method_settings(&c);
+        let methods = [
+            "prf-pos",
+            "oprf-var",
+            "hcexp-var",
+            "rff",
+            "elu",
+            "lln",
+            "taylor",
+            "ra",
+        ];
+        // Randomized attention has no causal form.
+        for id in methods.into_iter().filter(|id| !causal || *id != "ra") {
+            let method = MethodId::from_id(id).unwrap();
+            let lln =
+                softmax_kernel_lab::lab::attention::methods::lln_constants(&c, data.d).unwrap();
+            let prepared = prepare_with(method, &data, &settings, lln.as_ref()).unwrap();
+            let f64_draw = run_with(method, &prepared, &data, &settings, c.seed, 7, &[])
+                .unwrap()
+                .attention
+                .output;
+            let f32_draw = draw_outputs(method, &prepared, &data, &settings, (c.seed, 7)).unwrap();
+            assert_eq!(f32_draw.len(), f64_draw.len(), "{id}");
+            let mut worst = 0.0f64;
+            for (a, b) in f32_draw.chunks(data.dv).zip(f64_draw.chunks(data.dv)) {
+                let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-12);
+                for (x, y) in a.iter().zip(b) {
+                    worst = worst.max((x - y).abs() / scale);
+                }
+            }
+            let bound = if id == "ra" { 0.0 } else { 1e-4 };
+            assert!(worst <= bound, "{query} {id}: {worst:e}");
+        }
+    }
+}

@@ -19,7 +19,8 @@
 // - swap_ms[L] at L = 32, 128: the model swap with the page's defaults (8 methods at 4 budgets,
 //   3 draws, the Hedgehog maps' 100 steps, the retrieval set): from the text's answer to the last
 //   job's, one run each; swap_first_answer_ms[L] to the first job's answer; swap_jobs its jobs; hedgehog_train_ms[L] the maps' training in it;
-//   swap_second_text_ms[128] a second text typed in the same visit, from its answer to its swap's last job;
+//   swap_second_text_ms[128] a second text typed in the same visit, from its answer to its swap's last job
+//   (second_text_answer_ms[128]: from the keystroke to its answer; second_text_all_ms[128]: to the last job);
 //   swap_kept_maps_ms[128] the same on a later visit (the page reloaded in the same browser
 //   context: the Hedgehog maps kept in Cache Storage, checked, not trained again);
 //   attention_all_ms[L] (and attention_all_kept_maps_ms[128]) from the text's answer until every
@@ -169,9 +170,10 @@ async function secondText(page, text) {
     new MutationObserver(log).observe(line, { attributes: true, attributeFilter: ['data-swap-done', 'data-swap-total'] });
   });
   const previous = Number(await page.getAttribute('[data-forward-ms]', 'data-answer')) || 0;
-  await page.$eval('textarea[name="text"]', (area, text) => {
+  const typed = await page.$eval('textarea[name="text"]', (area, text) => {
     area.value = text;
     area.dispatchEvent(new Event('input', { bubbles: true }));
+    return performance.now();
   }, text);
   await page.waitForFunction((previous) => Number(document.querySelector('[data-forward-ms]')?.dataset.answer) > previous, previous, { timeout: 120_000, polling: 10 });
   const started = await page.evaluate(() => performance.now());
@@ -182,7 +184,8 @@ async function secondText(page, text) {
     const finished = log.slice(reset).find(([, done, total]) => total > 0 && done === total);
     return finished ? finished[0] : false;
   }, null, { timeout: 600_000, polling: 50 });
-  return round((await end.jsonValue()) - started);
+  const ended = await end.jsonValue();
+  return { swap: round(ended - started), answer: round(started - typed), all: round(ended - typed) };
 }
 
 /** The model swap with the page's defaults on texts of 32 and 128 tokens (one run each). */
@@ -197,6 +200,8 @@ async function benchSwap(browser, server) {
   const allPartsMs = {};
   const keptAllMs = {};
   const secondMs = {};
+  const secondAnswerMs = {};
+  const secondAllMs = {};
   for (const len of [32, 128]) {
     const { page, context, problems } = await openPage(browser, `${server.url}?view=attention&src=text&text=${encodeURIComponent(textOf(len, 99))}`);
     // A first visit, then (at 128 tokens) a later one: the page reloaded in the same browser
@@ -234,7 +239,12 @@ async function benchSwap(browser, server) {
       }
       jobs = Number(await page.getAttribute('.swap-answer', 'data-swap-total'));
       tasks.push(...await page.evaluate(() => window.__longTasks));
-      if (visit === 'first' && len === 128) secondMs[len] = await secondText(page, textOf(len, 77));
+      if (visit === 'first' && len === 128) {
+        const second = await secondText(page, textOf(len, 77));
+        secondMs[len] = second.swap;
+        secondAnswerMs[len] = second.answer;
+        secondAllMs[len] = second.all;
+      }
     }
     errors += problems.length;
     await context.close();
@@ -244,6 +254,8 @@ async function benchSwap(browser, server) {
     swap_first_answer_ms: firstAnswerMs,
     swap_kept_maps_ms: keptMs,
     swap_second_text_ms: secondMs,
+    second_text_answer_ms: secondAnswerMs,
+    second_text_all_ms: secondAllMs,
     attention_all_ms: allPartsMs,
     attention_all_kept_maps_ms: keptAllMs,
     swap_jobs: jobs,

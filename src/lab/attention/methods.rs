@@ -8,6 +8,7 @@ use crate::numerics::attention::data::AttentionData;
 use std::sync::Mutex;
 
 use crate::numerics::attention::lln::{LlnConstants, fit_moment_matching};
+use crate::numerics::attention::long::{LinearForm, Sequence, linear_attention_f32};
 pub use crate::numerics::attention::method::MethodRun;
 use crate::numerics::attention::method::{FittedMethod, MethodSettings, SharedFits};
 use crate::numerics::attention::methods::MethodId;
@@ -90,9 +91,41 @@ pub fn run_with(
     prepared.draw(data, settings, &mut draw_rng(seed, method, draw), rows)
 }
 
+/// The outputs (L × dv) of one draw with explicit settings: in the long-sequence f32 kernels
+/// when the method has a batched map (the random features, Taylor, LLN, `elu + 1`: the same
+/// stream gives the same ω as [`run_with`]'s f64 draw, so the same estimate to f32 rounding,
+/// at a tenth of its time), else its f64 draw. For the charts that read only the outputs (the
+/// error against the feature budget), not P̂'s rows.
+pub fn draw_outputs(
+    method: MethodId,
+    prepared: &Prepared,
+    data: &AttentionData,
+    settings: &MethodSettings,
+    (seed, draw): (u64, u64),
+) -> Result<Vec<f64>, AttentionError> {
+    let mut rng = draw_rng(seed, method, draw);
+    if let Some(map) = prepared.batched_map(data.d, settings, &mut rng) {
+        let map = map?;
+        let narrow = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        let (q, k, v) = (narrow(&data.q), narrow(&data.k), narrow(&data.v));
+        let sequence = Sequence::new(data.len, data.d, data.dv, &q, &k, &v)
+            .ok_or_else(|| AttentionError::Data(format!("{}: shapes do not match", method.id())))?;
+        let form = if data.causal {
+            LinearForm::CausalChunked
+        } else {
+            LinearForm::Bidirectional
+        };
+        let output = linear_attention_f32(&map, &sequence, form).output;
+        return Ok(output.iter().map(|&x| f64::from(x)).collect());
+    }
+    Ok(run_with(method, prepared, data, settings, seed, draw, &[])?
+        .attention
+        .output)
+}
+
 /// LLN's constants a, b for dimension d, fitted on the seed's own stream (only when LLN is
 /// chosen: the fit costs about 16 softmax matrices of 256 tokens).
-pub(crate) fn lln_constants(
+pub fn lln_constants(
     config: &ExperimentConfig,
     d: usize,
 ) -> Result<Option<LlnConstants>, AttentionError> {

@@ -7,7 +7,7 @@ use crate::lab::config::{BLOCK, BUDGETS, ExperimentConfig, TEMPERATURES, TV_ROWS
 use crate::numerics::stats::mean_and_standard_error;
 
 use crate::lab::attention::methods::{
-    Prepared, method_settings, prepare, prepare_with, run, run_with,
+    Prepared, draw_outputs, method_settings, prepare, prepare_with, run,
 };
 use crate::lab::attention::outputs::{
     BiasVariance, BiasVarianceReport, BudgetCurve, BudgetReport, HeadRow, HeadsTable, MainReport,
@@ -117,10 +117,10 @@ pub(super) fn bias_variance(
         } else {
             1
         };
+        // Only the outputs are read: a batched map's draws in f32 ([`draw_outputs`]).
+        let settings = method_settings(config);
         let outputs: Vec<Vec<f64>> = (0..draws)
-            .map(|r| {
-                run(method, &prepared, data, config, r as u64, &[]).map(|d| d.attention.output)
-            })
+            .map(|r| draw_outputs(method, &prepared, data, &settings, (config.seed, r as u64)))
             .collect::<Result<_, _>>()?;
         let mut squared_bias = Vec::new();
         let mut variance = Vec::new();
@@ -236,8 +236,8 @@ pub(super) fn budget(
             let draws = if method.is_random() { 2 } else { 1 };
             let mut means = Vec::new();
             for r in 0..draws {
-                let draw = run_with(method, &prepared, &data, &at, config.seed, 100 + r, &[])?;
-                let errors = output_errors(&draw.attention.output, &exact, data.dv);
+                let output = draw_outputs(method, &prepared, &data, &at, (config.seed, 100 + r))?;
+                let errors = output_errors(&output, &exact, data.dv);
                 if !errors.is_empty() {
                     means.push(mean_and_standard_error(&errors).0);
                 }

@@ -6,6 +6,7 @@
 //! [`Channel::Swap`] (one per worker at a time, after any text), the Hedgehog maps' training on
 //! every worker (each keeps the maps).
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use leptos::prelude::*;
@@ -14,7 +15,7 @@ use crate::lab::models::protocol::{
     HedgehogJob, HedgehogPoint, HedgehogTraining, ModelAnswer, ModelRequest, ModelSetup, Origin,
     RetrievalReport, SwapJob, SwapReport, TextRun,
 };
-use crate::lab::pool::Channel;
+use crate::lab::pool::{Channel, Ticket};
 use crate::ui::pool::{ModelPool, NO_WORKER, Pool};
 
 /// Where the model stands.
@@ -148,6 +149,10 @@ pub(super) struct ModelClient {
     /// The training whose maps every worker holds.
     trained: StoredValue<Option<(HedgehogJob, Origin)>, LocalStorage>,
     answers: StoredValue<u32>,
+    /// The text last sent to the workers, and a plan for a newer text held until that text is
+    /// sent ([`ModelClient::plan`]).
+    asked_text: StoredValue<Option<String>, LocalStorage>,
+    held_plan: StoredValue<Option<(String, Vec<ModelRequest>)>, LocalStorage>,
 }
 
 impl ModelClient {
@@ -170,6 +175,8 @@ impl ModelClient {
             pool,
             trained: StoredValue::new_local(None),
             answers: StoredValue::new(0),
+            asked_text: StoredValue::new_local(None),
+            held_plan: StoredValue::new_local(None),
         }
     }
 
@@ -200,6 +207,11 @@ impl ModelClient {
         let Some(pool) = self.pool.get() else {
             return;
         };
+        self.asked_text.set_value(Some(text.clone()));
+        let held = self
+            .held_plan
+            .try_update_value(|held| held.take_if(|(of, _)| *of == text))
+            .flatten();
         let ticket = Pool::ticket(&pool, Channel::Text);
         Pool::ask(&pool, ticket, ModelRequest::Run { text }, move |answer| {
             let outcome = match answer {
@@ -220,6 +232,10 @@ impl ModelClient {
             // The view may be gone by the time the answer comes (the reader moved on).
             let _ = self.outcome.try_set(Some(outcome));
         });
+        // The text's swap after its own answer: the first free worker runs the text.
+        if let Some((_, jobs)) = held {
+            self.send_plan(&pool, jobs);
+        }
     }
 
     /// The training whose maps the workers hold (the plan leaves it out when it is the same).
@@ -264,7 +280,34 @@ impl ModelClient {
             }
             return;
         };
+        // The older plan's answers stop here, whether this one is sent now or held.
         let ticket = Pool::ticket(&pool, Channel::Swap);
+        // A plan for a text not sent yet (the keystroke's frame comes first,
+        // [`ModelClient::submit`]) waits for it, so that the text's own answer is not queued
+        // behind the swap's first jobs on every worker.
+        let text = jobs.iter().find_map(|r| match r {
+            ModelRequest::Swap(job) => Some(job.text.clone()),
+            _ => None,
+        });
+        match text {
+            Some(text) if self.asked_text.with_value(|t| t.as_ref() != Some(&text)) => {
+                self.held_plan.set_value(Some((text, jobs)));
+            }
+            _ => {
+                self.held_plan.set_value(None);
+                self.send_jobs(&pool, ticket, jobs);
+            }
+        }
+    }
+
+    /// Sends a held plan under a new ticket of the swap's channel.
+    fn send_plan(self, pool: &Rc<RefCell<Pool>>, jobs: Vec<ModelRequest>) {
+        let ticket = Pool::ticket(pool, Channel::Swap);
+        self.send_jobs(pool, ticket, jobs);
+    }
+
+    /// Sends the plan's `jobs` under `ticket`; their answers reach [`SwapResults`].
+    fn send_jobs(self, pool: &Rc<RefCell<Pool>>, ticket: Ticket, jobs: Vec<ModelRequest>) {
         let swap = self.swap;
         for job in jobs {
             let request = job.clone();
@@ -273,7 +316,7 @@ impl ModelClient {
                     swap.curve.try_update(|c| c.push(point));
                 }
             };
-            Pool::ask_with_updates(&pool, ticket, job, on_point, move |answer| {
+            Pool::ask_with_updates(pool, ticket, job, on_point, move |answer| {
                 match answer {
                     Ok(ModelAnswer::Swapped { job, report, .. }) => {
                         let cell = SwapCell { job, report };
