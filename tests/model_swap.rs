@@ -356,3 +356,36 @@ fn a_retrieval_against_a_kept_exact_run_is_the_same() {
     let again = retrieval_report(model(), RETRIEVAL_QUERY, candidates, &config, &swap).unwrap();
     assert_eq!(kept, again);
 }
+
+/// The text's own forward keeps what its swap reads (`forward_with_exact`, the worker that
+/// runs the text keeps it): a swap from it reports the same numbers as from a separate exact
+/// run, bit for bit (the measured times aside), and the forward is the answer's.
+#[test]
+fn a_swap_from_the_texts_own_forward_is_the_swap_from_its_exact_run() {
+    use softmax_kernel_lab::lab::models::swap::{exact_run, forward_with_exact, swap_report_on};
+    let model = model();
+    let mut config = ExperimentConfig::default();
+    config.attention.features = 16;
+    let swap = Swap {
+        method: method("prf-pos"),
+        layers: all_layers(),
+        draws: 2,
+    };
+    let ids = model.encode(TEXT).unwrap().ids;
+    let (forward, kept) = forward_with_exact(model, TEXT, &ids, now).unwrap();
+    assert_eq!(
+        forward.embedding,
+        model.weights.forward(&ids, true).unwrap().embedding
+    );
+    assert_eq!(forward.qkv, model.weights.forward(&ids, true).unwrap().qkv);
+    let separate = exact_run(model, TEXT, now).unwrap();
+    let without_times = |mut report: softmax_kernel_lab::lab::models::protocol::SwapReport| {
+        report.cost.forward_ms = 0.0;
+        report.cost.exact_forward_ms = 0.0;
+        report
+    };
+    let from_kept = swap_report_on(model, &kept, &config, &swap, now).unwrap();
+    let from_separate = swap_report_on(model, &separate, &config, &swap, now).unwrap();
+    assert!(from_kept.cosine.is_some(), "{from_kept:?}");
+    assert_eq!(without_times(from_kept), without_times(from_separate));
+}

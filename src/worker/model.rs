@@ -22,6 +22,7 @@ use crate::lab::models::loader::ModelLoader;
 use crate::lab::models::protocol::{HedgehogJob, MODEL_URL, ModelAnswer, ModelRequest, ModelSetup};
 use crate::lab::models::shipped::{SHIPPED_ASSET_PATH, ShippedSource};
 use crate::lab::models::split::{PeerMessage, TextPart};
+use crate::lab::models::swap::forward_with_exact;
 use crate::lab::pool::PartOf;
 use crate::lab::pool::model_worker::ModelWorkspace;
 use crate::lab::pool::{TaskResponse, WorkerRequest, WorkerResponse, decode, encode};
@@ -159,17 +160,19 @@ async fn text_split(
             answer(ModelAnswer::Helped);
             return Ok(());
         }
-        let forward = model
-            .weights
-            .forward(&encoded.ids, true)
-            .map_err(|e| e.to_string())?;
+        // The text's exact run comes from the same forward: this worker's jobs of the text's
+        // swap start without running it again.
+        let (forward, exact) =
+            forward_with_exact(&model, text, &encoded.ids, now).map_err(|e| e.to_string())?;
         let run = model.run_of(text, encoded.clone(), forward.embedding.clone());
         answer(ModelAnswer::Ran {
             run,
             forward_ms: now() - start,
         });
+        let mut worker = state.borrow_mut();
+        worker.workspace.keep_exact_run(exact);
         match model.text_run(text, encoded, forward) {
-            Ok((_, heads)) => state.borrow_mut().workspace.keep_text_heads(text, heads),
+            Ok((_, heads)) => worker.workspace.keep_text_heads(text, heads),
             Err(error) => web_sys::console::error_1(
                 &format!("model worker: the text's heads: {error}").into(),
             ),

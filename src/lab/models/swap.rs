@@ -146,6 +146,35 @@ pub fn exact_run(model: &TextModel, text: &str, now: fn() -> f64) -> Result<Exac
     })
 }
 
+/// The forward of a text's answer (every head's projections kept, for its heads) that also
+/// keeps what a swap of the text reads, and the text's exact run from it: the worker that runs
+/// a text then starts its swap without running the text again (the same forward as
+/// [`exact_run`]'s, bit for bit: test).
+pub fn forward_with_exact(
+    model: &TextModel,
+    text: &str,
+    ids: &[u32],
+    now: fn() -> f64,
+) -> Result<(Forward, ExactRun), ModelError> {
+    let start = now();
+    let keep = Keep {
+        qkv: true,
+        layers: true,
+    };
+    let (forward, first_projections) = model.weights.forward_from_first(ids, keep, None, None)?;
+    let exact = ExactRun {
+        text: text.to_string(),
+        ids: ids.to_vec(),
+        forward: Forward {
+            qkv: None,
+            ..forward.clone()
+        },
+        first_projections,
+        ms: now() - start,
+    };
+    Ok((forward, exact))
+}
+
 /// What `swap` does to `text` (cut to 512 tokens); `now` is a clock in milliseconds, for the
 /// forwards' measured times.
 pub fn swap_report(

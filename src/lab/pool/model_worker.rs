@@ -18,8 +18,8 @@ use crate::lab::models::protocol::{
 };
 use crate::lab::models::shipped::ShippedSource;
 use crate::lab::models::swap::{
-    ExactRetrieval, ExactRun, Swap, exact_retrieval, exact_run, retrieval_report_on, swap_of_job,
-    swap_report, swap_report_on,
+    ExactRetrieval, ExactRun, Swap, exact_retrieval, exact_run, forward_with_exact,
+    retrieval_report_on, swap_of_job, swap_report, swap_report_on,
 };
 use crate::lab::models::text_model::TextModel;
 use crate::numerics::attention::heads::RealHeads;
@@ -104,9 +104,14 @@ impl ModelWorkspace {
             return ModelAnswer::Failed("the model is not loaded yet".into());
         };
         let start = now();
-        match model.run_keeping_heads(text) {
-            Ok((run, heads)) => {
+        let ran = model.encode(text).and_then(|encoded| {
+            let (forward, exact) = forward_with_exact(model, text, &encoded.ids, now)?;
+            Ok((model.text_run(text, encoded, forward)?, exact))
+        });
+        match ran {
+            Ok(((run, heads), exact)) => {
                 self.text_heads = Some((text.to_string(), Arc::new(heads)));
+                self.exact = Some(exact);
                 ModelAnswer::Ran {
                     run,
                     forward_ms: now() - start,
@@ -125,6 +130,12 @@ impl ModelWorkspace {
     /// Keeps `text`'s heads (a split text's, joined here), as [`ModelWorkspace::run`] does.
     pub fn keep_text_heads(&mut self, text: &str, heads: RealHeads) {
         self.text_heads = Some((text.to_string(), Arc::new(heads)));
+    }
+
+    /// Keeps a text's exact run (from its own forward, [`forward_with_exact`]): its swap's
+    /// jobs here start from it.
+    pub fn keep_exact_run(&mut self, exact: ExactRun) {
+        self.exact = Some(exact);
     }
 
     /// The heads of `text` (computed here if this worker did not run it: another worker did
