@@ -11,6 +11,9 @@
 //!   without them.
 
 pub mod chart_geometry;
+// The command line prints the estimators' prose, which the workers' builds leave out
+// (`build.rs`, `estimator_prose`): it is compiled natively and in the page's build only.
+#[cfg(estimator_prose)]
 pub mod cli;
 pub mod lab;
 pub mod numerics;

@@ -8,8 +8,8 @@
 //! `(1/2m) e^{|z|²} SM² (1 − e^{−|z|²})²`. A comes from a heuristic ([`AHeuristic`]).
 
 use super::{
-    BatchedForm, Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams,
-    Family, FastSum, FeatureForm, Fit, FitInput, Projections, Side, exponential_features,
+    BatchedForm, Bounds, Collapsed, Describe, Estimator, EstimatorError, EstimatorParams, Family,
+    FastSum, FeatureForm, Fit, FitInput, Projections, Side, exponential_features,
     exponential_offsets, log_softmax_kernel, log_theoretical_mse_of, transform, transformed_side,
 };
 use crate::numerics::heuristics::{AHeuristic, diagonal_a};
@@ -113,7 +113,8 @@ impl Describe for RealDiagonal {
         self.colour
     }
 
-    fn docs(&self) -> Docs {
+    #[cfg(estimator_prose)]
+    fn docs(&self) -> super::Docs {
         let formula = match (self.form, self.heuristic) {
             (FeatureForm::Positive, AHeuristic::Identity) => {
                 r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-(|x|^2+|y|^2)/2} \sum_k \exp(\omega_k \cdot (x + y))"
@@ -141,7 +142,7 @@ impl Describe for RealDiagonal {
             }
             AHeuristic::VarianceAdjusted => "seed paper, Lemma 3.4",
         };
-        Docs {
+        super::Docs {
             formula,
             notice: self.notice,
             source,

@@ -15,7 +15,7 @@
 //! `C = (e^{−Re s} cos(Im s) + exp(−2|Im z|² − Re s))/2`, `m·MSE = (Q + C)/2 − SM²`.
 
 use super::{
-    Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
+    Collapsed, Describe, Estimator, EstimatorError, EstimatorParams, Family, FastSum, Fit,
     FitInput, ParameterSweep, Projections, Side, dot, transformed_side,
 };
 use crate::numerics::dataset::Dataset;
@@ -74,8 +74,9 @@ impl Describe for ComplexDiagonal {
         }
     }
 
-    fn docs(&self) -> Docs {
-        Docs {
+    #[cfg(estimator_prose)]
+    fn docs(&self) -> super::Docs {
+        super::Docs {
             formula: if self.hyperbolic {
                 r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-\operatorname{Re} s/2} \sum_k \left[e^{u_k \cos\theta} \cos(v_k \sin\theta - \operatorname{Im} s/2) + e^{-u_k \cos\theta} \cos(-v_k \sin\theta - \operatorname{Im} s/2)\right]/2,\quad u = \omega \cdot (Ax + A^{-1}y),\quad v = \omega \cdot (Ax - A^{-1}y) \text{ for real } \operatorname{diag}(a)"
             } else {

@@ -43,8 +43,8 @@ pub mod fitted;
 mod tests;
 
 use super::{
-    BatchedForm, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family,
-    FastSum, FeatureForm, Fit, FitInput, Projections, Side, exponential_features, transform,
+    BatchedForm, Collapsed, Describe, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
+    FeatureForm, Fit, FitInput, Projections, Side, exponential_features, transform,
     transformed_side,
 };
 use crate::numerics::portable::Libm;
@@ -210,7 +210,8 @@ impl Describe for DenseDerf {
         }
     }
 
-    fn docs(&self) -> Docs {
+    #[cfg(estimator_prose)]
+    fn docs(&self) -> super::Docs {
         let formula = match (self.fitted, self.form) {
             (false, FeatureForm::Positive) => {
                 r"\widehat{\mathrm{SM}} = \frac{1}{m} \sum_k {(1 - 4\alpha)}^{d/2} e^{2\alpha|\omega_k|^2 - (|Px|^2+|P^{-\top}y|^2)/2} \exp\left(\sqrt{1 - 4\alpha}\, \omega_k \cdot z\right),\quad z = Px + P^{-\top}y,\quad P = {\left(M_x^{-1} \# M_y\right)}^{1/2},\quad M_x = \operatorname{mean}_i x_i x_i^\top"
@@ -225,7 +226,7 @@ impl Describe for DenseDerf {
                 r"\widehat{\mathrm{SM}} = \frac{1}{m} \sum_k {(1 - 4\alpha)}^{d/2} e^{2\alpha|\omega_k|^2 - (|Px|^2+|P^{-\top}y|^2)/2} \cosh\left(\sqrt{1 - 4\alpha}\, \omega_k \cdot z\right),\quad (P, \alpha) = \operatorname{argmin} \operatorname{mean}_i \frac{\mathrm{MSE}_i}{\mathrm{SM}_i^2}"
             }
         };
-        Docs {
+        super::Docs {
             formula,
             notice: if self.fitted {
                 "P (all of G = PᵀP) and α fitted by L-BFGS to the dataset's exact mean relative MSE, from the closed form: never worse than it on the fitted pairs"

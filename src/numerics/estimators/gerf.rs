@@ -16,9 +16,9 @@
 //! (REFERENCE.md reads it so, up to the variance's n − 1) is not verified here.
 
 use super::{
-    BatchedForm, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family,
-    FastSum, Fit, FitInput, Projections, Side, exponential_features, exponential_offsets,
-    transform, transformed_side,
+    BatchedForm, Collapsed, Describe, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
+    Fit, FitInput, Projections, Side, exponential_features, exponential_offsets, transform,
+    transformed_side,
 };
 use crate::numerics::heuristics::{AHeuristic, diagonal_a};
 use crate::numerics::logspace::signed_log_sum;
@@ -76,8 +76,9 @@ impl Describe for Oprf {
         }
     }
 
-    fn docs(&self) -> Docs {
-        Docs {
+    #[cfg(estimator_prose)]
+    fn docs(&self) -> super::Docs {
+        super::Docs {
             formula: r"\widehat{\mathrm{SM}} = \frac{1}{m} \sum_k {(1 - 4\alpha)}^{d/2} \exp\left(2\alpha|\omega_k|^2 + \sqrt{1 - 4\alpha}\, \omega_k \cdot z - (|x'|^2+|y'|^2)/2\right),\quad \alpha^* = \frac{1 - 2\rho - \sqrt{{(2\rho+1)}^2 + 8\rho}}{16},\quad \rho = \operatorname{mean} |z|^2/d",
             notice: "α* < 0 shrinks the heavy tail of exp(ω·z) by weighing each feature with exp(2α|ω|²): positive and much tighter than PRF",
             source: match self.heuristic {

@@ -133,7 +133,9 @@ pub trait Describe: Send + Sync {
     fn family(&self) -> Family;
     /// The colour of its charts (colour-blind-safe palette, Okabe–Ito and Tol).
     fn colour(&self) -> [u8; 3];
-    /// Formula, what to notice, source.
+    /// Formula, what to notice, source. Only in the builds that show it (the page, the
+    /// command line, native code: `build.rs`'s `estimator_prose`), not in the workers.
+    #[cfg(estimator_prose)]
     fn docs(&self) -> Docs;
     /// The same estimator with the other feature form (positive ↔ hyperbolic), if any: the
     /// legacy URL key `hyp` maps through it.

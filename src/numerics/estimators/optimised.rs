@@ -9,8 +9,8 @@
 use super::OptimiserReport;
 use super::cexp::HCEXP_VARIANCE;
 use super::{
-    BatchedForm, Bounds, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams,
-    Family, FastSum, Fit, FitInput, Projections, Side,
+    BatchedForm, Bounds, Collapsed, Describe, Estimator, EstimatorError, EstimatorParams, Family,
+    FastSum, Fit, FitInput, Projections, Side,
 };
 #[cfg(feature = "optimised-a")]
 use crate::numerics::heuristics::{AHeuristic, diagonal_a};
@@ -46,8 +46,9 @@ impl Describe for OptimisedHcexp {
         [17, 119, 51]
     }
 
-    fn docs(&self) -> Docs {
-        Docs {
+    #[cfg(estimator_prose)]
+    fn docs(&self) -> super::Docs {
+        super::Docs {
             formula: r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{-(|Ax|^2+|A^{-\top}y|^2)/2} \sum_k \cosh(\omega_k \cdot z),\quad A = \operatorname{argmin}_{A \text{ diagonal}} \mathrm{mean}_i \left(\cosh |z_i|^2 - 1\right)",
             notice: "fitted to the dataset's own pairs: it lowers the mean relative MSE that Lemma 3.4 only bounds from above",
             source: "the seed paper's open question, solved by preconditioned L-BFGS (argmin) in ln a",

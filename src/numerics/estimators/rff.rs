@@ -6,8 +6,8 @@
 //! MSE (REFERENCE.md, checked by Monte Carlo): `(1/2m) e^{|x−y|²} SM² (1 − e^{−|x−y|²})²`.
 
 use super::{
-    BatchedForm, Collapsed, Describe, Docs, Estimator, EstimatorError, EstimatorParams, Family,
-    FastSum, Fit, FitInput, Projections, Side, dot,
+    BatchedForm, Collapsed, Describe, Estimator, EstimatorError, EstimatorParams, Family, FastSum,
+    Fit, FitInput, Projections, Side, dot,
 };
 use crate::numerics::portable::Libm;
 use crate::numerics::theory::log_trigonometric_mse;
@@ -36,8 +36,9 @@ impl Describe for RandomFourier {
         [136, 34, 85]
     }
 
-    fn docs(&self) -> Docs {
-        Docs {
+    #[cfg(estimator_prose)]
+    fn docs(&self) -> super::Docs {
+        super::Docs {
             formula: r"\widehat{\mathrm{SM}} = \frac{1}{m} e^{(|x|^2+|y|^2)/2} \sum_k \cos(\omega_k \cdot (x - y))",
             notice: "unbiased but signed: its error grows with |x − y|², and many estimates fall below zero",
             source: "Rahimi and Recht (2007); Random Feature Attention (seed 002)",
