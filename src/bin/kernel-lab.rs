@@ -4,12 +4,15 @@
 //!
 //! Exit status: 0 on success, 2 on a rejected argument, 1 if standard output cannot be written.
 
-use std::io::Write;
 use std::process::ExitCode;
 
+#[cfg(estimator_prose)]
 use softmax_kernel_lab::cli;
 
+#[cfg(estimator_prose)]
 fn main() -> ExitCode {
+    use std::io::Write;
+
     // `args_os` and a lossy conversion: an argument that is not UTF-8 becomes an ordinary
     // parse error naming it, instead of the panic of `std::env::args`.
     let args: Vec<String> = std::env::args_os()
@@ -36,4 +39,11 @@ fn main() -> ExitCode {
             ExitCode::from(error.exit_code())
         }
     }
+}
+
+/// A build without the estimators' prose (the workers' WebAssembly build, which `cargo test`
+/// compiles this binary in too: `build.rs`'s `estimator_prose`) has no command line.
+#[cfg(not(estimator_prose))]
+fn main() -> ExitCode {
+    ExitCode::from(2)
 }
