@@ -162,16 +162,17 @@ async fn text_split(
         }
         // The text's exact run comes from the same forward: this worker's jobs of the text's
         // swap start without running it again.
-        let (forward, exact) =
+        let (exact, qkv) =
             forward_with_exact(&model, text, &encoded.ids, now).map_err(|e| e.to_string())?;
-        let run = model.run_of(text, encoded.clone(), forward.embedding.clone());
+        let embedding = exact.embedding().to_vec();
+        let run = model.run_of(text, encoded.clone(), embedding.clone());
         answer(ModelAnswer::Ran {
             run,
             forward_ms: now() - start,
         });
         let mut worker = state.borrow_mut();
         worker.workspace.keep_exact_run(exact);
-        match model.text_run(text, encoded, forward) {
+        match model.text_run_of(text, encoded, embedding, qkv) {
             Ok((_, heads)) => worker.workspace.keep_text_heads(text, heads),
             Err(error) => web_sys::console::error_1(
                 &format!("model worker: the text's heads: {error}").into(),

@@ -8,7 +8,7 @@ use crate::numerics::attention::data::AttentionData;
 use std::sync::Mutex;
 
 use crate::numerics::attention::lln::{LlnConstants, fit_moment_matching};
-use crate::numerics::attention::long::{LinearForm, Sequence, linear_attention_f32};
+use crate::numerics::attention::long::{FeatureMap32, LinearForm, Sequence, linear_attention_f32};
 pub use crate::numerics::attention::method::MethodRun;
 use crate::numerics::attention::method::{FittedMethod, MethodSettings, SharedFits};
 use crate::numerics::attention::methods::MethodId;
@@ -105,22 +105,34 @@ pub fn draw_outputs(
 ) -> Result<Vec<f64>, AttentionError> {
     let mut rng = draw_rng(seed, method, draw);
     if let Some(map) = prepared.batched_map(data.d, settings, &mut rng) {
-        let map = map?;
-        let narrow = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-        let (q, k, v) = (narrow(&data.q), narrow(&data.k), narrow(&data.v));
-        let sequence = Sequence::new(data.len, data.d, data.dv, &q, &k, &v)
-            .ok_or_else(|| AttentionError::Data(format!("{}: shapes do not match", method.id())))?;
+        let v: Vec<f32> = data.v.iter().map(|&x| x as f32).collect();
         let form = if data.causal {
             LinearForm::CausalChunked
         } else {
             LinearForm::Bidirectional
         };
-        let output = linear_attention_f32(&map, &sequence, form).output;
+        let output = batched_outputs(&map?, data, &v, form)
+            .ok_or_else(|| AttentionError::Data(format!("{}: shapes do not match", method.id())))?;
         return Ok(output.iter().map(|&x| f64::from(x)).collect());
     }
     Ok(run_with(method, prepared, data, settings, seed, draw, &[])?
         .attention
         .output)
+}
+
+/// `map`'s outputs (L × dv) on `data`'s queries and keys (in f32) and the values `v`, in the
+/// long-sequence f32 kernels; `None` when the shapes disagree. The attention view's f32 draws
+/// ([`draw_outputs`]) and the model swap's heads (`lab::models::head_swap`) both run here.
+pub fn batched_outputs(
+    map: &FeatureMap32,
+    data: &AttentionData,
+    v: &[f32],
+    form: LinearForm,
+) -> Option<Vec<f32>> {
+    let narrow = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    let (q, k) = (narrow(&data.q), narrow(&data.k));
+    let sequence = Sequence::new(data.len, data.d, data.dv, &q, &k, v)?;
+    Some(linear_attention_f32(map, &sequence, form).output)
 }
 
 /// LLN's constants a, b for dimension d, fitted on the seed's own stream (only when LLN is

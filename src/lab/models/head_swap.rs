@@ -14,14 +14,14 @@
 use std::sync::Arc;
 
 use crate::lab::attention::methods::{
-    Prepared, draw_rng, lln_constants, method_settings, prepare_with, run_with,
+    Prepared, batched_outputs, draw_rng, lln_constants, method_settings, prepare_with, run_with,
 };
 use crate::lab::config::ExperimentConfig;
 use crate::lab::models::learned_map::LearnedMaps;
 use crate::numerics::attention::AttentionError;
 use crate::numerics::attention::data::AttentionData;
 use crate::numerics::attention::lln::LlnConstants;
-use crate::numerics::attention::long::{FeatureMap32, LinearForm, Sequence, linear_attention_f32};
+use crate::numerics::attention::long::{FeatureMap32, LinearForm};
 use crate::numerics::attention::method::MethodSettings;
 use crate::numerics::attention::methods::MethodId;
 use crate::numerics::attention::methods::randomized::RANDOMIZED_INFO;
@@ -172,11 +172,8 @@ fn registry_output(
     let (method, settings) = (context.method, &context.settings);
     let (data, prepared, mut rng) = fit_head(context, draw, head, q, k)?;
     if let Some(Ok(map)) = prepared.batched_map(head.dim, settings, &mut rng) {
-        let narrow = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-        let (q32, k32) = (narrow(&data.q), narrow(&data.k));
-        let sequence = Sequence::new(head.len, head.dim, head.dim, &q32, &k32, head.v)
-            .ok_or_else(|| format!("{}: shapes do not match", method.id()))?;
-        return Ok(linear_attention_f32(&map, &sequence, form).output);
+        return batched_outputs(&map, &data, head.v, form)
+            .ok_or_else(|| format!("{}: shapes do not match", method.id()));
     }
     if form.is_causal() {
         return Err(format!(

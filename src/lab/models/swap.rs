@@ -131,48 +131,53 @@ pub struct ExactRun {
 /// The exact run of `text`; `now` is a clock in milliseconds.
 pub fn exact_run(model: &TextModel, text: &str, now: fn() -> f64) -> Result<ExactRun, ModelError> {
     let ids = model.tokenizer.encode(text, MODEL_MAX_TOKENS)?.ids;
-    let start = now();
-    let keep = Keep {
-        qkv: false,
-        layers: true,
-    };
-    let (forward, first_projections) = model.weights.forward_from_first(&ids, keep, None, None)?;
-    Ok(ExactRun {
-        text: text.to_string(),
-        ids,
-        forward,
-        first_projections,
-        ms: now() - start,
-    })
+    Ok(exact_keeping(model, text, &ids, false, now)?.0)
 }
 
-/// The forward of a text's answer (every head's projections kept, for its heads) that also
-/// keeps what a swap of the text reads, and the text's exact run from it: the worker that runs
-/// a text then starts its swap without running the text again (the same forward as
+/// The exact run of a text's answer, from the answer's own forward, and the heads' projections
+/// that forward also kept (`[layer][head][q, k, v][token][dim]`, [`Forward::qkv`]): the worker
+/// that runs a text then starts its swap without running the text again (the same forward as
 /// [`exact_run`]'s, bit for bit: test).
 pub fn forward_with_exact(
     model: &TextModel,
     text: &str,
     ids: &[u32],
     now: fn() -> f64,
-) -> Result<(Forward, ExactRun), ModelError> {
+) -> Result<(ExactRun, Vec<f32>), ModelError> {
+    let (exact, qkv) = exact_keeping(model, text, ids, true, now)?;
+    Ok((exact, qkv.unwrap_or_default()))
+}
+
+/// The exact run of `ids` (every layer's states and layer 0's projections kept), and with
+/// `qkv` every head's projections, taken out of it.
+fn exact_keeping(
+    model: &TextModel,
+    text: &str,
+    ids: &[u32],
+    qkv: bool,
+    now: fn() -> f64,
+) -> Result<(ExactRun, Option<Vec<f32>>), ModelError> {
     let start = now();
-    let keep = Keep {
-        qkv: true,
-        layers: true,
-    };
-    let (forward, first_projections) = model.weights.forward_from_first(ids, keep, None, None)?;
+    let keep = Keep { qkv, layers: true };
+    let (mut forward, first_projections) =
+        model.weights.forward_from_first(ids, keep, None, None)?;
+    let ms = now() - start;
+    let qkv = forward.qkv.take();
     let exact = ExactRun {
         text: text.to_string(),
         ids: ids.to_vec(),
-        forward: Forward {
-            qkv: None,
-            ..forward.clone()
-        },
+        forward,
         first_projections,
-        ms: now() - start,
+        ms,
     };
-    Ok((forward, exact))
+    Ok((exact, qkv))
+}
+
+impl ExactRun {
+    /// The exact sentence embedding.
+    pub fn embedding(&self) -> &[f32] {
+        &self.forward.embedding
+    }
 }
 
 /// What `swap` does to `text` (cut to 512 tokens); `now` is a clock in milliseconds, for the

@@ -105,7 +105,20 @@ impl TextModel {
         encoded: Encoded,
         forward: Forward,
     ) -> Result<(TextRun, RealHeads), ModelError> {
-        let (run, header, values) = self.run_from(text, encoded, forward);
+        let values = forward.qkv.unwrap_or_default();
+        self.text_run_of(text, encoded, forward.embedding, values)
+    }
+
+    /// [`TextModel::text_run`] from the forward's embedding and kept projections alone (a
+    /// forward whose other states are kept elsewhere: the text's exact run).
+    pub fn text_run_of(
+        &self,
+        text: &str,
+        encoded: Encoded,
+        embedding: Vec<f32>,
+        values: Vec<f32>,
+    ) -> Result<(TextRun, RealHeads), ModelError> {
+        let (run, header) = self.run_from(text, encoded, embedding);
         let heads = RealHeads::from_values(header, &values)
             .map_err(|e| ModelError::Format(e.to_string()))?;
         Ok((run, heads))
@@ -115,17 +128,18 @@ impl TextModel {
     fn run_parts(&self, text: &str) -> Result<(TextRun, HeadsHeader, Vec<f32>), ModelError> {
         let encoded = self.encode(text)?;
         let forward = self.weights.forward(&encoded.ids, true)?;
-        Ok(self.run_from(text, encoded, forward))
+        let values = forward.qkv.unwrap_or_default();
+        let (run, header) = self.run_from(text, encoded, forward.embedding);
+        Ok((run, header, values))
     }
 
-    /// [`TextModel::run_parts`] from the tokens and the forward.
+    /// The run and its heads' header from the tokens and the forward's embedding.
     fn run_from(
         &self,
         text: &str,
         encoded: Encoded,
-        forward: Forward,
-    ) -> (TextRun, HeadsHeader, Vec<f32>) {
-        let values = forward.qkv.unwrap_or_default();
+        embedding: Vec<f32>,
+    ) -> (TextRun, HeadsHeader) {
         let header = HeadsHeader {
             model: "sentence-transformers/all-MiniLM-L6-v2".into(),
             license: "Apache-2.0".into(),
@@ -152,11 +166,7 @@ impl TextModel {
                 "computed_by": "softmax-kernel-lab's f32 forward (src/numerics/bert) on the f16 weights"
             }),
         };
-        (
-            self.run_of(text, encoded, forward.embedding),
-            header,
-            values,
-        )
+        (self.run_of(text, encoded, embedding), header)
     }
 
     /// The run of `text` (without its heads) from its tokens and sentence embedding.

@@ -105,8 +105,9 @@ impl ModelWorkspace {
         };
         let start = now();
         let ran = model.encode(text).and_then(|encoded| {
-            let (forward, exact) = forward_with_exact(model, text, &encoded.ids, now)?;
-            Ok((model.text_run(text, encoded, forward)?, exact))
+            let (exact, qkv) = forward_with_exact(model, text, &encoded.ids, now)?;
+            let embedding = exact.embedding().to_vec();
+            Ok((model.text_run_of(text, encoded, embedding, qkv)?, exact))
         });
         match ran {
             Ok(((run, heads), exact)) => {

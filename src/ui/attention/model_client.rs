@@ -152,7 +152,7 @@ pub(super) struct ModelClient {
     /// The text last sent to the workers, and a plan for a newer text held until that text is
     /// sent ([`ModelClient::plan`]).
     asked_text: StoredValue<Option<String>, LocalStorage>,
-    held_plan: StoredValue<Option<(String, Vec<ModelRequest>)>, LocalStorage>,
+    held_plan: StoredValue<Option<(String, Ticket, Vec<ModelRequest>)>, LocalStorage>,
 }
 
 impl ModelClient {
@@ -210,7 +210,7 @@ impl ModelClient {
         self.asked_text.set_value(Some(text.clone()));
         let held = self
             .held_plan
-            .try_update_value(|held| held.take_if(|(of, _)| *of == text))
+            .try_update_value(|held| held.take_if(|(of, _, _)| *of == text))
             .flatten();
         let ticket = Pool::ticket(&pool, Channel::Text);
         Pool::ask(&pool, ticket, ModelRequest::Run { text }, move |answer| {
@@ -233,8 +233,8 @@ impl ModelClient {
             let _ = self.outcome.try_set(Some(outcome));
         });
         // The text's swap after its own answer: the first free worker runs the text.
-        if let Some((_, jobs)) = held {
-            self.send_plan(&pool, jobs);
+        if let Some((_, ticket, jobs)) = held {
+            self.send_jobs(&pool, ticket, jobs);
         }
     }
 
@@ -280,7 +280,8 @@ impl ModelClient {
             }
             return;
         };
-        // The older plan's answers stop here, whether this one is sent now or held.
+        // The older plan's answers stop here, whether this one is sent now or held (with its
+        // ticket: a newer plan replaces it).
         let ticket = Pool::ticket(&pool, Channel::Swap);
         // A plan for a text not sent yet (the keystroke's frame comes first,
         // [`ModelClient::submit`]) waits for it, so that the text's own answer is not queued
@@ -291,19 +292,13 @@ impl ModelClient {
         });
         match text {
             Some(text) if self.asked_text.with_value(|t| t.as_ref() != Some(&text)) => {
-                self.held_plan.set_value(Some((text, jobs)));
+                self.held_plan.set_value(Some((text, ticket, jobs)));
             }
             _ => {
                 self.held_plan.set_value(None);
                 self.send_jobs(&pool, ticket, jobs);
             }
         }
-    }
-
-    /// Sends a held plan under a new ticket of the swap's channel.
-    fn send_plan(self, pool: &Rc<RefCell<Pool>>, jobs: Vec<ModelRequest>) {
-        let ticket = Pool::ticket(pool, Channel::Swap);
-        self.send_jobs(pool, ticket, jobs);
     }
 
     /// Sends the plan's `jobs` under `ticket`; their answers reach [`SwapResults`].
