@@ -40,7 +40,7 @@ mod bench {
     /// Every task of the default page at `m` and `d`, one after another; returns the
     /// milliseconds spent in each kind of task.
     #[wasm_bindgen]
-    pub fn full(seed: u64, m: usize, d: usize) -> String {
+    pub fn full(seed: u64, m: usize, d: usize, fused: bool) -> String {
         use softmax_kernel_lab::lab::config::ExperimentConfig;
         use softmax_kernel_lab::lab::kernel::tasks::{Piece, Workspace, plan};
         let now = || js_sys::Date::now();
@@ -51,6 +51,7 @@ mod bench {
             ..ExperimentConfig::default()
         };
         let mut workspace = Workspace::new();
+        workspace.set_fused(fused);
         let mut spent = [0.0f64; 4];
         for task in plan(&config) {
             let t = now();
@@ -59,7 +60,7 @@ mod bench {
                 Piece::ScatterSetup => 0,
                 Piece::ScatterPairs { .. } => 1,
                 Piece::BoxplotPairs { .. } => 2,
-                Piece::Curve { .. } => 3,
+                Piece::Curve => 3,
             };
             spent[kind] += now() - t;
         }

@@ -129,41 +129,95 @@ pub fn block_sums(
     scratch: &mut KernelScratch,
     out: &mut [SignedLog],
 ) {
+    let pairs = pairs.min(out.len());
+    let lengths = [omega.m];
+    let block = Block {
+        omega,
+        z,
+        pairs,
+        per_pair,
+        sum,
+        phases,
+    };
+    prefix_block_sums(block, &lengths, scratch, |_, p, value| out[p] = value);
+}
+
+/// One block of pairs for [`prefix_block_sums`]: `pairs` pairs of `per_pair` vectors z each
+/// (the rows of `z`, pair after pair), summed with `sum` over the projections on `omega`,
+/// `phases[p]` the phase of pair `p` (the sums done in f64 read it).
+#[derive(Clone, Copy)]
+pub struct Block<'a> {
+    pub omega: &'a TransposedOmega,
+    pub z: &'a [f32],
+    pub pairs: usize,
+    pub per_pair: usize,
+    pub sum: FastSum,
+    pub phases: &'a [f64],
+}
+
+/// [`block_sums`] over the first `m` projections of `block.omega` for every `m` of `lengths`
+/// (each at most its `m`) from one projection of the block: `emit(i, p, value)` for length
+/// `lengths[i]` and pair `p`. A prefix of the projections is itself a draw at the smaller m
+/// (the workspace's curves take prefixes of one stream), and each projection's f32 value is
+/// the same whatever others are computed beside it, so every sum is bit for bit
+/// [`block_sums`] on `omega.prefix(m)`, for the multiply-adds of the largest m alone (the
+/// MSE-against-m curve's ten m cost those of its largest twice instead of once).
+pub fn prefix_block_sums(
+    block: Block<'_>,
+    lengths: &[usize],
+    scratch: &mut KernelScratch,
+    mut emit: impl FnMut(usize, usize, SignedLog),
+) {
+    let Block {
+        omega,
+        z,
+        pairs,
+        per_pair,
+        sum,
+        phases,
+    } = block;
     let per_pair = per_pair.max(1);
-    let rows = (pairs * per_pair).min(ROWS);
-    let pairs = (rows / per_pair).min(out.len()).min(phases.len());
-    if pairs == 0 {
-        return;
-    }
     let form = match sum {
         FastSum::Exp => Some(FeatureForm::Positive),
         FastSum::Cosh => Some(FeatureForm::Hyperbolic),
         _ => None,
     };
-    if let Some(form) = form {
-        let mut logs = [0.0f64; ROWS];
-        log_sums(omega, z, pairs, form, scratch, &mut logs);
-        for (o, l) in out.iter_mut().zip(logs).take(pairs) {
-            *o = SignedLog::positive(l);
-        }
+    let rows = (pairs * per_pair).min(ROWS);
+    let pairs = (rows / per_pair).min(phases.len());
+    // The simd128 sums read one row per pair (row p), the f64 sums `per_pair` rows.
+    let projected_rows = if form.is_some() { pairs } else { rows };
+    if pairs == 0 || !project_padded(omega, z, projected_rows, scratch) {
         return;
     }
-    let (stride, m) = (omega.stride, omega.m);
-    if !project_padded(omega, z, rows, scratch) {
-        return;
-    }
+    let stride = omega.stride;
     let KernelScratch {
-        projected, t, v, ..
+        projected,
+        t,
+        v,
+        fused,
+        ..
     } = scratch;
-    let row = |r: usize| &projected[r * stride..r * stride + m];
-    for (p, o) in out.iter_mut().enumerate().take(pairs) {
-        t.clear();
-        t.extend(row(p * per_pair).iter().map(|t| f64::from(*t)));
-        v.clear();
-        if per_pair > 1 {
-            v.extend(row(p * per_pair + 1).iter().map(|t| f64::from(*t)));
+    for (i, &m) in lengths.iter().enumerate() {
+        let m = m.min(omega.m);
+        let row = |r: usize| &projected[r * stride..r * stride + m];
+        for (p, &phase) in phases.iter().enumerate().take(pairs) {
+            let value = match form {
+                Some(FeatureForm::Positive) => SignedLog::positive(log_sum_exp_f32(row(p))),
+                Some(FeatureForm::Hyperbolic) => {
+                    SignedLog::positive(log_sum_cosh_f32(row(p), *fused))
+                }
+                None => {
+                    t.clear();
+                    t.extend(row(p * per_pair).iter().map(|t| f64::from(*t)));
+                    v.clear();
+                    if per_pair > 1 {
+                        v.extend(row(p * per_pair + 1).iter().map(|t| f64::from(*t)));
+                    }
+                    reduce(sum, t, v, &omega.squared_norms[..m], phase)
+                }
+            };
+            emit(i, p, value);
         }
-        *o = reduce(sum, t, v, &omega.squared_norms, phases[p]);
     }
 }
 

@@ -25,8 +25,8 @@ pub use attention::{
     softmax_work,
 };
 pub use experiment::{
-    CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, DEFAULT_ESTIMATORS, ExperimentConfig, MAX_WORK,
-    OmegaMode, PREVIEW_DATASETS, PREVIEW_PAIRS, WholeSize,
+    CURVE_LARGEST_M, CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, DEFAULT_ESTIMATORS, ExperimentConfig,
+    MAX_WORK, OmegaMode, PREVIEW_DATASETS, PREVIEW_PAIRS, WholeSize,
 };
 pub use params::{Param, ParamSpec, Section};
 pub use text::ParamError;

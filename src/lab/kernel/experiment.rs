@@ -17,7 +17,7 @@ pub use crate::numerics::estimators::EstimatorId;
 pub use crate::numerics::logspace::log_of_median;
 
 use crate::lab::config::ExperimentConfig;
-use crate::lab::kernel::tasks::{Piece, Task, TaskOutput, TaskStore, Workspace, plan};
+use crate::lab::kernel::tasks::{Piece, TaskStore, Workspace, plan};
 
 /// Runs the whole experiment (the scatter dataset and every boxplot dataset) on this thread:
 /// the tasks a Web Worker pool shares on the page, one after another ([`crate::lab::kernel::tasks`]).
@@ -25,10 +25,7 @@ pub fn run_experiment(config: &ExperimentConfig) -> Result<ExperimentResult, Exp
     config.validate().map_err(ExperimentError::Config)?;
     let mut workspace = Workspace::new();
     let mut store = TaskStore::new();
-    for task in plan(config)
-        .iter()
-        .filter(|t| !matches!(t.piece, Piece::Curve { .. }))
-    {
+    for task in plan(config).iter().filter(|t| t.piece != Piece::Curve) {
         let output = workspace.run(config, task)?;
         store.insert(config, task, output);
     }
@@ -53,21 +50,7 @@ pub fn mse_against_m(
         .estimators
         .iter()
         .map(|&estimator| {
-            let points = ms
-                .iter()
-                .map(|&m| {
-                    match workspace.run(
-                        config,
-                        &Task {
-                            estimator,
-                            piece: Piece::Curve { m },
-                        },
-                    )? {
-                        TaskOutput::Curve(point) => Ok(point),
-                        _ => Err(ExperimentError::InvalidTask("curve".into())),
-                    }
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            let points = workspace.curve_points(config, estimator, ms)?;
             Ok(MseCurve { estimator, points })
         })
         .collect()

@@ -48,7 +48,7 @@ impl ExportRun {
         config.validate_kernel().map_err(|e| e.to_string())?;
         let tasks: Vec<Task> = plan(config)
             .into_iter()
-            .filter(|t| !matches!(t.piece, Piece::Curve { .. }))
+            .filter(|t| !matches!(t.piece, Piece::Curve))
             .collect();
         Ok(Self {
             config: config.clone(),

@@ -2,7 +2,9 @@
 //! inputs a task's output depends on.
 
 use super::task::{Piece, Task};
-use crate::lab::config::{CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, ExperimentConfig, OmegaMode};
+use crate::lab::config::{
+    CURVE_LARGEST_M, CURVE_PAIRS, CURVE_REPEATS, ExperimentConfig, OmegaMode,
+};
 use crate::numerics::dataset::{self, Dataset, DatasetError, DatasetParams};
 use crate::numerics::estimators::EstimatorId;
 use crate::numerics::kernel::ROWS;
@@ -25,12 +27,20 @@ pub(super) fn chunks(n: usize, size: usize) -> impl Iterator<Item = (usize, usiz
     (0..n.div_ceil(size)).map(move |c| (c * size, ((c + 1) * size).min(n)))
 }
 
-/// Every task of the page's computation for `config`, in the order results are most useful:
-/// the scatter (Figure 1) first, then the boxplot datasets, then the MSE-against-m curve.
+/// Every task of the page's computation for `config`: the scatter (Figure 1) first, then the
+/// MSE-against-m curve, then the boxplot datasets. The curve goes to the last worker
+/// ([`Piece::affinity`]) with its own ω (four streams of 8,192 rows): placed before the
+/// boxplots, it is done before any worker runs out of its own datasets, so the tasks a free
+/// worker takes over at the end are boxplot datasets (a few hundred kilobytes of data and ω
+/// to redraw), never the curve (6 ms of normal draws a worker; it was last, and taken over).
 pub fn plan(config: &ExperimentConfig) -> Vec<Task> {
     let size = chunk_pairs(config);
     let mut pieces = vec![Piece::ScatterSetup];
     pieces.extend(chunks(config.n, size).map(|(start, end)| Piece::ScatterPairs { start, end }));
+    // A preview leaves the curve out (the page keeps the last one drawn).
+    if config.preview_of.is_none() {
+        pieces.push(Piece::Curve);
+    }
     for index in 1..=config.datasets {
         pieces.extend(
             chunks(config.pairs, size).map(|(start, end)| Piece::BoxplotPairs {
@@ -39,11 +49,6 @@ pub fn plan(config: &ExperimentConfig) -> Vec<Task> {
                 end,
             }),
         );
-    }
-    // Largest m first: its ω are drawn once and the smaller m take their prefixes. A preview
-    // leaves the curve out (the page keeps the last one drawn).
-    if config.preview_of.is_none() {
-        pieces.extend(CURVE_MS.iter().rev().map(|&m| Piece::Curve { m }));
     }
     let mut tasks = Vec::with_capacity(pieces.len() * config.estimators.len());
     for piece in pieces {
@@ -62,8 +67,8 @@ pub fn task_work(config: &ExperimentConfig, task: &Task) -> f64 {
         Piece::ScatterPairs { start, end } | Piece::BoxplotPairs { start, end, .. } => {
             (end - start) as f64 * per_pair
         }
-        Piece::Curve { m } => {
-            (CURVE_PAIRS.min(config.n) * CURVE_REPEATS * m * config.d) as f64
+        Piece::Curve => {
+            (CURVE_PAIRS.min(config.n) * CURVE_REPEATS * CURVE_LARGEST_M * config.d) as f64
                 * task.estimator.info().cost_factor()
         }
     }
@@ -137,7 +142,7 @@ pub fn task_key(config: &ExperimentConfig, task: &Task) -> TaskKey {
             omega: c.omega,
             coupling: c.coupling,
         },
-        Piece::Curve { .. } => Sampling::Curve {
+        Piece::Curve => Sampling::Curve {
             coupling: c.coupling,
         },
     };
@@ -187,7 +192,7 @@ mod tests {
             .sum();
         assert_eq!(scatter, 1000);
         for task in &tasks {
-            if !matches!(task.piece, Piece::Curve { .. }) {
+            if task.piece != Piece::Curve {
                 assert!(
                     task_work(&config, task) <= TASK_WORK + (ROWS * config.m * config.d) as f64
                 );

@@ -145,16 +145,17 @@ impl TaskStore {
         config
             .estimators
             .iter()
-            .map(|&estimator| {
-                let points = CURVE_MS
-                    .iter()
-                    .map(|&m| match self.get(config, estimator, Piece::Curve { m }) {
-                        Some(TaskOutput::Curve(point)) => Some(*point),
-                        _ => None,
-                    })
-                    .collect::<Option<Vec<_>>>()?;
-                Some(MseCurve { estimator, points })
-            })
+            .map(
+                |&estimator| match self.get(config, estimator, Piece::Curve) {
+                    Some(TaskOutput::Curve(points)) if points.len() == CURVE_MS.len() => {
+                        Some(MseCurve {
+                            estimator,
+                            points: points.clone(),
+                        })
+                    }
+                    _ => None,
+                },
+            )
             .collect()
     }
 
@@ -195,7 +196,7 @@ mod tests {
         assert!(
             missing
                 .iter()
-                .all(|t| !matches!(t.piece, Piece::ScatterSetup | Piece::Curve { .. }))
+                .all(|t| !matches!(t.piece, Piece::ScatterSetup | Piece::Curve))
         );
         // Dropping an estimator: nothing to do. (The default has all three.)
         let mut fewer = base.clone();

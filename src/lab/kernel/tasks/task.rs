@@ -25,7 +25,7 @@ impl Piece {
         match self {
             Piece::ScatterSetup | Piece::ScatterPairs { .. } => Part::Scatter,
             Piece::BoxplotPairs { .. } => Part::Boxplots,
-            Piece::Curve { .. } => Part::Curves,
+            Piece::Curve => Part::Curves,
         }
     }
 
@@ -46,7 +46,7 @@ impl Piece {
         match self {
             Piece::ScatterSetup | Piece::ScatterPairs { .. } => None,
             Piece::BoxplotPairs { index, .. } => Some(index % workers),
-            Piece::Curve { .. } => Some(workers - 1),
+            Piece::Curve => Some(workers - 1),
         }
     }
 }
@@ -65,8 +65,8 @@ pub enum Piece {
         start: usize,
         end: usize,
     },
-    /// One point of the MSE-against-m curve.
-    Curve { m: usize },
+    /// The MSE-against-m curve: a point at every m of [`crate::lab::config::CURVE_MS`].
+    Curve,
 }
 
 /// One estimator on one piece.
@@ -97,7 +97,8 @@ pub enum TaskOutput {
     },
     /// Log-sum-exp partial sums, combined over a dataset's chunks by [`ErrorSums::merge`].
     BoxplotPairs(ErrorSums),
-    Curve(CurvePoint),
+    /// The curve's points, in the order of [`crate::lab::config::CURVE_MS`].
+    Curve(Vec<CurvePoint>),
 }
 
 /// Sums over some pairs of a dataset, in logs, from which its metrics follow.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::plan::{DatasetKey, generate_dataset};
 use super::task::{ErrorSums, Piece, Task, TaskOutput};
-use crate::lab::config::{CURVE_PAIRS, CURVE_REPEATS, ExperimentConfig, OmegaMode};
+use crate::lab::config::{CURVE_MS, CURVE_PAIRS, CURVE_REPEATS, ExperimentConfig, OmegaMode};
 use crate::lab::kernel::results::{CurvePoint, ExperimentError};
 use crate::numerics::dataset::{Dataset, SampleMoments};
 use crate::numerics::estimators::{EstimatorError, EstimatorId, Fit, FitInput, Projections};
@@ -23,7 +23,7 @@ mod pairs;
 #[cfg(test)]
 mod tests;
 
-use pairs::{Fitted, OmegaSource, RangeEstimates, estimate_pairs};
+use pairs::{Fitted, OmegaSource, RangeEstimates, estimate_pairs, estimate_pairs_at};
 
 /// The `index` of the curve's ω streams (`Trial` purpose, `sub_index` = the repeat).
 const CURVE_STREAM: u64 = u64::MAX;
@@ -256,7 +256,9 @@ impl Workspace {
                     clamped,
                 }))
             }
-            Piece::Curve { m } => self.curve_point(config, task.estimator, m),
+            Piece::Curve => self
+                .curve_points(config, task.estimator, &CURVE_MS)
+                .map(TaskOutput::Curve),
         }
     }
 
@@ -316,60 +318,75 @@ impl Workspace {
         }
     }
 
-    /// Curve point for one heuristic and one m: the first pairs of the scatter dataset with A
-    /// from the whole dataset, `CURVE_REPEATS` independent ω each shared by the pairs.
-    fn curve_point(
+    /// The MSE-against-m curve of one heuristic at every m of `ms`: the first
+    /// [`CURVE_PAIRS`] pairs of the scatter dataset with A from the whole dataset, each of the
+    /// [`CURVE_REPEATS`] repeats one stream of ω whose leading rows serve every m (the curve's
+    /// points share their draws, like the estimators do). Each pair is projected once on the
+    /// largest m and summed over every prefix ([`estimate_pairs_at`]): the points are bit for
+    /// bit those computed one m at a time, for the largest m's multiply-adds alone.
+    pub fn curve_points(
         &mut self,
         config: &ExperimentConfig,
         estimator: EstimatorId,
-        m: usize,
-    ) -> Result<TaskOutput, ExperimentError> {
+        ms: &[usize],
+    ) -> Result<Vec<CurvePoint>, ExperimentError> {
         let (seed, d) = (config.seed, config.d);
+        let Some(&largest) = ms.iter().max() else {
+            return Ok(Vec::new());
+        };
         let (prepared, fit) = self.fit(config, 0, estimator)?;
         let estimator = Fitted {
             estimator: estimator.get(),
             fit: &fit,
         };
         let pairs = CURVE_PAIRS.clamp(1, prepared.data.n);
-        let mut log_mses = Vec::with_capacity(CURVE_REPEATS);
-        let mut log_theory = Vec::new();
+        let mut log_mses = vec![Vec::with_capacity(CURVE_REPEATS); ms.len()];
+        let mut log_theory = vec![Vec::new(); ms.len()];
         for repeat in 0..CURVE_REPEATS {
-            // Every m of a repeat takes the leading rows of one stream (the curve's points
-            // share their draws, like the estimators do).
             let omega = self.shared_omega(OmegaKey {
                 seed,
                 purpose: StreamPurpose::Trial,
                 index: CURVE_STREAM,
                 sub_index: repeat as u64,
-                m,
+                m: largest,
                 d,
                 coupling: config.coupling,
             })?;
-            let r = estimate_pairs(
+            let ranges = estimate_pairs_at(
                 &prepared.data,
                 0..pairs,
                 estimator,
                 OmegaSource::Shared(&omega),
+                ms,
                 &mut self.scratch,
             )?;
-            let log_squared = r
-                .log_true
-                .iter()
-                .zip(&r.estimates)
-                .map(|(t, e)| 2.0 * t + 2.0 * e.log_relative_error(*t));
-            log_mses.push(log_sum(log_squared) - (pairs as f64).libm_ln());
-            log_theory = r.log_theoretical_mse;
+            for ((r, mses), theory) in ranges.into_iter().zip(&mut log_mses).zip(&mut log_theory) {
+                let log_squared = r
+                    .log_true
+                    .iter()
+                    .zip(&r.estimates)
+                    .map(|(t, e)| 2.0 * t + 2.0 * e.log_relative_error(*t));
+                mses.push(log_sum(log_squared) - (pairs as f64).libm_ln());
+                *theory = r.log_theoretical_mse;
+            }
         }
-        // Mean and standard error of the repeats' MSEs, scaled by the largest so nothing
-        // overflows.
-        let scale = log_mses.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).libm_exp()).collect();
-        let (mean, standard_error) = mean_and_standard_error(&scaled);
-        Ok(TaskOutput::Curve(CurvePoint {
-            m,
-            log_measured_mse: scale + mean.libm_ln(),
-            log_standard_error: scale + standard_error.libm_ln(),
-            log_theoretical_mse: log_sum(log_theory) - (pairs as f64).libm_ln(),
-        }))
+        Ok(ms
+            .iter()
+            .zip(log_mses)
+            .zip(log_theory)
+            .map(|((&m, log_mses), log_theory)| {
+                // Mean and standard error of the repeats' MSEs, scaled by the largest so
+                // nothing overflows.
+                let scale = log_mses.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).libm_exp()).collect();
+                let (mean, standard_error) = mean_and_standard_error(&scaled);
+                CurvePoint {
+                    m,
+                    log_measured_mse: scale + mean.libm_ln(),
+                    log_standard_error: scale + standard_error.libm_ln(),
+                    log_theoretical_mse: log_sum(log_theory) - (pairs as f64).libm_ln(),
+                }
+            })
+            .collect())
     }
 }

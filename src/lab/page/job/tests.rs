@@ -9,7 +9,7 @@ use crate::lab::kernel::tasks::Part;
 use crate::lab::kernel::tasks::Workspace;
 use crate::lab::pool::{Scheduler, SchedulerEvent};
 use crate::lab::pool::{WorkerResponse, decode, encode, handle_request};
-use crate::lab::test_support::small;
+use crate::lab::test_support::{config_with, small};
 
 /// The page in miniature: a job state, a scheduler with one worker computing in a
 /// workspace, and a log of what was drawn. Commands are carried out as the app does.
@@ -149,7 +149,13 @@ fn a_quick_job_shows_every_part_once_at_its_end_and_is_ready() {
 #[test]
 fn a_long_job_streams_its_parts_and_shows_monotone_progress() {
     let mut page = Page::new();
-    page.configure(small("32"));
+    // Eight boxplot datasets: enough tasks for several rounds of the worker's messages.
+    page.configure(config_with(&[
+        ("n", "40"),
+        ("datasets", "8"),
+        ("pairs", "24"),
+        ("m", "32"),
+    ]));
     page.send(JobInput::ProgressDelay { generation: 1 });
     assert_eq!(page.job.progress(), Some(0.0));
     let mut seen = Vec::new();
@@ -336,7 +342,7 @@ fn a_dragged_slider_follows_young_jobs_and_supersedes_old_ones() {
 fn a_step_that_waited_is_previewed_then_computed_whole() {
     use crate::lab::config::{PREVIEW_DATASETS, PREVIEW_PAIRS};
     let big = |m: &str| {
-        crate::lab::test_support::config_with(&[
+        config_with(&[
             ("n", "300"),
             ("datasets", "7"),
             ("pairs", "8"),

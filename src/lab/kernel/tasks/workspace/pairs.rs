@@ -4,7 +4,7 @@
 use crate::lab::kernel::results::ExperimentError;
 use crate::numerics::dataset::Dataset;
 use crate::numerics::estimators::{Estimator, Fit, Projections, log_softmax_kernel};
-use crate::numerics::kernel::{KernelScratch, ROWS, TransposedOmega, block_sums};
+use crate::numerics::kernel::{Block, KernelScratch, ROWS, TransposedOmega, prefix_block_sums};
 use crate::numerics::logspace::SignedLog;
 use crate::numerics::portable::Libm;
 use crate::numerics::projections::couplings::Coupling;
@@ -50,32 +50,61 @@ pub(super) fn estimate_pairs(
     omega: OmegaSource<'_>,
     scratch: &mut KernelScratch,
 ) -> Result<RangeEstimates, ExperimentError> {
+    let m = match omega {
+        OmegaSource::Shared(shared) => shared.m(),
+        OmegaSource::Fresh { m, .. } => m,
+    };
+    estimate_pairs_at(data, pairs, fitted, omega, &[m], scratch)?
+        .pop()
+        .ok_or_else(|| ExperimentError::InvalidTask("no estimates".into()))
+}
+
+/// [`estimate_pairs`] at every m of `lengths` at once, each estimate from the first m of the
+/// shared ω (the MSE-against-m curve: one projection of each pair on its largest m, the sums
+/// over the prefixes, bit for bit the estimates from ω's prefixes one m at a time). Fresh ω
+/// are drawn at one m: `lengths` must then be that m alone.
+pub(super) fn estimate_pairs_at(
+    data: &Dataset,
+    pairs: std::ops::Range<usize>,
+    fitted: Fitted<'_>,
+    omega: OmegaSource<'_>,
+    lengths: &[usize],
+    scratch: &mut KernelScratch,
+) -> Result<Vec<RangeEstimates>, ExperimentError> {
     let Fitted { estimator, fit } = fitted;
     let d = data.d;
     let count = pairs.len();
-    let mut out = RangeEstimates {
-        log_true: Vec::with_capacity(count),
-        estimates: Vec::with_capacity(count),
-        log_theoretical_mse: Vec::with_capacity(count),
-        z_squared: Vec::with_capacity(count),
-        data_radius: 0.0,
-    };
     let per_pair = estimator.projections_per_pair().clamp(1, ROWS);
     let sum = estimator.fast_sum(fit);
     let (block_pairs, m, coupling) = match omega {
         OmegaSource::Shared(shared) => (ROWS / per_pair, shared.m(), Coupling::Iid),
         OmegaSource::Fresh { m, coupling, .. } => (1, m, coupling),
     };
+    if lengths.iter().any(|&l| l == 0 || l > m) {
+        return Err(ExperimentError::InvalidTask(format!(
+            "estimates at m = {lengths:?} from {m} projections"
+        )));
+    }
     let mut fresh = match omega {
         OmegaSource::Fresh { .. } => Some(Projections::zeroed(m, d)?),
         OmegaSource::Shared(_) => None,
     };
-    let log_m = (m as f64).libm_ln();
+    let log_ms: Vec<f64> = lengths.iter().map(|&l| (l as f64).libm_ln()).collect();
+    let mut out: Vec<RangeEstimates> = lengths
+        .iter()
+        .map(|_| RangeEstimates {
+            log_true: Vec::with_capacity(count),
+            estimates: Vec::with_capacity(count),
+            log_theoretical_mse: Vec::with_capacity(count),
+            z_squared: Vec::with_capacity(count),
+            data_radius: 0.0,
+        })
+        .collect();
     let mut z64 = vec![0.0f64; per_pair * d];
     let mut z = vec![0.0f32; ROWS * d];
     let mut prefactor = [0.0f64; ROWS];
     let mut phases = [0.0f64; ROWS];
-    let mut sums = [SignedLog::ZERO; ROWS];
+    let mut sums = vec![[SignedLog::ZERO; ROWS]; lengths.len()];
     let mut block_start = pairs.start;
     while block_start < pairs.end {
         let rows = block_pairs.min(pairs.end - block_start);
@@ -90,14 +119,19 @@ pub(super) fn estimate_pairs(
                 *target = *source as f32;
             }
             let log_true = log_softmax_kernel(x, y);
-            prefactor[r] = collapsed.log_prefactor - log_m;
+            prefactor[r] = collapsed.log_prefactor;
             phases[r] = collapsed.phase;
-            out.log_true.push(log_true);
-            out.log_theoretical_mse
-                .push(estimator.log_mse(fit, x, y, m).unwrap_or(f64::NAN));
-            out.z_squared.push(z64[..d].iter().map(|v| v * v).sum());
+            let z_squared = z64[..d].iter().map(|v| v * v).sum();
             let (ax2, by2) = fit.transformed_squared_norms(x, y);
-            out.data_radius = out.data_radius.max(ax2.max(by2).sqrt());
+            let radius = ax2.max(by2).sqrt();
+            for (range, &length) in out.iter_mut().zip(lengths) {
+                range.log_true.push(log_true);
+                range
+                    .log_theoretical_mse
+                    .push(estimator.log_mse(fit, x, y, length).unwrap_or(f64::NAN));
+                range.z_squared.push(z_squared);
+                range.data_radius = range.data_radius.max(radius);
+            }
         }
         let drawn;
         let projections = match (&omega, fresh.as_mut()) {
@@ -117,23 +151,24 @@ pub(super) fn estimate_pairs(
                 return Err(ExperimentError::InvalidTask("no ω buffer".into()));
             }
         };
-        block_sums(
-            projections,
-            &z,
-            rows,
+        let block = Block {
+            omega: projections,
+            z: &z,
+            pairs: rows,
             per_pair,
             sum,
-            &phases,
-            scratch,
-            &mut sums,
-        );
-        out.estimates.extend(
-            prefactor
-                .iter()
-                .zip(&sums)
-                .take(rows)
-                .map(|(p, s)| s.scaled(*p)),
-        );
+            phases: &phases,
+        };
+        prefix_block_sums(block, lengths, scratch, |i, p, value| sums[i][p] = value);
+        for ((range, sums), log_m) in out.iter_mut().zip(&sums).zip(&log_ms) {
+            range.estimates.extend(
+                prefactor
+                    .iter()
+                    .zip(sums)
+                    .take(rows)
+                    .map(|(p, s)| s.scaled(p - log_m)),
+            );
+        }
         block_start += rows;
     }
     Ok(out)

@@ -35,20 +35,20 @@ fn omega_from_a_longer_cached_draw_equals_a_fresh_draw() {
     // A worker that computed m = 8192 (or an earlier, larger m) reuses its leading rows;
     // the outputs must be bit for bit those of a worker that drew only what it needed.
     let config = config_with(&[("n", "40"), ("pairs", "20"), ("datasets", "1")]);
-    let curve_16 = Task {
-        estimator: id("hcexp-var"),
-        piece: Piece::Curve { m: 16 },
-    };
+    let hcexp_var = id("hcexp-var");
     let mut warm = Workspace::new();
+    warm.curve_points(&config, hcexp_var, &[8192]).unwrap();
+    assert_eq!(
+        warm.curve_points(&config, hcexp_var, &[16]).unwrap(),
+        Workspace::new()
+            .curve_points(&config, hcexp_var, &[16])
+            .unwrap()
+    );
     let mut longer = Task {
-        piece: Piece::Curve { m: 8192 },
-        ..curve_16
+        estimator: hcexp_var,
+        piece: Piece::Curve,
     };
     warm.run(&config, &longer).unwrap();
-    assert_eq!(
-        warm.run(&config, &curve_16).unwrap(),
-        Workspace::new().run(&config, &curve_16).unwrap()
-    );
     let boxplot = Task {
         estimator: id("hcexp-mean"),
         piece: Piece::BoxplotPairs {
@@ -74,6 +74,50 @@ fn omega_from_a_longer_cached_draw_equals_a_fresh_draw() {
         warm.run(&m_512, &boxplot).unwrap(),
         Workspace::new().run(&m_512, &boxplot).unwrap()
     );
+}
+
+#[test]
+fn the_curve_from_one_projection_is_the_curve_one_m_at_a_time() {
+    // Every m's point from the prefixes of one projection on the largest m must be the
+    // point a fresh workspace computes at that m alone (its own draw of m rows), bit for
+    // bit: for every registered estimator (the simd128 sums and the f64 ones) and coupling.
+    let every = crate::numerics::estimators::REGISTRY
+        .iter()
+        .map(|e| e.id())
+        .collect::<Vec<_>>()
+        .join(",");
+    let bits = |points: &[CurvePoint]| -> Vec<[u64; 4]> {
+        points
+            .iter()
+            .map(|p| {
+                [
+                    p.m as u64,
+                    p.log_measured_mse.to_bits(),
+                    p.log_standard_error.to_bits(),
+                    p.log_theoretical_mse.to_bits(),
+                ]
+            })
+            .collect()
+    };
+    for coupling in ["iid", "orthogonal"] {
+        let config = config_with(&[("n", "40"), ("est", &every), ("coupling", coupling)]);
+        for &estimator in &config.estimators {
+            let all = Workspace::new()
+                .curve_points(&config, estimator, &CURVE_MS)
+                .unwrap();
+            assert_eq!(all.len(), CURVE_MS.len());
+            for (point, &m) in all.iter().zip(&CURVE_MS) {
+                let alone = Workspace::new()
+                    .curve_points(&config, estimator, &[m])
+                    .unwrap();
+                assert_eq!(
+                    bits(&alone),
+                    bits(std::slice::from_ref(point)),
+                    "{estimator:?} at m = {m}, {coupling}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
