@@ -430,6 +430,9 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
             status,
             elapsed,
             status_line: Signal::derive(status_line),
+            long: Signal::derive(move || {
+                progress.with(Option::is_some) && status.with(|s| *s == Status::Computing)
+            }),
             scatter,
             summaries,
             curves,
@@ -451,6 +454,13 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
             data-tour=move || mode.with(|m| m.tour.map(|i| i + 1))
             data-tour-predicting=move || (mode.with(|m| m.tour.is_some()) && !revealed.get()).then_some("")
             data-status=move || status.with(|s| s.as_attr())
+            // A job past the progress delay: only then are the charts dimmed (a quick job's
+            // dimming was a repaint of every chart at its start, a frame of compositing beside
+            // the workers, and a flicker at every step of a dragged slider).
+            data-long=move || {
+                (progress.with(Option::is_some) && status.with(|s| *s == Status::Computing))
+                    .then_some("")
+            }
             data-compute-ms=move || elapsed.get().map(|(_, ms)| format!("{ms:.1}"))
             data-generation=move || elapsed.get().map(|(generation, _)| generation)
             data-drawn-generation=move || drawn_generation.get()

@@ -213,3 +213,32 @@ fn block_sums_of_the_weighted_sums_match_reduce_in_f64() {
         }
     }
 }
+
+#[test]
+fn packing_writes_each_projection_and_its_norm_where_the_kernel_reads_them() {
+    // Panel p, coordinate j, lane l holds ω_{8p+l}[j] rounded to f32, zero past m; the norms
+    // are the f64 rows' own, bit for bit (whole panels and a partial last one).
+    for (m, d) in [(1, 1), (8, 3), (13, 50), (37, 5), (1024, 50)] {
+        let mut rng = stream_rng(3, StreamPurpose::Trial, m as u64, d as u64);
+        let omega = Projections::sample(m, d, &mut rng).unwrap();
+        let packed = TransposedOmega::new(&omega);
+        assert_eq!(packed.stride, m.div_ceil(COLUMNS) * COLUMNS);
+        assert_eq!(packed.data.len(), packed.stride * d);
+        for p in 0..packed.stride / COLUMNS {
+            for j in 0..d {
+                for l in 0..COLUMNS {
+                    let k = p * COLUMNS + l;
+                    let want = if k < m {
+                        omega.as_slice()[k * d + j] as f32
+                    } else {
+                        0.0
+                    };
+                    let got = packed.data[(p * d + j) * COLUMNS + l];
+                    assert_eq!(got.to_bits(), want.to_bits(), "m {m} d {d} k {k} j {j}");
+                }
+            }
+        }
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&packed.squared_norms), bits(&omega.squared_norms()));
+    }
+}
