@@ -1,6 +1,7 @@
 //! The kernel's tests: the f32 `exp`, the block sums and the padded projections against f64.
 
 use super::*;
+use crate::numerics::estimators::Projections;
 use crate::numerics::logspace::{log_sum_cosh, log_sum_exp};
 use crate::numerics::rng::{StreamPurpose, stream_rng};
 
