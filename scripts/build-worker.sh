@@ -65,7 +65,9 @@ worker() {
 flag_set() {
   local suffix="$1" target_dir="$2" target_features="$3"
   shift 3
-  worker kernel-worker "" "$suffix" "$target_dir" "$target_features" "$@"
+  # The kernel worker is part of the first view's download: its passes run until they
+  # change nothing more (--converge, the same -O3 semantics; about 350 bytes gzipped less).
+  worker kernel-worker "" "$suffix" "$target_dir" "$target_features" "$@" --converge
   worker full-worker optimised-a "$suffix" "$target_dir" "$target_features" "$@"
   worker model-worker optimised-a,text-model "$suffix" "$target_dir" "$target_features" "$@"
 }

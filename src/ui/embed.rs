@@ -32,8 +32,6 @@ pub struct KernelJob {
     pub elapsed: ReadSignal<Option<(u64, f64)>>,
     /// What the full page's status line says.
     pub status_line: Signal<String>,
-    /// Whether the job has run past the progress delay (the charts are dimmed only then).
-    pub long: Signal<bool>,
     pub scatter: ReadSignal<Option<Shown<ScatterView>>>,
     pub summaries: ReadSignal<Option<Shown<ExperimentResult>>>,
     pub curves: ReadSignal<Option<Shown<Vec<MseCurve>>>>,
@@ -229,7 +227,6 @@ pub fn EmbedPage(
     };
     let kernel_figure = figure.view() == crate::lab::config::View::Kernel;
     let status = kernel.status;
-    let long = kernel.long;
     let elapsed = kernel.elapsed;
     let body = if kernel_figure {
         view! { <KernelFigure figure config set_config job=kernel/> }.into_any()
@@ -241,7 +238,6 @@ pub fn EmbedPage(
             class="app embed"
             data-embed=figure.id()
             data-status=move || kernel_figure.then(|| status.with(|s| s.as_attr()))
-            data-long=move || (kernel_figure && long.get()).then_some("")
             data-compute-ms=move || elapsed.get().filter(|_| kernel_figure).map(|(_, ms)| format!("{ms:.1}"))
             data-generation=move || elapsed.get().filter(|_| kernel_figure).map(|(generation, _)| generation)
         >

@@ -430,9 +430,6 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
             status,
             elapsed,
             status_line: Signal::derive(status_line),
-            long: Signal::derive(move || {
-                progress.with(Option::is_some) && status.with(|s| *s == Status::Computing)
-            }),
             scatter,
             summaries,
             curves,

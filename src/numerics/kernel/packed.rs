@@ -22,41 +22,23 @@ pub struct TransposedOmega {
 }
 
 impl TransposedOmega {
-    /// The same projections as `omega` (same draws, same order), packed and rounded, with
-    /// their squared norms in f64. Panel by panel: its COLUMNS rows are read side by side, so
-    /// each panel is written front to back and the rows' norms accumulate in COLUMNS
-    /// independent sums (each row's sum in its own order, `Σ_j ω_kj²` from j = 0: the bits of
-    /// [`Projections::squared_norms`], which a row at a time waited on every addition's
-    /// latency).
+    /// The same projections as `omega` (same draws, same order), packed and rounded.
     pub fn new(omega: &Projections) -> Self {
         let (m, d) = (omega.m(), omega.d());
         let stride = m.div_ceil(COLUMNS) * COLUMNS;
-        let rows = omega.as_slice();
         let mut data = vec![0.0f32; stride * d];
-        let mut squared_norms = vec![0.0f64; m];
-        for (p, (panel, norms)) in data
-            .chunks_exact_mut(d * COLUMNS)
-            .zip(squared_norms.chunks_mut(COLUMNS))
-            .enumerate()
-        {
-            let panel_rows = &rows[p * COLUMNS * d..(p * COLUMNS + norms.len()) * d];
-            let mut sums = [0.0f64; COLUMNS];
-            for (j, slots) in panel.chunks_exact_mut(COLUMNS).enumerate() {
-                for (l, (slot, sum)) in slots.iter_mut().zip(&mut sums).enumerate() {
-                    if let Some(&w) = panel_rows.get(l * d + j) {
-                        *slot = w as f32;
-                        *sum += w * w;
-                    }
-                }
+        for (k, row) in omega.rows().enumerate() {
+            let (panel, lane) = (k / COLUMNS, k % COLUMNS);
+            for (j, w) in row.iter().enumerate() {
+                data[(panel * d + j) * COLUMNS + lane] = *w as f32;
             }
-            norms.copy_from_slice(&sums[..norms.len()]);
         }
         Self {
             m,
             d,
             stride,
             data,
-            squared_norms,
+            squared_norms: omega.squared_norms(),
         }
     }
 

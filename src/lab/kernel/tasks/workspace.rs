@@ -334,12 +334,18 @@ impl Workspace {
         let Some(&largest) = ms.iter().max() else {
             return Ok(Vec::new());
         };
+        if ms.contains(&0) {
+            return Err(ExperimentError::InvalidTask(
+                "a curve's m must be at least 1".into(),
+            ));
+        }
         let (prepared, fit) = self.fit(config, 0, estimator)?;
         let estimator = Fitted {
             estimator: estimator.get(),
             fit: &fit,
         };
         let pairs = CURVE_PAIRS.clamp(1, prepared.data.n);
+        let log_pairs = (pairs as f64).libm_ln();
         let mut log_mses = vec![Vec::with_capacity(CURVE_REPEATS); ms.len()];
         let mut log_theory = vec![Vec::new(); ms.len()];
         for repeat in 0..CURVE_REPEATS {
@@ -361,32 +367,42 @@ impl Workspace {
                 &mut self.scratch,
             )?;
             for ((r, mses), theory) in ranges.into_iter().zip(&mut log_mses).zip(&mut log_theory) {
-                let log_squared = r
-                    .log_true
-                    .iter()
-                    .zip(&r.estimates)
-                    .map(|(t, e)| 2.0 * t + 2.0 * e.log_relative_error(*t));
-                mses.push(log_sum(log_squared) - (pairs as f64).libm_ln());
+                mses.push(log_mean_squared_error(&r) - log_pairs);
                 *theory = r.log_theoretical_mse;
             }
         }
         Ok(ms
             .iter()
-            .zip(log_mses)
-            .zip(log_theory)
-            .map(|((&m, log_mses), log_theory)| {
-                // Mean and standard error of the repeats' MSEs, scaled by the largest so
-                // nothing overflows.
-                let scale = log_mses.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).libm_exp()).collect();
-                let (mean, standard_error) = mean_and_standard_error(&scaled);
-                CurvePoint {
-                    m,
-                    log_measured_mse: scale + mean.libm_ln(),
-                    log_standard_error: scale + standard_error.libm_ln(),
-                    log_theoretical_mse: log_sum(log_theory) - (pairs as f64).libm_ln(),
-                }
-            })
+            .zip(&log_mses)
+            .zip(&log_theory)
+            .map(|((&m, log_mses), log_theory)| curve_point(m, log_mses, log_theory, log_pairs))
             .collect())
+    }
+}
+
+/// `ln Σ_i (ŜM_i − SM_i)²` over a range's pairs. Not inlined, like [`curve_point`]: each
+/// inlined copy of libm's logarithm and `expm1` is about a kilobyte of the kernel worker.
+#[inline(never)]
+fn log_mean_squared_error(r: &RangeEstimates) -> f64 {
+    log_sum(
+        r.log_true
+            .iter()
+            .zip(&r.estimates)
+            .map(|(t, e)| 2.0 * t + 2.0 * e.log_relative_error(*t)),
+    )
+}
+
+/// The curve's point at `m` from its repeats' log MSEs (mean and standard error, scaled by
+/// the largest so nothing overflows) and Lemma 3.1's terms, each sum over `e^log_pairs` pairs.
+#[inline(never)]
+fn curve_point(m: usize, log_mses: &[f64], log_theory: &[f64], log_pairs: f64) -> CurvePoint {
+    let scale = log_mses.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let scaled: Vec<f64> = log_mses.iter().map(|l| (l - scale).libm_exp()).collect();
+    let (mean, standard_error) = mean_and_standard_error(&scaled);
+    CurvePoint {
+        m,
+        log_measured_mse: scale + mean.libm_ln(),
+        log_standard_error: scale + standard_error.libm_ln(),
+        log_theoretical_mse: log_sum(log_theory.iter().copied()) - log_pairs,
     }
 }
