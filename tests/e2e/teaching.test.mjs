@@ -158,7 +158,7 @@ const near = (a, b, relative) => Math.abs(a - b) <= relative * Math.max(Math.abs
 
 /**
  * The file the export bar's `button` downloads, as text. The export computes the experiment
- * again in the page's workers, behind whatever they still have queued (the curve's tasks): on a
+ * again in the page's workers, behind whatever they still have queued (the job's last tasks): on a
  * busy two-core CI machine that can take longer than Playwright's default 30 s, so it waits as
  * long as the page's own readiness (90 s), and a failure the bar reports ends the wait with it.
  */
