@@ -6,7 +6,8 @@
 //!   cargo build --release --target wasm32-unknown-unknown --example kernel_wasm
 //! wasm-bindgen --target nodejs --out-dir /tmp/kw \
 //!   target/worker/wasm32-unknown-unknown/release/examples/kernel_wasm.wasm
-//! node -e 'const k = require("/tmp/kw/kernel_wasm.js"); console.log(k.full(1n, 1024, 50))'
+//! node --experimental-wasm-relaxed-simd \
+//!   -e 'const k = require("/tmp/kw/kernel_wasm.js"); console.log(k.full(1n, 1024, 50, true))'
 //! ```
 #[cfg(target_arch = "wasm32")]
 mod bench {
@@ -38,7 +39,8 @@ mod bench {
     }
 
     /// Every task of the default page at `m` and `d`, one after another; returns the
-    /// milliseconds spent in each kind of task.
+    /// milliseconds spent in each kind of task. `fused`: the page's kernel (fused
+    /// multiply-adds, what its workers run) or the export's bit-exact one.
     #[wasm_bindgen]
     pub fn full(seed: u64, m: usize, d: usize, fused: bool) -> String {
         use softmax_kernel_lab::lab::config::ExperimentConfig;
