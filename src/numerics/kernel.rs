@@ -9,7 +9,7 @@
 //! or more, REFERENCE.md Lemma 3.1). `lab::kernel::tasks::check_kernel_against_f64` checks it
 //! against the f64 reference ([`super::estimators::reference_estimate`]) for every registered
 //! estimator, with a tolerance derived from that error. The prefactor and the log of the true
-//! value stay in f64. [`block_sums`] runs `exp` and `cosh` sums in simd128; the other sums
+//! value stay in f64. [`prefix_block_sums`] runs `exp` and `cosh` sums in simd128; the other sums
 //! (`cos`, GERF's weighted `exp` and `cosh`, a complex A's two projections) take the f32
 //! projections into [`super::estimators::reduce`] in f64.
 //!
@@ -52,34 +52,6 @@ impl KernelScratch {
     }
 }
 
-/// `Σ_k g(ω_k·z)` for up to `ROWS / per_pair` pairs whose `per_pair` vectors z each are the
-/// rows of `z` (pair after pair), written as signed logs to `out[..pairs]`. `exp` and `cosh`
-/// run the simd128 log-sums; the other sums ([`FastSum`]) take the f32 projections into
-/// [`reduce`] in f64, with `phases[p]` the pair's phase.
-#[allow(clippy::too_many_arguments)]
-pub fn block_sums(
-    omega: &TransposedOmega,
-    z: &[f32],
-    pairs: usize,
-    per_pair: usize,
-    sum: FastSum,
-    phases: &[f64],
-    scratch: &mut KernelScratch,
-    out: &mut [SignedLog],
-) {
-    let pairs = pairs.min(out.len());
-    let lengths = [omega.m];
-    let block = Block {
-        omega,
-        z,
-        pairs,
-        per_pair,
-        sum,
-        phases,
-    };
-    prefix_block_sums(block, &lengths, scratch, |_, p, value| out[p] = value);
-}
-
 /// One block of pairs for [`prefix_block_sums`]: `pairs` pairs of `per_pair` vectors z each
 /// (the rows of `z`, pair after pair), summed with `sum` over the projections on `omega`,
 /// `phases[p]` the phase of pair `p` (the sums done in f64 read it).
@@ -93,12 +65,14 @@ pub struct Block<'a> {
     pub phases: &'a [f64],
 }
 
-/// [`block_sums`] over the first `m` projections of `block.omega` for every `m` of `lengths`
-/// (each at most its `m`) from one projection of the block: `emit(i, p, value)` for length
-/// `lengths[i]` and pair `p`. A prefix of the projections is itself a draw at the smaller m
+/// `Σ_k g(ω_k·z)` over the first `m` projections of `block.omega` for every `m` of `lengths`
+/// (each at most its `m`), as signed logs, from one projection of the block: `emit(i, p,
+/// value)` for length `lengths[i]` and pair `p`. `exp` and `cosh` run the simd128 log-sums;
+/// the other sums ([`FastSum`]) take the f32 projections into [`reduce`] in f64, with the
+/// pair's phase. A prefix of the projections is itself a draw at the smaller m
 /// (the workspace's curves take prefixes of one stream), and each projection's f32 value is
 /// the same whatever others are computed beside it, so every sum is bit for bit
-/// [`block_sums`] on `omega.prefix(m)`, for the multiply-adds of the largest m alone (the
+/// the sum over `omega.prefix(m)` alone, for the multiply-adds of the largest m alone (the
 /// MSE-against-m curve's ten m cost those of its largest twice instead of once).
 pub fn prefix_block_sums(
     block: Block<'_>,

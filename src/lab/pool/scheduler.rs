@@ -285,33 +285,24 @@ impl Scheduler {
         }
         let live = self.slots.len().max(1);
         let mut out = Vec::new();
-        // One task per worker in turn, not one worker filled before the next: the page posts
-        // the messages in this order, and a worker starts on its first while the others are
-        // still being encoded and posted (filling the first worker's eight slots first started
-        // the second 1-4 ms after it on every job).
-        loop {
-            let mut sent = false;
-            for index in 0..self.slots.len() {
-                let slot = &self.slots[index];
-                if !(slot.alive && slot.ready && slot.in_flight < IN_FLIGHT_PER_WORKER) {
-                    continue;
-                }
+        for index in 0..self.slots.len() {
+            while self.slots[index].alive
+                && self.slots[index].ready
+                && self.slots[index].in_flight < IN_FLIGHT_PER_WORKER
+            {
                 let position = self
                     .queue
                     .iter()
                     .position(|(t, _)| t.piece.affinity(live).is_none_or(|s| s == index))
                     .unwrap_or(0);
                 let Some((task, key)) = self.queue.remove(position) else {
-                    return out;
+                    break;
                 };
                 self.slots[index].in_flight += 1;
                 out.push(self.register(task, key, config.clone(), Some(index)));
-                sent = true;
-            }
-            if !sent {
-                return out;
             }
         }
+        out
     }
 
     /// A dispatched message could not be posted: its task goes back to the front of the

@@ -168,7 +168,7 @@ fn huge_projections_stay_finite() {
 }
 
 #[test]
-fn block_sums_of_the_weighted_sums_match_reduce_in_f64() {
+fn the_weighted_block_sums_match_reduce_in_f64() {
     // GERF's weighted sums (`ScaledExp`, and `ScaledCosh` of the hyperbolic DERF members) take
     // the f32 projections into `reduce`: against the f64 projections they differ only by the
     // f32 rounding of ω and z (a relative 2^-24 per product, d + 1 of them per projection).
@@ -192,16 +192,17 @@ fn block_sums_of_the_weighted_sums_match_reduce_in_f64() {
         },
     ] {
         let mut out = [SignedLog::positive(0.0); ROWS];
-        block_sums(
-            &transposed,
-            &z32,
-            3,
-            1,
+        let block = Block {
+            omega: &transposed,
+            z: &z32,
+            pairs: 3,
+            per_pair: 1,
             sum,
-            &[0.0; ROWS],
-            &mut KernelScratch::default(),
-            &mut out,
-        );
+            phases: &[0.0; ROWS],
+        };
+        prefix_block_sums(block, &[m], &mut KernelScratch::default(), |_, p, value| {
+            out[p] = value
+        });
         for (r, got) in out.iter().take(3).enumerate() {
             let mut t = vec![0.0; m];
             omega.project(&z64[r * d..(r + 1) * d], &mut t);

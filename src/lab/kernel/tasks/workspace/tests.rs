@@ -7,16 +7,21 @@ use crate::lab::test_support::{config_with, id};
 
 use crate::lab::kernel::tasks::{Piece, Task, TaskOutput};
 
+/// Every registered estimator's id, as the `est` parameter lists them.
+fn every_estimator() -> String {
+    crate::numerics::estimators::REGISTRY
+        .iter()
+        .map(|e| e.id())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 #[test]
 fn f32_kernel_matches_the_f64_path_far_below_the_monte_carlo_error() {
     // Same data, same ω: the only difference is f32 arithmetic. Lemma 3.1 gives each
     // pair's relative RMSE √MSE/SM; the f32 error must be below 1 % of it (and it is
     // measured near 1e-6 in log, while the relative RMSE is 1e-2 or more at m ≤ 1024).
-    let every = crate::numerics::estimators::REGISTRY
-        .iter()
-        .map(|e| e.id())
-        .collect::<Vec<_>>()
-        .join(",");
+    let every = every_estimator();
     for orf in ["0", "1"] {
         let config = config_with(&[("n", "64"), ("m", "256"), ("est", &every), ("orf", orf)]);
         let checks = check_kernel_against_f64(&config, 64).unwrap();
@@ -81,11 +86,7 @@ fn the_curve_from_one_projection_is_the_curve_one_m_at_a_time() {
     // Every m's point from the prefixes of one projection on the largest m must be the
     // point a fresh workspace computes at that m alone (its own draw of m rows), bit for
     // bit: for every registered estimator (the simd128 sums and the f64 ones) and coupling.
-    let every = crate::numerics::estimators::REGISTRY
-        .iter()
-        .map(|e| e.id())
-        .collect::<Vec<_>>()
-        .join(",");
+    let every = every_estimator();
     let bits = |points: &[CurvePoint]| -> Vec<[u64; 4]> {
         points
             .iter()
