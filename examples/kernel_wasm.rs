@@ -16,14 +16,16 @@ mod bench {
     use softmax_kernel_lab::numerics::rng::{StreamPurpose, stream_rng};
     use wasm_bindgen::prelude::*;
 
-    /// Runs `blocks` blocks of 4 pairs at m = 1024, d = 50; returns a checksum.
+    /// Runs `blocks` blocks of 4 pairs at m = 1024, d = 50; returns a checksum. `fused`: the
+    /// page's kernel (see [`full`]).
     #[wasm_bindgen]
-    pub fn kernel(blocks: usize, hyperbolic: bool) -> f64 {
+    pub fn kernel(blocks: usize, hyperbolic: bool, fused: bool) -> f64 {
         let (m, d) = (1024, 50);
         let p = Projections::sample(m, d, &mut stream_rng(0, StreamPurpose::Trial, 0, 0)).unwrap();
         let o = TransposedOmega::new(&p);
         let z: Vec<f32> = (0..4 * d).map(|i| (i as f32 * 0.37).sin() * 0.2).collect();
         let mut s = KernelScratch::default();
+        s.fused = fused;
         let mut out = [0.0; 4];
         let form = if hyperbolic {
             FeatureForm::Hyperbolic

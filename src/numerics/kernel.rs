@@ -18,6 +18,7 @@
 use super::estimators::{FastSum, FeatureForm, reduce};
 use super::logspace::SignedLog;
 use crate::numerics::portable::Libm;
+use cosh::{log_sum_cosh_f32, log_sum_cosh_prefixes};
 
 /// Pairs projected together against the same block of ω (register blocking).
 pub const ROWS: usize = 4;
@@ -109,15 +110,23 @@ pub fn prefix_block_sums(
         fused,
         ..
     } = scratch;
+    if form == Some(FeatureForm::Hyperbolic) {
+        // Each pair's prefixes at once: every term summed once for all of them.
+        for p in 0..pairs {
+            let row = &projected[p * stride..p * stride + omega.m];
+            log_sum_cosh_prefixes(row, lengths, *fused, &mut |i, value| {
+                emit(i, p, SignedLog::positive(value))
+            });
+        }
+        return;
+    }
     for (i, &m) in lengths.iter().enumerate() {
         let m = m.min(omega.m);
         let row = |r: usize| &projected[r * stride..r * stride + m];
         for (p, &phase) in phases.iter().enumerate().take(pairs) {
             let value = match form {
-                Some(FeatureForm::Positive) => SignedLog::positive(log_sum_exp_f32(row(p))),
-                Some(FeatureForm::Hyperbolic) => {
-                    SignedLog::positive(log_sum_cosh_f32(row(p), *fused))
-                }
+                // (the hyperbolic form returned above)
+                Some(_) => SignedLog::positive(log_sum_exp_f32(row(p))),
                 None => {
                     t.clear();
                     t.extend(row(p * per_pair).iter().map(|t| f64::from(*t)));
@@ -339,7 +348,8 @@ fn log_sum_exp_f32(t: &[f32]) -> f64 {
 
 /// `Σ_k exp(sign · t_k − shift)` with COLUMNS lane accumulators, for `sign · t_k ≤ shift`.
 /// One exponential per loop body: with two, LLVM vectorises across the pair instead of across
-/// the lanes, at less than half the speed.
+/// the lanes, at less than half the speed. Never inlined: its three callers share one copy of
+/// the vectorised exponential (a call per sum of m terms costs nothing).
 #[inline(always)]
 fn exp_sum(t: &[f32], sign: f32, shift: f32) -> f32 {
     let chunks = t.chunks_exact(COLUMNS);
@@ -351,153 +361,15 @@ fn exp_sum(t: &[f32], sign: f32, shift: f32) -> f32 {
         }
     }
     let mut sum: f32 = sums.iter().sum();
-    for v in tail {
+    // The tail is at most seven terms: opaque, so that LLVM keeps it a loop instead of
+    // unrolling seven copies of the exponential into every caller.
+    for v in std::hint::black_box(tail) {
         sum += exp_nonpositive(sign * v - shift);
     }
     sum
 }
 
-/// `log Σ_k cosh(t_k) = M + log Σ_k (e^{t_k − M} + e^{−t_k − M})/2`, `M = max |t_k|`.
-/// Below [`SHARED_REDUCTION_LIMIT`] both exponentials of a term come from one range
-/// reduction ([`cosh_sum_shifted`]); beyond it, from two ([`exp_sum`]), whose arguments are
-/// reduced after the shift and so stay exact at any magnitude.
-#[inline(always)]
-fn log_sum_cosh_f32(t: &[f32], fused: bool) -> f64 {
-    let max = lane_max(t, 0.0, f32::abs);
-    if !max.is_finite() {
-        return f64::from(max);
-    }
-    if max < SHARED_REDUCTION_LIMIT {
-        // Shift by K·ln 2 ≥ M with K an integer, so that the shift is exact in the exponent.
-        let k = (max * LOG2_E).ceil();
-        let sum = cosh_sum_shifted(t, k as i32, fused);
-        return f64::from(k) * std::f64::consts::LN_2 + f64::from(0.5 * sum).libm_ln();
-    }
-    let sum = exp_sum(t, 1.0, max) + exp_sum(t, -1.0, max);
-    f64::from(max) + f64::from(0.5 * sum).libm_ln()
-}
-
-/// Largest `max |t_k|` for [`cosh_sum_shifted`]: `n = round(t / ln 2)` then stays below 2^14,
-/// where `n · LN2_HI` is exact and the rounding trick works.
-const SHARED_REDUCTION_LIMIT: f32 = 8192.0;
-
-/// `Σ_k (e^{t_k − K ln 2} + e^{−t_k − K ln 2})` for `|t_k| ≤ K ln 2`, `K ln 2 < 11356`, with
-/// one range reduction per term: `t = n ln 2 + r`, `|r| ≤ ln 2 / 2`, so
-/// `e^{±t − K ln 2} = 2^{±n − K} · e^{±r}`, and `e^{±r} = E(r) ± O(r)` from the even and odd
-/// halves of the Taylor polynomial of degree 7 (truncation error `r^8/8! < 6e-9`). Powers of
-/// two below 2^-126 become 0, which beside the largest term (at least 1/2) is nothing.
-/// Explicit `simd128` in WebAssembly (LLVM leaves the portable loop scalar there).
-#[inline(always)]
-fn cosh_sum_shifted(t: &[f32], k: i32, fused: bool) -> f32 {
-    let chunks = t.chunks_exact(COLUMNS);
-    let tail = chunks.remainder();
-    // Two instances, so the choice is made once per sum, not per multiply-add.
-    let mut sum = if fused {
-        cosh_sum_chunks::<true>(chunks, k)
-    } else {
-        cosh_sum_chunks::<false>(chunks, k)
-    };
-    for v in tail {
-        sum += cosh_term(*v, k);
-    }
-    sum
-}
-
-/// Taylor coefficients of `e^r`: `E(r) = 1 + r²/2 + r⁴/24 + r⁶/720`,
-/// `O(r) = r (1 + r²/6 + r⁴/120 + r⁶/5040)`.
-const EVEN: [f32; 3] = [0.5, 1.0 / 24.0, 1.0 / 720.0];
-const ODD: [f32; 3] = [1.0 / 6.0, 1.0 / 120.0, 1.0 / 5040.0];
-
-/// One term of [`cosh_sum_shifted`].
-#[inline(always)]
-fn cosh_term(t: f32, k: i32) -> f32 {
-    let shifted = t * LOG2_E + ROUNDING_MAGIC;
-    let n = shifted - ROUNDING_MAGIC;
-    let n_bits = (shifted.to_bits() as i32).wrapping_sub(ROUNDING_MAGIC.to_bits() as i32);
-    let r = t - n * LN2_HI - n * LN2_LO;
-    let r2 = r * r;
-    let even = 1.0 + r2 * (EVEN[0] + r2 * (EVEN[1] + r2 * EVEN[2]));
-    let odd = r * (1.0 + r2 * (ODD[0] + r2 * (ODD[1] + r2 * ODD[2])));
-    // Biased exponents of 2^{n−K} and 2^{−n−K}; 0 (the float 0) below the normal range.
-    let up = (n_bits - k + 127).max(0) << 23;
-    let down = (-n_bits - k + 127).max(0) << 23;
-    (even + odd) * f32::from_bits(up as u32) + (even - odd) * f32::from_bits(down as u32)
-}
-
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(always)]
-fn cosh_sum_chunks<const FUSED: bool>(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
-    let mut sums = [0.0f32; COLUMNS];
-    for chunk in chunks {
-        for l in 0..COLUMNS {
-            sums[l] += cosh_term(chunk[l], k);
-        }
-    }
-    // The simd128 version's reduction, in its order: its two f32x4 accumulators (lanes 0–3
-    // and 4–7) added lane by lane, then the four lanes in turn. The same rounding, so the
-    // native build and the simd128 worker give the same bits.
-    let both: [f32; 4] = std::array::from_fn(|l| sums[l] + sums[l + 4]);
-    both[0] + both[1] + both[2] + both[3]
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn cosh_sum_chunks<const FUSED: bool>(chunks: std::slice::ChunksExact<'_, f32>, k: i32) -> f32 {
-    use core::arch::wasm32::*;
-    /// `a·b + c`: fused where the module has relaxed SIMD and `FUSED` asks for it, else two
-    /// operations (every build's bits).
-    #[inline(always)]
-    fn madd<const FUSED: bool>(a: v128, b: v128, c: v128) -> v128 {
-        #[cfg(target_feature = "relaxed-simd")]
-        if FUSED {
-            return f32x4_relaxed_madd(a, b, c);
-        }
-        f32x4_add(f32x4_mul(a, b), c)
-    }
-    let magic = f32x4_splat(ROUNDING_MAGIC);
-    let magic_bits = i32x4_splat(ROUNDING_MAGIC.to_bits() as i32);
-    let bias = i32x4_splat(127 - k);
-    let zero = i32x4_splat(0);
-    let one = f32x4_splat(1.0);
-    let [e0, e1, e2] = EVEN.map(|c| f32x4_splat(c));
-    let [o0, o1, o2] = ODD.map(|c| f32x4_splat(c));
-    let term = |t: v128| {
-        let shifted = madd::<FUSED>(t, f32x4_splat(LOG2_E), magic);
-        let n = f32x4_sub(shifted, magic);
-        let n_bits = i32x4_sub(shifted, magic_bits);
-        // n · LN2_HI is exact, so the two steps keep r exact to f32 rounding.
-        let r = f32x4_sub(t, f32x4_mul(n, f32x4_splat(LN2_HI)));
-        let r = f32x4_sub(r, f32x4_mul(n, f32x4_splat(LN2_LO)));
-        let r2 = f32x4_mul(r, r);
-        let even = madd::<FUSED>(r2, madd::<FUSED>(r2, madd::<FUSED>(r2, e2, e1), e0), one);
-        let odd = f32x4_mul(
-            r,
-            madd::<FUSED>(r2, madd::<FUSED>(r2, madd::<FUSED>(r2, o2, o1), o0), one),
-        );
-        let up = i32x4_shl(i32x4_max(i32x4_add(n_bits, bias), zero), 23);
-        let down = i32x4_shl(i32x4_max(i32x4_sub(bias, n_bits), zero), 23);
-        f32x4_add(
-            f32x4_mul(f32x4_add(even, odd), up),
-            f32x4_mul(f32x4_sub(even, odd), down),
-        )
-    };
-    let (mut low, mut high) = (f32x4_splat(0.0), f32x4_splat(0.0));
-    for chunk in chunks {
-        // SAFETY: `chunk` holds exactly COLUMNS = 8 floats: two unaligned 16-byte loads.
-        let (a, b) = unsafe {
-            let at = chunk.as_ptr() as *const v128;
-            (v128_load(at), v128_load(at.add(1)))
-        };
-        low = f32x4_add(low, term(a));
-        high = f32x4_add(high, term(b));
-    }
-    let both = f32x4_add(low, high);
-    f32x4_extract_lane::<0>(both)
-        + f32x4_extract_lane::<1>(both)
-        + f32x4_extract_lane::<2>(both)
-        + f32x4_extract_lane::<3>(both)
-}
-
+mod cosh;
 mod packed;
 #[cfg(test)]
 mod tests;

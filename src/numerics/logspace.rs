@@ -149,7 +149,7 @@ pub fn signed_log_sum(terms: impl IntoIterator<Item = (bool, f64)> + Clone) -> S
 /// the mean of the two middle values. NaN for no values.
 pub fn log_of_median(logs: &[f64]) -> f64 {
     let mut sorted = logs.to_vec();
-    sorted.sort_unstable_by(f64::total_cmp);
+    crate::numerics::stats::sort_in_total_order(&mut sorted);
     let n = sorted.len();
     match n {
         0 => f64::NAN,

@@ -51,6 +51,47 @@ fn log_sum_cosh_matches_f64_on_both_sides_of_the_shared_reduction_limit() {
 }
 
 #[test]
+fn every_prefix_sum_is_bit_for_bit_the_sum_of_that_prefix_alone() {
+    use rand::RngExt;
+    // The lane sums run on from one length to the next where they can (shifts up to 63) and
+    // start again where they cannot (larger shifts, a shorter length): each length must get
+    // its own sum, bit for bit, in either mode. `log_sum_cosh_f32` is the same function at
+    // one length, so the whole-row sums are checked against the f64 ones above.
+    let mut rng = stream_rng(9, StreamPurpose::Trial, 0, 0);
+    let running = [16usize, 32, 64, 128, 256, 512, 1024];
+    let cases: [(&[usize], f32); 8] = [
+        (&running, 0.3),
+        (&running, 8.0),
+        // a shift past 63 at the larger lengths: those are summed alone
+        (&running, 40.0),
+        (&running, 300.0),
+        // lengths that are not whole chunks, one repeated, a shorter one, one past the end
+        (&[16, 21, 64, 64, 1024], 3.0),
+        (&[5, 13, 1000, 1023], 8.0),
+        (&[64, 32, 2000], 3.0),
+        (&[0, 8, 1024], 1.0),
+    ];
+    for (lengths, scale) in cases {
+        // Magnitudes that grow along the row, so that later prefixes need larger shifts.
+        let t: Vec<f32> = (0..1024)
+            .map(|i| scale * (1.0 + i as f32 / 256.0) * (2.0 * rng.random::<f32>() - 1.0))
+            .collect();
+        for fused in [false, true] {
+            let mut got = vec![f64::NAN; lengths.len()];
+            log_sum_cosh_prefixes(&t, lengths, fused, &mut |i, value| got[i] = value);
+            for (&m, value) in lengths.iter().zip(&got) {
+                let alone = log_sum_cosh_f32(&t[..m.min(t.len())], fused);
+                assert_eq!(
+                    value.to_bits(),
+                    alone.to_bits(),
+                    "scale {scale}, lengths {lengths:?}, m {m}, fused {fused}: {value} vs {alone}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn log_sums_match_the_f64_sums_including_odd_lengths() {
     let mut rng = stream_rng(3, StreamPurpose::Trial, 0, 0);
     for (m, d) in [(1, 1), (7, 3), (16, 50), (1000, 17), (37, 64)] {
