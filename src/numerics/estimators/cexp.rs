@@ -187,10 +187,20 @@ impl Estimator for RealDiagonal {
     fn log_mse(&self, fit: &Fit, x: &[f64], y: &[f64], m: usize) -> Option<f64> {
         let mut z = vec![0.0; x.len()];
         transform(x, y, &fit.a, &mut z);
-        let s = super::dot(&z, &z);
+        self.log_mse_collapsed(fit, (x, y), (&z, log_softmax_kernel(x, y)), m)
+    }
+
+    fn log_mse_collapsed(
+        &self,
+        _fit: &Fit,
+        (x, _): (&[f64], &[f64]),
+        (z, log_true): (&[f64], f64),
+        m: usize,
+    ) -> Option<f64> {
+        let z = &z[..x.len()];
         Some(log_theoretical_mse_of(
-            s,
-            log_softmax_kernel(x, y),
+            super::dot(z, z),
+            log_true,
             self.form,
             m,
         ))

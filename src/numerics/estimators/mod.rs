@@ -195,6 +195,19 @@ pub trait Estimator: Describe {
     fn collapse(&self, fit: &Fit, x: &[f64], y: &[f64], z: &mut [f64]) -> Collapsed;
     /// `ln` of the MSE of one pair with `m` i.i.d. projections, where a formula exists.
     fn log_mse(&self, fit: &Fit, x: &[f64], y: &[f64], m: usize) -> Option<f64>;
+    /// [`Estimator::log_mse`] of a pair already collapsed: `z` as [`Estimator::collapse`]
+    /// wrote it and `log_true` its [`log_softmax_kernel`], bit for bit `log_mse`'s value. The
+    /// kernel's pairs know both, and a formula that reads only them (the real diagonal A's)
+    /// skips recomputing them at each m.
+    fn log_mse_collapsed(
+        &self,
+        fit: &Fit,
+        (x, y): (&[f64], &[f64]),
+        _collapsed: (&[f64], f64),
+        m: usize,
+    ) -> Option<f64> {
+        self.log_mse(fit, x, y, m)
+    }
     /// The explicit real feature map: `features(x, Query) · features(y, Key)` is the estimate
     /// with the same ω (complex features stacked as real and imaginary parts).
     fn features(&self, fit: &Fit, u: &[f64], side: Side, omega: &Projections) -> Vec<f64>;

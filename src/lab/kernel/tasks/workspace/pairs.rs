@@ -124,9 +124,11 @@ pub(super) fn estimate_pairs_at(
             let radius = ax2.max(by2).sqrt();
             for (range, &length) in out.iter_mut().zip(lengths) {
                 range.log_true.push(log_true);
-                range
-                    .log_theoretical_mse
-                    .push(estimator.log_mse(fit, x, y, length).unwrap_or(f64::NAN));
+                range.log_theoretical_mse.push(
+                    estimator
+                        .log_mse_collapsed(fit, (x, y), (&z64, log_true), length)
+                        .unwrap_or(f64::NAN),
+                );
                 range.z_squared.push(z_squared);
                 range.data_radius = range.data_radius.max(radius);
             }
