@@ -387,7 +387,20 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
             })
         })
     };
-    let status_line = move || match status.get() {
+    // The status the line and its dot show: a quick job (not yet past the progress delay, no
+    // preview drawn) changes nothing on screen at its start, and its answer replaces the line
+    // when it lands. Announcing it was a layout, a repaint and a compositor frame on the two
+    // cores the workers need, and a flicker at every step of a dragged slider.
+    let shown_status = Memo::new(move |previous: Option<&Status>| {
+        let now = status.get();
+        let quick =
+            now == Status::Computing && progress.with(Option::is_none) && preview().is_none();
+        match previous {
+            Some(previous) if quick => previous.clone(),
+            _ => now,
+        }
+    });
+    let status_line = move || match shown_status.get() {
         Status::Computing => match preview() {
             Some((n, datasets, whole)) => format!(
                 "preview while the slider moves: {n} of {} scatter pairs, {datasets} of {} datasets, the curve of the last whole answer; computing the whole answer…",
@@ -543,7 +556,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
                 </aside>
                 <section class="results">
                     <p class="status" aria-live="polite">
-                        <span class=move || format!("dot {}", status.with(|s| s.as_attr()))></span>
+                        <span class=move || format!("dot {}", shown_status.with(|s| s.as_attr()))></span>
                         {status_line}
                         // Rendered once per job and updated in place: a button rebuilt on
                         // every progress report could not be clicked.
