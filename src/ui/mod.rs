@@ -387,18 +387,10 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
             })
         })
     };
-    // The status the line and its dot show: a quick job (not yet past the progress delay, no
-    // preview drawn) changes nothing on screen at its start, and its answer replaces the line
-    // when it lands. Announcing it was a layout, a repaint and a compositor frame on the two
-    // cores the workers need, and a flicker at every step of a dragged slider.
+    // Status::shown: a quick job changes nothing on screen at its start.
     let shown_status = Memo::new(move |previous: Option<&Status>| {
-        let now = status.get();
-        let quick =
-            now == Status::Computing && progress.with(Option::is_none) && preview().is_none();
-        match previous {
-            Some(previous) if quick => previous.clone(),
-            _ => now,
-        }
+        let past_delay_or_preview = progress.with(Option::is_some) || preview().is_some();
+        status.get().shown(previous, past_delay_or_preview)
     });
     let status_line = move || match shown_status.get() {
         Status::Computing => match preview() {

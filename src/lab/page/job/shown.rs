@@ -28,6 +28,20 @@ impl Status {
             Status::Error(_) => "error",
         }
     }
+
+    /// What the status line and its dot show when the job's status is `self`, `previous` having
+    /// been shown: a quick job (computing, not yet past the progress delay, no preview drawn)
+    /// changes nothing on screen at its start, and its answer replaces the line when it lands.
+    /// Announcing it was a layout, a repaint and a compositor frame on the two cores the
+    /// workers need, and a flicker at every step of a dragged slider.
+    pub fn shown(self, previous: Option<&Status>, past_delay_or_preview: bool) -> Status {
+        match previous {
+            Some(previous) if self == Status::Computing && !past_delay_or_preview => {
+                previous.clone()
+            }
+            _ => self,
+        }
+    }
 }
 
 /// A computed value tagged with the request it answers. Equal when it is the same value of

@@ -417,3 +417,25 @@ fn a_step_that_waited_is_previewed_then_computed_whole() {
     page.compute(None);
     assert_eq!(page.job.request(), &small("40"));
 }
+
+#[test]
+fn a_quick_job_keeps_the_line_it_found_and_a_long_one_or_a_preview_says_computing() {
+    let ready = Status::Ready;
+    // The first status is shown whatever it is.
+    assert_eq!(Status::Computing.shown(None, false), Status::Computing);
+    // A quick job keeps the line it found; its end replaces it.
+    assert_eq!(Status::Computing.shown(Some(&ready), false), Status::Ready);
+    assert_eq!(Status::Ready.shown(Some(&ready), false), Status::Ready);
+    // Past the progress delay, or with a preview drawn, the line says so.
+    assert_eq!(
+        Status::Computing.shown(Some(&ready), true),
+        Status::Computing
+    );
+    // Anything else is shown at once.
+    let error = Status::Error("no".into());
+    assert_eq!(error.clone().shown(Some(&ready), false), error);
+    assert_eq!(
+        Status::Cancelled.shown(Some(&Status::Computing), false),
+        Status::Cancelled
+    );
+}
