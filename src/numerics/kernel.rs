@@ -74,7 +74,9 @@ pub struct Block<'a> {
 /// (the workspace's curves take prefixes of one stream), and each projection's f32 value is
 /// the same whatever others are computed beside it, so every sum is bit for bit
 /// the sum over `omega.prefix(m)` alone, for the multiply-adds of the largest m alone (the
-/// MSE-against-m curve's ten m cost those of its largest twice instead of once).
+/// MSE-against-m curve's ten m cost those of its largest twice instead of once). The cosh sums
+/// also add each term once for every length (`cosh::log_sum_cosh_prefixes`); the others sum
+/// each prefix anew.
 pub fn prefix_block_sums(
     block: Block<'_>,
     lengths: &[usize],
@@ -348,8 +350,7 @@ fn log_sum_exp_f32(t: &[f32]) -> f64 {
 
 /// `Σ_k exp(sign · t_k − shift)` with COLUMNS lane accumulators, for `sign · t_k ≤ shift`.
 /// One exponential per loop body: with two, LLVM vectorises across the pair instead of across
-/// the lanes, at less than half the speed. Never inlined: its three callers share one copy of
-/// the vectorised exponential (a call per sum of m terms costs nothing).
+/// the lanes, at less than half the speed.
 #[inline(always)]
 fn exp_sum(t: &[f32], sign: f32, shift: f32) -> f32 {
     let chunks = t.chunks_exact(COLUMNS);
