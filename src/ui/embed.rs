@@ -30,8 +30,9 @@ pub struct KernelJob {
     pub status: ReadSignal<Status>,
     /// The latest drawn job's generation and compute time.
     pub elapsed: ReadSignal<Option<(u64, f64)>>,
-    /// What the full page's status line says.
+    /// What the full page's status line says, and the status its dot shows ([`Status::shown`]).
     pub status_line: Signal<String>,
+    pub shown_status: Memo<Status>,
     pub scatter: ReadSignal<Option<Shown<ScatterView>>>,
     pub summaries: ReadSignal<Option<Shown<ExperimentResult>>>,
     pub curves: ReadSignal<Option<Shown<Vec<MseCurve>>>>,
@@ -177,7 +178,7 @@ fn KernelFigure(
     view! {
         <div class="embed-controls">{controls}</div>
         <p class="status" aria-live="polite">
-            <span class=move || format!("dot {}", status.with(|s| s.as_attr()))></span>
+            <span class=move || format!("dot {}", job.shown_status.with(|s| s.as_attr()))></span>
             {move || job.status_line.get()}
         </p>
         {move || (status.get() == Status::Confirm).then(|| view! {

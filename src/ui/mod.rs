@@ -435,6 +435,7 @@ pub fn App(#[prop(optional)] initial: Option<ExperimentConfig>, splits: Splits) 
             status,
             elapsed,
             status_line: Signal::derive(status_line),
+            shown_status,
             scatter,
             summaries,
             curves,
