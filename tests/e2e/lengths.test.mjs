@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { openPage, typeInto, axeViolations, formatViolations, sharedServerAndBrowser, browserName, recordLengths } from './harness.mjs';
+import { openPage, typeInto, axeViolations, formatViolations, sharedServerAndBrowser, browserName, recordLengths, waitAttentionReady } from './harness.mjs';
 
 const shared = sharedServerAndBrowser();
 
@@ -173,6 +173,10 @@ test('length study: stop keeps what was measured; a new lmax, or timing alone, r
   try {
     // Two units in: the first is exact attention alone, so a method's too.
     await page.waitForFunction(() => Number(document.querySelector('.lengths')?.dataset.lengthsDone) >= 2, null, { timeout: 120_000 });
+    // The view's other parts in first: the kernel-against-attention table, drawn above the
+    // study when its answer lands, moves the Stop button down by its height, and a click sent
+    // as it moves lands on the section (Firefox over BiDi, about one run in three).
+    await waitAttentionReady(page);
     assert.equal(await page.getAttribute('.lengths', 'data-lengths-status'), 'computing');
     assert.equal(await page.getAttribute('.lengths progress', 'max'), '25');
     await page.click('.lengths button.lengths-stop');
