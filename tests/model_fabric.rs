@@ -537,3 +537,71 @@ fn every_message_of_the_longest_split_text_fits_a_shared_board() {
         "{largest} of {bound}"
     );
 }
+
+/// A text split by rows over the workers leaves each worker the text's exact run (no worker
+/// runs the text again for its swap): a swap from any part's exact run reports the numbers of
+/// one worker's separate exact run bit for bit (the measured times aside), for two and three
+/// parts and for a part without rows.
+#[test]
+fn a_split_texts_exact_run_in_every_worker_is_one_workers_exact_run() {
+    use softmax_kernel_lab::lab::models::protocol::SwapReport;
+    use softmax_kernel_lab::lab::models::split::TextPart;
+    use softmax_kernel_lab::lab::models::swap::{Swap, SwapMethod, exact_run, swap_report_on};
+    use softmax_kernel_lab::numerics::attention::methods::MethodId;
+    fn now() -> f64 {
+        0.0
+    }
+    let model = TextModel::from_checked_bytes(model_bytes()).expect("the model loads");
+    let mut config = ExperimentConfig::default();
+    config.attention.features = 16;
+    let swap = Swap {
+        method: SwapMethod::Registry(MethodId::from_id("prf-pos").expect("a method")),
+        layers: (0..6).collect(),
+        draws: 2,
+    };
+    let without_times = |mut report: SwapReport| {
+        report.cost.forward_ms = 0.0;
+        report.cost.exact_forward_ms = 0.0;
+        report
+    };
+    let text = "Split by rows, each worker keeps the whole exact run of the text for its swap.";
+    for (text, count) in [(text, 2), (text, 3), ("hi", 4)] {
+        let separate = exact_run(&model, text, now).expect("one worker's exact run");
+        let expected =
+            without_times(swap_report_on(&model, &separate, &config, &swap, now).unwrap());
+        assert!(expected.cosine.is_some(), "{expected:?}");
+        let mut parts: Vec<TextPart> = (0..count)
+            .map(|index| TextPart::start(&model, text, index, count).expect("the part starts"))
+            .collect();
+        let others = |messages: &[softmax_kernel_lab::lab::models::split::PeerMessage],
+                      me: usize| {
+            let mut rest: Vec<_> = messages
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != me)
+                .map(|(_, m)| m.clone())
+                .collect();
+            rest.reverse();
+            rest
+        };
+        for _ in 0..parts[0].layers() {
+            let sent: Vec<_> = parts.iter_mut().map(|p| p.project().unwrap()).collect();
+            for (me, part) in parts.iter_mut().enumerate() {
+                part.finish_layer(others(&sent, me)).unwrap();
+            }
+        }
+        let outputs: Vec<_> = parts.iter_mut().map(|p| p.finish().unwrap()).collect();
+        for (me, part) in parts.into_iter().enumerate() {
+            let (exact, _) = part
+                .exact_and_heads(others(&outputs, me), 12.5)
+                .expect("the parts join");
+            assert_eq!(
+                exact.embedding(),
+                separate.embedding(),
+                "{count} parts, part {me}"
+            );
+            let report = swap_report_on(&model, &exact, &config, &swap, now).unwrap();
+            assert_eq!(without_times(report), expected, "{count} parts, part {me}");
+        }
+    }
+}

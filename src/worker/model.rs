@@ -212,16 +212,20 @@ async fn text_split(
     let mine = share.finish().map_err(|e| e.to_string())?;
     let others = exchange(layers, mine).await?;
     let run = share.run(&others).map_err(|e| e.to_string())?;
+    let forward_ms = now() - start;
     answer(if part.index == 0 {
-        ModelAnswer::Ran {
-            run,
-            forward_ms: now() - start,
-        }
+        ModelAnswer::Ran { run, forward_ms }
     } else {
         ModelAnswer::Helped
     });
-    match share.heads(others) {
-        Ok(heads) => state.borrow_mut().workspace.keep_text_heads(text, heads),
+    // Every worker ends with the whole forward: its swap's exact run comes from it (no worker
+    // runs the text again), and the text's heads.
+    match share.exact_and_heads(others, forward_ms) {
+        Ok((exact, heads)) => {
+            let mut worker = state.borrow_mut();
+            worker.workspace.keep_exact_run(exact);
+            worker.workspace.keep_text_heads(text, heads);
+        }
         Err(error) => web_sys::console::error_1(
             &format!("model worker: the split text's heads: {error}").into(),
         ),

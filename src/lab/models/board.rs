@@ -104,14 +104,15 @@ impl BoardLayout {
 }
 
 /// An upper bound on the bytes of the largest message a part sends when a text of `tokens`
-/// is split in `parts` (its rows' hidden states and every layer's queries, `f32`, the column
-/// sums in `f64`, and postcard's framing): what the board's buffers must hold.
+/// is split in `parts` (its rows' hidden states and, per layer, their queries, attention
+/// outputs and hidden states, `f32`; the column sums in `f64`; postcard's framing): what the
+/// board's buffers must hold.
 pub fn largest_message_bytes(tokens: usize, parts: usize) -> usize {
     let hidden = HEADS_PER_LAYER * HEAD_DIM;
     let rows = tokens.div_ceil(parts.max(1));
-    let floats = rows * hidden * (1 + HEAD_LAYERS);
+    let floats = rows * hidden * (1 + 3 * HEAD_LAYERS);
     // Each float run carries a length prefix; the column sums are up to 9 bytes each.
-    floats * 4 + hidden * 9 + (HEAD_LAYERS + 4) * 10 + 64
+    floats * 4 + hidden * 9 + (3 * HEAD_LAYERS + 4) * 10 + 64
 }
 
 /// Whether a text of `tokens` split in `parts` can go over boards of `layout` (every part

@@ -14,11 +14,12 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 use crate::lab::models::protocol::TextRun;
+use crate::lab::models::swap::ExactRun;
 use crate::lab::models::text_model::TextModel;
 use crate::numerics::attention::heads::RealHeads;
 use crate::numerics::bert::{
-    Encoded, ForwardPart, Keep, KeptLayer, KeyValues, ModelError, PartOutput, embedding_of_sums,
-    join_parts,
+    Encoded, Forward, ForwardPart, Keep, KeptLayer, KeyValues, LayerStates, ModelError, PartOutput,
+    embedding_of_sums, join_parts,
 };
 
 /// The rows of part `index` of `count` on a text of `len` tokens: contiguous, in order, sizes
@@ -78,13 +79,16 @@ pub enum PeerMessage {
         values: Floats,
     },
     /// After the last layer: rows `start..end`'s hidden states, their column sums (f64, in row
-    /// order) and, per layer, their raw queries.
+    /// order) and, per layer, their raw queries and their attention outputs and hidden states
+    /// (`states`: what the text's exact run keeps, so that no worker runs the text again for
+    /// its swap).
     Output {
         start: usize,
         end: usize,
         hidden: Floats,
         column_sums: Vec<f64>,
         queries: Vec<Floats>,
+        states: Vec<(Floats, Floats)>,
     },
 }
 
@@ -123,7 +127,7 @@ impl<'m> TextPart<'m> {
         let rows = part_rows(encoded.ids.len(), index, count);
         let keep = Keep {
             qkv: true,
-            layers: false,
+            layers: true,
         };
         let part = if rows.is_empty() {
             None
@@ -215,12 +219,25 @@ impl<'m> TextPart<'m> {
             .iter()
             .map(|layer| Floats(layer.queries.clone()))
             .collect();
+        let states = output
+            .layers
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .map(|layer| {
+                (
+                    Floats(layer.attention.clone()),
+                    Floats(layer.hidden.clone()),
+                )
+            })
+            .collect();
         let message = PeerMessage::Output {
             start: output.rows.start,
             end: output.rows.end,
             hidden: Floats(output.hidden.clone()),
             column_sums: output.column_sums.clone(),
             queries,
+            states,
         };
         self.own = Some(output);
         Ok(message)
@@ -261,17 +278,28 @@ impl<'m> TextPart<'m> {
             .run_of(&self.text, self.encoded.clone(), embedding_of_sums(&total)))
     }
 
-    /// The whole run and the text's heads (see [`TextPart::run`] and [`TextPart::heads`]).
+    /// The whole run and the text's heads (see [`TextPart::run`] and
+    /// [`TextPart::exact_and_heads`]).
     pub fn join(self, others: Vec<PeerMessage>) -> Result<(TextRun, RealHeads), ModelError> {
         let run = self.run(&others)?;
-        Ok((run, self.heads(others)?))
+        Ok((run, self.exact_and_heads(others, 0.0)?.1))
     }
 
-    /// The text's heads, as the attention view reads them, from this part's output and the
-    /// others' messages of the outputs' step.
-    pub fn heads(self, others: Vec<PeerMessage>) -> Result<RealHeads, ModelError> {
+    /// The text's exact run, as each worker keeps it for the text's swap, and its heads, as
+    /// the attention view reads them, from this part's output and the others' messages of the
+    /// outputs' step; `ms` is the split forward's time. The exact run is one worker's
+    /// [`crate::lab::models::swap::exact_run`] bit for bit: every state is the same product
+    /// row by row, and its embedding is made again from the last layer's rows in row order as
+    /// one worker's forward makes it (the heads' run keeps [`join_parts`]' embedding, the
+    /// text's answer's).
+    pub fn exact_and_heads(
+        self,
+        others: Vec<PeerMessage>,
+        ms: f64,
+    ) -> Result<(ExactRun, RealHeads), ModelError> {
         let len = self.encoded.ids.len();
         let heads = self.model.weights.config.num_attention_heads;
+        let h = self.model.weights.config.hidden_size;
         // Every layer's keys and values of every row, in row order.
         let full: Vec<(Vec<f32>, Vec<f32>)> = self
             .key_values
@@ -306,11 +334,13 @@ impl<'m> TextPart<'m> {
                     hidden,
                     column_sums,
                     queries,
+                    states,
                 } => {
-                    if queries.len() != full.len() {
+                    if queries.len() != full.len() || states.len() != full.len() {
                         return Err(ModelError::Parts(format!(
-                            "a part's output has {} layers' queries, the model {}",
+                            "a part's output has {} layers' queries and {} layers' states, the model {}",
                             queries.len(),
+                            states.len(),
                             full.len()
                         )));
                     }
@@ -323,6 +353,13 @@ impl<'m> TextPart<'m> {
                             values: values.clone(),
                         })
                         .collect();
+                    let layers = states
+                        .into_iter()
+                        .map(|(attention, hidden)| LayerStates {
+                            attention: attention.0,
+                            hidden: hidden.0,
+                        })
+                        .collect();
                     parts.push(PartOutput {
                         len,
                         heads,
@@ -330,7 +367,7 @@ impl<'m> TextPart<'m> {
                         hidden: hidden.0,
                         column_sums,
                         qkv: Some(qkv),
-                        layers: None,
+                        layers: Some(layers),
                     });
                 }
                 PeerMessage::KeyValues { .. } => {
@@ -340,9 +377,74 @@ impl<'m> TextPart<'m> {
                 }
             }
         }
-        let forward = join_parts(parts)?;
-        Ok(self.model.text_run(&self.text, self.encoded, forward)?.1)
+        let first_projections = first_projections(&parts, &full, h)?;
+        let mut forward = join_parts(parts)?;
+        // One worker's forward sums the last layer's columns over every row in row order.
+        let mut sums = vec![0.0f64; h];
+        for row in forward.hidden.chunks_exact(h) {
+            sums.iter_mut()
+                .zip(row)
+                .for_each(|(s, &v)| *s += f64::from(v));
+        }
+        let exact_forward = Forward {
+            len,
+            hidden: forward.hidden.clone(),
+            embedding: embedding_of_sums(&sums),
+            qkv: None,
+            layers: forward.layers.take(),
+        };
+        let exact = ExactRun::from_forward(
+            &self.text,
+            &self.encoded.ids,
+            exact_forward,
+            first_projections,
+            ms,
+        );
+        let heads = self.model.text_run(&self.text, self.encoded, forward)?.1;
+        Ok((exact, heads))
     }
+}
+
+/// Layer 0's projections of every row (`L × 3·hidden`: each row's query, key and value, as
+/// one worker's forward keeps them) from the parts' kept queries (`parts`, any order) and
+/// every row's keys and values (`full`).
+fn first_projections(
+    parts: &[PartOutput],
+    full: &[(Vec<f32>, Vec<f32>)],
+    h: usize,
+) -> Result<Vec<f32>, ModelError> {
+    let (keys, values) = full
+        .first()
+        .ok_or_else(|| ModelError::Parts("a model without layers".into()))?;
+    let len = keys.len() / h;
+    let mut order: Vec<&PartOutput> = parts.iter().collect();
+    order.sort_by_key(|p| p.rows.start);
+    let mut projections = Vec::with_capacity(len * 3 * h);
+    for part in order {
+        let queries = part
+            .qkv
+            .as_deref()
+            .and_then(<[KeptLayer]>::first)
+            .map(|layer| layer.queries.as_slice())
+            .filter(|q| q.len() == part.rows.len() * h)
+            .ok_or_else(|| {
+                ModelError::Parts(format!("rows {:?}: no queries of layer 0", part.rows))
+            })?;
+        for (row, query) in part.rows.clone().zip(queries.chunks_exact(h)) {
+            let (Some(key), Some(value)) = (
+                keys.get(row * h..(row + 1) * h),
+                values.get(row * h..(row + 1) * h),
+            ) else {
+                return Err(ModelError::Parts(format!(
+                    "row {row}: no key or value of layer 0"
+                )));
+            };
+            projections.extend_from_slice(query);
+            projections.extend_from_slice(key);
+            projections.extend_from_slice(value);
+        }
+    }
+    Ok(projections)
 }
 
 #[cfg(test)]

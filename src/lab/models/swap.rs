@@ -174,6 +174,26 @@ fn exact_keeping(
 }
 
 impl ExactRun {
+    /// The exact run of `text` (tokens `ids`) from a forward of it that kept every layer's
+    /// states and from layer 0's projections (`L × 3·hidden`), made elsewhere (a text's
+    /// forward split over the workers, joined: [`crate::lab::models::split::TextPart`]); `ms`
+    /// the forward's time.
+    pub fn from_forward(
+        text: &str,
+        ids: &[u32],
+        forward: Forward,
+        first_projections: Vec<f32>,
+        ms: f64,
+    ) -> Self {
+        ExactRun {
+            text: text.to_string(),
+            ids: ids.to_vec(),
+            forward,
+            first_projections,
+            ms,
+        }
+    }
+
     /// The exact sentence embedding.
     pub fn embedding(&self) -> &[f32] {
         &self.forward.embedding

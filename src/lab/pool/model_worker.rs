@@ -133,8 +133,9 @@ impl ModelWorkspace {
         self.text_heads = Some((text.to_string(), Arc::new(heads)));
     }
 
-    /// Keeps a text's exact run (from its own forward, [`forward_with_exact`]): its swap's
-    /// jobs here start from it.
+    /// Keeps a text's exact run (from its own forward, [`forward_with_exact`], or from its
+    /// forward split over the workers, [`crate::lab::models::split::TextPart::exact_and_heads`]):
+    /// its swap's jobs here start from it.
     pub fn keep_exact_run(&mut self, exact: ExactRun) {
         self.exact = Some(exact);
     }
