@@ -44,14 +44,20 @@ pub enum Channel {
 
 impl Channel {
     /// Which queued requests go first when workers are scarce (lower first): what the reader
-    /// is typing or looking at before the long model swap, and the swap (the text view's
-    /// first screen) before the two parts that read every head of the text, the last
-    /// sections of the page (on the model's workers they would hold the swap back by several
-    /// seconds; a head's own parts stay first, as the reader moves between heads).
+    /// is typing or looking at first (the text, the probe, the data panel, the head's main
+    /// part: its rows, heatmaps and singular values, tens of milliseconds), then, in the
+    /// page's order, the long model swap (the text view's first screen, above the attention
+    /// sections), the head's other parts (bias and variance, temperature, budget: on the text
+    /// they took 0.6 s of a model worker before the swap's jobs, 29-30 November), and last the
+    /// two parts that read every head of the text (the last sections; on the model's workers
+    /// they would hold the swap back by several seconds).
     pub fn priority(self) -> u8 {
         match self {
             Channel::Text => 0,
-            Channel::Attention(AttentionPart::HeadsTable | AttentionPart::KernelVsAttention) => 4,
+            Channel::Attention(AttentionPart::HeadsTable | AttentionPart::KernelVsAttention) => 5,
+            Channel::Attention(
+                AttentionPart::BiasVariance | AttentionPart::Temperature | AttentionPart::Budget,
+            ) => 4,
             Channel::Probe | Channel::DataView | Channel::Attention(_) => 1,
             Channel::Export => 2,
             Channel::Swap => 3,

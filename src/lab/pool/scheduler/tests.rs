@@ -359,7 +359,7 @@ fn a_capped_pool_serves_the_queue_by_priority_one_request_per_worker() {
 }
 
 #[test]
-fn on_the_model_workers_the_swap_goes_before_the_parts_that_read_every_head() {
+fn on_the_model_workers_the_swap_goes_after_the_heads_main_part_and_before_its_others() {
     use crate::lab::attention::AttentionPart;
     let mut scheduler = ready(1);
     scheduler.set_side_limit(Some(1));
@@ -398,12 +398,12 @@ fn on_the_model_workers_the_swap_goes_before_the_parts_that_read_every_head() {
         order,
         [
             "Main",
-            "BiasVariance",
-            "Temperature",
-            "Budget",
             "Lengths",
             "swap 0",
             "swap 1",
+            "BiasVariance",
+            "Temperature",
+            "Budget",
             "HeadsTable",
             "KernelVsAttention"
         ]
