@@ -442,10 +442,14 @@ fn split_run(
         .iter_mut()
         .map(|p| p.finish().expect("the part finishes"))
         .collect();
+    let states: Vec<_> = parts.iter().map(|p| p.states()).collect();
     parts
         .into_iter()
         .enumerate()
-        .map(|(me, part)| part.join(others(&outputs, me)).expect("the parts join"))
+        .map(|(me, part)| {
+            part.join(others(&outputs, me), others(&states, me))
+                .expect("the parts join")
+        })
         .collect()
 }
 
@@ -525,6 +529,7 @@ fn every_message_of_the_longest_split_text_fits_a_shared_board() {
     for part in &mut parts {
         let output = part.finish().expect("the part finishes");
         largest = largest.max(encode(&output).expect("it encodes").len());
+        largest = largest.max(encode(&part.states()).expect("it encodes").len());
     }
     let bound = largest_message_bytes(512, count);
     assert!(
@@ -591,9 +596,10 @@ fn a_split_texts_exact_run_in_every_worker_is_one_workers_exact_run() {
             }
         }
         let outputs: Vec<_> = parts.iter_mut().map(|p| p.finish().unwrap()).collect();
+        let states: Vec<_> = parts.iter().map(|p| p.states()).collect();
         for (me, part) in parts.into_iter().enumerate() {
             let (exact, _) = part
-                .exact_and_heads(others(&outputs, me), 12.5)
+                .exact_and_heads(others(&outputs, me), others(&states, me), 12.5)
                 .expect("the parts join");
             assert_eq!(
                 exact.embedding(),

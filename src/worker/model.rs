@@ -219,8 +219,18 @@ async fn text_split(
         ModelAnswer::Helped
     });
     // Every worker ends with the whole forward: its swap's exact run comes from it (no worker
-    // runs the text again), and the text's heads.
-    match share.exact_and_heads(others, forward_ms) {
+    // runs the text again), and the text's heads. The layers' states travel after the answer,
+    // so that it does not wait for them.
+    let states = match exchange(layers + 1, share.states()).await {
+        Ok(states) => states,
+        Err(error) => {
+            web_sys::console::error_1(
+                &format!("model worker: the split text's states: {error}").into(),
+            );
+            return Ok(());
+        }
+    };
+    match share.exact_and_heads(others, states, forward_ms) {
         Ok((exact, heads)) => {
             let mut worker = state.borrow_mut();
             worker.workspace.keep_exact_run(exact);

@@ -104,15 +104,17 @@ impl BoardLayout {
 }
 
 /// An upper bound on the bytes of the largest message a part sends when a text of `tokens`
-/// is split in `parts` (its rows' hidden states and, per layer, their queries, attention
-/// outputs and hidden states, `f32`; the column sums in `f64`; postcard's framing): what the
-/// board's buffers must hold.
+/// is split in `parts`: its output (its rows' hidden states and every layer's queries, `f32`,
+/// the column sums in `f64`) or, after the text's answer, its states (per layer its rows'
+/// attention outputs and hidden states), with postcard's framing: what the board's buffers
+/// must hold.
 pub fn largest_message_bytes(tokens: usize, parts: usize) -> usize {
     let hidden = HEADS_PER_LAYER * HEAD_DIM;
     let rows = tokens.div_ceil(parts.max(1));
-    let floats = rows * hidden * (1 + 3 * HEAD_LAYERS);
     // Each float run carries a length prefix; the column sums are up to 9 bytes each.
-    floats * 4 + hidden * 9 + (3 * HEAD_LAYERS + 4) * 10 + 64
+    let output = rows * hidden * (1 + HEAD_LAYERS) * 4 + hidden * 9 + (HEAD_LAYERS + 4) * 10;
+    let states = rows * hidden * 2 * HEAD_LAYERS * 4 + (2 * HEAD_LAYERS + 4) * 10;
+    output.max(states) + 64
 }
 
 /// Whether a text of `tokens` split in `parts` can go over boards of `layout` (every part
@@ -158,9 +160,9 @@ mod tests {
         }
         assert!(!board_holds(&layout, MODEL_MAX_TOKENS, 1));
         assert!(!board_holds(&layout, MODEL_MAX_TOKENS + 64, 2));
-        // 256 rows × 384 × 19 floats (the last hidden states, and per layer the queries, the
-        // attention outputs and the hidden states): about 7.47 MB per buffer.
-        assert!((7_470_000..7_480_000).contains(&layout.capacity));
+        // 256 rows × 384 × 12 floats (per layer the attention outputs and the hidden states):
+        // about 4.72 MB per buffer.
+        assert!((4_718_000..4_720_000).contains(&layout.capacity));
     }
 
     #[test]

@@ -79,15 +79,21 @@ pub enum PeerMessage {
         values: Floats,
     },
     /// After the last layer: rows `start..end`'s hidden states, their column sums (f64, in row
-    /// order) and, per layer, their raw queries and their attention outputs and hidden states
-    /// (`states`: what the text's exact run keeps, so that no worker runs the text again for
-    /// its swap).
+    /// order) and, per layer, their raw queries.
     Output {
         start: usize,
         end: usize,
         hidden: Floats,
         column_sums: Vec<f64>,
         queries: Vec<Floats>,
+    },
+    /// After the text's answer (step [`TextPart::layers`] + 1): per layer, rows
+    /// `start..end`'s attention outputs and hidden states, what the text's exact run keeps, so
+    /// that no worker runs the text again for its swap (sent apart, so that the answer does not
+    /// wait for them).
+    States {
+        start: usize,
+        end: usize,
         states: Vec<(Floats, Floats)>,
     },
 }
@@ -191,7 +197,7 @@ impl<'m> TextPart<'m> {
                     keys: keys.0,
                     values: values.0,
                 }),
-                PeerMessage::Output { .. } => {
+                PeerMessage::Output { .. } | PeerMessage::States { .. } => {
                     return Err(ModelError::Parts(
                         "a part's output came while a layer was running".into(),
                     ));
@@ -219,28 +225,39 @@ impl<'m> TextPart<'m> {
             .iter()
             .map(|layer| Floats(layer.queries.clone()))
             .collect();
-        let states = output
-            .layers
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .map(|layer| {
-                (
-                    Floats(layer.attention.clone()),
-                    Floats(layer.hidden.clone()),
-                )
-            })
-            .collect();
         let message = PeerMessage::Output {
             start: output.rows.start,
             end: output.rows.end,
             hidden: Floats(output.hidden.clone()),
             column_sums: output.column_sums.clone(),
             queries,
-            states,
         };
         self.own = Some(output);
         Ok(message)
+    }
+
+    /// After [`TextPart::finish`]: this part's every layer's states, to send the others once
+    /// the text is answered.
+    pub fn states(&self) -> PeerMessage {
+        let Some(output) = &self.own else {
+            return PeerMessage::Empty;
+        };
+        PeerMessage::States {
+            start: output.rows.start,
+            end: output.rows.end,
+            states: output
+                .layers
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|layer| {
+                    (
+                        Floats(layer.attention.clone()),
+                        Floats(layer.hidden.clone()),
+                    )
+                })
+                .collect(),
+        }
     }
 
     /// The text's run (tokens and sentence embedding, without its heads) from this part's output
@@ -280,14 +297,18 @@ impl<'m> TextPart<'m> {
 
     /// The whole run and the text's heads (see [`TextPart::run`] and
     /// [`TextPart::exact_and_heads`]).
-    pub fn join(self, others: Vec<PeerMessage>) -> Result<(TextRun, RealHeads), ModelError> {
+    pub fn join(
+        self,
+        others: Vec<PeerMessage>,
+        states: Vec<PeerMessage>,
+    ) -> Result<(TextRun, RealHeads), ModelError> {
         let run = self.run(&others)?;
-        Ok((run, self.exact_and_heads(others, 0.0)?.1))
+        Ok((run, self.exact_and_heads(others, states, 0.0)?.1))
     }
 
     /// The text's exact run, as each worker keeps it for the text's swap, and its heads, as
     /// the attention view reads them, from this part's output and the others' messages of the
-    /// outputs' step; `ms` is the split forward's time. The exact run is one worker's
+    /// outputs' step and of the states' step (`states`); `ms` is the split forward's time. The exact run is one worker's
     /// [`crate::lab::models::swap::exact_run`] bit for bit: every state is the same product
     /// row by row, and its embedding is made again from the last layer's rows in row order as
     /// one worker's forward makes it (the heads' run keeps [`join_parts`]' embedding, the
@@ -295,8 +316,23 @@ impl<'m> TextPart<'m> {
     pub fn exact_and_heads(
         self,
         others: Vec<PeerMessage>,
+        states: Vec<PeerMessage>,
         ms: f64,
     ) -> Result<(ExactRun, RealHeads), ModelError> {
+        let mut states_by_rows: Vec<(usize, usize, Vec<(Floats, Floats)>)> = Vec::new();
+        for message in states {
+            match message {
+                PeerMessage::Empty => {}
+                PeerMessage::States { start, end, states } => {
+                    states_by_rows.push((start, end, states));
+                }
+                _ => {
+                    return Err(ModelError::Parts(
+                        "a part's output came where its states were expected".into(),
+                    ));
+                }
+            }
+        }
         let len = self.encoded.ids.len();
         let heads = self.model.weights.config.num_attention_heads;
         let h = self.model.weights.config.hidden_size;
@@ -334,8 +370,14 @@ impl<'m> TextPart<'m> {
                     hidden,
                     column_sums,
                     queries,
-                    states,
                 } => {
+                    let at = states_by_rows
+                        .iter()
+                        .position(|(s, e, _)| (*s, *e) == (start, end))
+                        .ok_or_else(|| {
+                            ModelError::Parts(format!("rows {start}..{end}: no states came"))
+                        })?;
+                    let (_, _, states) = states_by_rows.swap_remove(at);
                     if queries.len() != full.len() || states.len() != full.len() {
                         return Err(ModelError::Parts(format!(
                             "a part's output has {} layers' queries and {} layers' states, the model {}",
@@ -370,9 +412,9 @@ impl<'m> TextPart<'m> {
                         layers: Some(layers),
                     });
                 }
-                PeerMessage::KeyValues { .. } => {
+                PeerMessage::KeyValues { .. } | PeerMessage::States { .. } => {
                     return Err(ModelError::Parts(
-                        "a layer's keys and values came with the outputs".into(),
+                        "a layer's keys and values or a part's states came with the outputs".into(),
                     ));
                 }
             }
