@@ -98,6 +98,10 @@ pub enum PeerMessage {
     },
 }
 
+/// A part's rows (start, end) and, per layer, their attention outputs and hidden states, as
+/// [`PeerMessage::States`] carries them.
+type RowStates = (usize, usize, Vec<(Floats, Floats)>);
+
 /// One worker's share of a text's forward in progress.
 pub struct TextPart<'m> {
     model: &'m TextModel,
@@ -319,7 +323,7 @@ impl<'m> TextPart<'m> {
         states: Vec<PeerMessage>,
         ms: f64,
     ) -> Result<(ExactRun, RealHeads), ModelError> {
-        let mut states_by_rows: Vec<(usize, usize, Vec<(Floats, Floats)>)> = Vec::new();
+        let mut states_by_rows: Vec<RowStates> = Vec::new();
         for message in states {
             match message {
                 PeerMessage::Empty => {}
