@@ -261,7 +261,7 @@ pub fn AttentionView(
                 <SingularValues main=parts.main/>
                 <BudgetChart budget=parts.budget/>
                 <HeadsTableView config table=parts.table/>
-                <KernelVsAttentionChart report=parts.kernel_vs_attention/>
+                <KernelVsAttentionChart config report=parts.kernel_vs_attention/>
                 <LengthsView
                     config
                     set_config

@@ -53,6 +53,8 @@ test('attention view on synthetic data: every method and chart, from a link', as
   assert.match(await page.textContent('.trend-note[data-note="kernel-vs-attention"]'),
     /Lowest attention error: [a-z-]+ on \d+ of 12 problems\. .*ρ = /);
   assert.equal(await page.$$eval('.kernel-vs-attention-table tr[data-method]', (r) => r.length), 8);
+  // The rows drawn while it computed (each method at its size, `data-planned`) are gone.
+  assert.equal(await page.$$eval('.kernel-vs-attention-table tr[data-planned]', (r) => r.length), 0);
   assert.equal(await page.$$eval('.attention-view .error', (e) => e.length), 0);
   assert.deepEqual(problems, []);
   await context.close();

@@ -173,9 +173,10 @@ test('length study: stop keeps what was measured; a new lmax, or timing alone, r
   try {
     // Two units in: the first is exact attention alone, so a method's too.
     await page.waitForFunction(() => Number(document.querySelector('.lengths')?.dataset.lengthsDone) >= 2, null, { timeout: 120_000 });
-    // The view's other parts in first: the kernel-against-attention table, drawn above the
-    // study when its answer lands, moves the Stop button down by its height, and a click sent
-    // as it moves lands on the section (Firefox over BiDi, about one run in three).
+    // The view's other parts in first: a part landing above the study can still move the Stop
+    // button by a line or two (the kernel-against-attention table's rows are drawn while it
+    // computes, its caption only when it lands), and a click sent as it moves lands on the
+    // section (Firefox over BiDi: one run in three when the table itself moved it, 97 px).
     await waitAttentionReady(page);
     assert.equal(await page.getAttribute('.lengths', 'data-lengths-status'), 'computing');
     assert.equal(await page.getAttribute('.lengths progress', 'max'), '25');

@@ -335,6 +335,25 @@ fn at_budget(
         .filter(|(size, _)| distance(*size) <= BUDGET_TOLERANCE.ln())
 }
 
+/// The table's rows before the part is computed: each chosen method that can be set near the
+/// budget with its feature size there, in the part's order, and the methods that cannot (the
+/// caption's), by the part's own rule on the source's query/key dimension. The page draws these
+/// rows while the part computes, so that its table does not push what is below it down when
+/// the answer lands.
+pub fn planned_rows(config: &ExperimentConfig) -> (Vec<(MethodId, usize)>, Vec<MethodId>) {
+    let settings = method_settings(config);
+    let d = config.attention.shape(config.d).1;
+    let budget = config.attention.features;
+    let (mut rows, mut off_budget) = (Vec::new(), Vec::new());
+    for &method in &config.attention.methods {
+        match at_budget(method, &settings, d, budget) {
+            Some((size, _)) => rows.push((method, size)),
+            None => off_budget.push(method),
+        }
+    }
+    (rows, off_budget)
+}
+
 /// The problems of a configuration: every real head (both passages) or the synthetic datasets.
 /// One passage of a problem with every row of its exact `P`, computed once for all methods.
 struct Passage {

@@ -57,6 +57,40 @@ fn shares_that_do_not_belong_are_refused() {
     assert!(KernelVsAttention::merge(Vec::new()).is_err());
 }
 
+/// The rows planned before the part runs are the part's: its methods with their sizes, and the
+/// methods left out for the budget (the window's Taylor-2 part alone has `1 + d + d²` features).
+#[test]
+fn planned_rows_are_the_parts_rows() {
+    let mut config = small_config();
+    config.attention.methods.extend(
+        ["taylor", "window"]
+            .iter()
+            .filter_map(|id| MethodId::from_id(id)),
+    );
+    let ids = |ids: &[&str]| -> Vec<MethodId> {
+        ids.iter().filter_map(|id| MethodId::from_id(id)).collect()
+    };
+    for (d, features, left_out) in [
+        (4, 16, ids(&[])),
+        (16, 16, ids(&["window"])),
+        (16, 64, ids(&["taylor", "window"])),
+    ] {
+        config.d = d;
+        config.attention.features = features;
+        let report = kernel_vs_attention(&config, None).unwrap();
+        let (rows, off_budget) = planned_rows(&config);
+        let planned: Vec<(MethodId, usize)> = report
+            .methods
+            .iter()
+            .copied()
+            .zip(report.feature_sizes.iter().copied())
+            .collect();
+        assert_eq!(rows, planned, "d = {d}, D = {features}");
+        assert_eq!(off_budget, report.off_budget, "d = {d}, D = {features}");
+        assert_eq!(off_budget, left_out, "d = {d}, D = {features}");
+    }
+}
+
 #[test]
 fn spearman_of_orders() {
     assert_eq!(spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), Some(1.0));
