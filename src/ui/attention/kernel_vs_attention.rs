@@ -58,12 +58,7 @@ pub(super) fn KernelVsAttentionChart(
                 &c,
                 &format!(
                     "kernel relative MSE against mean row total variation, one point per problem, for {}",
-                    report
-                        .methods
-                        .iter()
-                        .map(|m| m.id())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    ids(&report.methods)
                 ),
             );
             draw_xy(
