@@ -313,11 +313,10 @@ impl<'m> TextPart<'m> {
     /// The text's exact run, as each worker keeps it for the text's swap, and its heads, as
     /// the attention view reads them, from this part's output and the others' messages of the
     /// outputs' step and of the states' step (`states`); `ms` is the split forward's time. The
-    /// exact run is one worker's
-    /// [`crate::lab::models::swap::exact_run`] bit for bit: every state is the same product
-    /// row by row, and its embedding is made again from the last layer's rows in row order as
-    /// one worker's forward makes it (the heads' run keeps [`join_parts`]' embedding, the
-    /// text's answer's).
+    /// exact run is one worker's [`crate::lab::models::swap::exact_run`] bit for bit: every
+    /// state is the same product row by row, and its embedding is made again from the last
+    /// layer's rows in row order as one worker's forward makes it (the heads' run keeps
+    /// [`join_parts`]' embedding, the text's answer's).
     pub fn exact_and_heads(
         self,
         others: Vec<PeerMessage>,
